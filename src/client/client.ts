@@ -1,0 +1,446 @@
+import { Emitter } from '../core/emitter.js'
+import { ClosedError } from '../core/errors/closed-error.js'
+import { MessageTooLargeError } from '../core/errors/message-too-large-error.js'
+import { OptionsError } from '../core/errors/options-error.js'
+import { ValidationError } from '../core/errors/validation-error.js'
+import { MAX_MESSAGE_BYTES } from '../core/limits.js'
+import type {
+  AliasMessage,
+  GroupMessage,
+  IdentifyMessage,
+  MessageType,
+  PageMessage,
+  ScreenMessage,
+  TrackMessage,
+} from '../core/messages.js'
+import { serializeMessage } from '../core/serialize.js'
+import { MAX_TIMER_MS, setUnrefTimeout } from '../core/timers.js'
+import { utf8ByteLength } from '../core/utf8.js'
+import { toWireMessage } from '../core/validate.js'
+import { takeBatch, type Batch, type MessageCallback, type MessageRecord, type QueuedMessage } from './batch.js'
+import { DeliveryError, type DeliveryErrorCode } from './delivery-error.js'
+import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './options.js'
+import { Queue } from './queue.js'
+import { createKyTransport, type BatchTransport, type SendResult } from './transport.js'
+
+/** What `'sent'` listeners receive: a batch the endpoint accepted. */
+export interface SentInfo {
+  /** The batch's own `messageId`. */
+  readonly batchId: string
+  readonly messages: readonly MessageRecord[]
+  /** UTF-8 bytes of the request body. */
+  readonly bytes: number
+  readonly status: number
+  readonly attempts: number
+}
+
+/** What `'retry'` listeners receive: a batch about to be sent again. */
+export interface RetryInfo {
+  readonly batchId: string
+  readonly messages: readonly MessageRecord[]
+  /** 1 for the first retry. */
+  readonly attempt: number
+  /** Why the previous attempt failed (ky's `HTTPError`, `TimeoutError`, or the network error). */
+  readonly error: unknown
+}
+
+/** The events a {@link Client} emits. */
+export interface ClientEvents {
+  /** A batch was accepted by the endpoint (2xx). */
+  sent: [info: SentInfo]
+  /** Accepted messages will not be delivered; `error.messages` lists them. */
+  error: [error: DeliveryError]
+  /** A batch failed with a retryable error and will be sent again. */
+  retry: [info: RetryInfo]
+  /** The queue fell back below a quarter of its bounds after a call returned `false`. */
+  drain: []
+}
+
+/** Options of {@link Client.close}. */
+export interface CloseOptions {
+  /** Longest wait for the queue to drain, in ms; what is left then fails with `ERR_CLOSE_TIMEOUT`. @defaultValue 30_000 */
+  timeout?: number
+}
+
+const DEFAULT_CLOSE_TIMEOUT = 30_000
+
+/**
+ * Records identify, track, page, screen, group and alias calls, queues them in memory and sends
+ * them in batches to `POST {endpoint}/v1/batch` in the background, with the Go analytics client's
+ * semantics: a flush at `flushAt` messages or `flushAfter` ms, retries with backoff, and
+ * `DEBUG=analytics` logging.
+ *
+ * Each call validates and serializes its message at once (throwing a typed error for bad input,
+ * with nothing queued) and returns `false` when the queue is over half full: wait for `'drain'`
+ * (or `await client.whenDrained()`) before producing more.
+ *
+ * @example
+ * ```ts
+ * import { Client } from 'eventwire'
+ *
+ * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
+ * client.on('error', (error) => console.error(error.code, error.messages.length))
+ * client.identify({ userId: 'u1', traits: { plan: 'pro' } })
+ * client.track({ userId: 'u1', event: 'Signed Up', properties: { source: 'ad' } })
+ * await client.close()
+ * ```
+ */
+export class Client extends Emitter<ClientEvents> {
+  readonly #options: ResolvedClientOptions
+  readonly #transport: BatchTransport
+  readonly #queue = new Queue<QueuedMessage>()
+  /** Batches being sent or retried, each with the promise that settles with it. */
+  readonly #inFlight = new Map<Batch, Promise<void>>()
+  readonly #abort = new AbortController()
+  /** Messages and bytes held: queued, in flight and retrying. */
+  #heldMessages = 0
+  #heldBytes = 0
+  #lastSeq = 0
+  /** Messages up to this `seq` are sent without waiting for `flushAt`. */
+  #flushMark = 0
+  #timer: ReturnType<typeof setTimeout> | undefined
+  #needDrain = false
+  #closed = false
+  #closing: Promise<void> | undefined
+
+  /**
+   * @param writeKey - The write key of your source.
+   * @throws {@link OptionsError} for a missing write key or an option it cannot use.
+   */
+  constructor(writeKey: string, options: ClientOptions = {}) {
+    super()
+    this.#options = resolveClientOptions(writeKey, options)
+    this.#transport = createKyTransport({
+      url: this.#options.batchUrl,
+      writeKey,
+      timeout: this.#options.timeout,
+      retry: this.#options.retry,
+      fetch: this.#options.fetch,
+    })
+  }
+
+  /**
+   * Says who the user is and records their traits.
+   *
+   * @returns `false` when the queue is over half full: wait for `'drain'` before sending more.
+   * @throws {@link ValidationError} with no `userId` and no `anonymousId`; {@link MessageTooLargeError}; {@link ClosedError}.
+   * @example
+   * ```ts
+   * client.identify({ userId: 'u1', traits: { plan: 'pro', email: 'a@example.com' } })
+   * ```
+   */
+  identify(message: IdentifyMessage, callback?: MessageCallback): boolean {
+    return this.#enqueue('identify', message, callback)
+  }
+
+  /**
+   * Records something the user did.
+   *
+   * @returns `false` when the queue is over half full: wait for `'drain'` before sending more.
+   * @throws {@link ValidationError} without `event` or without `userId`/`anonymousId`; {@link MessageTooLargeError}; {@link ClosedError}.
+   * @example
+   * ```ts
+   * client.track({ userId: 'u1', event: 'Signed Up', properties: { source: 'ad' } })
+   * ```
+   */
+  track(message: TrackMessage, callback?: MessageCallback): boolean {
+    return this.#enqueue('track', message, callback)
+  }
+
+  /**
+   * Records a web page view. Go's `Page.Traits` is sent as `properties`.
+   *
+   * @returns `false` when the queue is over half full.
+   * @throws {@link ValidationError}; {@link MessageTooLargeError}; {@link ClosedError}.
+   * @example
+   * ```ts
+   * client.page({ userId: 'u1', name: 'Home', category: 'Docs', properties: { path: '/' } })
+   * ```
+   */
+  page(message: PageMessage, callback?: MessageCallback): boolean {
+    return this.#enqueue('page', message, callback)
+  }
+
+  /**
+   * Records a mobile screen view.
+   *
+   * @returns `false` when the queue is over half full.
+   * @throws {@link ValidationError}; {@link MessageTooLargeError}; {@link ClosedError}.
+   */
+  screen(message: ScreenMessage, callback?: MessageCallback): boolean {
+    return this.#enqueue('screen', message, callback)
+  }
+
+  /**
+   * Ties the user to a group (company, organization, account, project or team).
+   *
+   * @returns `false` when the queue is over half full.
+   * @throws {@link ValidationError} without `groupId` or without `userId`/`anonymousId`; {@link MessageTooLargeError}; {@link ClosedError}.
+   * @example
+   * ```ts
+   * client.group({ userId: 'u1', groupId: 'g1', traits: { size: 20 } })
+   * ```
+   */
+  group(message: GroupMessage, callback?: MessageCallback): boolean {
+    return this.#enqueue('group', message, callback)
+  }
+
+  /**
+   * Links a previous id (often an anonymous one) to the user's id.
+   *
+   * @returns `false` when the queue is over half full.
+   * @throws {@link ValidationError} without `userId` or `previousId`; {@link MessageTooLargeError}; {@link ClosedError}.
+   * @example
+   * ```ts
+   * client.alias({ previousId: 'anon-1', userId: 'u1' })
+   * ```
+   */
+  alias(message: AliasMessage, callback?: MessageCallback): boolean {
+    return this.#enqueue('alias', message, callback)
+  }
+
+  /** Messages accepted and not yet settled (queued, in flight or retrying). */
+  get pending(): number {
+    return this.#heldMessages
+  }
+
+  /** Whether a call returned `false` and `'drain'` has not been emitted since. */
+  get needDrain(): boolean {
+    return this.#needDrain
+  }
+
+  /** Resolves at once when the queue has room, else on the next `'drain'`. */
+  whenDrained(): Promise<void> {
+    if (!this.#needDrain) return Promise.resolve()
+    return new Promise((resolve) => this.once('drain', resolve))
+  }
+
+  /**
+   * Sends everything queued now, without waiting for `flushAt` or `flushAfter`. Resolves when every
+   * message enqueued before the call has been delivered or has definitively failed (reported
+   * through `'error'`); never rejects. Overlapping calls share the same requests.
+   */
+  async flush(): Promise<void> {
+    const target = this.#lastSeq
+    this.#flushMark = Math.max(this.#flushMark, target)
+    this.#pump()
+    while (this.#holdsUpTo(target)) {
+      await Promise.all(this.#inFlight.values())
+    }
+  }
+
+  /**
+   * Flushes, then refuses new calls (they throw `ERR_CLOSED`). After `timeout` ms, in-flight requests
+   * are aborted and what is left fails with `ERR_CLOSE_TIMEOUT`. Safe to call more than once: every
+   * call returns the same promise.
+   *
+   * @throws {@link OptionsError} for a negative or non-numeric timeout.
+   */
+  close(options: CloseOptions = {}): Promise<void> {
+    const timeout = options.timeout ?? DEFAULT_CLOSE_TIMEOUT
+    if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout < 0) {
+      throw new OptionsError('timeout', `expected a number of ms >= 0 or Infinity, got ${String(timeout)}.`)
+    }
+    if (!this.#closing) {
+      this.#closed = true
+      this.#closing = this.#shutdown(timeout)
+    }
+    return this.#closing
+  }
+
+  protected override onListenerError(error: unknown): void {
+    this.#options.logger.error(`a listener threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
+  }
+
+  #enqueue(type: MessageType, input: unknown, callback: MessageCallback | undefined): boolean {
+    if (this.#closed) throw new ClosedError(`${type}()`)
+    if (callback !== undefined && typeof callback !== 'function') {
+      throw new ValidationError('ERR_INVALID_FIELD', 'callback', `${type}(): the callback must be a function.`)
+    }
+    const wire = toWireMessage(type, input)
+    const json = serializeMessage(wire)
+    const bytes = utf8ByteLength(json)
+    if (bytes > MAX_MESSAGE_BYTES) throw new MessageTooLargeError(bytes, MAX_MESSAGE_BYTES)
+
+    const options = this.#options
+    const message: QueuedMessage = { type, messageId: wire.messageId, json, bytes, seq: this.#lastSeq + 1, callback }
+    if (this.#heldMessages >= options.maxQueueSize || this.#heldBytes + bytes > options.maxQueueBytes) {
+      this.#needDrain = true
+      // Reported after the call returns, as every other outcome is.
+      queueMicrotask(() => this.#fail([message], this.#deliveryError('ERR_QUEUE_FULL', [message], undefined)))
+      return false
+    }
+    this.#lastSeq = message.seq
+    this.#queue.push(message)
+    this.#heldMessages++
+    this.#heldBytes += bytes
+    if (this.#queue.length >= options.flushAt) this.#pump()
+    else this.#armTimer()
+
+    if (this.#heldMessages * 2 >= options.maxQueueSize || this.#heldBytes * 2 >= options.maxQueueBytes) {
+      this.#needDrain = true
+    }
+    return !this.#needDrain
+  }
+
+  /** Starts batches while request slots are free and the queue is due: at `flushAt`, or up to the flush mark. */
+  #pump(): void {
+    const options = this.#options
+    const maxCount = options.flushAt === 1 ? 1 : Number.POSITIVE_INFINITY
+    while (this.#inFlight.size < options.maxConcurrentRequests && !this.#abort.signal.aborted) {
+      const head = this.#queue.peek()
+      if (head === undefined || (this.#queue.length < options.flushAt && head.seq > this.#flushMark)) break
+      this.#send(takeBatch(this.#queue, maxCount))
+    }
+    if (this.#queue.length === 0) this.#clearTimer()
+    else this.#armTimer()
+  }
+
+  #send(batch: Batch): void {
+    const options = this.#options
+    if (options.verbose) {
+      options.logger.log(`sending batch ${batch.id}: ${batch.messages.length} message(s), ${batch.bytes} bytes`)
+    }
+    const onRetry = (attempt: number, error: unknown) => {
+      if (options.verbose) options.logger.log(`retrying batch ${batch.id} (retry ${attempt}): ${describeError(error)}`)
+      this.emit('retry', { batchId: batch.id, messages: batch.messages, attempt, error })
+    }
+    this.#inFlight.set(
+      batch,
+      this.#transport.send(batch.body, this.#abort.signal, onRetry).then((result) => this.#settle(batch, result)),
+    )
+  }
+
+  #settle(batch: Batch, result: SendResult): void {
+    this.#inFlight.delete(batch)
+    this.#heldMessages -= batch.messages.length
+    this.#heldBytes -= batch.messageBytes
+    const options = this.#options
+    if (result.ok) {
+      if (options.verbose) {
+        options.logger.log(`batch ${batch.id} delivered: HTTP ${result.status} after ${result.attempts} attempt(s)`)
+      }
+      this.emit('sent', {
+        batchId: batch.id,
+        messages: batch.messages,
+        bytes: batch.bytes,
+        status: result.status,
+        attempts: result.attempts,
+      })
+      for (const message of batch.messages) {
+        if (message.callback) this.#callBack(message.callback, undefined)
+      }
+    } else {
+      const code: DeliveryErrorCode =
+        result.reason === 'aborted' ? 'ERR_CLOSE_TIMEOUT' : result.reason === 'rejected' ? 'ERR_REJECTED' : 'ERR_RETRIES_EXHAUSTED'
+      this.#fail(batch.messages, this.#deliveryError(code, batch.messages, result))
+    }
+    this.#checkDrain()
+    this.#pump()
+  }
+
+  #deliveryError(
+    code: DeliveryErrorCode,
+    messages: readonly QueuedMessage[],
+    result: Extract<SendResult, { ok: false }> | undefined,
+  ): DeliveryError {
+    const count = `${messages.length} message(s)`
+    const url = this.#options.batchUrl
+    const reasons: Record<DeliveryErrorCode, string> = {
+      ERR_QUEUE_FULL: `Dropped ${count}: the queue is full (maxQueueSize ${this.#options.maxQueueSize}, maxQueueBytes ${this.#options.maxQueueBytes}). Wait for 'drain' when a call returns false, or raise the bounds.`,
+      ERR_REJECTED: `${url} rejected a batch of ${count} with HTTP ${result?.status}; not retried. Check the write key and the payload.`,
+      ERR_RETRIES_EXHAUSTED: `Could not deliver a batch of ${count} to ${url} after ${result?.attempts} attempt(s): ${describeError(result?.error)}.`,
+      ERR_CLOSE_TIMEOUT: `close() timed out before ${count} could be delivered to ${url}.`,
+    }
+    return new DeliveryError(code, reasons[code], {
+      messages,
+      status: result?.status,
+      attempts: result?.attempts ?? 0,
+      cause: result?.error,
+    })
+  }
+
+  /** Reports undelivered messages: `'error'` listeners and per-call callbacks, or the logger when nobody listens. */
+  #fail(messages: readonly QueuedMessage[], error: DeliveryError): void {
+    const listened = this.emit('error', error)
+    let everyMessageHasCallback = true
+    for (const message of messages) {
+      if (message.callback) this.#callBack(message.callback, error)
+      else everyMessageHasCallback = false
+    }
+    if (this.#options.verbose || (!listened && !everyMessageHasCallback)) {
+      this.#options.logger.error(`${error.code}: ${error.message}`)
+    }
+  }
+
+  #callBack(callback: MessageCallback, error: DeliveryError | undefined): void {
+    try {
+      callback(error)
+    } catch (thrown) {
+      this.onListenerError(thrown)
+    }
+  }
+
+  #checkDrain(): void {
+    const options = this.#options
+    if (this.#needDrain && this.#heldMessages * 4 <= options.maxQueueSize && this.#heldBytes * 4 <= options.maxQueueBytes) {
+      this.#needDrain = false
+      this.emit('drain')
+    }
+  }
+
+  /** Whether a message with `seq <= target` is still queued or in flight. */
+  #holdsUpTo(target: number): boolean {
+    const head = this.#queue.peek()
+    if (head !== undefined && head.seq <= target) return true
+    for (const batch of this.#inFlight.keys()) {
+      if ((batch.messages[0]?.seq ?? Number.POSITIVE_INFINITY) <= target) return true
+    }
+    return false
+  }
+
+  #armTimer(): void {
+    if (this.#timer !== undefined || this.#closed) return
+    this.#timer = setUnrefTimeout(() => {
+      this.#timer = undefined
+      this.#flushMark = this.#lastSeq
+      this.#pump()
+    }, this.#options.flushAfter)
+  }
+
+  #clearTimer(): void {
+    if (this.#timer === undefined) return
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+  }
+
+  async #shutdown(timeout: number): Promise<void> {
+    this.#clearTimer()
+    const flushed = this.flush()
+    if (timeout !== Number.POSITIVE_INFINITY) {
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const expired = new Promise<true>((resolve) => {
+        timer = setUnrefTimeout(() => resolve(true), Math.min(timeout, MAX_TIMER_MS))
+      })
+      const timedOut = await Promise.race([flushed.then(() => false), expired])
+      clearTimeout(timer)
+      if (timedOut) {
+        this.#abort.abort(new Error('close() timed out'))
+        const left = this.#queue.takeAll()
+        if (left.length > 0) {
+          for (const message of left) {
+            this.#heldMessages--
+            this.#heldBytes -= message.bytes
+          }
+          this.#fail(left, this.#deliveryError('ERR_CLOSE_TIMEOUT', left, undefined))
+          this.#checkDrain()
+        }
+      }
+    }
+    await flushed
+  }
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error)
+}

@@ -1,0 +1,158 @@
+import { consoleLogger, isDebugEnabled, type Logger } from '../core/debug.js'
+import { OptionsError } from '../core/errors/options-error.js'
+import { MAX_MESSAGE_BYTES } from '../core/limits.js'
+import { MAX_TIMER_MS } from '../core/timers.js'
+import { isObject } from '../core/validate.js'
+
+/** How failed requests are retried. Delays grow as `baseDelay * 2 ** (retry - 1)`, capped at `maxDelay`, each with ±20% jitter. */
+export interface RetryOptions {
+  /** Retries after the first attempt. `0` turns retries off. @defaultValue 10 */
+  limit?: number
+  /** Delay before the first retry, in ms. @defaultValue 100 */
+  baseDelay?: number
+  /** Longest delay between two attempts, in ms (before jitter). @defaultValue 10_000 */
+  maxDelay?: number
+  /** Longest wait a `Retry-After` header can ask for, in ms. @defaultValue 60_000 */
+  maxRetryAfter?: number
+}
+
+/** Options of {@link Client}. Every one is optional. */
+export interface ClientOptions {
+  /** Base URL of the ingest API; batches go to `POST {endpoint}/v1/batch`. @defaultValue 'https://api.segment.io' */
+  endpoint?: string
+  /** Messages queued before a flush starts. `1` sends every message on its own. @defaultValue 20 */
+  flushAt?: number
+  /** Alias of `flushAt` (the Go client's `Size`). */
+  size?: number
+  /** Longest time, in ms, a queued message waits before a flush. @defaultValue 5_000 */
+  flushAfter?: number
+  /** Time limit of one HTTP attempt, in ms. @defaultValue 10_000 */
+  timeout?: number
+  /** Retry schedule of failed requests. */
+  retry?: RetryOptions
+  /** Batch requests in flight at once. @defaultValue 4 */
+  maxConcurrentRequests?: number
+  /** Most messages held at once (queued, in flight and retrying). @defaultValue 250_000 */
+  maxQueueSize?: number
+  /** Most UTF-8 bytes of message JSON held at once (queued, in flight and retrying). @defaultValue 67_108_864 (64 MiB) */
+  maxQueueBytes?: number
+  /** Where log lines go. @defaultValue the console's standard error, prefixed `analytics` */
+  logger?: Logger
+  /** Debug logging on or off. @defaultValue on when `DEBUG` matches `analytics` (the `debug` package's convention) */
+  verbose?: boolean
+  /** The `fetch` to send with: for tests, proxies and runtimes without a global one. @defaultValue `globalThis.fetch` */
+  fetch?: typeof fetch
+}
+
+/** Options with every default filled in. */
+export interface ResolvedClientOptions {
+  readonly batchUrl: string
+  readonly flushAt: number
+  readonly flushAfter: number
+  readonly timeout: number
+  readonly retry: Readonly<Required<RetryOptions>>
+  readonly maxConcurrentRequests: number
+  readonly maxQueueSize: number
+  readonly maxQueueBytes: number
+  readonly logger: Logger
+  readonly verbose: boolean
+  readonly fetch: typeof fetch | undefined
+}
+
+/** The debug namespace, as in `DEBUG=analytics`. */
+export const DEBUG_NAMESPACE = 'analytics'
+
+const DEFAULTS = {
+  endpoint: 'https://api.segment.io',
+  flushAt: 20,
+  flushAfter: 5_000,
+  timeout: 10_000,
+  maxConcurrentRequests: 4,
+  maxQueueSize: 250_000,
+  maxQueueBytes: 64 * 1024 * 1024,
+  retry: { limit: 10, baseDelay: 100, maxDelay: 10_000, maxRetryAfter: 60_000 },
+} as const
+
+function integer(name: string, value: unknown, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new OptionsError(name, `expected a whole number from ${min} to ${max}, got ${String(value)}.`)
+  }
+  return value
+}
+
+function resolveEndpoint(value: unknown): string {
+  if (value === undefined) return `${DEFAULTS.endpoint}/v1/batch`
+  let url: URL | undefined
+  try {
+    url = typeof value === 'string' ? new URL(value) : undefined
+  } catch {}
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new OptionsError('endpoint', `expected an absolute http:// or https:// URL, got ${JSON.stringify(value)}.`)
+  }
+  if (url.search || url.hash) {
+    throw new OptionsError('endpoint', 'expected a base URL without query or fragment; /v1/batch is appended to it.')
+  }
+  return `${url.href.replace(/\/+$/, '')}/v1/batch`
+}
+
+function resolveFlushAt(options: ClientOptions): number {
+  const flushAt = integer('flushAt', options.flushAt, DEFAULTS.flushAt, 1)
+  const size = integer('size', options.size, flushAt, 1)
+  if (options.flushAt !== undefined && options.size !== undefined && flushAt !== size) {
+    throw new OptionsError('size', `\`size\` is an alias of \`flushAt\`; they disagree (${size} and ${flushAt}). Set one.`)
+  }
+  return size
+}
+
+function resolveRetry(value: unknown): Required<RetryOptions> {
+  if (value === undefined) return DEFAULTS.retry
+  if (!isObject(value)) throw new OptionsError('retry', 'expected an object such as { limit: 10 }.')
+  return {
+    limit: integer('retry.limit', value['limit'], DEFAULTS.retry.limit, 0, 1_000),
+    baseDelay: integer('retry.baseDelay', value['baseDelay'], DEFAULTS.retry.baseDelay, 0, MAX_TIMER_MS),
+    maxDelay: integer('retry.maxDelay', value['maxDelay'], DEFAULTS.retry.maxDelay, 0, MAX_TIMER_MS),
+    maxRetryAfter: integer('retry.maxRetryAfter', value['maxRetryAfter'], DEFAULTS.retry.maxRetryAfter, 0, MAX_TIMER_MS),
+  }
+}
+
+function resolveLogger(value: unknown): Logger {
+  if (value === undefined) return consoleLogger(DEBUG_NAMESPACE)
+  if (!isObject(value) || typeof value['log'] !== 'function' || typeof value['error'] !== 'function') {
+    throw new OptionsError('logger', 'expected an object with log(message) and error(message) methods.')
+  }
+  return value as unknown as Logger
+}
+
+/**
+ * Checks the write key and options and fills in defaults.
+ *
+ * @throws {@link OptionsError} naming the first option it cannot use.
+ */
+export function resolveClientOptions(writeKey: unknown, options: unknown): ResolvedClientOptions {
+  if (typeof writeKey !== 'string' || writeKey === '') {
+    throw new OptionsError('writeKey', 'expected the non-empty write key of your source, found in its settings.')
+  }
+  if (options === undefined) options = {}
+  if (!isObject(options)) throw new OptionsError('options', 'expected an object.')
+  const given = options as ClientOptions
+  if (given.verbose !== undefined && typeof given.verbose !== 'boolean') {
+    throw new OptionsError('verbose', 'expected true or false.')
+  }
+  if (given.fetch !== undefined && typeof given.fetch !== 'function') {
+    throw new OptionsError('fetch', 'expected a fetch-compatible function.')
+  }
+  return {
+    batchUrl: resolveEndpoint(given.endpoint),
+    flushAt: resolveFlushAt(given),
+    flushAfter: integer('flushAfter', given.flushAfter, DEFAULTS.flushAfter, 1, MAX_TIMER_MS),
+    timeout: integer('timeout', given.timeout, DEFAULTS.timeout, 1, MAX_TIMER_MS),
+    retry: resolveRetry(given.retry),
+    maxConcurrentRequests: integer('maxConcurrentRequests', given.maxConcurrentRequests, DEFAULTS.maxConcurrentRequests, 1, 1_000),
+    maxQueueSize: integer('maxQueueSize', given.maxQueueSize, DEFAULTS.maxQueueSize, 1),
+    maxQueueBytes: integer('maxQueueBytes', given.maxQueueBytes, DEFAULTS.maxQueueBytes, MAX_MESSAGE_BYTES),
+    logger: resolveLogger(given.logger),
+    verbose: given.verbose ?? isDebugEnabled(DEBUG_NAMESPACE),
+    fetch: given.fetch,
+  }
+}

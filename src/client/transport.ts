@@ -1,0 +1,124 @@
+import ky, { isHTTPError, type KyInstance } from 'ky'
+import { sleep } from '../core/timers.js'
+import type { RetryOptions } from './options.js'
+import { parseRetryAfter } from './retry-after.js'
+
+/** How one batch request ended, after every retry. */
+export type SendResult =
+  | { readonly ok: true; readonly status: number; readonly attempts: number }
+  | {
+      readonly ok: false
+      /** `rejected`: a final status; `exhausted`: retryable failures outlasted the budget; `aborted`: the signal fired. */
+      readonly reason: 'rejected' | 'exhausted' | 'aborted'
+      readonly status: number | undefined
+      readonly attempts: number
+      readonly error: unknown
+    }
+
+/** Told before each retry of a batch. */
+export type RetryListener = (attempt: number, error: unknown) => void
+
+/** Sends one batch body, retrying as configured. Never rejects: the outcome is a value. */
+export interface BatchTransport {
+  send(body: string, signal: AbortSignal, onRetry: RetryListener): Promise<SendResult>
+}
+
+/** Settings of {@link createKyTransport}. */
+export interface KyTransportSettings {
+  readonly url: string
+  readonly writeKey: string
+  readonly timeout: number
+  readonly retry: Readonly<Required<RetryOptions>>
+  readonly fetch: typeof fetch | undefined
+}
+
+/** 408, 429 and every 5xx: worth another attempt. */
+const RETRYABLE_STATUSES = [408, 429, ...Array.from({ length: 100 }, (_, index) => 500 + index)]
+
+function basicAuthorization(writeKey: string): string {
+  const bytes = new TextEncoder().encode(`${writeKey}:`)
+  let binary = ''
+  for (const byte of bytes) binary += String.fromCharCode(byte)
+  return `Basic ${btoa(binary)}`
+}
+
+function jitter(delay: number): number {
+  return delay * (0.8 + Math.random() * 0.4)
+}
+
+/**
+ * The client's transport: ky over `fetch`, with ky's retry machinery. A 429 pauses every request
+ * of this transport (new batches and retries alike) until its `Retry-After` has passed.
+ */
+export function createKyTransport(settings: KyTransportSettings): BatchTransport {
+  const { retry } = settings
+  const backoff = (retryNumber: number) => Math.min(retry.maxDelay, retry.baseDelay * 2 ** (retryNumber - 1))
+  let pausedUntil = 0
+
+  const api: KyInstance = ky.create({
+    method: 'post',
+    headers: { 'content-type': 'application/json', authorization: basicAuthorization(settings.writeKey) },
+    timeout: settings.timeout,
+    throwHttpErrors: true,
+    ...(settings.fetch ? { fetch: settings.fetch } : {}),
+    retry: {
+      limit: retry.limit,
+      methods: ['post'],
+      statusCodes: RETRYABLE_STATUSES,
+      afterStatusCodes: [429, 503],
+      maxRetryAfter: retry.maxRetryAfter,
+      delay: backoff,
+      jitter,
+      retryOnTimeout: true,
+    },
+    hooks: {
+      beforeRequest: [
+        async (request) => {
+          const wait = pausedUntil - Date.now()
+          if (wait > 0) await sleep(wait, request.signal)
+        },
+      ],
+      beforeError: [
+        (error, state) => {
+          if (error.response.status === 429) {
+            const asked = parseRetryAfter(error.response.headers.get('retry-after'), Date.now())
+            const wait = Math.min(asked ?? backoff(state.retryCount + 1), retry.maxRetryAfter)
+            pausedUntil = Math.max(pausedUntil, Date.now() + wait)
+          }
+          return error
+        },
+      ],
+    },
+  })
+
+  return {
+    async send(body, signal, onRetry) {
+      let attempts = 0
+      try {
+        const response = await api(settings.url, {
+          body,
+          signal,
+          hooks: {
+            beforeRequest: [
+              () => {
+                attempts++
+              },
+            ],
+            beforeRetry: [({ error, retryCount }) => onRetry(retryCount, error)],
+          },
+        })
+        // Reading the (small) body lets the connection be reused.
+        await response.arrayBuffer().catch(() => undefined)
+        return { ok: true, status: response.status, attempts }
+      } catch (error) {
+        const status = isHTTPError(error) ? error.response.status : undefined
+        const reason = signal.aborted
+          ? 'aborted'
+          : status !== undefined && !RETRYABLE_STATUSES.includes(status)
+            ? 'rejected'
+            : 'exhausted'
+        return { ok: false, reason, status, attempts, error }
+      }
+    },
+  }
+}

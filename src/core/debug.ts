@@ -1,0 +1,60 @@
+/** Where eventwire writes its log lines. `log` gets debug lines, `error` gets failures nobody listened for. */
+export interface Logger {
+  log(message: string): void
+  error(message: string): void
+}
+
+/** Writes to the console, prefixed with the namespace as the `debug` package does. */
+export function consoleLogger(namespace: string): Logger {
+  return {
+    log: (message) => console.error(`  ${namespace} ${message}`),
+    error: (message) => console.error(`  ${namespace} ${message}`),
+  }
+}
+
+interface HostGlobals {
+  process?: { env?: Record<string, string | undefined> }
+  Deno?: { env?: { get(name: string): string | undefined } }
+  localStorage?: { getItem(key: string): string | null }
+}
+
+/** Reads the `debug` convention's setting: `DEBUG` in the environment, `localStorage.debug` in browsers. */
+function readDebugSetting(): string {
+  const host = globalThis as HostGlobals
+  // Each host can refuse access (Deno without --allow-env, sandboxed storage): treat that as unset.
+  try {
+    const value = host.process?.env?.['DEBUG']
+    if (value !== undefined) return value
+  } catch {}
+  try {
+    const value = host.Deno?.env?.get('DEBUG')
+    if (value !== undefined) return value
+  } catch {}
+  try {
+    return host.localStorage?.getItem('debug') ?? ''
+  } catch {
+    return ''
+  }
+}
+
+function patternToRegExp(pattern: string): RegExp {
+  const source = pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*?')
+  return new RegExp(`^${source}$`)
+}
+
+/**
+ * Whether logging for `namespace` is on under the `debug` package's rules: a comma or space
+ * separated list of names, `*` as a wildcard, and `-name` to exclude.
+ */
+export function isDebugEnabled(namespace: string, setting: string = readDebugSetting()): boolean {
+  let enabled = false
+  for (const name of setting.split(/[\s,]+/)) {
+    if (name === '') continue
+    if (name.startsWith('-')) {
+      if (patternToRegExp(name.slice(1)).test(namespace)) return false
+    } else if (patternToRegExp(name).test(namespace)) {
+      enabled = true
+    }
+  }
+  return enabled
+}

@@ -1,0 +1,62 @@
+/** A listener of an event whose arguments are `Args`. */
+export type Listener<Args extends unknown[]> = (...args: Args) => void
+
+/**
+ * A small typed event emitter that runs everywhere (no `node:events`). A listener that throws does
+ * not stop the others; the error goes to `onListenerError`.
+ */
+export class Emitter<Events extends { [Name in keyof Events]: unknown[] }> {
+  readonly #listeners = new Map<keyof Events, Set<Listener<never>>>()
+
+  /** Calls `listener` each time `event` is emitted. */
+  on<Name extends keyof Events>(event: Name, listener: Listener<Events[Name]>): this {
+    let set = this.#listeners.get(event)
+    if (!set) {
+      set = new Set()
+      this.#listeners.set(event, set)
+    }
+    set.add(listener as Listener<never>)
+    return this
+  }
+
+  /** Calls `listener` the next time `event` is emitted, then forgets it. */
+  once<Name extends keyof Events>(event: Name, listener: Listener<Events[Name]>): this {
+    const wrapper: Listener<Events[Name]> = (...args) => {
+      this.off(event, wrapper)
+      listener(...args)
+    }
+    return this.on(event, wrapper)
+  }
+
+  /** Removes a listener added with `on`. */
+  off<Name extends keyof Events>(event: Name, listener: Listener<Events[Name]>): this {
+    this.#listeners.get(event)?.delete(listener as Listener<never>)
+    return this
+  }
+
+  /** How many listeners `event` has. */
+  listenerCount(event: keyof Events): number {
+    return this.#listeners.get(event)?.size ?? 0
+  }
+
+  /** Calls the listeners of `event` in order; returns whether there were any. */
+  protected emit<Name extends keyof Events>(event: Name, ...args: Events[Name]): boolean {
+    const set = this.#listeners.get(event)
+    if (!set || set.size === 0) return false
+    for (const listener of [...set]) {
+      try {
+        ;(listener as Listener<Events[Name]>)(...args)
+      } catch (error) {
+        this.onListenerError(error)
+      }
+    }
+    return true
+  }
+
+  /** Where errors thrown by listeners go; subclasses log them. */
+  protected onListenerError(error: unknown): void {
+    queueMicrotask(() => {
+      throw error
+    })
+  }
+}

@@ -1,0 +1,17 @@
+import { EventwireError, type ErrorCode } from './eventwire-error.js'
+
+/** Codes of {@link ValidationError}: which rule a call broke. */
+export type ValidationErrorCode = Extract<ErrorCode, `ERR_MISSING_${string}` | 'ERR_INVALID_FIELD' | 'ERR_NOT_SERIALIZABLE'>
+
+/**
+ * Thrown synchronously by a call whose message breaks a rule. Nothing was queued.
+ */
+export class ValidationError extends EventwireError<ValidationErrorCode> {
+  /** The wire name of the offending field, e.g. `event` or `properties`. */
+  readonly field: string
+
+  constructor(code: ValidationErrorCode, field: string, message: string, options?: { cause?: unknown }) {
+    super(code, message, options)
+    this.field = field
+  }
+}

@@ -1,0 +1,30 @@
+export { Client } from './client/client.js'
+export type { ClientEvents, CloseOptions, RetryInfo, SentInfo } from './client/client.js'
+export type { ClientOptions, RetryOptions } from './client/options.js'
+export type { MessageCallback, MessageRecord } from './client/batch.js'
+export { DeliveryError } from './client/delivery-error.js'
+export type { DeliveryErrorCode } from './client/delivery-error.js'
+export { EventwireError } from './core/errors/eventwire-error.js'
+export type { ErrorCode } from './core/errors/eventwire-error.js'
+export { ValidationError } from './core/errors/validation-error.js'
+export type { ValidationErrorCode } from './core/errors/validation-error.js'
+export { MessageTooLargeError } from './core/errors/message-too-large-error.js'
+export { OptionsError } from './core/errors/options-error.js'
+export { ClosedError } from './core/errors/closed-error.js'
+export type { Logger } from './core/debug.js'
+export type { Listener } from './core/emitter.js'
+export { MAX_BATCH_BYTES, MAX_MESSAGE_BYTES } from './core/limits.js'
+export type {
+  AliasMessage,
+  CommonFields,
+  GroupMessage,
+  Identity,
+  IdentifyMessage,
+  Integrations,
+  JsonObject,
+  MessageByType,
+  MessageType,
+  PageMessage,
+  ScreenMessage,
+  TrackMessage,
+} from './core/messages.js'

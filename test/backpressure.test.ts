@@ -1,0 +1,68 @@
+import { HttpResponse } from 'msw'
+import { describe, expect, it } from 'vitest'
+import { Client, DeliveryError, type ClientOptions } from '../src/index.js'
+import { ENDPOINT, useBatchEndpoint } from './helpers/msw.js'
+
+const { captured, respond } = useBatchEndpoint()
+
+/** A client sending one message per request, one request at a time, to an endpoint that does not answer until `release()`. */
+function stalledClient(bounds: Pick<ClientOptions, 'maxQueueSize' | 'maxQueueBytes'>) {
+  let release: () => void = () => {}
+  const gate = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  respond.current = async () => {
+    await gate
+    return HttpResponse.json({})
+  }
+  const client = new Client('key', { endpoint: ENDPOINT, flushAt: 1, maxConcurrentRequests: 1, ...bounds })
+  const errors: DeliveryError[] = []
+  client.on('error', (error) => errors.push(error))
+  return { client, errors, release }
+}
+
+describe('bounded memory and backpressure', () => {
+  it('returns false from the call that fills the queue half way, then emits drain once it empties', async () => {
+    const { client, release } = stalledClient({ maxQueueSize: 8 })
+    const results = Array.from({ length: 4 }, (_, index) => client.track({ userId: 'u1', event: `E${index}` }))
+    expect(results).toEqual([true, true, true, false])
+    expect(client.needDrain).toBe(true)
+    const drained = client.whenDrained()
+    let drainEvents = 0
+    client.on('drain', () => drainEvents++)
+    release()
+    await drained
+    await client.flush()
+    expect(drainEvents).toBe(1)
+    expect(client.needDrain).toBe(false)
+    expect(captured.flatMap((request) => request.json.batch)).toHaveLength(4)
+  })
+
+  it('counts in-flight messages against the bound, drops calls past it with ERR_QUEUE_FULL and keeps the rest', async () => {
+    const { client, errors, release } = stalledClient({ maxQueueSize: 4 })
+    const dropped = new Promise<DeliveryError | undefined>((resolve) => {
+      for (let index = 0; index < 4; index++) client.track({ userId: 'u1', event: `Kept${index}` })
+      expect(client.track({ userId: 'u1', event: 'Dropped', messageId: 'late' }, resolve)).toBe(false)
+    })
+    const error = await dropped
+    expect(error).toBeInstanceOf(DeliveryError)
+    expect(error?.code).toBe('ERR_QUEUE_FULL')
+    expect(error?.messages.map((m) => m.messageId)).toEqual(['late'])
+    expect(errors).toEqual([error])
+    release()
+    await client.flush()
+    expect(captured.flatMap((request) => request.json.batch.map((m) => m['event']))).toEqual(['Kept0', 'Kept1', 'Kept2', 'Kept3'])
+  })
+
+  it('bounds bytes as well as count', async () => {
+    const { client, errors, release } = stalledClient({ maxQueueBytes: 64_000 })
+    const pad = 'x'.repeat(20_000)
+    const accepted = Array.from({ length: 4 }, () => client.track({ userId: 'u1', event: 'E', properties: { pad } }))
+    await Promise.resolve()
+    expect(accepted).toEqual([true, false, false, false])
+    expect(errors.map((error) => error.code)).toEqual(['ERR_QUEUE_FULL'])
+    release()
+    await client.flush()
+    expect(captured.flatMap((request) => request.json.batch)).toHaveLength(3)
+  })
+})

@@ -1,0 +1,75 @@
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { HttpResponse } from 'msw'
+import { describe, expect, it } from 'vitest'
+import { Client, DeliveryError } from '../src/index.js'
+import { ENDPOINT, useBatchEndpoint } from './helpers/msw.js'
+
+const { captured, respond } = useBatchEndpoint()
+
+describe('close()', () => {
+  it('drains everything queued before resolving', async () => {
+    const client = new Client('key', { endpoint: ENDPOINT, flushAfter: 60_000 })
+    for (let index = 0; index < 45; index++) client.track({ userId: 'u1', event: 'E', properties: { index } })
+    await client.close()
+    expect(captured.flatMap((request) => request.json.batch)).toHaveLength(45)
+    expect(client.pending).toBe(0)
+  })
+
+  it('is idempotent: a second call returns the same promise and sends nothing more', async () => {
+    const client = new Client('key', { endpoint: ENDPOINT })
+    client.track({ userId: 'u1', event: 'E' })
+    const first = client.close()
+    const second = client.close()
+    expect(second).toBe(first)
+    await second
+    await client.close()
+    expect(captured).toHaveLength(1)
+  })
+
+  it('gives up after its timeout: aborts what is in flight and reports ERR_CLOSE_TIMEOUT for every message left', async () => {
+    respond.current = () => new HttpResponse('{}', { status: 503 })
+    const client = new Client('key', {
+      endpoint: ENDPOINT,
+      flushAt: 1,
+      maxConcurrentRequests: 1,
+      retry: { baseDelay: 50, maxDelay: 50 },
+    })
+    const errors: DeliveryError[] = []
+    client.on('error', (error) => errors.push(error))
+    for (let index = 0; index < 3; index++) client.track({ userId: 'u1', event: 'E', messageId: `m${index}` })
+    const started = Date.now()
+    await client.close({ timeout: 200 })
+    expect(Date.now() - started).toBeLessThan(5_000)
+    expect(errors.every((error) => error.code === 'ERR_CLOSE_TIMEOUT')).toBe(true)
+    expect(errors.flatMap((error) => error.messages.map((m) => m.messageId)).sort()).toEqual(['m0', 'm1', 'm2'])
+    expect(client.pending).toBe(0)
+  })
+
+  it('lets flush() resolve after close', async () => {
+    const client = new Client('key', { endpoint: ENDPOINT })
+    await client.close()
+    await expect(client.flush()).resolves.toBeUndefined()
+  })
+})
+
+describe('process lifetime', () => {
+  it('does not keep a Node process alive with messages waiting for the flush timer', () => {
+    const entry = fileURLToPath(new URL('../src/index.ts', import.meta.url))
+    const script = `
+      const { Client } = await import(${JSON.stringify(entry)})
+      const client = new Client('key', { endpoint: 'http://127.0.0.1:9', flushAfter: 600000 })
+      client.track({ userId: 'u1', event: 'E' })
+      console.log('queued', client.pending)
+    `
+    const started = Date.now()
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    })
+    expect(child.stderr).toBe('')
+    expect(child.stdout.trim()).toBe('queued 1')
+    expect(child.status).toBe(0)
+    expect(Date.now() - started).toBeLessThan(15_000)
+  })
+})

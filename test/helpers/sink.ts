@@ -1,0 +1,63 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+/** One request as the sink received it. */
+export interface ReceivedRequest {
+  readonly method: string
+  readonly path: string
+  readonly headers: IncomingHttpHeaders
+  readonly body: string
+  readonly bytes: number
+}
+
+/** What the sink answers to the n-th request (0-based). */
+export type Responder = (request: ReceivedRequest, index: number) => { status: number; headers?: Record<string, string>; delayMs?: number }
+
+/** A real HTTP server on 127.0.0.1 that records every request. */
+export interface Sink {
+  readonly url: string
+  readonly requests: ReceivedRequest[]
+  /** Every message of every 2xx-answered batch body. */
+  delivered(): Array<Record<string, unknown>>
+  close(): Promise<void>
+}
+
+export async function startSink(respond: Responder = () => ({ status: 200 })): Promise<Sink> {
+  const requests: ReceivedRequest[] = []
+  const accepted: string[] = []
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      const raw = Buffer.concat(chunks)
+      const received: ReceivedRequest = {
+        method: request.method ?? '',
+        path: request.url ?? '',
+        headers: request.headers,
+        body: raw.toString('utf8'),
+        bytes: raw.length,
+      }
+      const index = requests.push(received) - 1
+      const answer = respond(received, index)
+      const reply = () => {
+        if (answer.status >= 200 && answer.status < 300) accepted.push(received.body)
+        response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers })
+        response.end('{}')
+      }
+      if (answer.delayMs) setTimeout(reply, answer.delayMs)
+      else reply()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    delivered: () => accepted.flatMap((body) => (JSON.parse(body) as { batch: Array<Record<string, unknown>> }).batch),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}

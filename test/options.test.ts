@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest'
+import { Client, OptionsError } from '../src/index.js'
+import { resolveClientOptions } from '../src/client/options.js'
+
+function optionOf(action: () => unknown): string | undefined {
+  try {
+    action()
+  } catch (error) {
+    expect(error).toBeInstanceOf(OptionsError)
+    expect((error as OptionsError).code).toBe('ERR_INVALID_OPTION')
+    return (error as OptionsError).option
+  }
+  return undefined
+}
+
+describe('Client options', () => {
+  it('fills in the documented defaults', () => {
+    const resolved = resolveClientOptions('key', {})
+    expect(resolved).toMatchObject({
+      batchUrl: 'https://api.segment.io/v1/batch',
+      flushAt: 20,
+      flushAfter: 5_000,
+      timeout: 10_000,
+      maxConcurrentRequests: 4,
+      maxQueueSize: 250_000,
+      maxQueueBytes: 64 * 1024 * 1024,
+      retry: { limit: 10, baseDelay: 100, maxDelay: 10_000, maxRetryAfter: 60_000 },
+    })
+  })
+
+  it('appends /v1/batch to the endpoint, with or without a path or trailing slash', () => {
+    expect(resolveClientOptions('k', { endpoint: 'http://127.0.0.1:8080' }).batchUrl).toBe('http://127.0.0.1:8080/v1/batch')
+    expect(resolveClientOptions('k', { endpoint: 'https://x.test/ingest/' }).batchUrl).toBe('https://x.test/ingest/v1/batch')
+  })
+
+  it('takes size as an alias of flushAt', () => {
+    expect(resolveClientOptions('k', { size: 1 }).flushAt).toBe(1)
+    expect(resolveClientOptions('k', { size: 7, flushAt: 7 }).flushAt).toBe(7)
+  })
+
+  it.each<[string, () => unknown, string]>([
+    ['an empty write key', () => new Client(''), 'writeKey'],
+    ['a non-string write key', () => new Client(42 as never), 'writeKey'],
+    ['a relative endpoint', () => new Client('k', { endpoint: '/v1' }), 'endpoint'],
+    ['an ftp endpoint', () => new Client('k', { endpoint: 'ftp://x.test' }), 'endpoint'],
+    ['an endpoint with a query', () => new Client('k', { endpoint: 'https://x.test/?a=1' }), 'endpoint'],
+    ['flushAt 0', () => new Client('k', { flushAt: 0 }), 'flushAt'],
+    ['flushAt 2.5', () => new Client('k', { flushAt: 2.5 }), 'flushAt'],
+    ['size and flushAt that disagree', () => new Client('k', { flushAt: 5, size: 6 }), 'size'],
+    ['a negative flushAfter', () => new Client('k', { flushAfter: -1 }), 'flushAfter'],
+    ['a string timeout', () => new Client('k', { timeout: '10s' as never }), 'timeout'],
+    ['a negative retry limit', () => new Client('k', { retry: { limit: -1 } }), 'retry.limit'],
+    ['a non-object retry', () => new Client('k', { retry: 3 as never }), 'retry'],
+    ['zero concurrent requests', () => new Client('k', { maxConcurrentRequests: 0 }), 'maxConcurrentRequests'],
+    ['a queue smaller than one message', () => new Client('k', { maxQueueBytes: 1000 }), 'maxQueueBytes'],
+    ['a logger without error()', () => new Client('k', { logger: { log() {} } as never }), 'logger'],
+    ['a non-boolean verbose', () => new Client('k', { verbose: 'yes' as never }), 'verbose'],
+    ['a non-function fetch', () => new Client('k', { fetch: {} as never }), 'fetch'],
+  ])('rejects %s at construction with a typed error naming the option', (_name, construct, option) => {
+    expect(optionOf(construct)).toBe(option)
+  })
+
+  it('rejects a negative close timeout', () => {
+    const client = new Client('k')
+    expect(optionOf(() => client.close({ timeout: -5 }))).toBe('timeout')
+  })
+})

@@ -1,0 +1,147 @@
+import { describe, expect, it } from 'vitest'
+import {
+  Client,
+  ClosedError,
+  EventwireError,
+  MAX_MESSAGE_BYTES,
+  MessageTooLargeError,
+  ValidationError,
+  type ErrorCode,
+} from '../src/index.js'
+
+function newClient(): Client {
+  // Nothing here is sent: every call is invalid or the client is closed before a flush.
+  return new Client('key', { endpoint: 'http://127.0.0.1:9', flushAfter: 60_000 })
+}
+
+function codeOf(action: () => unknown): ErrorCode | undefined {
+  try {
+    action()
+  } catch (error) {
+    if (error instanceof EventwireError) return error.code
+    throw error
+  }
+  return undefined
+}
+
+describe('call validation', () => {
+  const cases: Array<[string, (client: Client) => unknown, ErrorCode, string]> = [
+    ['track without event', (c) => c.track({ userId: 'u1' } as never), 'ERR_MISSING_EVENT', 'event'],
+    ['track with empty event', (c) => c.track({ userId: 'u1', event: '' }), 'ERR_MISSING_EVENT', 'event'],
+    ['track without any id', (c) => c.track({ event: 'E' } as never), 'ERR_MISSING_IDENTITY', 'userId'],
+    ['identify without any id', (c) => c.identify({ traits: {} } as never), 'ERR_MISSING_IDENTITY', 'userId'],
+    ['page without any id', (c) => c.page({ name: 'Home' } as never), 'ERR_MISSING_IDENTITY', 'userId'],
+    ['screen without any id', (c) => c.screen({ name: 'Home' } as never), 'ERR_MISSING_IDENTITY', 'userId'],
+    ['group without groupId', (c) => c.group({ userId: 'u1' } as never), 'ERR_MISSING_GROUP_ID', 'groupId'],
+    ['group without any id', (c) => c.group({ groupId: 'g1' } as never), 'ERR_MISSING_IDENTITY', 'userId'],
+    ['alias without userId', (c) => c.alias({ previousId: 'a' } as never), 'ERR_MISSING_USER_ID', 'userId'],
+    ['alias without previousId', (c) => c.alias({ userId: 'u1' } as never), 'ERR_MISSING_PREVIOUS_ID', 'previousId'],
+    ['a non-object message', (c) => c.track('hello' as never), 'ERR_INVALID_FIELD', 'message'],
+    ['a numeric userId', (c) => c.track({ userId: 42, event: 'E' } as never), 'ERR_INVALID_FIELD', 'userId'],
+    ['array properties', (c) => c.track({ userId: 'u1', event: 'E', properties: [] } as never), 'ERR_INVALID_FIELD', 'properties'],
+    ['an invalid Date', (c) => c.track({ userId: 'u1', event: 'E', timestamp: new Date('nope') }), 'ERR_INVALID_FIELD', 'timestamp'],
+    ['an unparseable timestamp', (c) => c.track({ userId: 'u1', event: 'E', timestamp: 'yesterday' }), 'ERR_INVALID_FIELD', 'timestamp'],
+    ['an empty messageId', (c) => c.track({ userId: 'u1', event: 'E', messageId: '' }), 'ERR_INVALID_FIELD', 'messageId'],
+    ['a non-function callback', (c) => c.track({ userId: 'u1', event: 'E' }, 'cb' as never), 'ERR_INVALID_FIELD', 'callback'],
+  ]
+
+  it.each(cases)('rejects %s synchronously, naming the field, and queues nothing', (_name, call, code, field) => {
+    const client = newClient()
+    let thrown: unknown
+    try {
+      call(client)
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(ValidationError)
+    expect((thrown as ValidationError).code).toBe(code)
+    expect((thrown as ValidationError).field).toBe(field)
+    expect(client.pending).toBe(0)
+  })
+
+  it('accepts an anonymousId in place of a userId', () => {
+    const client = newClient()
+    expect(codeOf(() => client.track({ anonymousId: 'a1', event: 'E' }))).toBeUndefined()
+    expect(client.pending).toBe(1)
+  })
+
+  it('rejects circular and BigInt values as not serializable, with the cause kept', () => {
+    const client = newClient()
+    const circular: Record<string, unknown> = {}
+    circular['self'] = circular
+    let thrown: unknown
+    try {
+      client.track({ userId: 'u1', event: 'E', properties: circular })
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(ValidationError)
+    expect((thrown as ValidationError).code).toBe('ERR_NOT_SERIALIZABLE')
+    expect((thrown as ValidationError).field).toBe('properties')
+    expect((thrown as ValidationError).cause).toBeInstanceOf(TypeError)
+    expect(codeOf(() => client.identify({ userId: 'u1', traits: { big: 1n } }))).toBe('ERR_NOT_SERIALIZABLE')
+    expect(client.pending).toBe(0)
+  })
+
+  it('keeps what was queued when a bad call follows good ones, and keeps accepting', () => {
+    const client = newClient()
+    client.track({ userId: 'u1', event: 'A' })
+    client.track({ userId: 'u1', event: 'B' })
+    expect(codeOf(() => client.track({ userId: 'u1' } as never))).toBe('ERR_MISSING_EVENT')
+    expect(client.pending).toBe(2)
+    client.track({ userId: 'u1', event: 'C' })
+    expect(client.pending).toBe(3)
+  })
+})
+
+describe('the 32 KB per-call limit', () => {
+  /** A track call whose JSON is exactly `bytes` long, padded with `unit` (1 to 4 UTF-8 bytes). */
+  function trackOfSize(bytes: number, unit = 'x'): { userId: string; event: string; messageId: string; timestamp: string; properties: { pad: string } } {
+    const base = { userId: 'u1', event: 'E', messageId: 'm', timestamp: '2020-01-01T00:00:00.000Z', properties: { pad: '' } }
+    const overhead = new TextEncoder().encode(JSON.stringify({ type: 'track', ...base })).length
+    const unitBytes = new TextEncoder().encode(unit).length
+    const room = bytes - overhead
+    const pad = unit.repeat(Math.floor(room / unitBytes)) + 'x'.repeat(room % unitBytes)
+    return { ...base, properties: { pad } }
+  }
+
+  it.each([
+    ['ASCII', 'x'],
+    ['2-byte', 'é'],
+    ['3-byte', '€'],
+    ['4-byte', '😀'],
+  ])('accepts exactly 32000 bytes and rejects 32001 (%s padding)', (_name, unit) => {
+    const client = newClient()
+    expect(codeOf(() => client.track(trackOfSize(MAX_MESSAGE_BYTES, unit)))).toBeUndefined()
+    let thrown: unknown
+    try {
+      client.track(trackOfSize(MAX_MESSAGE_BYTES + 1, unit))
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(MessageTooLargeError)
+    expect((thrown as MessageTooLargeError).code).toBe('ERR_MESSAGE_TOO_LARGE')
+    expect((thrown as MessageTooLargeError).bytes).toBe(MAX_MESSAGE_BYTES + 1)
+    expect(client.pending).toBe(1)
+  })
+})
+
+describe('after close()', () => {
+  it('throws ClosedError for every call type and queues nothing', async () => {
+    const client = newClient()
+    await client.close()
+    const calls = [
+      () => client.identify({ userId: 'u1' }),
+      () => client.track({ userId: 'u1', event: 'E' }),
+      () => client.page({ userId: 'u1' }),
+      () => client.screen({ userId: 'u1' }),
+      () => client.group({ userId: 'u1', groupId: 'g' }),
+      () => client.alias({ userId: 'u1', previousId: 'p' }),
+    ]
+    for (const call of calls) {
+      expect(call).toThrow(ClosedError)
+      expect(codeOf(call)).toBe('ERR_CLOSED')
+    }
+    expect(client.pending).toBe(0)
+  })
+})
