@@ -1,3 +1,4 @@
+import { isoNow } from '../core/clock.js'
 import { MAX_BATCH_BYTES } from '../core/limits.js'
 import type { MessageType } from '../core/messages.js'
 import { LIBRARY } from '../core/version.js'
@@ -45,7 +46,7 @@ const CONTEXT = JSON.stringify({ library: LIBRARY })
  */
 export function takeBatch(queue: Queue<QueuedMessage>, maxCount: number): Batch {
   const id = crypto.randomUUID()
-  const suffix = `],"context":${CONTEXT},"messageId":"${id}","sentAt":"${new Date().toISOString()}"}`
+  const suffix = `],"context":${CONTEXT},"messageId":"${id}","sentAt":"${isoNow()}"}`
   const messages: QueuedMessage[] = []
   let body = PREFIX
   let bytes = PREFIX.length + suffix.length

@@ -1,3 +1,4 @@
+import { isoNow } from './clock.js'
 import { ValidationError, type ValidationErrorCode } from './errors/validation-error.js'
 import type { MessageType, WireMessage } from './messages.js'
 
@@ -85,7 +86,7 @@ function copyFields(
 }
 
 function toTimestamp(value: unknown, type: MessageType): string {
-  if (value === undefined) return new Date().toISOString()
+  if (value === undefined) return isoNow()
   if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString()
   if (typeof value === 'string' && !Number.isNaN(Date.parse(value))) return value
   throw new ValidationError(
