@@ -1,13 +1,17 @@
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: { index: 'src/index.ts' },
+  entry: {
+    index: 'src/index.ts',
+    webhook: 'src/webhook/index.ts',
+    'webhook-node': 'src/webhook/node.ts',
+  },
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,
   sourcemap: true,
   target: 'es2022',
   platform: 'neutral',
-  // ky is a runtime dependency; users' bundlers dedupe it.
-  external: ['ky'],
+  // Dependencies stay imports: users' bundlers dedupe them, and edge builds never see undici.
+  external: ['ky', 'undici'],
 })

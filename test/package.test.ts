@@ -19,9 +19,14 @@ describe('package', () => {
     expect(LIBRARY).toEqual({ name: pkg.name, version: pkg.version })
   })
 
-  it('keeps src/client and src/core on Web APIs: no node: imports, no Buffer, no unguarded process', () => {
+  /** The Node build's own files: the only ones that may reach undici. */
+  const NODE_ONLY = ['src/webhook/node.ts', 'src/webhook/node-destination.ts', 'src/webhook/undici-transport.ts'].map((path) => join(root, path))
+  const isomorphicFiles = () =>
+    ['src/client', 'src/core', 'src/webhook'].flatMap((dir) => sourceFiles(join(root, dir))).filter((file) => !NODE_ONLY.includes(file))
+
+  it('keeps src/client, src/core and src/webhook (the Node build aside) on Web APIs: no node:, Buffer or unguarded process', () => {
     const offenders: string[] = []
-    for (const file of [...sourceFiles(join(root, 'src/client')), ...sourceFiles(join(root, 'src/core'))]) {
+    for (const file of isomorphicFiles()) {
       const text = readFileSync(file, 'utf8')
       if (/from\s+['"]node:|require\(\s*['"]node:/.test(text)) offenders.push(`${file}: node: import`)
       if (/\bBuffer\b/.test(text)) offenders.push(`${file}: Buffer`)
@@ -29,5 +34,10 @@ describe('package', () => {
       if (/(?<![.\w])process\./.test(text)) offenders.push(`${file}: process`)
     }
     expect(offenders).toEqual([])
+  })
+
+  it('lets only the Node build import undici, so receivers on edge runtimes never load it', () => {
+    const importers = [...isomorphicFiles(), ...NODE_ONLY].filter((file) => /from\s+['"](undici|\.\/undici-transport\.js|\.\/node-destination\.js)['"]/.test(readFileSync(file, 'utf8')))
+    expect(importers.map((file) => file.slice(root.length)).sort()).toEqual(['src/webhook/node-destination.ts', 'src/webhook/node.ts', 'src/webhook/undici-transport.ts'])
   })
 })

@@ -3,7 +3,7 @@ import { MAX_BATCH_BYTES } from '../core/limits.js'
 import type { MessageType } from '../core/messages.js'
 import { LIBRARY } from '../core/version.js'
 import type { DeliveryError } from './delivery-error.js'
-import type { Queue } from './queue.js'
+import type { Queue } from '../core/queue.js'
 
 /** A message the client accepted: its wire JSON, exactly as sent. */
 export interface MessageRecord {

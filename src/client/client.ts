@@ -20,7 +20,7 @@ import { toWireMessage } from '../core/validate.js'
 import { takeBatch, type Batch, type MessageCallback, type MessageRecord, type QueuedMessage } from './batch.js'
 import { DeliveryError, type DeliveryErrorCode } from './delivery-error.js'
 import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './options.js'
-import { Queue } from './queue.js'
+import { Queue } from '../core/queue.js'
 import { createKyTransport, type BatchTransport, type SendResult } from './transport.js'
 
 /** What `'sent'` listeners receive: a batch the endpoint accepted. */

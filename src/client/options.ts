@@ -1,5 +1,6 @@
 import { consoleLogger, isDebugEnabled, type Logger } from '../core/debug.js'
 import { OptionsError } from '../core/errors/options-error.js'
+import { integerOption, parseHttpUrl } from '../core/option-checks.js'
 import { MAX_MESSAGE_BYTES } from '../core/limits.js'
 import { MAX_TIMER_MS } from '../core/timers.js'
 import { isObject } from '../core/validate.js'
@@ -73,23 +74,10 @@ const DEFAULTS = {
   retry: { limit: 10, baseDelay: 100, maxDelay: 10_000, maxRetryAfter: 60_000 },
 } as const
 
-function integer(name: string, value: unknown, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new OptionsError(name, `expected a whole number from ${min} to ${max}, got ${String(value)}.`)
-  }
-  return value
-}
-
 function resolveEndpoint(value: unknown): string {
   if (value === undefined) return `${DEFAULTS.endpoint}/v1/batch`
-  let url: URL | undefined
-  try {
-    url = typeof value === 'string' ? new URL(value) : undefined
-  } catch {}
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new OptionsError('endpoint', `expected an absolute http:// or https:// URL, got ${JSON.stringify(value)}.`)
-  }
+  const url = parseHttpUrl(value)
+  if (!url) throw new OptionsError('endpoint', `expected an absolute http:// or https:// URL, got ${JSON.stringify(value)}.`)
   if (url.search || url.hash) {
     throw new OptionsError('endpoint', 'expected a base URL without query or fragment; /v1/batch is appended to it.')
   }
@@ -97,8 +85,8 @@ function resolveEndpoint(value: unknown): string {
 }
 
 function resolveFlushAt(options: ClientOptions): number {
-  const flushAt = integer('flushAt', options.flushAt, DEFAULTS.flushAt, 1)
-  const size = integer('size', options.size, flushAt, 1)
+  const flushAt = integerOption('flushAt', options.flushAt, DEFAULTS.flushAt, 1)
+  const size = integerOption('size', options.size, flushAt, 1)
   if (options.flushAt !== undefined && options.size !== undefined && flushAt !== size) {
     throw new OptionsError('size', `\`size\` is an alias of \`flushAt\`; they disagree (${size} and ${flushAt}). Set one.`)
   }
@@ -109,10 +97,10 @@ function resolveRetry(value: unknown): Required<RetryOptions> {
   if (value === undefined) return DEFAULTS.retry
   if (!isObject(value)) throw new OptionsError('retry', 'expected an object such as { limit: 10 }.')
   return {
-    limit: integer('retry.limit', value['limit'], DEFAULTS.retry.limit, 0, 1_000),
-    baseDelay: integer('retry.baseDelay', value['baseDelay'], DEFAULTS.retry.baseDelay, 0, MAX_TIMER_MS),
-    maxDelay: integer('retry.maxDelay', value['maxDelay'], DEFAULTS.retry.maxDelay, 0, MAX_TIMER_MS),
-    maxRetryAfter: integer('retry.maxRetryAfter', value['maxRetryAfter'], DEFAULTS.retry.maxRetryAfter, 0, MAX_TIMER_MS),
+    limit: integerOption('retry.limit', value['limit'], DEFAULTS.retry.limit, 0, 1_000),
+    baseDelay: integerOption('retry.baseDelay', value['baseDelay'], DEFAULTS.retry.baseDelay, 0, MAX_TIMER_MS),
+    maxDelay: integerOption('retry.maxDelay', value['maxDelay'], DEFAULTS.retry.maxDelay, 0, MAX_TIMER_MS),
+    maxRetryAfter: integerOption('retry.maxRetryAfter', value['maxRetryAfter'], DEFAULTS.retry.maxRetryAfter, 0, MAX_TIMER_MS),
   }
 }
 
@@ -145,12 +133,12 @@ export function resolveClientOptions(writeKey: unknown, options: unknown): Resol
   return {
     batchUrl: resolveEndpoint(given.endpoint),
     flushAt: resolveFlushAt(given),
-    flushAfter: integer('flushAfter', given.flushAfter, DEFAULTS.flushAfter, 1, MAX_TIMER_MS),
-    timeout: integer('timeout', given.timeout, DEFAULTS.timeout, 1, MAX_TIMER_MS),
+    flushAfter: integerOption('flushAfter', given.flushAfter, DEFAULTS.flushAfter, 1, MAX_TIMER_MS),
+    timeout: integerOption('timeout', given.timeout, DEFAULTS.timeout, 1, MAX_TIMER_MS),
     retry: resolveRetry(given.retry),
-    maxConcurrentRequests: integer('maxConcurrentRequests', given.maxConcurrentRequests, DEFAULTS.maxConcurrentRequests, 1, 1_000),
-    maxQueueSize: integer('maxQueueSize', given.maxQueueSize, DEFAULTS.maxQueueSize, 1),
-    maxQueueBytes: integer('maxQueueBytes', given.maxQueueBytes, DEFAULTS.maxQueueBytes, MAX_MESSAGE_BYTES),
+    maxConcurrentRequests: integerOption('maxConcurrentRequests', given.maxConcurrentRequests, DEFAULTS.maxConcurrentRequests, 1, 1_000),
+    maxQueueSize: integerOption('maxQueueSize', given.maxQueueSize, DEFAULTS.maxQueueSize, 1),
+    maxQueueBytes: integerOption('maxQueueBytes', given.maxQueueBytes, DEFAULTS.maxQueueBytes, MAX_MESSAGE_BYTES),
     logger: resolveLogger(given.logger),
     verbose: given.verbose ?? isDebugEnabled(DEBUG_NAMESPACE),
     fetch: given.fetch,

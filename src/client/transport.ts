@@ -1,7 +1,7 @@
 import ky, { isHTTPError, type KyInstance } from 'ky'
 import { sleep } from '../core/timers.js'
 import type { RetryOptions } from './options.js'
-import { parseRetryAfter } from './retry-after.js'
+import { parseRetryAfter } from '../core/retry-after.js'
 
 /** How one batch request ended, after every retry. */
 export type SendResult =

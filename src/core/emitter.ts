@@ -3,7 +3,7 @@ export type Listener<Args extends unknown[]> = (...args: Args) => void
 
 /**
  * A small typed event emitter that runs everywhere (no `node:events`). A listener that throws does
- * not stop the others; the error goes to `onListenerError`.
+ * not stop the others, nor the work that emitted; the error goes to `onListenerError`.
  */
 export class Emitter<Events extends { [Name in keyof Events]: unknown[] }> {
   readonly #listeners = new Map<keyof Events, Set<Listener<never>>>()
@@ -53,10 +53,8 @@ export class Emitter<Events extends { [Name in keyof Events]: unknown[] }> {
     return true
   }
 
-  /** Where errors thrown by listeners go; subclasses log them. */
+  /** Where errors thrown by listeners go: the console, unless a subclass has a logger. */
   protected onListenerError(error: unknown): void {
-    queueMicrotask(() => {
-      throw error
-    })
+    console.error('eventwire: an event listener threw', error)
   }
 }

@@ -1,4 +1,5 @@
-import { createServer, type IncomingHttpHeaders } from 'node:http'
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer as createTlsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 
 /** One request as the sink received it. */
@@ -8,12 +9,16 @@ export interface ReceivedRequest {
   readonly headers: IncomingHttpHeaders
   readonly body: string
   readonly bytes: number
+  /** The body exactly as received. */
+  readonly raw: Buffer
+  /** `Date.now()` when the request arrived. */
+  readonly at: number
 }
 
 /** What the sink answers to the n-th request (0-based). */
 export type Responder = (request: ReceivedRequest, index: number) => { status: number; headers?: Record<string, string>; delayMs?: number }
 
-/** A real HTTP server on 127.0.0.1 that records every request. */
+/** A real HTTP (or HTTPS) server on 127.0.0.1 that records every request. */
 export interface Sink {
   readonly url: string
   readonly requests: ReceivedRequest[]
@@ -22,10 +27,13 @@ export interface Sink {
   close(): Promise<void>
 }
 
-export async function startSink(respond: Responder = () => ({ status: 200 })): Promise<Sink> {
+export async function startSink(
+  respond: Responder = () => ({ status: 200 }),
+  options: { tls?: { key: string; cert: string } } = {},
+): Promise<Sink> {
   const requests: ReceivedRequest[] = []
   const accepted: string[] = []
-  const server = createServer((request, response) => {
+  const handle = (request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
@@ -36,6 +44,8 @@ export async function startSink(respond: Responder = () => ({ status: 200 })): P
         headers: request.headers,
         body: raw.toString('utf8'),
         bytes: raw.length,
+        raw,
+        at: Date.now(),
       }
       const index = requests.push(received) - 1
       const answer = respond(received, index)
@@ -47,11 +57,12 @@ export async function startSink(respond: Responder = () => ({ status: 200 })): P
       if (answer.delayMs) setTimeout(reply, answer.delayMs)
       else reply()
     })
-  })
+  }
+  const server = options.tls ? createTlsServer(options.tls, handle) : createServer(handle)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     requests,
     delivered: () => accepted.flatMap((body) => (JSON.parse(body) as { batch: Array<Record<string, unknown>> }).batch),
     close: () =>

@@ -17,6 +17,10 @@ export type ErrorCode =
   | 'ERR_REJECTED'
   | 'ERR_RETRIES_EXHAUSTED'
   | 'ERR_CLOSE_TIMEOUT'
+  | 'ERR_HTTP_STATUS'
+  | 'ERR_TIMEOUT'
+  | 'ERR_NETWORK'
+  | 'ERR_TLS_CERTIFICATE'
 
 /**
  * Base class of every error eventwire throws or emits.

@@ -1,0 +1,30 @@
+// A webhook receiver in Express that checks X-Signature before trusting a body.
+//
+//   WEBHOOK_SECRET=s3cret PORT=3000 node examples/receiver-express.mjs
+//
+// The signature covers the exact bytes sent. Read the body raw (express.raw), verify, then parse:
+// express.json() followed by JSON.stringify(req.body) gives different bytes (key order, spacing,
+// escapes) and a signature that no longer matches.
+import express from 'express'
+import { verifySignature } from 'eventwire/webhook'
+
+/** Builds the app; exported so the tests can run it. */
+export function createReceiver(secret, onEvent = (event) => console.log('verified', event.type, event.userId ?? event['User ID'])) {
+  const app = express()
+  app.post('/webhooks', express.raw({ type: 'application/json', limit: '1mb' }), async (req, res) => {
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)
+    if (!(await verifySignature(body, req.get('x-signature'), secret))) {
+      res.status(401).json({ error: 'bad signature' })
+      return
+    }
+    onEvent(JSON.parse(body.toString('utf8')))
+    res.status(204).end()
+  })
+  return app
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const secret = process.env.WEBHOOK_SECRET ?? 's3cret'
+  const port = Number(process.env.PORT ?? 3000)
+  createReceiver(secret).listen(port, '127.0.0.1', () => console.log(`listening on http://127.0.0.1:${port}/webhooks`))
+}

@@ -1,0 +1,28 @@
+import { Queue } from '../core/queue.js'
+
+/** Lets at most `limit` holders in at once; the rest wait in arrival order. */
+export class Limiter {
+  readonly #limit: number
+  readonly #waiting = new Queue<() => void>()
+  #active = 0
+
+  constructor(limit: number) {
+    this.#limit = limit
+  }
+
+  /** Resolves when a place is free. */
+  acquire(): Promise<void> {
+    if (this.#active < this.#limit) {
+      this.#active++
+      return Promise.resolve()
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve))
+  }
+
+  /** Frees a place, handing it straight to the next waiter if there is one. */
+  release(): void {
+    const next = this.#waiting.shift()
+    if (next) next()
+    else this.#active--
+  }
+}

@@ -1,0 +1,30 @@
+import { WebhookDestinationBase } from './destination.js'
+import type { WebhookSettings } from './settings.js'
+import { createUndiciTransport } from './undici-transport.js'
+
+/**
+ * Forwards each platform event as a signed JSON POST to up to five URLs (spec sections 4.1, 5, 7):
+ * `Content-Type: application/json`, a `User-Agent` ending in `/1.0`, each URL's static headers,
+ * and `X-Signature` when `sharedSecret` is set. Timeouts, network errors, 5xx, 408 and 429 are
+ * retried for up to `retryWindowMs` (4 hours) from the first attempt; other statuses and
+ * untrusted certificates fail at once. This is the Node build: it sends with undici's `Pool`.
+ *
+ * @example
+ * ```ts
+ * import { WebhookDestination } from 'eventwire/webhook'
+ *
+ * const destination = new WebhookDestination({
+ *   webhooks: [{ url: 'https://hooks.example.com/in', headers: { 'X-Team': 'data' } }],
+ *   sharedSecret: 's3cret',
+ * })
+ * const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'Paid' })
+ * console.log(result.status, result.urls)
+ * await destination.close()
+ * ```
+ */
+export class WebhookDestination extends WebhookDestinationBase {
+  /** @throws {@link OptionsError} naming the first setting it cannot use. */
+  constructor(settings: WebhookSettings) {
+    super(settings, createUndiciTransport)
+  }
+}

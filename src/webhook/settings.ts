@@ -1,0 +1,137 @@
+import { OptionsError } from '../core/errors/options-error.js'
+import { integerOption, parseHttpUrl } from '../core/option-checks.js'
+import { MAX_TIMER_MS } from '../core/timers.js'
+import { isObject } from '../core/validate.js'
+import type { WebhookTransport } from './transport.js'
+
+/** One receiving URL and the static headers added to every request sent to it. */
+export interface WebhookEntry {
+  /** Full URL including `http://` or `https://`, taken as entered (any path). */
+  url: string
+  /** Static headers for this URL, e.g. `{ 'X-Team': 'data' }`. */
+  headers?: Record<string, string>
+}
+
+/** Settings of {@link WebhookDestination}. */
+export interface WebhookSettings {
+  /** 1 to 5 receiving URLs. */
+  webhooks: readonly WebhookEntry[]
+  /** When set, every request carries `X-Signature`: hex HMAC-SHA1 of the body keyed with it. */
+  sharedSecret?: string
+  /** Time a receiver has to answer (response headers), in ms. @defaultValue 5_000 */
+  timeoutMs?: number
+  /** No attempt starts later than this after the first one, in ms. @defaultValue 14_400_000 (4 hours) */
+  retryWindowMs?: number
+  /** Delay before retry number `attempt` (0-based), in ms. @defaultValue `5_000 * 2 ** attempt`, ±10% jitter */
+  backoff?: (attempt: number) => number
+  /**
+   * `'any'` (the spec's rule): an event is processed once any URL accepts it; failed URLs are
+   * retried only while no URL has accepted it. `'each'`: every URL is retried on its own until it
+   * accepts the event. @defaultValue 'any'
+   */
+  mode?: 'any' | 'each'
+  /** Requests in flight at once, over all URLs. @defaultValue 256 */
+  maxConcurrency?: number
+  /** Requests in flight at once to one URL. @defaultValue 64 */
+  maxConcurrencyPerUrl?: number
+  /** How requests are sent. @defaultValue undici's `Pool` on Node, `fetch` elsewhere */
+  transport?: WebhookTransport
+}
+
+/** A configured URL, parsed once. */
+export interface ResolvedWebhook {
+  readonly url: string
+  readonly origin: string
+  /** Path and query, as entered. */
+  readonly path: string
+  /** Header name/value pairs every request to this URL carries, signature aside. */
+  readonly headers: Readonly<Record<string, string>>
+}
+
+/** Settings with defaults filled in. */
+export interface ResolvedWebhookSettings {
+  readonly webhooks: readonly ResolvedWebhook[]
+  readonly sharedSecret: string | undefined
+  readonly timeoutMs: number
+  readonly retryWindowMs: number
+  readonly backoff: (attempt: number) => number
+  readonly mode: 'any' | 'each'
+  readonly maxConcurrency: number
+  readonly maxConcurrencyPerUrl: number
+}
+
+/** The sender identifier every request carries; the spec asks for a version suffix of 1.0. */
+export const USER_AGENT = 'eventwire-webhooks/1.0'
+
+/** Most URLs a destination takes (spec section 8). */
+export const MAX_WEBHOOKS = 5
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+/** Visible ASCII, spaces, tabs and obs-text: no CR, LF or NUL that could split a header. */
+const FIELD_VALUE = /^[\t\u0020-\u007e\u0080-\u00ff]*$/
+/** Headers eventwire sets itself or that would break the request if overridden. */
+const RESERVED = new Set(['content-type', 'content-length', 'user-agent', 'x-signature', 'host', 'transfer-encoding', 'connection'])
+
+function defaultBackoff(attempt: number): number {
+  return 5_000 * 2 ** attempt * (0.9 + Math.random() * 0.2)
+}
+
+function resolveEntry(entry: unknown, index: number): ResolvedWebhook {
+  const name = `webhooks[${index}]`
+  if (!isObject(entry)) throw new OptionsError(name, 'expected { url, headers? }.')
+  const raw = entry['url']
+  const url = parseHttpUrl(raw)
+  if (!url) {
+    throw new OptionsError(`${name}.url`, `expected a full http:// or https:// URL, got ${JSON.stringify(raw)}.`)
+  }
+  if (url.username || url.password) {
+    throw new OptionsError(`${name}.url`, 'credentials in the URL are not sent; use a static Authorization header.')
+  }
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': USER_AGENT }
+  const given = entry['headers']
+  if (given !== undefined) {
+    if (!isObject(given)) throw new OptionsError(`${name}.headers`, 'expected an object of header names to values.')
+    for (const [key, value] of Object.entries(given)) {
+      if (!TOKEN.test(key)) throw new OptionsError(`${name}.headers`, `${JSON.stringify(key)} is not a valid header name.`)
+      if (RESERVED.has(key.toLowerCase())) {
+        throw new OptionsError(`${name}.headers`, `${key} is set by eventwire and cannot be configured.`)
+      }
+      if (typeof value !== 'string' || !FIELD_VALUE.test(value)) {
+        throw new OptionsError(`${name}.headers`, `the value of ${key} must be a string without CR, LF or other control characters.`)
+      }
+      headers[key.toLowerCase()] = value
+    }
+  }
+  return { url: url.href, origin: url.origin, path: `${url.pathname}${url.search}`, headers }
+}
+
+/**
+ * Checks destination settings and fills in defaults.
+ *
+ * @throws {@link OptionsError} naming the first setting it cannot use.
+ */
+export function resolveWebhookSettings(settings: unknown): ResolvedWebhookSettings {
+  if (!isObject(settings)) throw new OptionsError('settings', 'expected an object with `webhooks`.')
+  const webhooks = settings['webhooks']
+  if (!Array.isArray(webhooks) || webhooks.length < 1 || webhooks.length > MAX_WEBHOOKS) {
+    throw new OptionsError('webhooks', `expected 1 to ${MAX_WEBHOOKS} entries, got ${Array.isArray(webhooks) ? webhooks.length : typeof webhooks}.`)
+  }
+  const secret = settings['sharedSecret']
+  if (secret !== undefined && (typeof secret !== 'string' || secret === '')) {
+    throw new OptionsError('sharedSecret', 'expected a non-empty string, or leave it out to send unsigned requests.')
+  }
+  const backoff = settings['backoff']
+  if (backoff !== undefined && typeof backoff !== 'function') throw new OptionsError('backoff', 'expected (attempt) => ms.')
+  const mode = settings['mode'] ?? 'any'
+  if (mode !== 'any' && mode !== 'each') throw new OptionsError('mode', `expected 'any' or 'each', got ${JSON.stringify(mode)}.`)
+  return {
+    webhooks: webhooks.map(resolveEntry),
+    sharedSecret: secret,
+    timeoutMs: integerOption('timeoutMs', settings['timeoutMs'], 5_000, 1, MAX_TIMER_MS),
+    retryWindowMs: integerOption('retryWindowMs', settings['retryWindowMs'], 4 * 60 * 60_000, 0, Number.MAX_SAFE_INTEGER),
+    backoff: (backoff as ((attempt: number) => number) | undefined) ?? defaultBackoff,
+    mode,
+    maxConcurrency: integerOption('maxConcurrency', settings['maxConcurrency'], 256, 1, 100_000),
+    maxConcurrencyPerUrl: integerOption('maxConcurrencyPerUrl', settings['maxConcurrencyPerUrl'], 64, 1, 100_000),
+  }
+}

@@ -1,0 +1,75 @@
+/** A raw request body: the exact bytes received or sent. */
+export type RawBody = string | Uint8Array | ArrayBuffer
+
+const encoder = new TextEncoder()
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'))
+
+function toBytes(body: RawBody): Uint8Array {
+  if (typeof body === 'string') return encoder.encode(body)
+  return body instanceof Uint8Array ? body : new Uint8Array(body)
+}
+
+function toHex(bytes: Uint8Array): string {
+  let hex = ''
+  for (const byte of bytes) hex += HEX[byte]
+  return hex
+}
+
+/** Imports an HMAC-SHA1 key once; a destination keeps the promise for all its requests. */
+export function importSigningKey(secret: string): Promise<CryptoKey> {
+  return crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-1' }, false, ['sign'])
+}
+
+/** Lowercase hex HMAC-SHA1 of `body` with an imported key. */
+export async function signWithKey(key: CryptoKey, body: Uint8Array): Promise<string> {
+  return toHex(new Uint8Array(await crypto.subtle.sign('HMAC', key, body as Uint8Array<ArrayBuffer>)))
+}
+
+/**
+ * The `X-Signature` value for a body: lowercase hex HMAC-SHA1 keyed with the shared secret, over
+ * the body's UTF-8 bytes. Web Crypto only: runs in Node, browsers, Deno, Bun and Workers.
+ *
+ * @example
+ * ```ts
+ * const signature = await signPayload('{"type":"track"}', 's3cret') // 40 hex characters
+ * ```
+ */
+export async function signPayload(body: RawBody, secret: string): Promise<string> {
+  return signWithKey(await importSigningKey(secret), toBytes(body))
+}
+
+/**
+ * Checks an `X-Signature` header against the body as received. Pass the raw bytes: a body that
+ * was parsed and re-serialized (e.g. `JSON.stringify(req.body)`) rarely has the same bytes, and
+ * its signature will not match.
+ *
+ * Accepts upper- or lowercase hex, compares in constant time, and returns `false` (never throws)
+ * for a missing, empty or malformed signature. An array of header values (a repeated header) is
+ * accepted only when it holds exactly one value.
+ *
+ * @example
+ * ```ts
+ * // fetch-style handler (Workers, Deno, Bun, Node >= 20):
+ * const body = await request.text()
+ * const ok = await verifySignature(body, request.headers.get('x-signature'), env.WEBHOOK_SECRET)
+ * if (!ok) return new Response('bad signature', { status: 401 })
+ * ```
+ */
+export async function verifySignature(
+  body: RawBody,
+  signature: string | readonly string[] | null | undefined,
+  secret: string,
+): Promise<boolean> {
+  const given = Array.isArray(signature) ? (signature.length === 1 ? signature[0] : undefined) : signature
+  if (typeof given !== 'string' || !/^[0-9a-fA-F]{40}$/.test(given) || typeof secret !== 'string' || secret === '') {
+    return false
+  }
+  if (typeof body !== 'string' && !(body instanceof Uint8Array) && !(body instanceof ArrayBuffer)) return false
+  const expected = await signPayload(body, secret)
+  const actual = given.toLowerCase()
+  let difference = 0
+  for (let index = 0; index < expected.length; index++) {
+    difference |= expected.charCodeAt(index) ^ actual.charCodeAt(index)
+  }
+  return difference === 0
+}

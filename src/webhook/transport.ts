@@ -1,0 +1,57 @@
+/** One webhook request, ready to send. */
+export interface WebhookRequest {
+  /** Full URL, and the same split into origin and path (parsed once per destination). */
+  readonly url: string
+  readonly origin: string
+  readonly path: string
+  readonly headers: Readonly<Record<string, string>>
+  /** The exact bytes that were signed. */
+  readonly body: Uint8Array
+  /** Time the receiver has to answer, in ms. */
+  readonly timeoutMs: number
+}
+
+/** How one request ended. Transports never throw: failures are values. */
+export type WebhookResponse =
+  | { readonly ok: true; readonly status: number; readonly retryAfter: string | null }
+  | { readonly ok: false; readonly failure: TransportFailure; readonly cause: unknown }
+
+/** What went wrong below HTTP. */
+export type TransportFailure = 'timeout' | 'network' | 'tls'
+
+/**
+ * Sends webhook requests. eventwire uses undici's `Pool` on Node and `fetch` elsewhere; pass your
+ * own (for a private CA, a proxy, a test double) as the `transport` setting.
+ */
+export interface WebhookTransport {
+  send(request: WebhookRequest): Promise<WebhookResponse>
+  /** Releases connections. */
+  close?(): Promise<void>
+}
+
+/** Certificate errors (Node's and undici's codes): the TLS handshake failed before any HTTP. */
+const TLS_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REVOKED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+])
+
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT'])
+
+/** Reads a thrown error and its `cause` chain for a certificate or timeout code. */
+export function classifyFailure(error: unknown): TransportFailure {
+  for (let current = error, depth = 0; current !== undefined && current !== null && depth < 8; depth++) {
+    const { code, name } = current as { code?: unknown; name?: unknown }
+    if (typeof code === 'string' && TLS_CODES.has(code)) return 'tls'
+    if ((typeof code === 'string' && TIMEOUT_CODES.has(code)) || name === 'TimeoutError') return 'timeout'
+    current = (current as { cause?: unknown }).cause
+  }
+  return 'network'
+}

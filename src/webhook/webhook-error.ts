@@ -1,0 +1,27 @@
+import { EventwireError } from '../core/errors/eventwire-error.js'
+
+/** Codes of {@link WebhookError}: why one request to one URL failed. */
+export type WebhookErrorCode = 'ERR_HTTP_STATUS' | 'ERR_TIMEOUT' | 'ERR_NETWORK' | 'ERR_TLS_CERTIFICATE' | 'ERR_CLOSED'
+
+/**
+ * Why an attempt to one URL failed:
+ *
+ * - `ERR_HTTP_STATUS`: the receiver answered a status other than 2xx (`status` says which).
+ * - `ERR_TIMEOUT`: no response within `timeoutMs`.
+ * - `ERR_NETWORK`: the connection failed (refused, reset, DNS...).
+ * - `ERR_TLS_CERTIFICATE`: the HTTPS receiver's certificate is self-signed, expired or for another
+ *   host; no HTTP request was sent.
+ * - `ERR_CLOSED`: the destination was closed while the event waited for a retry.
+ */
+export class WebhookError extends EventwireError<WebhookErrorCode> {
+  /** The URL the attempt went to. */
+  readonly url: string
+  /** HTTP status, for `ERR_HTTP_STATUS`. */
+  readonly status: number | undefined
+
+  constructor(code: WebhookErrorCode, url: string, message: string, details: { status?: number; cause?: unknown } = {}) {
+    super(code, message, details.cause === undefined ? undefined : { cause: details.cause })
+    this.url = url
+    this.status = details.status
+  }
+}

@@ -1,0 +1,210 @@
+import { createHmac } from 'node:crypto'
+import { createServer } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  createFetchTransport,
+  createUndiciTransport,
+  toWebhookPayload,
+  USER_AGENT,
+  WebhookDestination,
+  type DeliveryResult,
+  type RetryNotice,
+  type WebhookEvent,
+  type WebhookSettings,
+  type WebhookTransport,
+} from '../../src/webhook/node.js'
+import { startSink, type Responder, type Sink } from '../helpers/sink.js'
+
+const sinks: Sink[] = []
+const destinations: WebhookDestination[] = []
+afterEach(async () => {
+  await Promise.all(destinations.splice(0).map((destination) => destination.close({ timeout: 1_000 })))
+  await Promise.all(sinks.splice(0).map((sink) => sink.close()))
+})
+
+async function receiver(respond?: Responder): Promise<Sink> {
+  const sink = await startSink(respond)
+  sinks.push(sink)
+  return sink
+}
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+const track: WebhookEvent = { type: 'track', userId: 'u1', event: 'Paid', properties: { amount: 5, note: 'Café ☕' }, timestamp: '2024-01-02T03:04:05.006Z' }
+
+describe.each<[string, () => WebhookTransport]>([
+  ['undici Pool (the Node default)', () => createUndiciTransport()],
+  ['fetch (browsers, Deno, Bun, Workers)', () => createFetchTransport()],
+])('delivery over %s', (_name, makeTransport) => {
+  function destination(settings: WebhookSettings): WebhookDestination {
+    const created = new WebhookDestination({ transport: makeTransport(), backoff: () => 20, ...settings })
+    destinations.push(created)
+    return created
+  }
+
+  it('POSTs the payload once per URL with the spec headers, static headers and an X-Signature over the exact bytes', async () => {
+    const a = await receiver()
+    const b = await receiver()
+    const result = await destination({
+      webhooks: [{ url: `${a.url}/in?source=1`, headers: { 'X-Team': 'data' } }, { url: `${b.url}/other` }],
+      sharedSecret: 's3cret',
+      mode: 'each',
+    }).deliver(track)
+    expect(result.status).toBe('delivered')
+    const expectedBody = JSON.stringify(toWebhookPayload(track))
+    for (const [sink, path] of [[a, '/in?source=1'], [b, '/other']] as const) {
+      expect(sink.requests).toHaveLength(1)
+      const [request] = sink.requests
+      expect(request?.method).toBe('POST')
+      expect(request?.path).toBe(path)
+      expect(request?.headers['content-type']).toBe('application/json')
+      expect(request?.headers['user-agent']).toBe(USER_AGENT)
+      expect(request?.headers['user-agent']).toMatch(/\/1\.0$/)
+      expect(request?.body).toBe(expectedBody)
+      expect(request?.headers['x-signature']).toBe(createHmac('sha1', 's3cret').update(request?.raw ?? '').digest('hex'))
+    }
+    expect(a.requests[0]?.headers['x-team']).toBe('data')
+    expect(b.requests[0]?.headers['x-team']).toBeUndefined()
+  })
+
+  it('sends no X-Signature when no secret is set', async () => {
+    const sink = await receiver()
+    await destination({ webhooks: [{ url: sink.url }] }).deliver(track)
+    expect(sink.requests[0]?.headers).not.toHaveProperty('x-signature')
+  })
+
+  it('retries a 500 later, then reports delivered with the attempts', async () => {
+    const sink = await receiver((_request, index) => ({ status: index < 2 ? 500 : 204 }))
+    const hub = destination({ webhooks: [{ url: sink.url }] })
+    const retries: RetryNotice[] = []
+    hub.on('retry', (notice) => retries.push(notice))
+    const result = await hub.deliver(track)
+    expect(result).toMatchObject({ status: 'delivered', attempts: 3, urls: [{ status: 'delivered', attempts: 3, lastStatus: 204 }] })
+    expect(sink.requests).toHaveLength(3)
+    expect(new Set(sink.requests.map((request) => request.body)).size).toBe(1)
+    expect(retries.map((notice) => [notice.attempts, notice.error.code, notice.error.status])).toEqual([
+      [1, 'ERR_HTTP_STATUS', 500],
+      [2, 'ERR_HTTP_STATUS', 500],
+    ])
+  })
+
+  it.each([400, 401, 404, 410, 422])('does not retry HTTP %i', async (status) => {
+    const sink = await receiver(() => ({ status }))
+    const hub = destination({ webhooks: [{ url: sink.url }] })
+    const failed: DeliveryResult[] = []
+    hub.on('failed', (result) => failed.push(result))
+    const result = await hub.deliver(track)
+    expect(sink.requests).toHaveLength(1)
+    expect(result).toMatchObject({ status: 'failed', urls: [{ status: 'failed', attempts: 1, lastStatus: status }] })
+    expect(result.urls[0]?.lastError).toMatchObject({ code: 'ERR_HTTP_STATUS', status })
+    expect(failed).toEqual([result])
+  })
+
+  it('does not follow redirects', async () => {
+    const target = await receiver()
+    const redirecting = await receiver(() => ({ status: 307, headers: { location: target.url } }))
+    const result = await destination({ webhooks: [{ url: redirecting.url }] }).deliver(track)
+    expect(result).toMatchObject({ status: 'failed', urls: [{ status: 'failed', attempts: 1 }] })
+    expect(target.requests).toHaveLength(0)
+  })
+
+  it('retries a receiver that does not answer within the timeout (ERR_TIMEOUT)', async () => {
+    const sink = await receiver((_request, index) => ({ status: 200, delayMs: index === 0 ? 1_500 : 0 }))
+    const hub = destination({ webhooks: [{ url: sink.url }], timeoutMs: 200 })
+    const codes: string[] = []
+    hub.on('retry', (notice) => codes.push(notice.error.code))
+    const result = await hub.deliver(track)
+    expect(codes).toEqual(['ERR_TIMEOUT'])
+    expect(result).toMatchObject({ status: 'delivered', urls: [{ attempts: 2 }] })
+  })
+
+  it('retries a refused connection (ERR_NETWORK)', async () => {
+    const port = await closedPort()
+    const result = await destination({ webhooks: [{ url: `http://127.0.0.1:${port}/` }], retryWindowMs: 100 }).deliver(track)
+    expect(result.status).toBe('failed')
+    expect(result.urls[0]?.attempts).toBeGreaterThan(1)
+    expect(result.urls[0]?.lastError?.code).toBe('ERR_NETWORK')
+  })
+
+  it.each([429, 408, 503])('honours Retry-After on %i', async (status) => {
+    const sink = await receiver((_request, index) => (index === 0 ? { status, headers: { 'retry-after': '1' } } : { status: 200 }))
+    const result = await destination({ webhooks: [{ url: sink.url }] }).deliver(track)
+    expect(result.status).toBe('delivered')
+    expect((sink.requests[1]?.at ?? 0) - (sink.requests[0]?.at ?? 0)).toBeGreaterThanOrEqual(950)
+  })
+
+  it('counts the event processed when any one URL succeeds, and retries none of the others (spec 4.1 rule 1)', async () => {
+    const failing = await receiver(() => ({ status: 500 }))
+    const working = await receiver()
+    const hub = destination({ webhooks: [{ url: failing.url }, { url: working.url }] })
+    const retries: RetryNotice[] = []
+    hub.on('retry', (notice) => retries.push(notice))
+    const result = await hub.deliver(track)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(result.status).toBe('delivered')
+    expect(result.urls.map((url) => url.status)).toEqual(['superseded', 'delivered'])
+    expect(failing.requests).toHaveLength(1)
+    expect(working.requests).toHaveLength(1)
+    expect(retries).toEqual([])
+    expect(hub.pendingRetries).toBe(0)
+  })
+
+  it('retries only the URLs that can still succeed while none has', async () => {
+    const gone = await receiver(() => ({ status: 410 }))
+    const flaky = await receiver((_request, index) => ({ status: index === 0 ? 503 : 200 }))
+    const result = await destination({ webhooks: [{ url: gone.url }, { url: flaky.url }] }).deliver(track)
+    expect(result.status).toBe('delivered')
+    expect(result.urls.map((url) => [url.status, url.attempts])).toEqual([['failed', 1], ['delivered', 2]])
+    expect(gone.requests).toHaveLength(1)
+  })
+
+  it("retries each URL on its own in mode 'each'", async () => {
+    const fine = await receiver()
+    const flaky = await receiver((_request, index) => ({ status: index < 2 ? 502 : 200 }))
+    const result = await destination({ webhooks: [{ url: fine.url }, { url: flaky.url }], mode: 'each' }).deliver(track)
+    expect(result.status).toBe('delivered')
+    expect(fine.requests).toHaveLength(1)
+    expect(flaky.requests).toHaveLength(3)
+  })
+
+  it('starts no attempt later than retryWindowMs after the first, then fails with the last error', async () => {
+    const sink = await receiver(() => ({ status: 500 }))
+    // Rounds at 0 and 300 ms; the next would be at 600 ms, so it is moved to the window's end, 400 ms.
+    const result = await destination({ webhooks: [{ url: sink.url }], retryWindowMs: 400, backoff: () => 300 }).deliver(track)
+    expect(result.status).toBe('failed')
+    expect(result.urls[0]?.lastError).toMatchObject({ code: 'ERR_HTTP_STATUS', status: 500 })
+    expect(sink.requests).toHaveLength(3)
+    const first = sink.requests[0]?.at ?? 0
+    expect((sink.requests[2]?.at ?? 0) - first).toBeGreaterThan(300)
+    expect((sink.requests[2]?.at ?? 0) - first).toBeLessThan(550)
+  })
+
+  it('skips an event whose integrations turn Webhooks off, sending nothing', async () => {
+    const sink = await receiver()
+    const hub = destination({ webhooks: [{ url: sink.url }] })
+    const skipped = await hub.deliver({ ...track, integrations: { All: false } } as WebhookEvent)
+    const alsoSkipped = await hub.deliver({ ...track, integrations: { Webhooks: false } } as WebhookEvent)
+    const sent = await hub.deliver({ ...track, integrations: { All: false, Webhooks: true } } as WebhookEvent)
+    expect([skipped.status, alsoSkipped.status, sent.status]).toEqual(['skipped', 'skipped', 'delivered'])
+    expect(skipped.urls[0]?.status).toBe('skipped')
+    expect(sink.requests).toHaveLength(1)
+  })
+
+  it('delivers every payload type, alias with its spaced keys and delete in its short shape', async () => {
+    const sink = await receiver()
+    const hub = destination({ webhooks: [{ url: sink.url }] })
+    await hub.deliver({ type: 'alias', previousId: 'anon-1', userId: 'u1' })
+    await hub.deliver({ type: 'delete', userId: 'u1' })
+    const [alias, deletion] = sink.requests.map((request) => JSON.parse(request.body) as Record<string, unknown>)
+    expect(alias).toMatchObject({ version: 1, type: 'alias', 'Previous ID': 'anon-1', 'User ID': 'u1' })
+    expect(alias).not.toHaveProperty('userId')
+    expect(Object.keys(deletion ?? {}).sort()).toEqual(['timestamp', 'type', 'userId'])
+  })
+})

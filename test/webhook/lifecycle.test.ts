@@ -1,0 +1,70 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { ClosedError, WebhookDestination, type DeliveryResult } from '../../src/webhook/node.js'
+import { MemoryRetryStore } from '../../src/webhook/retry-store.js'
+import { RetryScheduler } from '../../src/webhook/scheduler.js'
+import { startSink, type Sink } from '../helpers/sink.js'
+
+let sink: Sink | undefined
+afterEach(async () => {
+  await sink?.close()
+  sink = undefined
+})
+
+const liveTimers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length
+
+describe('close()', () => {
+  it('reports events waiting for a retry as failed (ERR_CLOSED), refuses new ones, and is idempotent', async () => {
+    sink = await startSink(() => ({ status: 503 }))
+    const destination = new WebhookDestination({ webhooks: [{ url: sink.url }], backoff: () => 60_000 })
+    const pending = destination.deliver({ type: 'identify', userId: 'u1' })
+    await expect.poll(() => destination.pendingRetries).toBe(1)
+    const closing = destination.close()
+    expect(destination.close()).toBe(closing)
+    await closing
+    const result = await pending
+    expect(result).toMatchObject({ status: 'failed', urls: [{ status: 'failed', attempts: 1 }] })
+    expect(result.urls[0]?.lastError?.code).toBe('ERR_CLOSED')
+    expect(result.urls[0]?.lastError?.cause).toMatchObject({ code: 'ERR_HTTP_STATUS', status: 503 })
+    await expect(destination.deliver({ type: 'identify', userId: 'u2' })).rejects.toBeInstanceOf(ClosedError)
+  })
+
+  it('waits for requests in flight before resolving', async () => {
+    sink = await startSink(() => ({ status: 200, delayMs: 300 }))
+    const destination = new WebhookDestination({ webhooks: [{ url: sink.url }] })
+    const delivery = destination.deliver({ type: 'identify', userId: 'u1' })
+    await expect.poll(() => sink?.requests.length).toBe(1)
+    let delivered: DeliveryResult | undefined
+    void delivery.then((result) => (delivered = result))
+    await destination.close()
+    expect(delivered?.status).toBe('delivered')
+  })
+})
+
+describe('scheduling retries', () => {
+  it('holds 1,000 events waiting to retry with one timer, not one each', async () => {
+    sink = await startSink(() => ({ status: 500 }))
+    const destination = new WebhookDestination({ webhooks: [{ url: sink.url }], backoff: () => 60_000 })
+    const before = liveTimers()
+    const deliveries = Array.from({ length: 1_000 }, (_, index) => destination.deliver({ type: 'track', userId: `u${index}`, event: 'E' }))
+    await expect.poll(() => destination.pendingRetries, { timeout: 10_000 }).toBe(1_000)
+    expect(liveTimers() - before).toBeLessThanOrEqual(2)
+    await destination.close()
+    const results = await Promise.all(deliveries)
+    expect(results.every((result) => result.status === 'failed')).toBe(true)
+  })
+
+  it('runs 100,000 scheduled items in due order from one timer', async () => {
+    const ran: number[] = []
+    const scheduler = new RetryScheduler<{ dueAt: number; id: number }>(new MemoryRetryStore(), (item) => ran.push(item.id))
+    const now = Date.now()
+    const before = liveTimers()
+    const order = Array.from({ length: 100_000 }, (_, id) => id).sort(() => Math.random() - 0.5)
+    for (const id of order) scheduler.schedule({ id, dueAt: now + 20 + (id % 1_000) / 10 })
+    expect(liveTimers() - before).toBe(1)
+    expect(scheduler.size).toBe(100_000)
+    await expect.poll(() => ran.length, { timeout: 5_000 }).toBe(100_000)
+    const dueOf = (id: number) => id % 1_000
+    for (let index = 1; index < ran.length; index++) expect(dueOf(ran[index] ?? 0)).toBeGreaterThanOrEqual(dueOf(ran[index - 1] ?? 0))
+    expect(liveTimers() - before).toBeLessThanOrEqual(0)
+  })
+})

@@ -1,0 +1,42 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createFetchTransport, createUndiciTransport, WebhookDestination, type WebhookTransport } from '../../src/webhook/node.js'
+import { selfSignedCertificate } from '../helpers/certs.js'
+import { startSink, type Sink } from '../helpers/sink.js'
+
+let certificate: { key: string; cert: string }
+let sink: Sink
+
+beforeAll(async () => {
+  certificate = selfSignedCertificate()
+  sink = await startSink(() => ({ status: 200 }), { tls: certificate })
+})
+afterAll(async () => {
+  await sink.close()
+})
+
+describe('HTTPS receivers', () => {
+  it.each<[string, () => WebhookTransport]>([
+    ['undici Pool', () => createUndiciTransport()],
+    ['fetch', () => createFetchTransport()],
+  ])('refuses a self-signed certificate over %s: ERR_TLS_CERTIFICATE, not retried, no request reaches it', async (_name, transport) => {
+    const destination = new WebhookDestination({ webhooks: [{ url: `${sink.url}/in` }], transport: transport(), backoff: () => 10 })
+    const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'E' })
+    await destination.close()
+    expect(result.status).toBe('failed')
+    expect(result.urls[0]).toMatchObject({ status: 'failed', attempts: 1, lastStatus: undefined })
+    expect(result.urls[0]?.lastError?.code).toBe('ERR_TLS_CERTIFICATE')
+    expect(result.urls[0]?.lastError?.message).toMatch(/self-signed/)
+    expect(sink.requests).toHaveLength(0)
+  })
+
+  it('delivers to a receiver behind a private CA when the transport is told to trust it', async () => {
+    const destination = new WebhookDestination({
+      webhooks: [{ url: `${sink.url}/in` }],
+      transport: createUndiciTransport({ connect: { ca: certificate.cert } }),
+    })
+    const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'E' })
+    await destination.close()
+    expect(result.status).toBe('delivered')
+    expect(sink.requests).toHaveLength(1)
+  })
+})
