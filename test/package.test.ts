@@ -20,7 +20,7 @@ describe('package', () => {
   })
 
   /** The Node build's own files: the only ones that may reach undici. */
-  const NODE_ONLY = ['src/webhook/node.ts', 'src/webhook/node-destination.ts', 'src/webhook/undici-transport.ts'].map((path) => join(root, path))
+  const NODE_ONLY = ['src/webhook/node.ts', 'src/webhook/node-destination.ts', 'src/webhook/undici-transport.ts', 'src/webhook/node-signer.ts'].map((path) => join(root, path))
   const isomorphicFiles = () =>
     ['src/client', 'src/core', 'src/webhook'].flatMap((dir) => sourceFiles(join(root, dir))).filter((file) => !NODE_ONLY.includes(file))
 

@@ -1,18 +1,19 @@
 import { Emitter } from '../core/emitter.js'
 import { ClosedError } from '../core/errors/closed-error.js'
 import { OptionsError } from '../core/errors/options-error.js'
-import { parseRetryAfter } from '../core/retry-after.js'
 import { MAX_TIMER_MS, setUnrefTimeout } from '../core/timers.js'
 import type { WebhookEvent } from './event.js'
+import { toWebhookError } from './failure.js'
 import { isEnabledFor } from './integrations.js'
-import { Limiter } from './limiter.js'
-import { toWebhookPayload } from './payload.js'
-import { MemoryRetryStore } from './retry-store.js'
+import { eventIdOf, prepareEvent, type PreparedEvent } from './prepare.js'
+import { MemoryRetryStore, type Due } from './retry-store.js'
+import { isDelivered, newDeliveryState, runRound, type DeliveryState } from './round.js'
 import { RetryScheduler } from './scheduler.js'
-import { resolveWebhookSettings, type ResolvedWebhook, type ResolvedWebhookSettings, type WebhookSettings } from './settings.js'
-import { importSigningKey, signWithKey } from './signature.js'
+import { createSender, type Sender } from './sender.js'
+import { resolveWebhookSettings, type ResolvedWebhookSettings, type WebhookSettings } from './settings.js'
+import type { Signer } from './signer.js'
 import type { WebhookTransport } from './transport.js'
-import { WebhookError } from './webhook-error.js'
+import type { WebhookError } from './webhook-error.js'
 
 /** The fate of one event at one URL. `superseded`: another URL accepted the event first (mode `'any'`). */
 export type WebhookUrlStatus = 'delivered' | 'failed' | 'superseded' | 'skipped'
@@ -65,30 +66,17 @@ export interface WebhookCloseOptions {
   timeout?: number
 }
 
-interface Target {
-  readonly webhook: ResolvedWebhook
-  status: WebhookUrlStatus | 'pending'
-  attempts: number
-  lastStatus: number | undefined
-  lastError: WebhookError | undefined
-  retryAfterMs: number | undefined
+/** The defaults a build of the webhook module brings: how it sends and how it signs. */
+export interface WebhookPlatform {
+  readonly transport: () => WebhookTransport
+  readonly signer: (secret: string) => Signer
 }
 
-interface Job {
-  readonly eventId: string
-  readonly body: Uint8Array
-  readonly signature: string | undefined
-  readonly deadline: number
-  readonly targets: Target[]
+interface Job extends Due {
+  readonly state: DeliveryState
+  readonly prepared: PreparedEvent
   readonly resolve: (result: DeliveryResult) => void
-  rounds: number
   dueAt: number
-}
-
-const encoder = new TextEncoder()
-
-function isRetryableStatus(status: number): boolean {
-  return status >= 500 || status === 408 || status === 429
 }
 
 /**
@@ -112,27 +100,27 @@ function isRetryableStatus(status: number): boolean {
 export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   readonly #settings: ResolvedWebhookSettings
   readonly #transport: WebhookTransport
-  readonly #key: Promise<CryptoKey> | undefined
-  readonly #limiter: Limiter
-  readonly #urlLimiters: Limiter[]
+  readonly #send: Sender
+  readonly #sign: Signer | undefined
   readonly #scheduler = new RetryScheduler<Job>(new MemoryRetryStore<Job>(), (job) => this.#track(this.#round(job)))
   readonly #rounds = new Set<Promise<void>>()
   #closing: Promise<void> | undefined
 
   /**
+   * @param platform - What each build sends and signs with: undici and `node:crypto` on Node,
+   * `fetch` and Web Crypto elsewhere.
    * @throws {@link OptionsError} naming the first setting it cannot use.
    */
-  constructor(settings: WebhookSettings, defaultTransport: () => WebhookTransport) {
+  constructor(settings: WebhookSettings, platform: WebhookPlatform) {
     super()
     this.#settings = resolveWebhookSettings(settings)
     const transport = (settings as { transport?: unknown }).transport
     if (transport !== undefined && (typeof transport !== 'object' || transport === null || typeof (transport as WebhookTransport).send !== 'function')) {
       throw new OptionsError('transport', 'expected an object with send(request).')
     }
-    this.#transport = (transport as WebhookTransport | undefined) ?? defaultTransport()
-    this.#key = this.#settings.sharedSecret === undefined ? undefined : importSigningKey(this.#settings.sharedSecret)
-    this.#limiter = new Limiter(this.#settings.maxConcurrency)
-    this.#urlLimiters = this.#settings.webhooks.map(() => new Limiter(this.#settings.maxConcurrencyPerUrl))
+    this.#transport = (transport as WebhookTransport | undefined) ?? platform.transport()
+    this.#send = createSender(this.#settings, this.#transport)
+    this.#sign = this.#settings.sharedSecret === undefined ? undefined : platform.signer(this.#settings.sharedSecret)
   }
 
   /** Events waiting for a retry. */
@@ -150,29 +138,17 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
    */
   async deliver(event: WebhookEvent): Promise<DeliveryResult> {
     if (this.#closing) throw new ClosedError('deliver()')
-    const payload = toWebhookPayload(event)
-    const given = (event as { messageId?: unknown }).messageId
-    const eventId = typeof given === 'string' && given !== '' ? given : crypto.randomUUID()
+    const eventId = eventIdOf(event)
     if (!isEnabledFor((event as { integrations?: unknown }).integrations)) {
-      const result = this.#result(eventId, 'skipped', 0, this.#settings.webhooks.map((webhook) => this.#target(webhook, 'skipped')))
+      const state = newDeliveryState(eventId, this.#settings.webhooks.length, 0, Date.now())
+      for (const target of state.targets) target.status = 'skipped'
+      const result = this.#result(state, 'skipped')
       this.emit('skipped', result)
       return result
     }
-    const body = encoder.encode(JSON.stringify(payload))
-    const signature = this.#key ? await signWithKey(await this.#key, body) : undefined
-    return new Promise<DeliveryResult>((resolve) => {
-      const job: Job = {
-        eventId,
-        body,
-        signature,
-        deadline: Date.now() + this.#settings.retryWindowMs,
-        targets: this.#settings.webhooks.map((webhook) => this.#target(webhook, 'pending')),
-        resolve,
-        rounds: 0,
-        dueAt: 0,
-      }
-      this.#track(this.#round(job))
-    })
+    const prepared = await prepareEvent(event, eventId, this.#sign)
+    const state = newDeliveryState(eventId, this.#settings.webhooks.length, this.#settings.retryWindowMs, Date.now())
+    return new Promise<DeliveryResult>((resolve) => this.#track(this.#round({ state, prepared, resolve, dueAt: 0 })))
   }
 
   /**
@@ -189,130 +165,75 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
     return this.#closing
   }
 
-  #target(webhook: ResolvedWebhook, status: Target['status']): Target {
-    return { webhook, status, attempts: 0, lastStatus: undefined, lastError: undefined, retryAfterMs: undefined }
-  }
-
   #track(round: Promise<void>): void {
     this.#rounds.add(round)
     void round.finally(() => this.#rounds.delete(round))
   }
 
-  /** Sends to every URL still waiting, then finishes the job or schedules its next round. */
   async #round(job: Job): Promise<void> {
-    job.rounds++
-    await Promise.all(job.targets.map((target, at) => (target.status === 'pending' ? this.#attempt(job, target, at) : undefined)))
-    const pending = job.targets.filter((target) => target.status === 'pending')
-    const delivered = job.targets.some((target) => target.status === 'delivered')
-    if (pending.length === 0 || (delivered && this.#settings.mode === 'any')) {
-      for (const target of pending) target.status = 'superseded'
-      this.#finish(job)
-      return
-    }
-    if (this.#closing) {
+    const { body, signature } = job.prepared
+    const decision = await runRound(job.state, this.#settings, (index) => this.#send(index, body, signature))
+    if (decision.kind === 'finished') {
+      this.#finish(job, decision.delivered ? 'delivered' : 'failed')
+    } else if (this.#closing) {
       this.#abandon(job)
-      return
+    } else {
+      job.dueAt = decision.dueAt
+      if (this.listenerCount('retry') > 0) this.#notifyRetries(job)
+      this.#scheduler.schedule(job)
     }
-    const now = Date.now()
-    if (now >= job.deadline) {
-      // The retry window is spent: each URL keeps its last error.
-      for (const target of pending) target.status = 'failed'
-      this.#finish(job)
-      return
-    }
-    let delay = this.#settings.backoff(job.rounds - 1)
-    for (const target of pending) delay = Math.max(delay, target.retryAfterMs ?? 0)
-    job.dueAt = Math.min(now + Math.min(delay, MAX_TIMER_MS), job.deadline)
-    for (const target of pending) {
+  }
+
+  #notifyRetries(job: Job): void {
+    job.state.targets.forEach((target, index) => {
+      if (target.status !== 'pending' || !target.failure) return
+      const url = this.#url(index)
       this.emit('retry', {
-        eventId: job.eventId,
-        url: target.webhook.url,
+        eventId: job.state.eventId,
+        url,
         attempts: target.attempts,
-        error: target.lastError as WebhookError,
+        error: toWebhookError(target.failure, url, this.#settings.timeoutMs),
         retryAt: job.dueAt,
       })
-    }
-    this.#scheduler.schedule(job)
+    })
   }
 
-  async #attempt(job: Job, target: Target, index: number): Promise<void> {
-    const urlLimiter = this.#urlLimiters[index] as Limiter
-    await urlLimiter.acquire()
-    await this.#limiter.acquire()
-    const { webhook } = target
-    let response
-    try {
-      response = await this.#transport.send({
-        url: webhook.url,
-        origin: webhook.origin,
-        path: webhook.path,
-        headers: job.signature === undefined ? webhook.headers : { ...webhook.headers, 'x-signature': job.signature },
-        body: job.body,
-        timeoutMs: this.#settings.timeoutMs,
-      })
-    } finally {
-      this.#limiter.release()
-      urlLimiter.release()
-    }
-    target.attempts++
-    target.retryAfterMs = undefined
-    if (response.ok) {
-      target.lastStatus = response.status
-      if (response.status >= 200 && response.status < 300) {
-        target.status = 'delivered'
-        target.lastError = undefined
-        return
-      }
-      const retryable = isRetryableStatus(response.status)
-      target.lastError = new WebhookError(
-        'ERR_HTTP_STATUS',
-        webhook.url,
-        `${webhook.url} answered HTTP ${response.status}; ${retryable ? 'will retry' : 'not retried (only timeouts, network errors, 5xx, 408 and 429 are)'}.`,
-        { status: response.status },
-      )
-      if (retryable) target.retryAfterMs = parseRetryAfter(response.retryAfter, Date.now())
-      else target.status = 'failed'
-      return
-    }
-    const { failure, cause } = response
-    if (failure === 'tls') {
-      target.status = 'failed'
-      target.lastError = new WebhookError(
-        'ERR_TLS_CERTIFICATE',
-        webhook.url,
-        `${webhook.url} presented a certificate that is not trusted (self-signed, expired or for another host); no request was sent. Use a certificate from a public CA, or pass a transport that trusts your CA.`,
-        { cause },
-      )
-      return
-    }
-    target.lastError =
-      failure === 'timeout'
-        ? new WebhookError('ERR_TIMEOUT', webhook.url, `${webhook.url} did not answer within ${this.#settings.timeoutMs} ms; will retry.`, { cause })
-        : new WebhookError('ERR_NETWORK', webhook.url, `Could not reach ${webhook.url} (${describe(cause)}); will retry.`, { cause })
-  }
-
-  #finish(job: Job): void {
-    const delivered =
-      this.#settings.mode === 'any'
-        ? job.targets.some((target) => target.status === 'delivered')
-        : job.targets.every((target) => target.status === 'delivered')
-    const result = this.#result(job.eventId, delivered ? 'delivered' : 'failed', job.rounds, job.targets)
-    this.emit(delivered ? 'delivered' : 'failed', result)
+  #finish(job: Job, status: 'delivered' | 'failed'): void {
+    const result = this.#result(job.state, status)
+    this.emit(status, result)
     job.resolve(result)
   }
 
-  #result(eventId: string, status: DeliveryResult['status'], attempts: number, targets: readonly Target[]): DeliveryResult {
+  /** Reports an event that will not be retried because the destination is closing. */
+  #abandon(job: Job): void {
+    job.state.targets.forEach((target, index) => {
+      if (target.status !== 'pending') return
+      target.status = 'failed'
+      const cause = target.failure ? toWebhookError(target.failure, this.#url(index), this.#settings.timeoutMs) : undefined
+      target.failure = { code: 'ERR_CLOSED', ...(cause ? { cause } : {}) }
+    })
+    this.#finish(job, isDelivered(job.state, this.#settings.mode) ? 'delivered' : 'failed')
+  }
+
+  #url(index: number): string {
+    return this.#settings.webhooks[index]?.url ?? ''
+  }
+
+  #result(state: DeliveryState, status: DeliveryResult['status']): DeliveryResult {
     return {
       status,
-      eventId,
-      attempts,
-      urls: targets.map((target) => ({
-        url: target.webhook.url,
-        status: target.status === 'pending' ? 'failed' : target.status,
-        attempts: target.attempts,
-        lastStatus: target.lastStatus,
-        lastError: target.lastError,
-      })),
+      eventId: state.eventId,
+      attempts: state.rounds,
+      urls: state.targets.map((target, index) => {
+        const url = this.#url(index)
+        return {
+          url,
+          status: target.status === 'pending' ? 'failed' : target.status,
+          attempts: target.attempts,
+          lastStatus: target.lastStatus,
+          lastError: target.failure && toWebhookError(target.failure, url, this.#settings.timeoutMs),
+        }
+      }),
     }
   }
 
@@ -329,22 +250,4 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
     if (finished) await this.#transport.close?.()
     else void settled.then(() => this.#transport.close?.())
   }
-
-  /** Reports an event that will not be retried because the destination is closing. */
-  #abandon(job: Job): void {
-    for (const target of job.targets) {
-      if (target.status !== 'pending') continue
-      target.status = 'failed'
-      target.lastError = new WebhookError('ERR_CLOSED', target.webhook.url, 'The destination was closed before this event could be retried.', {
-        cause: target.lastError,
-      })
-    }
-    this.#finish(job)
-  }
-}
-
-function describe(error: unknown): string {
-  const cause = (error as { cause?: unknown } | null)?.cause
-  const inner = cause instanceof Error ? `: ${cause.message}` : ''
-  return error instanceof Error ? `${error.message}${inner}` : String(error)
 }

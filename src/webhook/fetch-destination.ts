@@ -1,6 +1,7 @@
 import { WebhookDestinationBase } from './destination.js'
 import { createFetchTransport } from './fetch-transport.js'
 import type { WebhookSettings } from './settings.js'
+import { createWebCryptoSigner } from './signer.js'
 
 /**
  * Forwards each platform event as a signed JSON POST to up to five URLs (spec sections 4.1, 5, 7):
@@ -26,6 +27,6 @@ import type { WebhookSettings } from './settings.js'
 export class WebhookDestination extends WebhookDestinationBase {
   /** @throws {@link OptionsError} naming the first setting it cannot use. */
   constructor(settings: WebhookSettings) {
-    super(settings, createFetchTransport)
+    super(settings, { transport: createFetchTransport, signer: createWebCryptoSigner })
   }
 }

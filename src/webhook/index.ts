@@ -1,5 +1,8 @@
 export { WebhookDestination } from './fetch-destination.js'
 export { WebhookDestinationBase } from './destination.js'
+export type { WebhookPlatform } from './destination.js'
+export { createWebCryptoSigner } from './signer.js'
+export type { Signer } from './signer.js'
 export type {
   DeliveryResult,
   RetryNotice,

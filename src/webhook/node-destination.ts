@@ -1,4 +1,5 @@
 import { WebhookDestinationBase } from './destination.js'
+import { createNodeSigner } from './node-signer.js'
 import type { WebhookSettings } from './settings.js'
 import { createUndiciTransport } from './undici-transport.js'
 
@@ -7,7 +8,8 @@ import { createUndiciTransport } from './undici-transport.js'
  * `Content-Type: application/json`, a `User-Agent` ending in `/1.0`, each URL's static headers,
  * and `X-Signature` when `sharedSecret` is set. Timeouts, network errors, 5xx, 408 and 429 are
  * retried for up to `retryWindowMs` (4 hours) from the first attempt; other statuses and
- * untrusted certificates fail at once. This is the Node build: it sends with undici's `Pool`.
+ * untrusted certificates fail at once. This is the Node build: it sends with undici's `Pool` and
+ * signs with `node:crypto`.
  *
  * @example
  * ```ts
@@ -25,6 +27,6 @@ import { createUndiciTransport } from './undici-transport.js'
 export class WebhookDestination extends WebhookDestinationBase {
   /** @throws {@link OptionsError} naming the first setting it cannot use. */
   constructor(settings: WebhookSettings) {
-    super(settings, createUndiciTransport)
+    super(settings, { transport: createUndiciTransport, signer: createNodeSigner })
   }
 }

@@ -1,22 +1,21 @@
 import { createHmac } from 'node:crypto'
 import { createServer } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
+import { WebhookDestination as FetchBuildDestination } from '../../src/webhook/index.js'
 import {
-  createFetchTransport,
-  createUndiciTransport,
   toWebhookPayload,
   USER_AGENT,
   WebhookDestination,
   type DeliveryResult,
   type RetryNotice,
+  type WebhookDestinationBase,
   type WebhookEvent,
   type WebhookSettings,
-  type WebhookTransport,
 } from '../../src/webhook/node.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'
 
 const sinks: Sink[] = []
-const destinations: WebhookDestination[] = []
+const destinations: WebhookDestinationBase[] = []
 afterEach(async () => {
   await Promise.all(destinations.splice(0).map((destination) => destination.close({ timeout: 1_000 })))
   await Promise.all(sinks.splice(0).map((sink) => sink.close()))
@@ -39,12 +38,12 @@ async function closedPort(): Promise<number> {
 
 const track: WebhookEvent = { type: 'track', userId: 'u1', event: 'Paid', properties: { amount: 5, note: 'Café ☕' }, timestamp: '2024-01-02T03:04:05.006Z' }
 
-describe.each<[string, () => WebhookTransport]>([
-  ['undici Pool (the Node default)', () => createUndiciTransport()],
-  ['fetch (browsers, Deno, Bun, Workers)', () => createFetchTransport()],
-])('delivery over %s', (_name, makeTransport) => {
-  function destination(settings: WebhookSettings): WebhookDestination {
-    const created = new WebhookDestination({ transport: makeTransport(), backoff: () => 20, ...settings })
+describe.each<[string, (settings: WebhookSettings) => WebhookDestinationBase]>([
+  ['the Node build (undici Pool, node:crypto)', (settings) => new WebhookDestination(settings)],
+  ['the build for other runtimes (fetch, Web Crypto)', (settings) => new FetchBuildDestination(settings)],
+])('delivery with %s', (_name, build) => {
+  function destination(settings: WebhookSettings): WebhookDestinationBase {
+    const created = build({ backoff: () => 20, ...settings })
     destinations.push(created)
     return created
   }

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { createHmac } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { signPayload, verifySignature } from '../../src/webhook/index.js'
+import { createNodeSigner, createWebCryptoSigner, signPayload, verifySignature } from '../../src/webhook/node.js'
 
 const body = '{"version":1,"type":"track","userId":"u1","event":"Café ☕ 😀","properties":{}}'
 const secret = 's3cret'
@@ -24,6 +24,12 @@ describe('signPayload', () => {
     expect(ours).toMatch(/^[0-9a-f]{40}$/)
     expect(ours).toBe(nodeHmac(data, key))
     expect(ours).toBe(opensslHmac(data, key))
+  })
+
+  it('gives the same signature from the Node build signer (node:crypto) and the Web Crypto one', async () => {
+    const bytes = new TextEncoder().encode(body)
+    expect(await createNodeSigner(secret)(bytes)).toBe(nodeHmac(body, secret))
+    expect(await createWebCryptoSigner(secret)(bytes)).toBe(nodeHmac(body, secret))
   })
 
   it('signs string, Uint8Array and ArrayBuffer bodies alike', async () => {

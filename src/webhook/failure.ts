@@ -1,0 +1,40 @@
+import { WebhookError, type WebhookErrorCode } from './webhook-error.js'
+
+/**
+ * Why an attempt failed, as plain data: cheap to keep for every event waiting for a retry, and
+ * turned into a {@link WebhookError} only when reported.
+ */
+export interface AttemptFailure {
+  readonly code: WebhookErrorCode
+  readonly status?: number
+  readonly cause?: unknown
+}
+
+function describeCause(cause: unknown): string {
+  const inner = (cause as { cause?: unknown } | null)?.cause
+  const detail = inner instanceof Error ? `: ${inner.message}` : ''
+  return cause instanceof Error ? `${cause.message}${detail}` : String(cause)
+}
+
+/** The error a result or a `'retry'` notice carries for a failure at `url`. */
+export function toWebhookError(failure: AttemptFailure, url: string, timeoutMs: number): WebhookError {
+  const { code, status, cause } = failure
+  const details = { ...(status === undefined ? {} : { status }), ...(cause === undefined ? {} : { cause }) }
+  switch (code) {
+    case 'ERR_HTTP_STATUS':
+      return new WebhookError(code, url, `${url} answered HTTP ${status}.`, details)
+    case 'ERR_TIMEOUT':
+      return new WebhookError(code, url, `${url} did not answer within ${timeoutMs} ms.`, details)
+    case 'ERR_NETWORK':
+      return new WebhookError(code, url, `Could not reach ${url} (${describeCause(cause)}).`, details)
+    case 'ERR_TLS_CERTIFICATE':
+      return new WebhookError(
+        code,
+        url,
+        `${url} presented a certificate that is not trusted (self-signed, expired or for another host); no request was sent. Use a certificate from a public CA, or pass a transport that trusts your CA.`,
+        details,
+      )
+    case 'ERR_CLOSED':
+      return new WebhookError(code, url, 'The destination was closed before this event could be retried.', details)
+  }
+}

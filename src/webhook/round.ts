@@ -1,0 +1,106 @@
+import { parseRetryAfter } from '../core/retry-after.js'
+import { MAX_TIMER_MS } from '../core/timers.js'
+import type { AttemptFailure } from './failure.js'
+import type { WebhookResponse } from './transport.js'
+
+/** Where one event stands at one URL. */
+export interface TargetState {
+  status: 'pending' | 'delivered' | 'failed' | 'superseded' | 'skipped'
+  attempts: number
+  lastStatus: number | undefined
+  failure: AttemptFailure | undefined
+  retryAfterMs: number | undefined
+}
+
+/** Where one event stands: what the engine keeps between rounds, wherever it is kept. */
+export interface DeliveryState {
+  readonly eventId: string
+  /** No round starts after this (epoch ms): the first attempt plus the retry window. */
+  readonly deadline: number
+  rounds: number
+  readonly targets: TargetState[]
+}
+
+/** The rules a round follows. */
+export interface RoundRules {
+  readonly mode: 'any' | 'each'
+  readonly backoff: (attempt: number) => number
+}
+
+/** What to do after a round: report the event, or run another round at `dueAt`. */
+export type RoundDecision = { readonly kind: 'finished'; readonly delivered: boolean } | { readonly kind: 'retry'; readonly dueAt: number }
+
+/** A fresh state: every URL waiting for its first attempt. */
+export function newDeliveryState(eventId: string, urls: number, retryWindowMs: number, now: number): DeliveryState {
+  return {
+    eventId,
+    deadline: now + retryWindowMs,
+    rounds: 0,
+    targets: Array.from({ length: urls }, () => ({ status: 'pending', attempts: 0, lastStatus: undefined, failure: undefined, retryAfterMs: undefined })),
+  }
+}
+
+function isRetryableStatus(status: number): boolean {
+  return status >= 500 || status === 408 || status === 429
+}
+
+/** Records one attempt's response: 2xx delivers; 5xx, 408, 429, timeouts and network errors wait for a retry; the rest fail. */
+export function recordAttempt(target: TargetState, response: WebhookResponse, now: number): void {
+  target.attempts++
+  target.retryAfterMs = undefined
+  if (!response.ok) {
+    const code = response.failure === 'tls' ? 'ERR_TLS_CERTIFICATE' : response.failure === 'timeout' ? 'ERR_TIMEOUT' : 'ERR_NETWORK'
+    target.failure = { code, cause: response.cause }
+    if (response.failure === 'tls') target.status = 'failed'
+    return
+  }
+  target.lastStatus = response.status
+  if (response.status >= 200 && response.status < 300) {
+    target.status = 'delivered'
+    target.failure = undefined
+    return
+  }
+  target.failure = { code: 'ERR_HTTP_STATUS', status: response.status }
+  if (isRetryableStatus(response.status)) target.retryAfterMs = parseRetryAfter(response.retryAfter, now)
+  else target.status = 'failed'
+}
+
+/** Whether the event counts as delivered: any URL in mode `'any'`, every URL in mode `'each'`. */
+export function isDelivered(state: DeliveryState, mode: RoundRules['mode']): boolean {
+  return mode === 'any'
+    ? state.targets.some((target) => target.status === 'delivered')
+    : state.targets.every((target) => target.status === 'delivered')
+}
+
+/**
+ * Sends one round (every URL still pending, in parallel) and decides what comes next: finished
+ * when nothing is pending or, in mode `'any'`, when a URL accepted (the others are superseded);
+ * else a retry after `backoff(round)` or a longer `Retry-After`, never past the deadline; finished
+ * as failed once the deadline has passed.
+ */
+export async function runRound(
+  state: DeliveryState,
+  rules: RoundRules,
+  send: (index: number) => Promise<WebhookResponse>,
+): Promise<RoundDecision> {
+  state.rounds++
+  await Promise.all(
+    state.targets.map((target, index) =>
+      target.status === 'pending' ? send(index).then((response) => recordAttempt(target, response, Date.now())) : undefined,
+    ),
+  )
+  const pending = state.targets.filter((target) => target.status === 'pending')
+  if (pending.length === 0 || (rules.mode === 'any' && state.targets.some((target) => target.status === 'delivered'))) {
+    for (const target of pending) target.status = 'superseded'
+    return { kind: 'finished', delivered: isDelivered(state, rules.mode) }
+  }
+  const now = Date.now()
+  if (now >= state.deadline) {
+    // The window is spent: each URL keeps its last failure.
+    for (const target of pending) target.status = 'failed'
+    return { kind: 'finished', delivered: isDelivered(state, rules.mode) }
+  }
+  let delay = rules.backoff(state.rounds - 1)
+  for (const target of pending) delay = Math.max(delay, target.retryAfterMs ?? 0)
+  return { kind: 'retry', dueAt: Math.min(now + Math.min(delay, MAX_TIMER_MS), state.deadline) }
+}
