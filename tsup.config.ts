@@ -5,6 +5,7 @@ export default defineConfig({
     index: 'src/index.ts',
     webhook: 'src/webhook/index.ts',
     'webhook-node': 'src/webhook/node.ts',
+    'webhook-bullmq': 'src/webhook/bullmq/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,
@@ -13,5 +14,5 @@ export default defineConfig({
   target: 'es2022',
   platform: 'neutral',
   // Dependencies stay imports: users' bundlers dedupe them, and edge builds never see undici.
-  external: ['ky', 'undici'],
+  external: ['ky', 'undici', 'bullmq', 'ioredis'],
 })

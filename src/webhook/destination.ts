@@ -13,44 +13,7 @@ import { createSender, type Sender } from './sender.js'
 import { resolveWebhookSettings, type ResolvedWebhookSettings, type WebhookSettings } from './settings.js'
 import type { Signer } from './signer.js'
 import type { WebhookTransport } from './transport.js'
-import type { WebhookError } from './webhook-error.js'
-
-/** The fate of one event at one URL. `superseded`: another URL accepted the event first (mode `'any'`). */
-export type WebhookUrlStatus = 'delivered' | 'failed' | 'superseded' | 'skipped'
-
-/** What happened at one configured URL. */
-export interface WebhookUrlResult {
-  readonly url: string
-  readonly status: WebhookUrlStatus
-  /** Requests sent to this URL. */
-  readonly attempts: number
-  /** HTTP status of the last response, if any. */
-  readonly lastStatus: number | undefined
-  /** Why the last attempt failed, if it did. */
-  readonly lastError: WebhookError | undefined
-}
-
-/** What `deliver()` resolves with once an event is processed, has finally failed, or was skipped. */
-export interface DeliveryResult {
-  /** `delivered`: accepted (by any URL in mode `'any'`, by every URL in mode `'each'`); `skipped`: `integrations` turned the destination off. */
-  readonly status: 'delivered' | 'failed' | 'skipped'
-  /** The event's `messageId`, or a generated UUID. */
-  readonly eventId: string
-  /** Rounds of requests made (a round sends to every URL still waiting). */
-  readonly attempts: number
-  readonly urls: readonly WebhookUrlResult[]
-}
-
-/** What `'retry'` listeners receive: a URL will be tried again at `retryAt`. */
-export interface RetryNotice {
-  readonly eventId: string
-  readonly url: string
-  /** Requests sent to this URL so far. */
-  readonly attempts: number
-  readonly error: WebhookError
-  /** Epoch ms of the next attempt. */
-  readonly retryAt: number
-}
+import { retryNotices, toDeliveryResult, type DeliveryResult, type RetryNotice } from './result.js'
 
 /** The events a {@link WebhookDestination} emits. */
 export interface WebhookDestinationEvents {
@@ -104,6 +67,7 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   readonly #sign: Signer | undefined
   readonly #scheduler = new RetryScheduler<Job>(new MemoryRetryStore<Job>(), (job) => this.#track(this.#round(job)))
   readonly #rounds = new Set<Promise<void>>()
+  readonly #urls: readonly string[]
   #closing: Promise<void> | undefined
 
   /**
@@ -114,6 +78,7 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   constructor(settings: WebhookSettings, platform: WebhookPlatform) {
     super()
     this.#settings = resolveWebhookSettings(settings)
+    this.#urls = this.#settings.webhooks.map((webhook) => webhook.url)
     const transport = (settings as { transport?: unknown }).transport
     if (transport !== undefined && (typeof transport !== 'object' || transport === null || typeof (transport as WebhookTransport).send !== 'function')) {
       throw new OptionsError('transport', 'expected an object with send(request).')
@@ -171,31 +136,18 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   }
 
   async #round(job: Job): Promise<void> {
-    const { body, signature } = job.prepared
-    const decision = await runRound(job.state, this.#settings, (index) => this.#send(index, body, signature))
+    const decision = await runRound(job.state, this.#settings, (index) => this.#send(index, job.prepared))
     if (decision.kind === 'finished') {
       this.#finish(job, decision.delivered ? 'delivered' : 'failed')
     } else if (this.#closing) {
       this.#abandon(job)
     } else {
       job.dueAt = decision.dueAt
-      if (this.listenerCount('retry') > 0) this.#notifyRetries(job)
+      if (this.listenerCount('retry') > 0) {
+        for (const notice of retryNotices(job.state, this.#urls, decision.dueAt, this.#settings.timeoutMs)) this.emit('retry', notice)
+      }
       this.#scheduler.schedule(job)
     }
-  }
-
-  #notifyRetries(job: Job): void {
-    job.state.targets.forEach((target, index) => {
-      if (target.status !== 'pending' || !target.failure) return
-      const url = this.#url(index)
-      this.emit('retry', {
-        eventId: job.state.eventId,
-        url,
-        attempts: target.attempts,
-        error: toWebhookError(target.failure, url, this.#settings.timeoutMs),
-        retryAt: job.dueAt,
-      })
-    })
   }
 
   #finish(job: Job, status: 'delivered' | 'failed'): void {
@@ -216,25 +168,11 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   }
 
   #url(index: number): string {
-    return this.#settings.webhooks[index]?.url ?? ''
+    return this.#urls[index] ?? ''
   }
 
   #result(state: DeliveryState, status: DeliveryResult['status']): DeliveryResult {
-    return {
-      status,
-      eventId: state.eventId,
-      attempts: state.rounds,
-      urls: state.targets.map((target, index) => {
-        const url = this.#url(index)
-        return {
-          url,
-          status: target.status === 'pending' ? 'failed' : target.status,
-          attempts: target.attempts,
-          lastStatus: target.lastStatus,
-          lastError: target.failure && toWebhookError(target.failure, url, this.#settings.timeoutMs),
-        }
-      }),
-    }
+    return toDeliveryResult(state, status, this.#urls, this.#settings.timeoutMs)
   }
 
   async #shutdown(timeout: number): Promise<void> {

@@ -3,14 +3,8 @@ export { WebhookDestinationBase } from './destination.js'
 export type { WebhookPlatform } from './destination.js'
 export { createWebCryptoSigner } from './signer.js'
 export type { Signer } from './signer.js'
-export type {
-  DeliveryResult,
-  RetryNotice,
-  WebhookCloseOptions,
-  WebhookDestinationEvents,
-  WebhookUrlResult,
-  WebhookUrlStatus,
-} from './destination.js'
+export type { WebhookCloseOptions, WebhookDestinationEvents } from './destination.js'
+export type { DeliveryResult, RetryNotice, WebhookUrlResult, WebhookUrlStatus } from './result.js'
 export type { WebhookEntry, WebhookSettings } from './settings.js'
 export { MAX_WEBHOOKS, USER_AGENT } from './settings.js'
 export { toWebhookPayload } from './payload.js'
@@ -21,6 +15,7 @@ export { signPayload, verifySignature } from './signature.js'
 export type { RawBody } from './signature.js'
 export { AudienceSync, toSnakeCase } from './audience.js'
 export { createFetchTransport } from './fetch-transport.js'
+export { EVENT_ID_HEADER } from './sender.js'
 export type { TransportFailure, WebhookRequest, WebhookResponse, WebhookTransport } from './transport.js'
 export { WebhookError } from './webhook-error.js'
 export type { WebhookErrorCode } from './webhook-error.js'

@@ -1,13 +1,10 @@
 import type { WebhookEvent } from './event.js'
 import { toWebhookPayload } from './payload.js'
+import type { Outgoing } from './sender.js'
 import type { Signer } from './signer.js'
 
 /** An event turned into the bytes to send, once, and their signature. */
-export interface PreparedEvent {
-  readonly eventId: string
-  readonly body: Uint8Array
-  readonly signature: string | undefined
-}
+export type PreparedEvent = Outgoing
 
 const encoder = new TextEncoder()
 

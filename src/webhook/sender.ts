@@ -2,14 +2,24 @@ import { Limiter } from './limiter.js'
 import type { ResolvedWebhookSettings } from './settings.js'
 import type { WebhookResponse, WebhookTransport } from './transport.js'
 
-/** Sends prepared bytes to the n-th configured URL, within the concurrency bounds. */
-export type Sender = (index: number, body: Uint8Array, signature: string | undefined) => Promise<WebhookResponse>
+/** What every attempt of one event carries. */
+export interface Outgoing {
+  readonly eventId: string
+  readonly body: Uint8Array
+  readonly signature: string | undefined
+}
+
+/** The header carrying the event's stable id, the same on every attempt: receivers de-duplicate on it. */
+export const EVENT_ID_HEADER = 'webhook-id'
+
+/** Sends an event's bytes to the n-th configured URL, within the concurrency bounds. */
+export type Sender = (index: number, outgoing: Outgoing) => Promise<WebhookResponse>
 
 /** A {@link Sender} over a transport, bounded overall and per URL, in arrival order. */
 export function createSender(settings: ResolvedWebhookSettings, transport: WebhookTransport): Sender {
   const overall = new Limiter(settings.maxConcurrency)
   const perUrl = settings.webhooks.map(() => new Limiter(settings.maxConcurrencyPerUrl))
-  return async (index, body, signature) => {
+  return async (index, { eventId, body, signature }) => {
     const webhook = settings.webhooks[index]
     const limiter = perUrl[index]
     if (!webhook || !limiter) throw new RangeError(`no webhook at index ${index}`)
@@ -20,7 +30,10 @@ export function createSender(settings: ResolvedWebhookSettings, transport: Webho
         url: webhook.url,
         origin: webhook.origin,
         path: webhook.path,
-        headers: signature === undefined ? webhook.headers : { ...webhook.headers, 'x-signature': signature },
+        headers:
+          signature === undefined
+            ? { ...webhook.headers, [EVENT_ID_HEADER]: eventId }
+            : { ...webhook.headers, [EVENT_ID_HEADER]: eventId, 'x-signature': signature },
         body,
         timeoutMs: settings.timeoutMs,
       })

@@ -70,7 +70,7 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 /** Visible ASCII, spaces, tabs and obs-text: no CR, LF or NUL that could split a header. */
 const FIELD_VALUE = /^[\t\u0020-\u007e\u0080-\u00ff]*$/
 /** Headers eventwire sets itself or that would break the request if overridden. */
-const RESERVED = new Set(['content-type', 'content-length', 'user-agent', 'x-signature', 'host', 'transfer-encoding', 'connection'])
+const RESERVED = new Set(['content-type', 'content-length', 'user-agent', 'x-signature', 'webhook-id', 'host', 'transfer-encoding', 'connection'])
 
 function defaultBackoff(attempt: number): number {
   return 5_000 * 2 ** attempt * (0.9 + Math.random() * 0.2)

@@ -1,5 +1,4 @@
 import { createHmac } from 'node:crypto'
-import { createServer } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { WebhookDestination as FetchBuildDestination } from '../../src/webhook/index.js'
 import {
@@ -12,6 +11,7 @@ import {
   type WebhookEvent,
   type WebhookSettings,
 } from '../../src/webhook/node.js'
+import { freePort } from '../helpers/ports.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'
 
 const sinks: Sink[] = []
@@ -25,15 +25,6 @@ async function receiver(respond?: Responder): Promise<Sink> {
   const sink = await startSink(respond)
   sinks.push(sink)
   return sink
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }
 
 const track: WebhookEvent = { type: 'track', userId: 'u1', event: 'Paid', properties: { amount: 5, note: 'Café ☕' }, timestamp: '2024-01-02T03:04:05.006Z' }
@@ -70,6 +61,7 @@ describe.each<[string, (settings: WebhookSettings) => WebhookDestinationBase]>([
       expect(request?.headers['x-signature']).toBe(createHmac('sha1', 's3cret').update(request?.raw ?? '').digest('hex'))
     }
     expect(a.requests[0]?.headers['x-team']).toBe('data')
+    expect(a.requests[0]?.headers['webhook-id']).toBe(result.eventId)
     expect(b.requests[0]?.headers['x-team']).toBeUndefined()
   })
 
@@ -88,6 +80,8 @@ describe.each<[string, (settings: WebhookSettings) => WebhookDestinationBase]>([
     expect(result).toMatchObject({ status: 'delivered', attempts: 3, urls: [{ status: 'delivered', attempts: 3, lastStatus: 204 }] })
     expect(sink.requests).toHaveLength(3)
     expect(new Set(sink.requests.map((request) => request.body)).size).toBe(1)
+    expect(result.eventId).toMatch(/^[0-9a-f-]{36}$/)
+    expect(sink.requests.map((request) => request.headers['webhook-id'])).toEqual([result.eventId, result.eventId, result.eventId])
     expect(retries.map((notice) => [notice.attempts, notice.error.code, notice.error.status])).toEqual([
       [1, 'ERR_HTTP_STATUS', 500],
       [2, 'ERR_HTTP_STATUS', 500],
@@ -125,7 +119,7 @@ describe.each<[string, (settings: WebhookSettings) => WebhookDestinationBase]>([
   })
 
   it('retries a refused connection (ERR_NETWORK)', async () => {
-    const port = await closedPort()
+    const port = await freePort()
     const result = await destination({ webhooks: [{ url: `http://127.0.0.1:${port}/` }], retryWindowMs: 100 }).deliver(track)
     expect(result.status).toBe('failed')
     expect(result.urls[0]?.attempts).toBeGreaterThan(1)

@@ -1,0 +1,20 @@
+// Durable delivery, producer side: store events in Redis from any process of your platform.
+//
+//   REDIS_URL=redis://127.0.0.1:6379 node examples/durable-producer.mjs
+//   (workers: examples/durable-worker.mjs, in as many processes and machines as you need)
+import { WebhookQueue } from 'eventwire/webhook/bullmq'
+
+const { hostname: host, port } = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379')
+const queue = new WebhookQueue({ connection: { host, port: Number(port || 6379) } })
+
+for (let index = 0; index < 100; index++) {
+  // Resolves once Redis holds the event; a bad event rejects here, not in a worker.
+  await queue.enqueue({ type: 'track', userId: `user-${index}`, event: 'Order Completed', properties: { total: index } })
+}
+console.log('queued 100 events; counts now', await queue.counts())
+
+// The operator's view: events that failed for good or ran out of their 4-hour window.
+for (const letter of await queue.deadLetters()) {
+  console.log('dead letter', letter.eventId, letter.reason, letter.urls.map((url) => `${url.url} ${url.failure?.code} ${url.failure?.status ?? ''}`))
+}
+await queue.close()

@@ -1,0 +1,5 @@
+export { WebhookQueue, DEFAULT_QUEUE_NAME } from './queue.js'
+export type { DeadLetter, EnqueueResult, WebhookQueueOptions } from './queue.js'
+export { WebhookWorker } from './worker.js'
+export type { WebhookWorkerEvents, WebhookWorkerOptions } from './worker.js'
+export type { StoredFailure, StoredState, StoredTarget } from './job-data.js'

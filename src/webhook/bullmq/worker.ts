@@ -1,0 +1,125 @@
+import { DelayedError, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq'
+import { Emitter } from '../../core/emitter.js'
+import { OptionsError } from '../../core/errors/options-error.js'
+import type { WebhookDestinationEvents } from '../destination.js'
+import { createNodeSigner } from '../node-signer.js'
+import { retryNotices, toDeliveryResult } from '../result.js'
+import { newDeliveryState, runRound } from '../round.js'
+import { createSender, type Sender } from '../sender.js'
+import { resolveWebhookSettings, type ResolvedWebhookSettings, type WebhookSettings } from '../settings.js'
+import type { Signer } from '../signer.js'
+import type { WebhookTransport } from '../transport.js'
+import { createUndiciTransport } from '../undici-transport.js'
+import { restoreState, storeState, type WebhookJobData } from './job-data.js'
+import { DEFAULT_QUEUE_NAME } from './queue.js'
+
+/** Where the worker takes jobs from, and how many at once. */
+export interface WebhookWorkerOptions {
+  /** ioredis options or instance; BullMQ workers need `maxRetriesPerRequest: null`. */
+  connection: ConnectionOptions
+  /** @defaultValue 'eventwire-webhooks' */
+  name?: string
+  /** @defaultValue 'bull' */
+  prefix?: string
+  /** Events delivered at once by this worker. @defaultValue 50 */
+  concurrency?: number
+  /** How long a worker holds a job before others may take it over (ms); a killed worker's jobs come back after it. @defaultValue 30_000 */
+  lockDuration?: number
+  /** How often stalled jobs are looked for (ms). @defaultValue 30_000 */
+  stalledInterval?: number
+}
+
+/** The events a {@link WebhookWorker} emits: the in-memory engine's, plus BullMQ and Redis errors. */
+export interface WebhookWorkerEvents extends WebhookDestinationEvents {
+  /** A Redis or BullMQ error (the worker keeps reconnecting); written to the console when nobody listens. */
+  error: [error: Error]
+}
+
+const encoder = new TextEncoder()
+
+/**
+ * The delivery side of durable delivery: takes events from Redis (BullMQ) and delivers them with
+ * exactly the in-memory engine's rules (the same rounds, payload bytes, headers, signatures,
+ * failover, timeout and retry window) in one or many processes. A retry waits as a delayed job,
+ * so it survives restarts; a job whose worker dies comes back to another worker (at-least-once:
+ * receivers de-duplicate on the `Webhook-Id` header). Events that fail for good or run out of
+ * their window stay in BullMQ's failed set: the dead-letter list of {@link WebhookQueue}.
+ *
+ * @example
+ * ```ts
+ * import { WebhookWorker } from 'eventwire/webhook/bullmq'
+ *
+ * const worker = new WebhookWorker(
+ *   { webhooks: [{ url: 'https://hooks.example.com/in' }], sharedSecret: 's3cret' },
+ *   { connection: { host: '127.0.0.1', port: 6379, maxRetriesPerRequest: null }, concurrency: 100 },
+ * )
+ * process.on('SIGTERM', () => worker.close())
+ * ```
+ */
+export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
+  readonly #settings: ResolvedWebhookSettings
+  readonly #urls: readonly string[]
+  readonly #transport: WebhookTransport
+  readonly #send: Sender
+  readonly #sign: Signer | undefined
+  readonly #worker: Worker<WebhookJobData>
+  #closing: Promise<void> | undefined
+
+  /** @throws `OptionsError` naming the first setting it cannot use. */
+  constructor(settings: WebhookSettings, options: WebhookWorkerOptions) {
+    super()
+    this.#settings = resolveWebhookSettings(settings)
+    this.#urls = this.#settings.webhooks.map((webhook) => webhook.url)
+    this.#transport = settings.transport ?? createUndiciTransport()
+    this.#send = createSender(this.#settings, this.#transport)
+    this.#sign = this.#settings.sharedSecret === undefined ? undefined : createNodeSigner(this.#settings.sharedSecret)
+    const concurrency = options.concurrency ?? 50
+    if (!Number.isInteger(concurrency) || concurrency < 1) throw new OptionsError('concurrency', 'expected a whole number >= 1.')
+    this.#worker = new Worker<WebhookJobData>(options.name ?? DEFAULT_QUEUE_NAME, (job, token) => this.#process(job, token), {
+      connection: options.connection,
+      concurrency,
+      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+      ...(options.lockDuration === undefined ? {} : { lockDuration: options.lockDuration }),
+      ...(options.stalledInterval === undefined ? {} : { stalledInterval: options.stalledInterval }),
+      // A job whose worker died is taken over, however often that happens: delivery is at-least-once.
+      maxStalledCount: Number.MAX_SAFE_INTEGER,
+    })
+    this.#worker.on('error', (error) => {
+      if (!this.emit('error', error)) console.error('eventwire: webhook worker:', error.message)
+    })
+  }
+
+  /** Resolves when the worker is connected and taking jobs. */
+  async ready(): Promise<void> {
+    await this.#worker.waitUntilReady()
+  }
+
+  /**
+   * Stops taking jobs, lets the ones in progress finish their round (a retry goes back to Redis as
+   * a delayed job), then releases connections. Safe to call more than once.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#worker.close().then(() => this.#transport.close?.())
+    return this.#closing
+  }
+
+  async #process(job: Job<WebhookJobData>, token: string | undefined): Promise<void> {
+    const data = job.data
+    const state = data.state ? restoreState(data.state) : newDeliveryState(data.eventId, this.#urls.length, this.#settings.retryWindowMs, Date.now())
+    const body = encoder.encode(data.body)
+    const outgoing = { eventId: data.eventId, body, signature: this.#sign ? await this.#sign(body) : undefined }
+    const decision = await runRound(state, this.#settings, (index) => this.#send(index, outgoing))
+    await job.updateData({ eventId: data.eventId, body: data.body, state: storeState(state, this.#urls) })
+    if (decision.kind === 'retry') {
+      for (const notice of retryNotices(state, this.#urls, decision.dueAt, this.#settings.timeoutMs)) this.emit('retry', notice)
+      await job.moveToDelayed(decision.dueAt, token)
+      throw new DelayedError()
+    }
+    const result = toDeliveryResult(state, decision.delivered ? 'delivered' : 'failed', this.#urls, this.#settings.timeoutMs)
+    this.emit(result.status === 'delivered' ? 'delivered' : 'failed', result)
+    if (!decision.delivered) {
+      const reasons = result.urls.map((url) => `${url.url}: ${url.lastError?.code ?? url.status}${url.lastStatus ? ` ${url.lastStatus}` : ''}`)
+      throw new UnrecoverableError(`not delivered after ${state.rounds} round(s): ${reasons.join('; ')}`)
+    }
+  }
+}

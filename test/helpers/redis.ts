@@ -1,0 +1,61 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { freePort } from './ports.js'
+
+/** A real redis-server on 127.0.0.1, with its own port and directory. */
+export interface RedisServer {
+  readonly port: number
+  readonly dir: string
+  /** Stops the server (SIGTERM: with persistence on, it saves first). */
+  stop(): Promise<void>
+  /** Starts it again on the same port and directory. */
+  restart(): Promise<void>
+  /** Stops it and removes its directory. */
+  dispose(): Promise<void>
+}
+
+/**
+ * Starts redis-server (from Debian's `redis-server` package, which `.ci/run` installs). With
+ * `persistent`, every write goes to an append-only file before it is acknowledged.
+ */
+export async function startRedis(options: { persistent?: boolean } = {}): Promise<RedisServer> {
+  const port = await freePort()
+  const dir = mkdtempSync(join(tmpdir(), 'eventwire-redis-'))
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--daemonize', 'no']
+  if (options.persistent) args.push('--appendonly', 'yes', '--appendfsync', 'always')
+  else args.push('--appendonly', 'no')
+  let child: ChildProcess | undefined
+
+  const start = async () => {
+    child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'inherit'] })
+    await new Promise<void>((resolve, reject) => {
+      let output = ''
+      child?.stdout?.on('data', (chunk: Buffer) => {
+        output += chunk.toString()
+        if (output.includes('Ready to accept connections')) resolve()
+      })
+      child?.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)))
+    })
+  }
+  const stop = async () => {
+    const running = child
+    if (!running || running.exitCode !== null) return
+    await new Promise<void>((resolve) => {
+      running.once('exit', () => resolve())
+      running.kill('SIGTERM')
+    })
+  }
+  await start()
+  return {
+    port,
+    dir,
+    stop,
+    restart: start,
+    dispose: async () => {
+      await stop()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}

@@ -1,0 +1,135 @@
+import { createHmac } from 'node:crypto'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { WebhookQueue, WebhookWorker } from '../../src/webhook/bullmq/index.js'
+import { toWebhookPayload, ValidationError, type WebhookSettings } from '../../src/webhook/node.js'
+import { startRedis, type RedisServer } from '../helpers/redis.js'
+import { startSink, type Responder, type Sink } from '../helpers/sink.js'
+
+let redis: RedisServer
+let name = ''
+const open: Array<{ close(): Promise<void> }> = []
+
+beforeAll(async () => {
+  redis = await startRedis()
+})
+afterAll(async () => {
+  await redis.dispose()
+})
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((item) => item.close()))
+})
+
+let queues = 0
+function queue(): WebhookQueue {
+  name = `test-${++queues}`
+  const created = new WebhookQueue({ connection: { host: '127.0.0.1', port: redis.port }, name })
+  open.push(created)
+  return created
+}
+
+async function worker(settings: WebhookSettings): Promise<WebhookWorker> {
+  const created = new WebhookWorker(
+    { backoff: () => 50, ...settings },
+    { connection: { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }, name, concurrency: 10 },
+  )
+  open.push(created)
+  await created.ready()
+  return created
+}
+
+async function receiver(respond?: Responder): Promise<Sink> {
+  const sink = await startSink(respond)
+  open.push(sink)
+  return sink
+}
+
+describe('durable delivery on BullMQ and a real Redis', () => {
+  it('delivers with the same bytes, headers and signature as the in-memory engine', async () => {
+    const sink = await receiver()
+    const producer = queue()
+    await worker({ webhooks: [{ url: `${sink.url}/in`, headers: { 'X-Team': 'data' } }], sharedSecret: 's3cret' })
+    const event = { type: 'track', userId: 'u1', event: 'Paid', messageId: 'evt:1', timestamp: '2024-01-01T00:00:00.000Z' } as const
+    expect(await producer.enqueue(event)).toEqual({ eventId: 'evt:1', status: 'queued' })
+    await expect.poll(() => sink.requests.length, { timeout: 10_000 }).toBe(1)
+    const [request] = sink.requests
+    expect(request?.body).toBe(JSON.stringify(toWebhookPayload(event)))
+    expect(request?.headers['content-type']).toBe('application/json')
+    expect(request?.headers['user-agent']).toMatch(/\/1\.0$/)
+    expect(request?.headers['x-team']).toBe('data')
+    expect(request?.headers['webhook-id']).toBe('evt:1')
+    expect(request?.headers['x-signature']).toBe(createHmac('sha1', 's3cret').update(request?.raw ?? '').digest('hex'))
+  })
+
+  it('validates at the producer and skips events whose integrations turn Webhooks off', async () => {
+    const producer = queue()
+    await expect(producer.enqueue({ type: 'track', userId: 'u1' } as never)).rejects.toBeInstanceOf(ValidationError)
+    expect((await producer.enqueue({ type: 'identify', userId: 'u1', integrations: { Webhooks: false } })).status).toBe('skipped')
+    expect(await producer.counts()).toEqual({ waiting: 0, delayed: 0, active: 0, failed: 0 })
+  })
+
+  it('stores an event enqueued twice with the same messageId once', async () => {
+    const producer = queue()
+    await producer.enqueue({ type: 'identify', userId: 'u1', messageId: 'same' })
+    await producer.enqueue({ type: 'identify', userId: 'u1', messageId: 'same' })
+    expect((await producer.counts()).waiting).toBe(1)
+  })
+
+  it('retries a 500 as a delayed job, keeps the body and signature, and follows the any-URL rule', async () => {
+    const flaky = await receiver((_request, index) => ({ status: index === 0 ? 500 : 200 }))
+    const down = await receiver(() => ({ status: 503 }))
+    const producer = queue()
+    const hub = await worker({ webhooks: [{ url: down.url }, { url: flaky.url }], sharedSecret: 's3cret' })
+    const results: string[] = []
+    hub.on('delivered', (result) => results.push(result.urls.map((url) => url.status).join(',')))
+    await producer.enqueue({ type: 'identify', userId: 'u1' })
+    await expect.poll(() => results, { timeout: 10_000 }).toEqual(['superseded,delivered'])
+    expect(flaky.requests).toHaveLength(2)
+    expect(down.requests).toHaveLength(2)
+    expect(flaky.requests[0]?.body).toBe(flaky.requests[1]?.body)
+    expect(flaky.requests[0]?.headers['x-signature']).toBe(flaky.requests[1]?.headers['x-signature'])
+  })
+
+  it('keeps a 4xx failure and an exhausted window as dead letters with each URL’s last error, and re-drives them', async () => {
+    let accept = false
+    const sink = await receiver((request) => ({ status: accept ? 200 : JSON.parse(request.body).userId === 'gone' ? 410 : 500 }))
+    const producer = queue()
+    await worker({ webhooks: [{ url: sink.url }], retryWindowMs: 300 })
+    await producer.enqueue({ type: 'identify', userId: 'gone', messageId: 'a' })
+    await producer.enqueue({ type: 'identify', userId: 'down', messageId: 'b' })
+    await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(2)
+    const letters = Object.fromEntries((await producer.deadLetters()).map((letter) => [letter.eventId, letter]))
+    expect(letters['a']?.urls).toMatchObject([{ url: `${sink.url}/`, status: 'failed', attempts: 1, failure: { code: 'ERR_HTTP_STATUS', status: 410 } }])
+    expect(letters['b']?.urls[0]?.attempts).toBeGreaterThan(1)
+    expect(letters['b']?.urls[0]?.failure).toEqual({ code: 'ERR_HTTP_STATUS', status: 500 })
+    expect(letters['b']?.reason).toMatch(/not delivered/)
+
+    accept = true
+    expect(await producer.redrive('a')).toBe(true)
+    expect(await producer.redrive('b')).toBe(true)
+    expect(await producer.redrive('unknown')).toBe(false)
+    await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(0)
+    expect(await producer.deadLetters()).toEqual([])
+  })
+})
+
+describe('a Redis restart', () => {
+  it('loses nothing that was acknowledged (append-only file, fsync always)', async () => {
+    const persistent = await startRedis({ persistent: true })
+    try {
+      const sink = await startSink()
+      open.push(sink)
+      const connection = { host: '127.0.0.1', port: persistent.port }
+      const producer = new WebhookQueue({ connection, name: 'restart' })
+      for (let index = 0; index < 500; index++) await producer.enqueue({ type: 'identify', userId: `u${index}`, messageId: `m${index}` })
+      await producer.close()
+      await persistent.stop()
+      await persistent.restart()
+      const hub = new WebhookWorker({ webhooks: [{ url: sink.url }] }, { connection: { ...connection, maxRetriesPerRequest: null }, name: 'restart' })
+      open.push(hub)
+      await expect.poll(() => new Set(sink.requests.map((request) => request.headers['webhook-id'])).size, { timeout: 20_000 }).toBe(500)
+    } finally {
+      await Promise.all(open.splice(0).map((item) => item.close()))
+      await persistent.dispose()
+    }
+  })
+})
