@@ -41,10 +41,10 @@ const CONTEXT = JSON.stringify({ library: LIBRARY })
 
 /**
  * Moves messages from the head of the queue into one batch body, built by concatenation, for as
- * long as the body stays within {@link MAX_BATCH_BYTES} and the batch within `maxCount` messages.
- * The first message always fits: a message is at most 32 KB.
+ * long as the body stays within `maxBytes` ({@link MAX_BATCH_BYTES} by default) and the batch
+ * within `maxCount` messages. The first message always fits: a message is at most 32 KB.
  */
-export function takeBatch(queue: Queue<QueuedMessage>, maxCount: number): Batch {
+export function takeBatch(queue: Queue<QueuedMessage>, maxCount: number, maxBytes: number = MAX_BATCH_BYTES): Batch {
   const id = crypto.randomUUID()
   const suffix = `],"context":${CONTEXT},"messageId":"${id}","sentAt":"${isoNow()}"}`
   const messages: QueuedMessage[] = []
@@ -53,7 +53,7 @@ export function takeBatch(queue: Queue<QueuedMessage>, maxCount: number): Batch 
   let messageBytes = 0
   for (let next = queue.peek(); next !== undefined && messages.length < maxCount; next = queue.peek()) {
     const cost = messages.length === 0 ? next.bytes : next.bytes + 1
-    if (bytes + cost > MAX_BATCH_BYTES) break
+    if (bytes + cost > maxBytes) break
     queue.shift()
     body += messages.length === 0 ? next.json : `,${next.json}`
     messages.push(next)

@@ -21,6 +21,7 @@ import { takeBatch, type Batch, type MessageCallback, type MessageRecord, type Q
 import { DeliveryError, type DeliveryErrorCode } from './delivery-error.js'
 import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './options.js'
 import { Queue } from '../core/queue.js'
+import { KEEPALIVE_MAX_BYTES, onPageHide } from './page-hide.js'
 import { createKyTransport, type BatchTransport, type SendResult } from './transport.js'
 
 /** What `'sent'` listeners receive: a batch the endpoint accepted. */
@@ -102,6 +103,7 @@ export class Client extends Emitter<ClientEvents> {
   #needDrain = false
   #closed = false
   #closing: Promise<void> | undefined
+  readonly #stopPageHide: () => void
 
   /**
    * @param writeKey - The write key of your source.
@@ -117,6 +119,7 @@ export class Client extends Emitter<ClientEvents> {
       retry: this.#options.retry,
       fetch: this.#options.fetch,
     })
+    this.#stopPageHide = this.#options.flushOnPageHide ? onPageHide(() => this.#flushForPageHide()) : () => {}
   }
 
   /**
@@ -296,7 +299,17 @@ export class Client extends Emitter<ClientEvents> {
     else this.#armTimer()
   }
 
-  #send(batch: Batch): void {
+  /**
+   * The page is going away: send everything queued now, with `keepalive` so the requests outlive
+   * the page, in bodies small enough for the browser's keepalive quota.
+   */
+  #flushForPageHide(): void {
+    const maxCount = this.#options.flushAt === 1 ? 1 : Number.POSITIVE_INFINITY
+    while (this.#queue.length > 0) this.#send(takeBatch(this.#queue, maxCount, KEEPALIVE_MAX_BYTES), true)
+    this.#clearTimer()
+  }
+
+  #send(batch: Batch, keepalive = false): void {
     const options = this.#options
     if (options.verbose) {
       options.logger.log(`sending batch ${batch.id}: ${batch.messages.length} message(s), ${batch.bytes} bytes`)
@@ -307,7 +320,7 @@ export class Client extends Emitter<ClientEvents> {
     }
     this.#inFlight.set(
       batch,
-      this.#transport.send(batch.body, this.#abort.signal, onRetry).then((result) => this.#settle(batch, result)),
+      this.#transport.send(batch.body, this.#abort.signal, onRetry, keepalive).then((result) => this.#settle(batch, result)),
     )
   }
 
@@ -416,6 +429,7 @@ export class Client extends Emitter<ClientEvents> {
 
   async #shutdown(timeout: number): Promise<void> {
     this.#clearTimer()
+    this.#stopPageHide()
     const flushed = this.flush()
     if (timeout !== Number.POSITIVE_INFINITY) {
       let timer: ReturnType<typeof setTimeout> | undefined

@@ -43,6 +43,8 @@ export interface ClientOptions {
   verbose?: boolean
   /** The `fetch` to send with: for tests, proxies and runtimes without a global one. @defaultValue `globalThis.fetch` */
   fetch?: typeof fetch
+  /** In browsers, send what is queued when the page is hidden (`pagehide`), with `keepalive`. @defaultValue true */
+  flushOnPageHide?: boolean
 }
 
 /** Options with every default filled in. */
@@ -58,6 +60,7 @@ export interface ResolvedClientOptions {
   readonly logger: Logger
   readonly verbose: boolean
   readonly fetch: typeof fetch | undefined
+  readonly flushOnPageHide: boolean
 }
 
 /** The debug namespace, as in `DEBUG=analytics`. */
@@ -127,6 +130,9 @@ export function resolveClientOptions(writeKey: unknown, options: unknown): Resol
   if (given.verbose !== undefined && typeof given.verbose !== 'boolean') {
     throw new OptionsError('verbose', 'expected true or false.')
   }
+  if (given.flushOnPageHide !== undefined && typeof given.flushOnPageHide !== 'boolean') {
+    throw new OptionsError('flushOnPageHide', 'expected true or false.')
+  }
   if (given.fetch !== undefined && typeof given.fetch !== 'function') {
     throw new OptionsError('fetch', 'expected a fetch-compatible function.')
   }
@@ -142,5 +148,6 @@ export function resolveClientOptions(writeKey: unknown, options: unknown): Resol
     logger: resolveLogger(given.logger),
     verbose: given.verbose ?? isDebugEnabled(DEBUG_NAMESPACE),
     fetch: given.fetch,
+    flushOnPageHide: given.flushOnPageHide ?? true,
   }
 }

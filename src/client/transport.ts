@@ -20,7 +20,8 @@ export type RetryListener = (attempt: number, error: unknown) => void
 
 /** Sends one batch body, retrying as configured. Never rejects: the outcome is a value. */
 export interface BatchTransport {
-  send(body: string, signal: AbortSignal, onRetry: RetryListener): Promise<SendResult>
+  /** `keepalive` lets the request outlive the page (browsers cap such bodies at 64 KiB in all). */
+  send(body: string, signal: AbortSignal, onRetry: RetryListener, keepalive?: boolean): Promise<SendResult>
 }
 
 /** Settings of {@link createKyTransport}. */
@@ -92,12 +93,13 @@ export function createKyTransport(settings: KyTransportSettings): BatchTransport
   })
 
   return {
-    async send(body, signal, onRetry) {
+    async send(body, signal, onRetry, keepalive = false) {
       let attempts = 0
       try {
         const response = await api(settings.url, {
           body,
           signal,
+          ...(keepalive ? { keepalive } : {}),
           hooks: {
             beforeRequest: [
               () => {

@@ -11,6 +11,7 @@ export interface Captured {
   readonly body: string
   readonly json: { batch: Array<Record<string, unknown>>; context: unknown; messageId: string; sentAt: string }
   readonly at: number
+  readonly keepalive: boolean
 }
 
 /** What the handler answers to the n-th request (0-based); `'network'` fails it like a dropped connection. */
@@ -26,7 +27,7 @@ export function useBatchEndpoint(): { captured: Captured[]; respond: { current: 
   const server = setupServer(
     http.post(BATCH_URL, async ({ request }) => {
       const body = await request.text()
-      const index = captured.push({ headers: request.headers, body, json: JSON.parse(body), at: Date.now() }) - 1
+      const index = captured.push({ headers: request.headers, body, json: JSON.parse(body), at: Date.now(), keepalive: request.keepalive }) - 1
       const answer = await respond.current(index)
       return answer === 'network' ? HttpResponse.error() : answer
     }),

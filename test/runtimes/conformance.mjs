@@ -1,0 +1,134 @@
+// The conformance cases every runtime runs against the built package: plain JavaScript on Web
+// APIs only, so Node, Bun, Deno, workerd and Chromium run the very same checks.
+
+function check(condition, message) {
+  if (!condition) throw new Error(message)
+}
+
+async function report(ctx, path) {
+  const response = await fetch(`${ctx.base}${path}`)
+  check(response.ok, `report ${path}: HTTP ${response.status}`)
+  return response.json()
+}
+
+/** Each case gets `ctx`: { api, base, run, vectors, writeKey } and throws when a check fails. */
+export const cases = [
+  {
+    name: 'client: batches arrive with basic auth, the envelope and unique ids',
+    async run(ctx) {
+      const { Client } = ctx.api
+      const run = `${ctx.run}-batches`
+      const client = new Client(ctx.writeKey, { endpoint: `${ctx.base}/ingest/${run}`, flushAt: 10 })
+      const errors = []
+      client.on('error', (error) => errors.push(error))
+      client.identify({ userId: 'u1', traits: { plan: 'pro' } })
+      client.page({ userId: 'u1', name: 'Home', properties: { path: '/' } })
+      client.group({ userId: 'u1', groupId: 'g1' })
+      client.alias({ previousId: 'anon-1', userId: 'u1' })
+      for (let index = 0; index < 21; index++) client.track({ userId: 'u1', event: 'Clicked', properties: { index } })
+      await client.close()
+      check(errors.length === 0, `errors: ${errors.map((error) => error.code).join(', ')}`)
+      const seen = await report(ctx, `/report/${run}`)
+      check(seen.messages === 25, `expected 25 messages, the sink saw ${seen.messages}`)
+      check(seen.uniqueIds === 25, `expected 25 unique messageIds, saw ${seen.uniqueIds}`)
+      check(seen.requests >= 3, `expected at least 3 requests (flushAt 10), saw ${seen.requests}`)
+      check(seen.auth.length === 1 && seen.auth[0] === `Basic ${btoa(`${ctx.writeKey}:`)}`, `auth headers: ${seen.auth}`)
+      check(seen.envelopeOk, 'a body lacked context.library, messageId or sentAt')
+      check(seen.types.join() === 'alias,group,identify,page,track', `types: ${seen.types}`)
+    },
+  },
+  {
+    name: 'client: a 1.2 MB burst goes in bodies of at most 500 KB, nothing lost',
+    async run(ctx) {
+      const { Client } = ctx.api
+      const run = `${ctx.run}-burst`
+      const client = new Client(ctx.writeKey, { endpoint: `${ctx.base}/ingest/${run}`, flushAt: 500 })
+      const pad = 'x'.repeat(1_000)
+      for (let index = 0; index < 1_200; index++) client.track({ userId: 'u1', event: 'Big', properties: { index, pad } })
+      await client.close()
+      const seen = await report(ctx, `/report/${run}`)
+      check(seen.messages === 1_200 && seen.uniqueIds === 1_200, `expected 1200 messages, saw ${seen.messages}`)
+      check(seen.maxBytes <= 500_000, `a body had ${seen.maxBytes} bytes`)
+      check(seen.requests >= 3, `expected at least 3 bodies, saw ${seen.requests}`)
+    },
+  },
+  {
+    name: 'client: bad calls throw typed errors and queue nothing',
+    async run(ctx) {
+      const { Client, ValidationError, MessageTooLargeError } = ctx.api
+      const client = new Client(ctx.writeKey, { endpoint: `${ctx.base}/ingest/${ctx.run}-invalid`, flushAfter: 60_000 })
+      let thrown
+      try {
+        client.track({ userId: 'u1' })
+      } catch (error) {
+        thrown = error
+      }
+      check(thrown instanceof ValidationError && thrown.code === 'ERR_MISSING_EVENT', `got ${thrown}`)
+      try {
+        client.track({ userId: 'u1', event: 'E', properties: { pad: 'é'.repeat(16_000) } })
+        thrown = undefined
+      } catch (error) {
+        thrown = error
+      }
+      check(thrown instanceof MessageTooLargeError && thrown.bytes > 32_000, `got ${thrown}`)
+      check(client.pending === 0, `pending ${client.pending}`)
+      await client.close()
+    },
+  },
+  {
+    name: 'signPayload matches node:crypto HMAC-SHA1 vectors',
+    async run(ctx) {
+      const { signPayload } = ctx.api
+      for (const vector of ctx.vectors) {
+        const signature = await signPayload(vector.body, vector.secret)
+        check(signature === vector.signature, `${JSON.stringify(vector.body).slice(0, 40)}: ${signature} != ${vector.signature}`)
+        const bytes = new TextEncoder().encode(vector.body)
+        check((await signPayload(bytes, vector.secret)) === vector.signature, 'Uint8Array body signed differently')
+      }
+    },
+  },
+  {
+    name: 'verifySignature accepts the signed body and rejects tampering',
+    async run(ctx) {
+      const { verifySignature } = ctx.api
+      for (const vector of ctx.vectors) {
+        check(await verifySignature(vector.body, vector.signature, vector.secret), 'valid signature refused')
+        check(await verifySignature(vector.body, vector.signature.toUpperCase(), vector.secret), 'upper-case hex refused')
+        check(!(await verifySignature(`${vector.body} `, vector.signature, vector.secret)), 'tampered body accepted')
+        check(!(await verifySignature(vector.body, vector.signature, `${vector.secret}x`)), 'wrong secret accepted')
+        check(!(await verifySignature(vector.body, vector.signature.slice(1), vector.secret)), 'truncated signature accepted')
+        check(!(await verifySignature(vector.body, undefined, vector.secret)), 'missing signature accepted')
+      }
+    },
+  },
+  {
+    name: 'webhook: a destination delivers a signed event (server runtimes)',
+    server: true,
+    async run(ctx) {
+      const { WebhookDestination } = ctx.api
+      const run = `${ctx.run}-hook`
+      const destination = new WebhookDestination({ webhooks: [{ url: `${ctx.base}/hook/${run}`, headers: { 'X-Run': run } }], sharedSecret: 's3cret' })
+      const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'Paid', properties: { note: 'Café ☕' } })
+      await destination.close()
+      check(result.status === 'delivered', `status ${result.status}: ${result.urls[0]?.lastError?.message}`)
+      const seen = await report(ctx, `/hook-report/${run}`)
+      check(seen.count === 1 && seen.verified === 1, `the receiver saw ${seen.count} request(s), ${seen.verified} verified`)
+      check(seen.userAgent.endsWith('/1.0'), `User-Agent ${seen.userAgent}`)
+    },
+  },
+]
+
+/** Runs every case (server-only ones only where `server` is set); never throws. */
+export async function runConformance(ctx, { server }) {
+  const results = []
+  for (const testCase of cases) {
+    if (testCase.server && !server) continue
+    try {
+      await testCase.run(ctx)
+      results.push({ name: testCase.name, ok: true })
+    } catch (error) {
+      results.push({ name: testCase.name, ok: false, error: String(error?.stack ?? error) })
+    }
+  }
+  return results
+}

@@ -1,0 +1,277 @@
+// The runtime matrix: the same conformance cases, run from the packed tarball, in Node 20 (this
+// machine's), Node 22, Bun, Deno, Cloudflare workerd and headless Chromium; plus the packaging
+// checks (publint, are-the-types-wrong, ESM and CJS imports, TypeScript on the public types).
+// Installs pinned runtimes into .runtimes/ with npm; Chromium comes from Debian (/usr/bin/chromium).
+//
+//   npm run test:runtimes
+import { execFileSync, spawn } from 'node:child_process'
+import { createHmac } from 'node:crypto'
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { build } from 'esbuild'
+import { gzipSync } from 'node:zlib'
+import { cases } from './conformance.mjs'
+import { startMatrixSink } from './sink.mjs'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const root = join(here, '..', '..')
+const work = join(root, '.runtimes')
+const tools = join(work, 'tools')
+const app = join(work, 'app')
+const bin = (name) => join(tools, 'node_modules', '.bin', name)
+
+const TOOLS = ['node@22.23.3', 'bun@1.4.5', 'deno@2.9.6', 'workerd@1.20261117.1', 'playwright-core@1.65.1', 'publint@0.3.25', '@arethetypeswrong/cli@0.18.5']
+const CHROMIUM = '/usr/bin/chromium'
+/** Most gzip bytes the browser bundle of `Client` (ky included) may weigh. Measured 10,503 on 2026-11-21. */
+const CLIENT_GZIP_BUDGET = 12_000
+const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+
+const run = (command, args, options = {}) => execFileSync(command, args, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', ...options })
+const step = (message) => console.log(`\n== ${message}`)
+
+function installTools() {
+  const marker = join(tools, 'installed.json')
+  if (existsSync(marker) && readFileSync(marker, 'utf8') === JSON.stringify(TOOLS)) return
+  rmSync(tools, { recursive: true, force: true })
+  mkdirSync(tools, { recursive: true })
+  writeFileSync(join(tools, 'package.json'), '{"private":true}\n')
+  run('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock', ...TOOLS], { cwd: tools, stdio: 'inherit' })
+  writeFileSync(marker, JSON.stringify(TOOLS))
+}
+
+function packAndInstall() {
+  run('npm', ['run', 'build'], { cwd: root })
+  const [{ filename }] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', work], { cwd: root }))
+  rmSync(app, { recursive: true, force: true })
+  mkdirSync(app, { recursive: true })
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify({ name: 'scratch', private: true, type: 'module', dependencies: { eventwire: `file:../${filename}` } }, null, 2),
+  )
+  run('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock'], { cwd: app })
+  for (const file of ['conformance.mjs', 'entry-process.mjs']) copyFileSync(join(here, file), join(app, file))
+  return join(work, filename)
+}
+
+/** publint, attw, ESM and CJS imports, and tsc over the public types, on the installed tarball. */
+function packagingChecks(tarball) {
+  const checks = []
+  const attempt = (name, action) => {
+    try {
+      action()
+      checks.push({ name, ok: true })
+    } catch (error) {
+      checks.push({ name, ok: false, error: `${error.stdout ?? ''}${error.stderr ?? ''}${error.message}` })
+    }
+  }
+  attempt('publint --strict', () => run(bin('publint'), ['--strict'], { cwd: root }))
+  attempt('are-the-types-wrong (node16, bundler)', () => run(bin('attw'), [tarball, '--profile', 'node16']))
+  attempt('imports as ESM', () =>
+    run(process.execPath, ['--input-type=module', '-e', "const a = await import('eventwire'); const b = await import('eventwire/webhook'); const c = await import('eventwire/webhook/bullmq'); if (!a.Client || !b.verifySignature || !b.createUndiciTransport || !c.WebhookWorker) process.exit(1)"], { cwd: app }),
+  )
+  attempt('requires as CJS', () =>
+    run(process.execPath, ['-e', "const a = require('eventwire'); const b = require('eventwire/webhook'); if (!a.Client || !b.WebhookDestination) process.exit(1)"], { cwd: app }),
+  )
+  attempt('type-checks the public types (ESM and CJS consumers)', () => {
+    writeFileSync(
+      join(app, 'types.mts'),
+      [
+        "import { Client, type ClientOptions, type DeliveryError } from 'eventwire'",
+        "import { verifySignature, WebhookDestination, type DeliveryResult } from 'eventwire/webhook'",
+        "const options: ClientOptions = { endpoint: 'https://x.test', flushAt: 5 }",
+        "const client = new Client('k', options)",
+        "client.on('error', (error: DeliveryError) => error.code satisfies 'ERR_REJECTED' | 'ERR_RETRIES_EXHAUSTED' | 'ERR_QUEUE_FULL' | 'ERR_CLOSE_TIMEOUT')",
+        "const accepted: boolean = client.track({ userId: 'u', event: 'E' })",
+        "const ok: Promise<boolean> = verifySignature('{}', 'ab', 's')",
+        "const result: Promise<DeliveryResult> = new WebhookDestination({ webhooks: [{ url: 'https://x.test' }] }).deliver({ type: 'identify', userId: 'u' })",
+        '// @ts-expect-error: track needs an event',
+        "client.track({ userId: 'u' })",
+        'export { accepted, ok, result }',
+      ].join('\n'),
+    )
+    writeFileSync(join(app, 'types.cts'), "import eventwire = require('eventwire')\nconst client = new eventwire.Client('k')\nexport = client.pending satisfies number\n")
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, skipLibCheck: true, lib: ['es2022', 'dom'], types: [] }, files: ['types.mts', 'types.cts'] }),
+    )
+    run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(app, 'tsconfig.json')])
+  })
+  return checks
+}
+
+/** The browser bundle of `import { Client } from 'eventwire'`, minified and gzipped, against the budget. */
+async function sizeCheck() {
+  writeFileSync(join(app, 'size.mjs'), "export { Client } from 'eventwire'\n")
+  const output = await build({ entryPoints: [join(app, 'size.mjs')], absWorkingDir: app, bundle: true, minify: true, format: 'esm', platform: 'browser', write: false, logLevel: 'error' })
+  const gzip = gzipSync(output.outputFiles[0].contents, { level: 9 }).length
+  const name = `browser bundle of Client: ${gzip} bytes gzip (budget ${CLIENT_GZIP_BUDGET})`
+  return gzip <= CLIENT_GZIP_BUDGET ? { name, ok: true } : { name, ok: false, error: `${gzip - CLIENT_GZIP_BUDGET} bytes over the budget` }
+}
+
+async function freePort() {
+  const server = createServer()
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address()
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/** Runs a command, resolves with its stdout; rejects after `ms`. */
+function runAsync(command, args, options, ms = 120_000) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => (stdout += chunk))
+    child.stderr.on('data', (chunk) => (stderr += chunk))
+    const timer = setTimeout(() => child.kill('SIGKILL'), ms)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      if (code === 0) resolve(stdout)
+      else reject(new Error(`${command} exited with ${code}\n${stderr.slice(-4000)}`))
+    })
+  })
+}
+
+const lastJsonLine = (output) => JSON.parse(output.trim().split('\n').pop())
+
+async function processRuntime(command, args, sink, vectors, runId) {
+  return lastJsonLine(await runAsync(command, [...args, 'entry-process.mjs', sink.base, runId, JSON.stringify(vectors)], { cwd: app }))
+}
+
+async function workerdRuntime(sink, vectors, runId) {
+  const bundle = join(app, 'worker.js')
+  await build({ entryPoints: [join(here, 'entry-worker.mjs')], absWorkingDir: app, nodePaths: [join(app, 'node_modules')], bundle: true, format: 'esm', platform: 'neutral', conditions: ['workerd', 'worker', 'browser', 'import'], mainFields: ['module', 'main'], outfile: bundle, logLevel: 'error' })
+  const port = await freePort()
+  writeFileSync(
+    join(app, 'workerd.capnp'),
+    `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [
+    (name = "main", worker = .worker),
+    # The conformance cases talk to the sink on loopback: allow local addresses.
+    (name = "internet", network = (allow = ["public", "private", "local"])),
+  ],
+  sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
+);
+const worker :Workerd.Worker = (
+  modules = [ (name = "worker.js", esModule = embed "worker.js") ],
+  compatibilityDate = "2025-09-01",
+);
+`,
+  )
+  const child = spawn(bin('workerd'), ['serve', join(app, 'workerd.capnp')], { stdio: ['ignore', 'inherit', 'inherit'] })
+  try {
+    const url = `http://127.0.0.1:${port}/?${new URLSearchParams({ run: runId, base: sink.base, vectors: JSON.stringify(vectors) })}`
+    for (let tries = 0; ; tries++) {
+      try {
+        const response = await fetch(url)
+        return await response.json()
+      } catch (error) {
+        if (tries > 100) throw error
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    }
+  } finally {
+    child.kill('SIGTERM')
+  }
+}
+
+async function chromiumRuntime(sink, vectors, runId) {
+  const { chromium } = await import(join(tools, 'node_modules', 'playwright-core', 'index.mjs'))
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS })
+  try {
+    const page = await browser.newPage()
+    const errors = []
+    page.on('pageerror', (error) => errors.push(String(error)))
+    await page.goto(`${sink.base}/browser/?${new URLSearchParams({ run: runId, vectors: JSON.stringify(vectors) })}`)
+    await page.waitForFunction(() => document.title === 'done', null, { timeout: 90_000 }).catch(() => {
+      throw new Error(`the page did not finish: ${errors.join('; ')}`)
+    })
+    const results = sink.results.get(runId)
+    await page.goto('about:blank')
+    let arrived = 0
+    for (let tries = 0; tries < 50 && arrived < 30; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      arrived = sink.report(`${runId}-pagehide`).messages
+    }
+    results.push(
+      arrived === 30
+        ? { name: 'client: flushes what is queued on pagehide (keepalive)', ok: true }
+        : { name: 'client: flushes what is queued on pagehide (keepalive)', ok: false, error: `${arrived} of 30 arrived` },
+    )
+    return results
+  } finally {
+    await browser.close()
+  }
+}
+
+function signatureVectors() {
+  const bodies = [
+    ['{"type":"track","userId":"u1"}', 's3cret'],
+    ['{"note":"Café ☕ 😀 東京"}', 'pass phrase é'],
+    ['', 'k'],
+    [JSON.stringify({ pad: 'x'.repeat(10_000) }), 'x'.repeat(100)],
+  ]
+  return bodies.map(([body, secret]) => ({ body, secret, signature: createHmac('sha1', secret).update(body).digest('hex') }))
+}
+
+step('installing pinned runtimes into .runtimes/tools')
+installTools()
+step('packing and installing the tarball into a scratch project')
+const tarball = packAndInstall()
+step('packaging checks')
+const packaging = packagingChecks(tarball)
+packaging.push(await sizeCheck())
+console.log(packaging.map((check) => `${check.ok ? 'ok  ' : 'FAIL'} ${check.name}`).join('\n'))
+
+const browserBundle = (
+  await build({ entryPoints: [join(here, 'entry-browser.mjs')], absWorkingDir: app, nodePaths: [join(app, 'node_modules')], bundle: true, format: 'esm', platform: 'browser', write: false, logLevel: 'error' })
+).outputFiles[0].text
+const sink = await startMatrixSink({ browserBundle })
+const vectors = signatureVectors()
+
+const serverCases = cases.length
+const edgeCases = cases.filter((testCase) => !testCase.server).length
+const runtimes = [
+  { name: 'Node 20', expected: serverCases, version: () => process.version, run: (id) => processRuntime(process.execPath, [], sink, vectors, id) },
+  { name: 'Node 22', expected: serverCases, version: () => run(bin('node'), ['--version']).trim(), run: (id) => processRuntime(bin('node'), [], sink, vectors, id) },
+  { name: 'Bun', expected: serverCases, version: () => run(bin('bun'), ['--version']).trim(), run: (id) => processRuntime(bin('bun'), [], sink, vectors, id) },
+  { name: 'Deno', expected: serverCases, version: () => run(bin('deno'), ['--version']).split('\n')[0].split(' ')[1], run: (id) => processRuntime(bin('deno'), ['run', '--allow-net', '--allow-read', '--allow-env'], sink, vectors, id) },
+  { name: 'workerd', expected: edgeCases, version: () => run(bin('workerd'), ['--version']).trim().split(' ')[1], run: (id) => workerdRuntime(sink, vectors, id) },
+  { name: 'Chromium', expected: edgeCases + 1, version: () => run(CHROMIUM, ['--version']).trim().split(' ')[1], run: (id) => chromiumRuntime(sink, vectors, id) },
+]
+
+const rows = []
+for (const runtime of runtimes) {
+  step(`running the conformance cases in ${runtime.name}`)
+  const version = runtime.version()
+  try {
+    const results = await runtime.run(runtime.name.toLowerCase().replace(/\s+/g, ''))
+    // A runtime must not get fewer checks than the others without anyone noticing.
+    if (results.length !== runtime.expected) {
+      results.push({ name: 'ran every conformance case', ok: false, error: `ran ${results.length} of ${runtime.expected} cases` })
+    }
+    rows.push({ runtime: runtime.name, version, results })
+  } catch (error) {
+    rows.push({ runtime: runtime.name, version, results: [{ name: 'runtime started and reported', ok: false, error: String(error.message) }] })
+  }
+}
+await sink.close()
+rows.push({ runtime: 'Packaging', version: 'tarball', results: packaging })
+
+let failed = 0
+console.log('\n| runtime | version | passed | failed |\n| --- | --- | --- | --- |')
+for (const row of rows) {
+  const bad = row.results.filter((result) => !result.ok)
+  failed += bad.length
+  console.log(`| ${row.runtime} | ${row.version} | ${row.results.length - bad.length} | ${bad.length} |`)
+}
+for (const row of rows) {
+  for (const result of row.results.filter((result) => !result.ok)) console.log(`\nFAIL ${row.runtime}: ${result.name}\n${result.error}`)
+}
+const total = rows.reduce((sum, row) => sum + row.results.length, 0)
+console.log(`\nruntimes: ${total - failed} passed, ${failed} failed`)
+process.exit(failed === 0 ? 0 : 1)

@@ -1,0 +1,72 @@
+// The matrix's receiving end on 127.0.0.1: the ingest API (/ingest/RUN/v1/batch), a webhook
+// receiver that checks X-Signature with node:crypto (/hook/RUN), reports for the conformance
+// cases, and the browser page with its bundle.
+import { createHmac } from 'node:crypto'
+import { createServer } from 'node:http'
+
+export async function startMatrixSink({ browserBundle }) {
+  const batches = new Map()
+  const hooks = new Map()
+  const results = new Map()
+  const listOf = (map, key) => map.get(key) ?? map.set(key, []).get(key)
+
+  const server = createServer((request, response) => {
+    const chunks = []
+    request.on('data', (chunk) => chunks.push(chunk))
+    request.on('end', () => {
+      const raw = Buffer.concat(chunks)
+      const [, kind, run] = new URL(request.url, 'http://sink').pathname.split('/')
+      const reply = (status, body = '', type = 'application/json') => {
+        response.writeHead(status, { 'content-type': type })
+        response.end(typeof body === 'string' ? body : JSON.stringify(body))
+      }
+      if (request.method === 'POST' && kind === 'ingest') {
+        listOf(batches, run).push({ auth: request.headers.authorization, bytes: raw.length, body: JSON.parse(raw.toString('utf8')) })
+        return reply(200, { success: true })
+      }
+      if (request.method === 'POST' && kind === 'hook') {
+        const expected = createHmac('sha1', 's3cret').update(raw).digest('hex')
+        listOf(hooks, run).push({ verified: request.headers['x-signature'] === expected, userAgent: request.headers['user-agent'] ?? '' })
+        return reply(204)
+      }
+      if (request.method === 'POST' && kind === 'results') {
+        results.set(run, JSON.parse(raw.toString('utf8')))
+        return reply(204)
+      }
+      if (kind === 'report') {
+        const received = batches.get(run) ?? []
+        const messages = received.flatMap((batch) => batch.body.batch)
+        return reply(200, {
+          requests: received.length,
+          messages: messages.length,
+          uniqueIds: new Set(messages.map((message) => message.messageId)).size,
+          maxBytes: Math.max(0, ...received.map((batch) => batch.bytes)),
+          auth: [...new Set(received.map((batch) => batch.auth))],
+          types: [...new Set(messages.map((message) => message.type))].sort(),
+          envelopeOk: received.every(
+            (batch) => batch.body.context?.library?.name === 'eventwire' && typeof batch.body.messageId === 'string' && typeof batch.body.sentAt === 'string',
+          ),
+        })
+      }
+      if (kind === 'hook-report') {
+        const received = hooks.get(run) ?? []
+        return reply(200, { count: received.length, verified: received.filter((hook) => hook.verified).length, userAgent: received[0]?.userAgent ?? '' })
+      }
+      if (kind === 'browser' && request.url.includes('bundle.js')) return reply(200, browserBundle, 'text/javascript')
+      if (kind === 'browser') {
+        return reply(200, '<!doctype html><title>running</title><script type="module" src="/browser/bundle.js"></script>', 'text/html')
+      }
+      reply(404, { error: 'not found' })
+    })
+  })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    base: `http://127.0.0.1:${server.address().port}`,
+    results,
+    report: (run) => ({ messages: (batches.get(run) ?? []).flatMap((batch) => batch.body.batch).length }),
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections()
+      server.close(resolve)
+    }),
+  }
+}
