@@ -6,7 +6,7 @@ import { ENDPOINT, useBatchEndpoint } from './helpers/msw.js'
 const { captured, respond } = useBatchEndpoint()
 
 /** A client sending one message per request, one request at a time, to an endpoint that does not answer until `release()`. */
-function stalledClient(bounds: Pick<ClientOptions, 'maxQueueSize' | 'maxQueueBytes'>) {
+function stalledClient(bounds: Pick<ClientOptions, 'maxQueueSize' | 'maxQueueBytes' | 'highWaterMark'>) {
   let release: () => void = () => {}
   const gate = new Promise<void>((resolve) => {
     release = resolve
@@ -52,6 +52,19 @@ describe('bounded memory and backpressure', () => {
     release()
     await client.flush()
     expect(captured.flatMap((request) => request.json.batch.map((m) => m['event']))).toEqual(['Kept0', 'Kept1', 'Kept2', 'Kept3'])
+  })
+
+  it('returns false from the call that reaches highWaterMark bytes, and drains at half of it', async () => {
+    const { client, release } = stalledClient({ highWaterMark: 50_000 })
+    const pad = 'x'.repeat(10_000)
+    const results = Array.from({ length: 6 }, () => client.track({ userId: 'u1', event: 'E', properties: { pad } }))
+    expect(results).toEqual([true, true, true, true, false, false])
+    const drained = client.whenDrained()
+    release()
+    await drained
+    expect(client.pending).toBeLessThanOrEqual(2)
+    await client.flush()
+    expect(captured.flatMap((request) => request.json.batch)).toHaveLength(6)
   })
 
   it('bounds bytes as well as count', async () => {

@@ -21,9 +21,10 @@ describe('Client options', () => {
       flushAt: 20,
       flushAfter: 5_000,
       timeout: 10_000,
-      maxConcurrentRequests: 4,
+      maxConcurrentRequests: 1,
       maxQueueSize: 250_000,
-      maxQueueBytes: 64 * 1024 * 1024,
+      maxQueueBytes: 256 * 1024 * 1024,
+      highWaterBytes: 8 * 1024 * 1024,
       retry: { limit: 10, baseDelay: 100, maxDelay: 10_000, maxRetryAfter: 60_000 },
     })
   })
@@ -31,6 +32,11 @@ describe('Client options', () => {
   it('appends /v1/batch to the endpoint, with or without a path or trailing slash', () => {
     expect(resolveClientOptions('k', { endpoint: 'http://127.0.0.1:8080' }).batchUrl).toBe('http://127.0.0.1:8080/v1/batch')
     expect(resolveClientOptions('k', { endpoint: 'https://x.test/ingest/' }).batchUrl).toBe('https://x.test/ingest/v1/batch')
+  })
+
+  it('caps the high-water mark at half of maxQueueBytes', () => {
+    expect(resolveClientOptions('k', { maxQueueBytes: 100_000 }).highWaterBytes).toBe(50_000)
+    expect(resolveClientOptions('k', { highWaterMark: 1_000 }).highWaterBytes).toBe(1_000)
   })
 
   it('takes size as an alias of flushAt', () => {
@@ -53,6 +59,7 @@ describe('Client options', () => {
     ['a non-object retry', () => new Client('k', { retry: 3 as never }), 'retry'],
     ['zero concurrent requests', () => new Client('k', { maxConcurrentRequests: 0 }), 'maxConcurrentRequests'],
     ['a queue smaller than one message', () => new Client('k', { maxQueueBytes: 1000 }), 'maxQueueBytes'],
+    ['a zero high-water mark', () => new Client('k', { highWaterMark: 0 }), 'highWaterMark'],
     ['a logger without error()', () => new Client('k', { logger: { log() {} } as never }), 'logger'],
     ['a non-boolean verbose', () => new Client('k', { verbose: 'yes' as never }), 'verbose'],
     ['a non-function fetch', () => new Client('k', { fetch: {} as never }), 'fetch'],

@@ -14,13 +14,14 @@ describe('against a real HTTP server on loopback', () => {
     const client = new Client('write-key', { endpoint: sink.url })
     const errors: DeliveryError[] = []
     client.on('error', (error) => errors.push(error))
-    let refused = 0
+    // A producer that ignores the backpressure signal still loses nothing under the default bounds.
+    let askedToWait = 0
     for (let index = 0; index < 100_000; index++) {
-      if (!client.track({ userId: `u${index % 100}`, event: 'Burst', properties: { index } })) refused++
+      if (!client.track({ userId: `u${index % 100}`, event: 'Burst', properties: { index } })) askedToWait++
     }
     await client.close()
     expect(errors).toEqual([])
-    expect(refused).toBe(0)
+    expect(askedToWait).toBeGreaterThan(0)
     const delivered = sink.delivered()
     expect(delivered).toHaveLength(100_000)
     expect(new Set(delivered.map((message) => message['messageId'])).size).toBe(100_000)

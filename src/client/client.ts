@@ -53,7 +53,7 @@ export interface ClientEvents {
   error: [error: DeliveryError]
   /** A batch failed with a retryable error and will be sent again. */
   retry: [info: RetryInfo]
-  /** The queue fell back below a quarter of its bounds after a call returned `false`. */
+  /** After a call returned `false`: the queue fell back to half the high-water mark (and a quarter of `maxQueueSize`). */
   drain: []
 }
 
@@ -72,7 +72,7 @@ const DEFAULT_CLOSE_TIMEOUT = 30_000
  * `DEBUG=analytics` logging.
  *
  * Each call validates and serializes its message at once (throwing a typed error for bad input,
- * with nothing queued) and returns `false` when the queue is over half full: wait for `'drain'`
+ * with nothing queued) and returns `false` when the queue is over its high-water mark: wait for `'drain'`
  * (or `await client.whenDrained()`) before producing more.
  *
  * @example
@@ -125,7 +125,7 @@ export class Client extends Emitter<ClientEvents> {
   /**
    * Says who the user is and records their traits.
    *
-   * @returns `false` when the queue is over half full: wait for `'drain'` before sending more.
+   * @returns `false` when the queue is over its high-water mark: wait for `'drain'` before sending more.
    * @throws {@link ValidationError} with no `userId` and no `anonymousId`; {@link MessageTooLargeError}; {@link ClosedError}.
    * @example
    * ```ts
@@ -139,7 +139,7 @@ export class Client extends Emitter<ClientEvents> {
   /**
    * Records something the user did.
    *
-   * @returns `false` when the queue is over half full: wait for `'drain'` before sending more.
+   * @returns `false` when the queue is over its high-water mark: wait for `'drain'` before sending more.
    * @throws {@link ValidationError} without `event` or without `userId`/`anonymousId`; {@link MessageTooLargeError}; {@link ClosedError}.
    * @example
    * ```ts
@@ -153,7 +153,7 @@ export class Client extends Emitter<ClientEvents> {
   /**
    * Records a web page view. Go's `Page.Traits` is sent as `properties`.
    *
-   * @returns `false` when the queue is over half full.
+   * @returns `false` when the queue is over its high-water mark.
    * @throws {@link ValidationError}; {@link MessageTooLargeError}; {@link ClosedError}.
    * @example
    * ```ts
@@ -167,7 +167,7 @@ export class Client extends Emitter<ClientEvents> {
   /**
    * Records a mobile screen view.
    *
-   * @returns `false` when the queue is over half full.
+   * @returns `false` when the queue is over its high-water mark.
    * @throws {@link ValidationError}; {@link MessageTooLargeError}; {@link ClosedError}.
    */
   screen(message: ScreenMessage, callback?: MessageCallback): boolean {
@@ -177,7 +177,7 @@ export class Client extends Emitter<ClientEvents> {
   /**
    * Ties the user to a group (company, organization, account, project or team).
    *
-   * @returns `false` when the queue is over half full.
+   * @returns `false` when the queue is over its high-water mark.
    * @throws {@link ValidationError} without `groupId` or without `userId`/`anonymousId`; {@link MessageTooLargeError}; {@link ClosedError}.
    * @example
    * ```ts
@@ -191,7 +191,7 @@ export class Client extends Emitter<ClientEvents> {
   /**
    * Links a previous id (often an anonymous one) to the user's id.
    *
-   * @returns `false` when the queue is over half full.
+   * @returns `false` when the queue is over its high-water mark.
    * @throws {@link ValidationError} without `userId` or `previousId`; {@link MessageTooLargeError}; {@link ClosedError}.
    * @example
    * ```ts
@@ -280,7 +280,7 @@ export class Client extends Emitter<ClientEvents> {
     if (this.#queue.length >= options.flushAt) this.#pump()
     else this.#armTimer()
 
-    if (this.#heldMessages * 2 >= options.maxQueueSize || this.#heldBytes * 2 >= options.maxQueueBytes) {
+    if (this.#heldMessages * 2 >= options.maxQueueSize || this.#heldBytes >= options.highWaterBytes) {
       this.#needDrain = true
     }
     return !this.#needDrain
@@ -396,7 +396,7 @@ export class Client extends Emitter<ClientEvents> {
 
   #checkDrain(): void {
     const options = this.#options
-    if (this.#needDrain && this.#heldMessages * 4 <= options.maxQueueSize && this.#heldBytes * 4 <= options.maxQueueBytes) {
+    if (this.#needDrain && this.#heldMessages * 4 <= options.maxQueueSize && this.#heldBytes * 2 <= options.highWaterBytes) {
       this.#needDrain = false
       this.emit('drain')
     }

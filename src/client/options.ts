@@ -31,12 +31,20 @@ export interface ClientOptions {
   timeout?: number
   /** Retry schedule of failed requests. */
   retry?: RetryOptions
-  /** Batch requests in flight at once. @defaultValue 4 */
+  /**
+   * Batch requests in flight at once. One, as the Go client v2 sends: under load each request then
+   * carries more messages, and every request costs CPU. @defaultValue 1
+   */
   maxConcurrentRequests?: number
   /** Most messages held at once (queued, in flight and retrying). @defaultValue 250_000 */
   maxQueueSize?: number
-  /** Most UTF-8 bytes of message JSON held at once (queued, in flight and retrying). @defaultValue 67_108_864 (64 MiB) */
+  /** Most UTF-8 bytes of message JSON held at once (queued, in flight and retrying); past it calls are dropped. @defaultValue 268_435_456 (256 MiB) */
   maxQueueBytes?: number
+  /**
+   * Bytes of message JSON held from which calls return `false` (backpressure), until `'drain'`. Capped
+   * at half of `maxQueueBytes`. @defaultValue 8_388_608 (8 MiB, some 40,000 small events)
+   */
+  highWaterMark?: number
   /** Where log lines go. @defaultValue the console's standard error, prefixed `analytics` */
   logger?: Logger
   /** Debug logging on or off. @defaultValue on when `DEBUG` matches `analytics` (the `debug` package's convention) */
@@ -57,6 +65,8 @@ export interface ResolvedClientOptions {
   readonly maxConcurrentRequests: number
   readonly maxQueueSize: number
   readonly maxQueueBytes: number
+  /** Backpressure threshold in bytes: `highWaterMark`, at most half of `maxQueueBytes`. */
+  readonly highWaterBytes: number
   readonly logger: Logger
   readonly verbose: boolean
   readonly fetch: typeof fetch | undefined
@@ -71,9 +81,10 @@ const DEFAULTS = {
   flushAt: 20,
   flushAfter: 5_000,
   timeout: 10_000,
-  maxConcurrentRequests: 4,
+  maxConcurrentRequests: 1,
   maxQueueSize: 250_000,
-  maxQueueBytes: 64 * 1024 * 1024,
+  maxQueueBytes: 256 * 1024 * 1024,
+  highWaterMark: 8 * 1024 * 1024,
   retry: { limit: 10, baseDelay: 100, maxDelay: 10_000, maxRetryAfter: 60_000 },
 } as const
 
@@ -136,6 +147,8 @@ export function resolveClientOptions(writeKey: unknown, options: unknown): Resol
   if (given.fetch !== undefined && typeof given.fetch !== 'function') {
     throw new OptionsError('fetch', 'expected a fetch-compatible function.')
   }
+  const maxQueueBytes = integerOption('maxQueueBytes', given.maxQueueBytes, DEFAULTS.maxQueueBytes, MAX_MESSAGE_BYTES)
+  const highWaterMark = integerOption('highWaterMark', given.highWaterMark, DEFAULTS.highWaterMark, 1)
   return {
     batchUrl: resolveEndpoint(given.endpoint),
     flushAt: resolveFlushAt(given),
@@ -144,7 +157,8 @@ export function resolveClientOptions(writeKey: unknown, options: unknown): Resol
     retry: resolveRetry(given.retry),
     maxConcurrentRequests: integerOption('maxConcurrentRequests', given.maxConcurrentRequests, DEFAULTS.maxConcurrentRequests, 1, 1_000),
     maxQueueSize: integerOption('maxQueueSize', given.maxQueueSize, DEFAULTS.maxQueueSize, 1),
-    maxQueueBytes: integerOption('maxQueueBytes', given.maxQueueBytes, DEFAULTS.maxQueueBytes, MAX_MESSAGE_BYTES),
+    maxQueueBytes,
+    highWaterBytes: Math.min(highWaterMark, Math.floor(maxQueueBytes / 2)),
     logger: resolveLogger(given.logger),
     verbose: given.verbose ?? isDebugEnabled(DEBUG_NAMESPACE),
     fetch: given.fetch,

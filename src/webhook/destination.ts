@@ -66,7 +66,9 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   readonly #send: Sender
   readonly #sign: Signer | undefined
   readonly #scheduler = new RetryScheduler<Job>(new MemoryRetryStore<Job>(), (job) => this.#track(this.#round(job)))
-  readonly #rounds = new Set<Promise<void>>()
+  /** Rounds under way, and who waits for them all to end (close). */
+  #activeRounds = 0
+  #idle: (() => void) | undefined
   readonly #urls: readonly string[]
   #closing: Promise<void> | undefined
 
@@ -111,7 +113,8 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
       this.emit('skipped', result)
       return result
     }
-    const prepared = await prepareEvent(event, eventId, this.#sign)
+    const pending = prepareEvent(event, eventId, this.#sign)
+    const prepared = 'then' in pending ? await pending : pending
     const state = newDeliveryState(eventId, this.#settings.webhooks.length, this.#settings.retryWindowMs, Date.now())
     return new Promise<DeliveryResult>((resolve) => this.#track(this.#round({ state, prepared, resolve, dueAt: 0 })))
   }
@@ -131,8 +134,14 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   }
 
   #track(round: Promise<void>): void {
-    this.#rounds.add(round)
-    void round.finally(() => this.#rounds.delete(round))
+    this.#activeRounds++
+    const ended = () => {
+      if (--this.#activeRounds === 0) this.#idle?.()
+    }
+    round.then(ended, (error: unknown) => {
+      ended()
+      throw error
+    })
   }
 
   async #round(job: Job): Promise<void> {
@@ -177,7 +186,10 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
 
   async #shutdown(timeout: number): Promise<void> {
     for (const job of this.#scheduler.stop()) this.#abandon(job)
-    const settled = Promise.all(this.#rounds)
+    const settled = new Promise<void>((resolve) => {
+      if (this.#activeRounds === 0) resolve()
+      else this.#idle = resolve
+    })
     let timer: ReturnType<typeof setTimeout> | undefined
     const expired = new Promise<false>((resolve) => {
       timer = setUnrefTimeout(() => resolve(false), Math.min(timeout, MAX_TIMER_MS))

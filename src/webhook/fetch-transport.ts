@@ -17,7 +17,7 @@ export function createFetchTransport(options: { fetch?: typeof fetch } = {}): We
         const response = await send(request.url, {
           method: 'POST',
           headers: request.headers,
-          body: request.body as Uint8Array<ArrayBuffer>,
+          body: request.body,
           redirect: 'manual',
           signal: AbortSignal.timeout(request.timeoutMs),
         })

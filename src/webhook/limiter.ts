@@ -10,11 +10,14 @@ export class Limiter {
     this.#limit = limit
   }
 
-  /** Resolves when a place is free. */
-  acquire(): Promise<void> {
+  /**
+   * Takes a place: `undefined` when one was free (no promise, no tick: the common case), else a
+   * promise that resolves when one is handed over.
+   */
+  acquire(): Promise<void> | undefined {
     if (this.#active < this.#limit) {
       this.#active++
-      return Promise.resolve()
+      return undefined
     }
     return new Promise((resolve) => this.#waiting.push(resolve))
   }

@@ -6,5 +6,5 @@ import type { Signer } from './signer.js'
  * than a Web Crypto round trip. Same digest, same hex.
  */
 export function createNodeSigner(secret: string): Signer {
-  return (body) => createHmac('sha1', secret).update(body).digest('hex')
+  return (body) => createHmac('sha1', secret).update(body, 'utf8').digest('hex')
 }

@@ -1,3 +1,4 @@
+import { isoNow } from '../core/clock.js'
 import { ValidationError, type ValidationErrorCode } from '../core/errors/validation-error.js'
 import { isObject } from '../core/validate.js'
 import type { WebhookEvent, WebhookEventType } from './event.js'
@@ -26,7 +27,7 @@ function optionalObject(event: Record<string, unknown>, field: string): Record<s
 }
 
 function timestampOf(value: unknown): string {
-  if (value === undefined) return new Date().toISOString()
+  if (value === undefined) return isoNow()
   const date = value instanceof Date ? value : typeof value === 'string' ? new Date(value) : undefined
   if (!date || Number.isNaN(date.getTime())) {
     fail('ERR_INVALID_FIELD', 'timestamp', '`timestamp` must be a valid Date or ISO 8601 string.')

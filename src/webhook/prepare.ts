@@ -6,8 +6,6 @@ import type { Signer } from './signer.js'
 /** An event turned into the bytes to send, once, and their signature. */
 export type PreparedEvent = Outgoing
 
-const encoder = new TextEncoder()
-
 /** The event's `messageId`, or a new UUID: the id results and notices carry. */
 export function eventIdOf(event: WebhookEvent): string {
   const given = (event as { messageId?: unknown }).messageId
@@ -19,7 +17,11 @@ export function eventIdOf(event: WebhookEvent): string {
  *
  * @throws {@link ValidationError} for an event that cannot become a payload.
  */
-export async function prepareEvent(event: WebhookEvent, eventId: string, sign: Signer | undefined): Promise<PreparedEvent> {
-  const body = encoder.encode(JSON.stringify(toWebhookPayload(event)))
-  return { eventId, body, signature: sign ? await sign(body) : undefined }
+export function prepareEvent(event: WebhookEvent, eventId: string, sign: Signer | undefined): PreparedEvent | Promise<PreparedEvent> {
+  // A string, not bytes: JSON.stringify's output is well-formed UTF-16, so its UTF-8 encoding (what
+  // the signer hashes and the transport sends) is one and the same, and no buffer is allocated per event.
+  const body = JSON.stringify(toWebhookPayload(event))
+  const signature = sign?.(body)
+  // A synchronous signer (node:crypto) needs no tick; Web Crypto's does.
+  return typeof signature === 'object' ? signature.then((value) => ({ eventId, body, signature: value })) : { eventId, body, signature }
 }

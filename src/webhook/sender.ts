@@ -5,7 +5,8 @@ import type { WebhookResponse, WebhookTransport } from './transport.js'
 /** What every attempt of one event carries. */
 export interface Outgoing {
   readonly eventId: string
-  readonly body: Uint8Array
+  /** The JSON body, serialized once; its UTF-8 encoding is what is signed and sent. */
+  readonly body: string
   readonly signature: string | undefined
 }
 
@@ -23,17 +24,20 @@ export function createSender(settings: ResolvedWebhookSettings, transport: Webho
     const webhook = settings.webhooks[index]
     const limiter = perUrl[index]
     if (!webhook || !limiter) throw new RangeError(`no webhook at index ${index}`)
-    await limiter.acquire()
-    await overall.acquire()
+    const urlPlace = limiter.acquire()
+    if (urlPlace) await urlPlace
+    const place = overall.acquire()
+    if (place) await place
     try {
       return await transport.send({
         url: webhook.url,
         origin: webhook.origin,
         path: webhook.path,
+        // Literal keys (not [EVENT_ID_HEADER]) keep this a fast object clone.
         headers:
           signature === undefined
-            ? { ...webhook.headers, [EVENT_ID_HEADER]: eventId }
-            : { ...webhook.headers, [EVENT_ID_HEADER]: eventId, 'x-signature': signature },
+            ? { ...webhook.headers, 'webhook-id': eventId }
+            : { ...webhook.headers, 'webhook-id': eventId, 'x-signature': signature },
         body,
         timeoutMs: settings.timeoutMs,
       })

@@ -5,8 +5,8 @@ export interface WebhookRequest {
   readonly origin: string
   readonly path: string
   readonly headers: Readonly<Record<string, string>>
-  /** The exact bytes that were signed. */
-  readonly body: Uint8Array
+  /** The JSON body; its UTF-8 bytes are exactly what was signed. */
+  readonly body: string
   /** Time the receiver has to answer, in ms. */
   readonly timeoutMs: number
 }

@@ -6,13 +6,14 @@
 //   npm run test:runtimes
 import { execFileSync, spawn } from 'node:child_process'
 import { createHmac } from 'node:crypto'
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 import { gzipSync } from 'node:zlib'
 import { cases } from './conformance.mjs'
+import { installPinned } from '../../scripts/install-pinned.mjs'
 import { startMatrixSink } from './sink.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -30,16 +31,6 @@ const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disabl
 
 const run = (command, args, options = {}) => execFileSync(command, args, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', ...options })
 const step = (message) => console.log(`\n== ${message}`)
-
-function installTools() {
-  const marker = join(tools, 'installed.json')
-  if (existsSync(marker) && readFileSync(marker, 'utf8') === JSON.stringify(TOOLS)) return
-  rmSync(tools, { recursive: true, force: true })
-  mkdirSync(tools, { recursive: true })
-  writeFileSync(join(tools, 'package.json'), '{"private":true}\n')
-  run('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock', ...TOOLS], { cwd: tools, stdio: 'inherit' })
-  writeFileSync(marker, JSON.stringify(TOOLS))
-}
 
 function packAndInstall() {
   run('npm', ['run', 'build'], { cwd: root })
@@ -219,7 +210,7 @@ function signatureVectors() {
 }
 
 step('installing pinned runtimes into .runtimes/tools')
-installTools()
+installPinned(tools, TOOLS)
 step('packing and installing the tarball into a scratch project')
 const tarball = packAndInstall()
 step('packaging checks')

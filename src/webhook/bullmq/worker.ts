@@ -35,8 +35,6 @@ export interface WebhookWorkerEvents extends WebhookDestinationEvents {
   error: [error: Error]
 }
 
-const encoder = new TextEncoder()
-
 /**
  * The delivery side of durable delivery: takes events from Redis (BullMQ) and delivers them with
  * exactly the in-memory engine's rules (the same rounds, payload bytes, headers, signatures,
@@ -106,8 +104,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   async #process(job: Job<WebhookJobData>, token: string | undefined): Promise<void> {
     const data = job.data
     const state = data.state ? restoreState(data.state) : newDeliveryState(data.eventId, this.#urls.length, this.#settings.retryWindowMs, Date.now())
-    const body = encoder.encode(data.body)
-    const outgoing = { eventId: data.eventId, body, signature: this.#sign ? await this.#sign(body) : undefined }
+    const outgoing = { eventId: data.eventId, body: data.body, signature: this.#sign ? await this.#sign(data.body) : undefined }
     const decision = await runRound(state, this.#settings, (index) => this.#send(index, outgoing))
     await job.updateData({ eventId: data.eventId, body: data.body, state: storeState(state, this.#urls) })
     if (decision.kind === 'retry') {

@@ -1,0 +1,170 @@
+// eventwire's benchmarks, side by side with the peers, against a sink and a receiver that run in
+// processes of their own. Each library and scenario runs in a fresh process, `--runs` times
+// (default 3); the median (by wall time) is reported, as a table and as JSON in bench/results/.
+//
+//   npm run bench                 # everything (about ten minutes)
+//   npm run bench -- --runs 1     # quicker
+//   node bench/index.mjs --smoke  # tiny sizes, eventwire and the floor only (run by npm test)
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { cpus } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { installPinned } from '../scripts/install-pinned.mjs'
+
+const { values: flags } = parseArgs({ options: { smoke: { type: 'boolean' }, runs: { type: 'string' }, out: { type: 'string' } } })
+const smoke = flags.smoke ?? false
+const runs = Number(flags.runs ?? (smoke ? 1 : 3))
+const here = import.meta.dirname
+const PEERS = ['@segment/analytics-node@3.1.0', 'posthog-node@5.70.0', '@rudderstack/rudder-sdk-node@3.0.13']
+/** Extra node flags for the runs (the smoke test runs the sources through tsx). */
+const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []
+
+/** Starts a helper process that prints its port. */
+async function startHelper(script, args = []) {
+  const child = spawn(process.execPath, [join(here, script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const port = await new Promise((resolve) => child.stdout.once('data', (chunk) => resolve(Number(String(chunk).trim()))))
+  return { child, url: `http://127.0.0.1:${port}` }
+}
+
+function runChild(script, config, extraArgs = []) {
+  const output = execFileSync(process.execPath, [...nodeArgs, ...extraArgs, join(here, script), JSON.stringify(config)], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 2 ** 20,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 900_000,
+  })
+  return JSON.parse(output.trim().split('\n').pop())
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+const round = (value, digits = 0) => Number(value.toFixed(digits))
+
+async function stats(sink) {
+  return (await fetch(`${sink.url}/stats`)).json()
+}
+
+/** Runs one client scenario for each library, `runs` times; checks the sink got every event exactly once. */
+async function clientScenario(sink, scenario) {
+  console.log(`\n== ${scenario.name}`)
+  const rows = []
+  for (const { library, events } of scenario.libraries) {
+    const samples = []
+    for (let attempt = 0; attempt < runs; attempt++) {
+      await fetch(`${sink.url}/reset`, { method: 'POST' })
+      const metrics = runChild('client-run.mjs', { library, events, sink: sink.url, mode: scenario.mode, rate: scenario.rate, pad: scenario.pad })
+      const seen = await stats(sink)
+      samples.push({ ...metrics, delivered: seen.events, unique: seen.unique, requests: seen.requests })
+      console.log(`${library}: ${round(metrics.wallMs)} ms, ${round(metrics.cpuMs)} ms CPU, ${round(metrics.peakRssMb)} MB peak RSS, ${seen.events}/${events} events (${seen.unique} unique) in ${seen.requests} requests`)
+    }
+    const chosen = samples.find((sample) => sample.wallMs === median(samples.map((s) => s.wallMs)))
+    rows.push({
+      library,
+      events,
+      wallMs: round(chosen.wallMs),
+      eventsPerSecond: round(events / (chosen.wallMs / 1000)),
+      cpuMsPer1000: round((chosen.cpuMs / events) * 1000, 2),
+      peakRssMb: round(chosen.peakRssMb),
+      requests: chosen.requests,
+      lost: events - chosen.unique,
+      // Deliveries beyond the first of a message: retries after a timeout, for instance.
+      duplicates: chosen.delivered - chosen.unique,
+      samples: samples.map((sample) => round(sample.wallMs)),
+    })
+  }
+  const ours = rows.find((row) => row.library === 'eventwire')
+  for (const row of rows) {
+    // How many times faster eventwire is (events/s against events/s: libraries may run different sizes).
+    row.eventwireSpeedup = round(ours.eventsPerSecond / row.eventsPerSecond, 2)
+  }
+  return { name: scenario.name, mode: scenario.mode, rows }
+}
+
+function webhookScenario(receiver, failing) {
+  console.log('\n== webhooks')
+  const deliveries = smoke ? 500 : 20_000
+  const url = `${receiver.url}/in`
+  const cases = [
+    { name: 'eventwire, 1 URL, signed', config: { mode: 'eventwire', urls: [url], secret: 's3cret', deliveries } },
+    { name: 'eventwire, 1 URL, unsigned', config: { mode: 'eventwire', urls: [url], deliveries } },
+    { name: 'eventwire, 5 URLs, signed', config: { mode: 'eventwire', urls: [1, 2, 3, 4, 5].map((n) => `${url}/${n}`), secret: 's3cret', deliveries: deliveries / 5 } },
+    { name: 'floor: undici Pool.request, signed', config: { mode: 'undici', urls: [url], secret: 's3cret', deliveries } },
+    { name: 'raw fetch, signed', config: { mode: 'fetch', urls: [url], secret: 's3cret', deliveries } },
+  ]
+  const rows = cases.map(({ name, config }) => {
+    const samples = Array.from({ length: runs }, () => runChild('webhook-run.mjs', config))
+    const chosen = samples.find((sample) => sample.wallMs === median(samples.map((s) => s.wallMs)))
+    console.log(`${name}: ${round(chosen.perSecond)} requests/s (${samples.map((s) => round(s.perSecond)).join(', ')})`)
+    return { name, requestsPerSecond: round(chosen.perSecond), cpuMs: round(chosen.cpuMs), samples: samples.map((s) => round(s.perSecond)) }
+  })
+  const pendingCount = smoke ? 1_000 : 100_000
+  const pending = runChild('webhook-run.mjs', { mode: 'pending', urls: [`${failing.url}/in`], secret: 's3cret', deliveries: pendingCount }, ['--expose-gc'])
+  console.log(`${pendingCount} deliveries waiting for a retry: ${round(pending.heapMb)} MB heap, ${round(pending.rssMb)} MB RSS (peak ${round(pending.peakRssMb)})`)
+  const signing = runChild('webhook-run.mjs', { mode: 'sign', ops: smoke ? 1_000 : 100_000 })
+  console.log(`per operation: createHmac ${round(signing.createHmacUs, 2)} µs, signPayload ${round(signing.signPayloadUs, 2)} µs, verifySignature ${round(signing.verifySignatureUs, 2)} µs`)
+  return { rows, pending: { deliveries: pendingCount, ...pending }, signing }
+}
+
+function targets(client, webhooks) {
+  const row = (scenario, library) => client.find((s) => s.name === scenario)?.rows.find((r) => r.library === library)
+  const burst = (library) => row('100,000 small events, as fast as they can be enqueued', library)
+  const ours = burst('eventwire')
+  const million = row('1,000,000 small events, producer honouring backpressure', 'eventwire')
+  const rate = (name) => webhooks.rows.find((r) => r.name === name)?.requestsPerSecond
+  const list = [
+    ['100k: at least 10x faster than @segment/analytics-node', burst('segment') && ours.eventsPerSecond / burst('segment').eventsPerSecond, 10, '>='],
+    ['100k: at least 4x faster than posthog-node', burst('posthog') && ours.eventsPerSecond / burst('posthog').eventsPerSecond, 4, '>='],
+    ['100k: within 1.5x of the floor (wall time ratio)', burst('floor') && ours.wallMs / burst('floor').wallMs, 1.5, '<='],
+    ['100k: peak RSS under 200 MB', ours?.peakRssMb, 200, '<'],
+    ['1M with backpressure: peak RSS under 300 MB', million?.peakRssMb, 300, '<'],
+    ['1M with backpressure: zero lost', million?.lost, 0, '=='],
+    ['webhooks: at least 70% of the undici floor, signed', rate('eventwire, 1 URL, signed') / rate('floor: undici Pool.request, signed'), 0.7, '>='],
+    ['webhooks: 100,000 pending retries under 150 MB (RSS)', webhooks.pending.deliveries === 100_000 ? webhooks.pending.rssMb : undefined, 150, '<'],
+  ]
+  return list.map(([name, value, goal, op]) => {
+    const holds = value === undefined ? undefined : op === '>=' ? value >= goal : op === '<=' ? value <= goal : op === '<' ? value < goal : value === goal
+    return { name, value: value === undefined ? undefined : round(value, 2), goal, holds }
+  })
+}
+
+if (!smoke) installPinned(join(here, '.deps'), PEERS)
+if (!process.env.EVENTWIRE_ENTRY) execFileSync('npm', ['run', 'build'], { stdio: 'ignore' })
+const sink = await startHelper('sink.mjs')
+const receiver = await startHelper('receiver.mjs', ['200'])
+const failing = await startHelper('receiver.mjs', ['500'])
+try {
+  const small = smoke ? 2_000 : 100_000
+  const peers = smoke ? [] : [{ library: 'segment', events: small }, { library: 'posthog', events: small }, { library: 'rudderstack', events: 2_000 }]
+  const scenarios = [
+    { name: '100,000 small events, as fast as they can be enqueued', mode: 'burst', libraries: [{ library: 'eventwire', events: small }, ...peers, { library: 'floor', events: small }] },
+    { name: '1,000,000 small events, producer honouring backpressure', mode: 'backpressure', libraries: [{ library: 'eventwire', events: smoke ? 5_000 : 1_000_000 }, { library: 'floor', events: smoke ? 5_000 : 1_000_000 }] },
+    { name: 'steady 20,000 events/s for 10 s', mode: 'steady', rate: smoke ? 2_000 : 20_000, libraries: [{ library: 'eventwire', events: smoke ? 2_000 : 200_000 }, ...(smoke ? [] : [{ library: 'segment', events: 200_000 }, { library: 'posthog', events: 200_000 }]), { library: 'floor', events: smoke ? 2_000 : 200_000 }] },
+    { name: '5,000 large events (~20 KB each)', mode: 'burst', pad: 20_000, libraries: [{ library: 'eventwire', events: smoke ? 100 : 5_000 }, ...(smoke ? [] : [{ library: 'segment', events: 5_000 }, { library: 'posthog', events: 5_000 }]), { library: 'floor', events: smoke ? 100 : 5_000 }] },
+  ]
+  const client = []
+  for (const scenario of scenarios) client.push(await clientScenario(sink, scenario))
+  const webhooks = webhookScenario(receiver, failing)
+  const results = { date: new Date().toISOString(), smoke, runs, machine: { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model }, client, webhooks, targets: smoke ? [] : targets(client, webhooks) }
+
+  console.log('\n| scenario | library | events | wall ms | events/s | CPU ms / 1k events | peak RSS MB | requests | lost | duplicates | eventwire is x faster |')
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')
+  for (const scenario of client) {
+    for (const row of scenario.rows) {
+      console.log(`| ${scenario.name} | ${row.library} | ${row.events} | ${row.wallMs} | ${row.eventsPerSecond} | ${row.cpuMsPer1000} | ${row.peakRssMb} | ${row.requests} | ${row.lost} | ${row.duplicates} | ${row.eventwireSpeedup} |`)
+    }
+  }
+  console.log('\n| webhook scenario | requests/s |\n| --- | --- |')
+  for (const row of webhooks.rows) console.log(`| ${row.name} | ${row.requestsPerSecond} |`)
+  for (const target of results.targets) console.log(`${target.holds === undefined ? 'n/a ' : target.holds ? 'HOLDS' : 'MISSED'}  ${target.name}: ${target.value} (goal ${target.goal})`)
+
+  const out = flags.out ?? join(here, 'results')
+  mkdirSync(out, { recursive: true })
+  writeFileSync(join(out, smoke ? 'smoke.json' : 'latest.json'), `${JSON.stringify(results, null, 2)}\n`)
+  const lost = client.flatMap((scenario) => scenario.rows).filter((row) => row.lost !== 0)
+  if (lost.length > 0) {
+    console.error(`lost events: ${lost.map((row) => `${row.library} ${row.lost}`).join(', ')}`)
+    process.exitCode = 1
+  }
+} finally {
+  for (const helper of [sink, receiver, failing]) helper.child.kill()
+}

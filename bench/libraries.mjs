@@ -1,0 +1,84 @@
+// How each library under test is driven: one small adapter each, with the library's defaults.
+import { randomUUID } from 'node:crypto'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+
+const deps = join(import.meta.dirname, '.deps', 'package.json')
+const importPeer = async (name) => import(pathToFileURL(createRequire(deps).resolve(name)).href)
+/** The package under test: the build by default; the sources when the smoke test says so. */
+const eventwireEntry = process.env.EVENTWIRE_ENTRY ?? 'eventwire'
+
+/** Each adapter: `send(index, properties)` returns false when the library asks the producer to wait. */
+export const libraries = {
+  async eventwire(sink) {
+    const { Client } = await import(eventwireEntry)
+    const client = new Client('bench-key', { endpoint: sink })
+    client.on('error', (error) => console.error(error.code, error.message))
+    return {
+      send: (index, properties) => client.track({ userId: `user-${index % 1000}`, event: 'Item Viewed', properties }),
+      waitForRoom: () => client.whenDrained(),
+      finish: () => client.close({ timeout: Number.POSITIVE_INFINITY }),
+    }
+  },
+
+  async segment(sink) {
+    const { Analytics } = await importPeer('@segment/analytics-node')
+    const analytics = new Analytics({ writeKey: 'bench-key', host: sink })
+    return {
+      send: (index, properties) => void analytics.track({ userId: `user-${index % 1000}`, event: 'Item Viewed', properties }),
+      finish: () => analytics.closeAndFlush({ timeout: 600_000 }),
+    }
+  },
+
+  async posthog(sink) {
+    const { PostHog } = await importPeer('posthog-node')
+    // posthog-node drops what exceeds maxQueueSize (default 1,000) without telling the caller: raise it so nothing is lost.
+    const posthog = new PostHog('bench-key', { host: sink, maxQueueSize: 10_000_000 })
+    return {
+      send: (index, properties) => void posthog.capture({ distinctId: `user-${index % 1000}`, event: 'Item Viewed', properties }),
+      finish: () => posthog.shutdown(600_000),
+    }
+  },
+
+  async rudderstack(sink) {
+    const { default: Analytics } = await importPeer('@rudderstack/rudder-sdk-node')
+    const client = new Analytics('bench-key', { dataPlaneUrl: sink, logLevel: 'error' })
+    return {
+      send: (index, properties) => void client.track({ userId: `user-${index % 1000}`, event: 'Item Viewed', properties }),
+      // flush() sends one batch of flushAt; call it until the queue is empty.
+      async finish() {
+        while (client.queue.length > 0) await new Promise((resolve) => client.flush(resolve))
+      },
+    }
+  },
+
+  /** The physical limit: batches built by hand, by concatenation, over one keep-alive connection. */
+  async floor(sink) {
+    const { Pool } = await import('undici')
+    const pool = new Pool(sink, { connections: 1 })
+    const sent = []
+    let body = ''
+    let isoAt = 0
+    let iso = ''
+    const post = () => {
+      const request = pool.request({ method: 'POST', path: '/v1/batch', headers: { 'content-type': 'application/json' }, body: `{"batch":[${body}]}` })
+      sent.push(request.then((response) => response.body.dump()))
+      body = ''
+    }
+    return {
+      send(index, properties) {
+        const now = Date.now()
+        if (now !== isoAt) iso = new Date((isoAt = now)).toISOString()
+        const json = JSON.stringify({ type: 'track', userId: `user-${index % 1000}`, event: 'Item Viewed', properties, messageId: randomUUID(), timestamp: iso })
+        if (body.length + json.length > 490_000) post()
+        body += body === '' ? json : `,${json}`
+      },
+      async finish() {
+        if (body !== '') post()
+        await Promise.all(sent)
+        await pool.close()
+      },
+    }
+  },
+}

@@ -1,0 +1,89 @@
+// One webhook scenario in a fresh process. Prints one JSON line.
+//
+//   node bench/webhook-run.mjs '{"mode":"eventwire","urls":["http://127.0.0.1:PORT/in"],"secret":"s","deliveries":20000}'
+// modes: eventwire | undici (the floor: Pool.request) | fetch | pending (memory) | sign (per-op cost)
+import { createHmac } from 'node:crypto'
+
+const config = JSON.parse(process.argv[2])
+const webhookEntry = process.env.EVENTWIRE_WEBHOOK_ENTRY ?? 'eventwire/webhook'
+const { WebhookDestination, signPayload, verifySignature, toWebhookPayload } = await import(webhookEntry)
+const event = (index) => ({ type: 'track', userId: `user-${index % 1000}`, event: 'Order Completed', properties: { index, total: 42.5, currency: 'EUR' } })
+const hmac = (body, secret) => createHmac('sha1', secret).update(body).digest('hex')
+
+/** Runs `total` jobs with `inFlight` at a time. */
+async function pool(total, inFlight, job) {
+  let next = 0
+  await Promise.all(Array.from({ length: inFlight }, async () => {
+    while (next < total) await job(next++)
+  }))
+}
+
+async function throughput(run) {
+  const started = performance.now()
+  const cpuBefore = process.cpuUsage()
+  await run()
+  const wallMs = performance.now() - started
+  const cpu = process.cpuUsage(cpuBefore)
+  return { wallMs, perSecond: (config.deliveries * config.urls.length) / (wallMs / 1000), cpuMs: (cpu.user + cpu.system) / 1000 }
+}
+
+let result
+if (config.mode === 'eventwire') {
+  const destination = new WebhookDestination({ webhooks: config.urls.map((url) => ({ url })), sharedSecret: config.secret })
+  result = await throughput(async () => {
+    const results = await Promise.all(Array.from({ length: config.deliveries }, (_, index) => destination.deliver(event(index))))
+    const failed = results.filter((delivery) => delivery.status !== 'delivered').length
+    if (failed > 0) throw new Error(`${failed} deliveries failed`)
+  })
+  await destination.close()
+} else if (config.mode === 'undici') {
+  const { Pool } = await import('undici')
+  const target = new URL(config.urls[0])
+  const connection = new Pool(target.origin, { connections: 50 })
+  result = await throughput(() =>
+    pool(config.deliveries, 50, async (index) => {
+      const body = JSON.stringify(toWebhookPayload(event(index)))
+      const headers = { 'content-type': 'application/json', 'user-agent': 'floor/1.0' }
+      if (config.secret) headers['x-signature'] = hmac(body, config.secret)
+      const response = await connection.request({ method: 'POST', path: target.pathname, headers, body })
+      await response.body.dump()
+      if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}`)
+    }),
+  )
+  await connection.close()
+} else if (config.mode === 'fetch') {
+  result = await throughput(() =>
+    pool(config.deliveries, 50, async (index) => {
+      const body = JSON.stringify(toWebhookPayload(event(index)))
+      const headers = { 'content-type': 'application/json', 'user-agent': 'floor/1.0' }
+      if (config.secret) headers['x-signature'] = hmac(body, config.secret)
+      const response = await fetch(config.urls[0], { method: 'POST', headers, body })
+      await response.arrayBuffer()
+      if (response.status !== 200) throw new Error(`HTTP ${response.status}`)
+    }),
+  )
+} else if (config.mode === 'pending') {
+  const destination = new WebhookDestination({ webhooks: [{ url: config.urls[0] }], sharedSecret: config.secret, backoff: () => 3_600_000 })
+  const deliveries = Array.from({ length: config.deliveries }, (_, index) => destination.deliver(event(index)))
+  while (destination.pendingRetries < config.deliveries) await new Promise((resolve) => setTimeout(resolve, 50))
+  globalThis.gc?.()
+  const memory = process.memoryUsage()
+  result = { pending: destination.pendingRetries, heapMb: memory.heapUsed / 2 ** 20, rssMb: memory.rss / 2 ** 20, peakRssMb: process.resourceUsage().maxRSS / 1024 }
+  await destination.close({ timeout: 1_000 })
+  await Promise.all(deliveries)
+} else if (config.mode === 'sign') {
+  const body = JSON.stringify(toWebhookPayload(event(1)))
+  const signature = hmac(body, 's3cret')
+  const time = async (operation) => {
+    const started = performance.now()
+    for (let index = 0; index < config.ops; index++) await operation()
+    return ((performance.now() - started) * 1000) / config.ops
+  }
+  result = {
+    createHmacUs: await time(() => hmac(body, 's3cret')),
+    signPayloadUs: await time(() => signPayload(body, 's3cret')),
+    verifySignatureUs: await time(() => verifySignature(body, signature, 's3cret')),
+  }
+}
+console.log(JSON.stringify(result))
+process.exit(0)

@@ -1,0 +1,37 @@
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { expect, it } from 'vitest'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+
+it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the floor) delivers everything', { timeout: 120_000 }, () => {
+  const out = mkdtempSync(join(tmpdir(), 'eventwire-bench-'))
+  try {
+    execFileSync(process.execPath, [join(root, 'bench/index.mjs'), '--smoke', '--out', out], {
+      cwd: root,
+      stdio: 'ignore',
+      env: {
+        ...process.env,
+        // The sources, not a build: npm test does not build.
+        BENCH_NODE_ARGS: '--import tsx',
+        EVENTWIRE_ENTRY: join(root, 'src/index.ts'),
+        EVENTWIRE_WEBHOOK_ENTRY: join(root, 'src/webhook/node.ts'),
+      },
+    })
+    const results = JSON.parse(readFileSync(join(out, 'smoke.json'), 'utf8')) as {
+      client: Array<{ rows: Array<{ library: string; lost: number; requests: number }> }>
+      webhooks: { rows: Array<{ requestsPerSecond: number }>; pending: { pending: number } }
+    }
+    const rows = results.client.flatMap((scenario) => scenario.rows)
+    expect(rows.length).toBe(8)
+    expect(rows.every((row) => row.lost === 0 && row.requests > 0)).toBe(true)
+    expect(results.webhooks.rows).toHaveLength(5)
+    expect(results.webhooks.rows.every((row) => row.requestsPerSecond > 0)).toBe(true)
+    expect(results.webhooks.pending.pending).toBe(1_000)
+  } finally {
+    rmSync(out, { recursive: true, force: true })
+  }
+})
