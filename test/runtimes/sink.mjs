@@ -38,6 +38,7 @@ export async function startMatrixSink({ browserBundle }) {
         const messages = received.flatMap((batch) => batch.body.batch)
         return reply(200, {
           requests: received.length,
+          firstBatch: received[0]?.body.batch.length ?? 0,
           messages: messages.length,
           uniqueIds: new Set(messages.map((message) => message.messageId)).size,
           maxBytes: Math.max(0, ...received.map((batch) => batch.bytes)),
