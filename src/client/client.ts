@@ -14,7 +14,7 @@ import type {
   TrackMessage,
 } from '../core/messages.js'
 import { serializeMessage } from '../core/serialize.js'
-import { MAX_TIMER_MS, setUnrefTimeout } from '../core/timers.js'
+import { setUnrefTimeout, settlesWithin } from '../core/timers.js'
 import { utf8ByteLength } from '../core/utf8.js'
 import { toWireMessage } from '../core/validate.js'
 import { takeBatch, type Batch, type MessageCallback, type MessageRecord, type QueuedMessage } from './batch.js'
@@ -431,24 +431,16 @@ export class Client extends Emitter<ClientEvents> {
     this.#clearTimer()
     this.#stopPageHide()
     const flushed = this.flush()
-    if (timeout !== Number.POSITIVE_INFINITY) {
-      let timer: ReturnType<typeof setTimeout> | undefined
-      const expired = new Promise<true>((resolve) => {
-        timer = setUnrefTimeout(() => resolve(true), Math.min(timeout, MAX_TIMER_MS))
-      })
-      const timedOut = await Promise.race([flushed.then(() => false), expired])
-      clearTimeout(timer)
-      if (timedOut) {
-        this.#abort.abort(new Error('close() timed out'))
-        const left = this.#queue.takeAll()
-        if (left.length > 0) {
-          for (const message of left) {
-            this.#heldMessages--
-            this.#heldBytes -= message.bytes
-          }
-          this.#fail(left, this.#deliveryError('ERR_CLOSE_TIMEOUT', left, undefined))
-          this.#checkDrain()
+    if (!(await settlesWithin(flushed, timeout))) {
+      this.#abort.abort(new Error('close() timed out'))
+      const left = this.#queue.takeAll()
+      if (left.length > 0) {
+        for (const message of left) {
+          this.#heldMessages--
+          this.#heldBytes -= message.bytes
         }
+        this.#fail(left, this.#deliveryError('ERR_CLOSE_TIMEOUT', left, undefined))
+        this.#checkDrain()
       }
     }
     await flushed

@@ -23,6 +23,26 @@ export function setUnrefTimeout(callback: () => void, ms: number): TimerHandle {
   return handle
 }
 
+/**
+ * Whether `work` settles within `ms` (`Infinity`: waits as long as it takes). The deadline's timer
+ * does not keep the process alive on its own.
+ */
+export async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  if (ms === Number.POSITIVE_INFINITY) {
+    await work
+    return true
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const expired = new Promise<false>((resolve) => {
+    timer = setUnrefTimeout(() => resolve(false), Math.min(ms, MAX_TIMER_MS))
+  })
+  try {
+    return await Promise.race([work.then(() => true), expired])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 /** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

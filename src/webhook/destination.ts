@@ -1,7 +1,7 @@
 import { Emitter } from '../core/emitter.js'
 import { ClosedError } from '../core/errors/closed-error.js'
 import { OptionsError } from '../core/errors/options-error.js'
-import { MAX_TIMER_MS, setUnrefTimeout } from '../core/timers.js'
+import { settlesWithin } from '../core/timers.js'
 import type { WebhookEvent } from './event.js'
 import { toWebhookError } from './failure.js'
 import { isEnabledFor } from './integrations.js'
@@ -9,8 +9,9 @@ import { eventIdOf, prepareEvent, type PreparedEvent } from './prepare.js'
 import { MemoryRetryStore, type Due } from './retry-store.js'
 import { isDelivered, newDeliveryState, runRound, type DeliveryState } from './round.js'
 import { RetryScheduler } from './scheduler.js'
-import { createSender, type Sender } from './sender.js'
-import { resolveWebhookSettings, type ResolvedWebhookSettings, type WebhookSettings } from './settings.js'
+import { createEngine, type WebhookPlatform } from './engine.js'
+import type { Sender } from './sender.js'
+import type { ResolvedWebhookSettings, WebhookSettings } from './settings.js'
 import type { Signer } from './signer.js'
 import type { WebhookTransport } from './transport.js'
 import { retryNotices, toDeliveryResult, type DeliveryResult, type RetryNotice } from './result.js'
@@ -27,12 +28,6 @@ export interface WebhookDestinationEvents {
 export interface WebhookCloseOptions {
   /** Longest wait for requests in flight, in ms. @defaultValue 10_000 */
   timeout?: number
-}
-
-/** The defaults a build of the webhook module brings: how it sends and how it signs. */
-export interface WebhookPlatform {
-  readonly transport: () => WebhookTransport
-  readonly signer: (secret: string) => Signer
 }
 
 interface Job extends Due {
@@ -79,15 +74,12 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
    */
   constructor(settings: WebhookSettings, platform: WebhookPlatform) {
     super()
-    this.#settings = resolveWebhookSettings(settings)
-    this.#urls = this.#settings.webhooks.map((webhook) => webhook.url)
-    const transport = (settings as { transport?: unknown }).transport
-    if (transport !== undefined && (typeof transport !== 'object' || transport === null || typeof (transport as WebhookTransport).send !== 'function')) {
-      throw new OptionsError('transport', 'expected an object with send(request).')
-    }
-    this.#transport = (transport as WebhookTransport | undefined) ?? platform.transport()
-    this.#send = createSender(this.#settings, this.#transport)
-    this.#sign = this.#settings.sharedSecret === undefined ? undefined : platform.signer(this.#settings.sharedSecret)
+    const engine = createEngine(settings, platform)
+    this.#settings = engine.settings
+    this.#urls = engine.urls
+    this.#transport = engine.transport
+    this.#send = engine.send
+    this.#sign = engine.sign
   }
 
   /** Events waiting for a retry. */
@@ -190,14 +182,8 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
       if (this.#activeRounds === 0) resolve()
       else this.#idle = resolve
     })
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const expired = new Promise<false>((resolve) => {
-      timer = setUnrefTimeout(() => resolve(false), Math.min(timeout, MAX_TIMER_MS))
-    })
-    const finished = await Promise.race([settled.then(() => true), expired])
-    clearTimeout(timer)
     // Requests still in flight end within timeoutMs; connections are released after them.
-    if (finished) await this.#transport.close?.()
+    if (await settlesWithin(settled, timeout)) await this.#transport.close?.()
     else void settled.then(() => this.#transport.close?.())
   }
 }

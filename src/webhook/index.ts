@@ -1,6 +1,6 @@
 export { WebhookDestination } from './fetch-destination.js'
 export { WebhookDestinationBase } from './destination.js'
-export type { WebhookPlatform } from './destination.js'
+export type { WebhookPlatform } from './engine.js'
 export { createWebCryptoSigner } from './signer.js'
 export type { Signer } from './signer.js'
 export type { WebhookCloseOptions, WebhookDestinationEvents } from './destination.js'

@@ -2,11 +2,12 @@ import { DelayedError, UnrecoverableError, Worker, type ConnectionOptions, type 
 import { Emitter } from '../../core/emitter.js'
 import { OptionsError } from '../../core/errors/options-error.js'
 import type { WebhookDestinationEvents } from '../destination.js'
+import { createEngine } from '../engine.js'
 import { createNodeSigner } from '../node-signer.js'
 import { retryNotices, toDeliveryResult } from '../result.js'
 import { newDeliveryState, runRound } from '../round.js'
-import { createSender, type Sender } from '../sender.js'
-import { resolveWebhookSettings, type ResolvedWebhookSettings, type WebhookSettings } from '../settings.js'
+import type { Sender } from '../sender.js'
+import type { ResolvedWebhookSettings, WebhookSettings } from '../settings.js'
 import type { Signer } from '../signer.js'
 import type { WebhookTransport } from '../transport.js'
 import { createUndiciTransport } from '../undici-transport.js'
@@ -66,11 +67,12 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   /** @throws `OptionsError` naming the first setting it cannot use. */
   constructor(settings: WebhookSettings, options: WebhookWorkerOptions) {
     super()
-    this.#settings = resolveWebhookSettings(settings)
-    this.#urls = this.#settings.webhooks.map((webhook) => webhook.url)
-    this.#transport = settings.transport ?? createUndiciTransport()
-    this.#send = createSender(this.#settings, this.#transport)
-    this.#sign = this.#settings.sharedSecret === undefined ? undefined : createNodeSigner(this.#settings.sharedSecret)
+    const engine = createEngine(settings, { transport: createUndiciTransport, signer: createNodeSigner })
+    this.#settings = engine.settings
+    this.#urls = engine.urls
+    this.#transport = engine.transport
+    this.#send = engine.send
+    this.#sign = engine.sign
     const concurrency = options.concurrency ?? 50
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new OptionsError('concurrency', 'expected a whole number >= 1.')
     this.#worker = new Worker<WebhookJobData>(options.name ?? DEFAULT_QUEUE_NAME, (job, token) => this.#process(job, token), {

@@ -1,0 +1,42 @@
+import { OptionsError } from '../core/errors/options-error.js'
+import { createSender, type Sender } from './sender.js'
+import { resolveWebhookSettings, type ResolvedWebhookSettings, type WebhookSettings } from './settings.js'
+import type { Signer } from './signer.js'
+import type { WebhookTransport } from './transport.js'
+
+/** The defaults a build of the webhook module brings: how it sends and how it signs. */
+export interface WebhookPlatform {
+  readonly transport: () => WebhookTransport
+  readonly signer: (secret: string) => Signer
+}
+
+/** What every delivery engine (in memory, BullMQ) runs on, read from the settings in one place. */
+export interface Engine {
+  readonly settings: ResolvedWebhookSettings
+  readonly urls: readonly string[]
+  readonly transport: WebhookTransport
+  readonly send: Sender
+  readonly sign: Signer | undefined
+}
+
+/**
+ * Checks the settings and builds the sending and signing pieces, with the platform's defaults
+ * where the settings name no `transport`.
+ *
+ * @throws {@link OptionsError} naming the first setting it cannot use.
+ */
+export function createEngine(settings: WebhookSettings, platform: WebhookPlatform): Engine {
+  const resolved = resolveWebhookSettings(settings)
+  const given = (settings as { transport?: unknown }).transport
+  if (given !== undefined && (typeof given !== 'object' || given === null || typeof (given as WebhookTransport).send !== 'function')) {
+    throw new OptionsError('transport', 'expected an object with send(request).')
+  }
+  const transport = (given as WebhookTransport | undefined) ?? platform.transport()
+  return {
+    settings: resolved,
+    urls: resolved.webhooks.map((webhook) => webhook.url),
+    transport,
+    send: createSender(resolved, transport),
+    sign: resolved.sharedSecret === undefined ? undefined : platform.signer(resolved.sharedSecret),
+  }
+}
