@@ -1,4 +1,5 @@
 import { Emitter } from '../core/emitter.js'
+import { Queue } from '../core/queue.js'
 import { ClosedError } from '../core/errors/closed-error.js'
 import { OptionsError } from '../core/errors/options-error.js'
 import { settlesWithin } from '../core/timers.js'
@@ -60,9 +61,15 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   readonly #transport: WebhookTransport
   readonly #send: Sender
   readonly #sign: Signer | undefined
-  readonly #scheduler = new RetryScheduler<Job>(new MemoryRetryStore<Job>(), (job) => this.#track(this.#round(job)))
-  /** Rounds under way, and who waits for them all to end (close). */
-  #activeRounds = 0
+  readonly #scheduler = new RetryScheduler<Job>(new MemoryRetryStore<Job>(), (job) => this.#admit(job))
+  /**
+   * Rounds waiting for request slots, as plain records: a burst of deliveries holds no suspended
+   * frames while it waits, which is most of what it would cost in memory and GC.
+   */
+  readonly #ready = new Queue<Job>()
+  #requestsInFlight = 0
+  /** Rounds admitted and not ended (waiting or running), and who waits for none to be left (close). */
+  #outstanding = 0
   #idle: (() => void) | undefined
   readonly #urls: readonly string[]
   #closing: Promise<void> | undefined
@@ -108,7 +115,7 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
     const pending = prepareEvent(event, eventId, this.#sign)
     const prepared = 'then' in pending ? await pending : pending
     const state = newDeliveryState(eventId, this.#settings.webhooks.length, this.#settings.retryWindowMs, Date.now())
-    return new Promise<DeliveryResult>((resolve) => this.#track(this.#round({ state, prepared, resolve, dueAt: 0 })))
+    return new Promise<DeliveryResult>((resolve) => this.#admit({ state, prepared, resolve, dueAt: 0 }))
   }
 
   /**
@@ -125,15 +132,29 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
     return this.#closing
   }
 
-  #track(round: Promise<void>): void {
-    this.#activeRounds++
-    const ended = () => {
-      if (--this.#activeRounds === 0) this.#idle?.()
+  #admit(job: Job): void {
+    this.#outstanding++
+    this.#ready.push(job)
+    this.#dispatch()
+  }
+
+  /** Starts waiting rounds while their requests fit in `maxConcurrency` (one always may start). */
+  #dispatch(): void {
+    for (let job = this.#ready.peek(); job !== undefined; job = this.#ready.peek()) {
+      const requests = job.state.targets.reduce((count, target) => (target.status === 'pending' ? count + 1 : count), 0)
+      if (this.#requestsInFlight > 0 && this.#requestsInFlight + requests > this.#settings.maxConcurrency) return
+      this.#ready.shift()
+      this.#requestsInFlight += requests
+      const ended = () => {
+        this.#requestsInFlight -= requests
+        if (--this.#outstanding === 0) this.#idle?.()
+        this.#dispatch()
+      }
+      this.#round(job).then(ended, (error: unknown) => {
+        ended()
+        throw error
+      })
     }
-    round.then(ended, (error: unknown) => {
-      ended()
-      throw error
-    })
   }
 
   async #round(job: Job): Promise<void> {
@@ -179,7 +200,7 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   async #shutdown(timeout: number): Promise<void> {
     for (const job of this.#scheduler.stop()) this.#abandon(job)
     const settled = new Promise<void>((resolve) => {
-      if (this.#activeRounds === 0) resolve()
+      if (this.#outstanding === 0) resolve()
       else this.#idle = resolve
     })
     // Requests still in flight end within timeoutMs; connections are released after them.

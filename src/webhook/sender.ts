@@ -16,7 +16,11 @@ export const EVENT_ID_HEADER = 'webhook-id'
 /** Sends an event's bytes to the n-th configured URL, within the concurrency bounds. */
 export type Sender = (index: number, outgoing: Outgoing) => Promise<WebhookResponse>
 
-/** A {@link Sender} over a transport, bounded overall and per URL, in arrival order. */
+/**
+ * A {@link Sender} over a transport, bounded overall and per URL, in arrival order. The in-memory
+ * destination admits rounds within `maxConcurrency` before they get here, so there the overall
+ * bound rarely queues; the BullMQ worker relies on it.
+ */
 export function createSender(settings: ResolvedWebhookSettings, transport: WebhookTransport): Sender {
   const overall = new Limiter(settings.maxConcurrency)
   const perUrl = settings.webhooks.map(() => new Limiter(settings.maxConcurrencyPerUrl))

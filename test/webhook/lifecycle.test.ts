@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { ClosedError, WebhookDestination, type DeliveryResult } from '../../src/webhook/node.js'
+import { ClosedError, createUndiciTransport, WebhookDestination, type DeliveryResult, type WebhookTransport } from '../../src/webhook/node.js'
 import { MemoryRetryStore } from '../../src/webhook/retry-store.js'
 import { RetryScheduler } from '../../src/webhook/scheduler.js'
 import { startSink, type Sink } from '../helpers/sink.js'
@@ -37,6 +37,49 @@ describe('close()', () => {
     void delivery.then((result) => (delivered = result))
     await destination.close()
     expect(delivered?.status).toBe('delivered')
+  })
+})
+
+describe('concurrency', () => {
+  /** The real undici transport, counting how many requests it has in flight at most. */
+  function countingTransport(): { transport: WebhookTransport; peak: () => number } {
+    const inner = createUndiciTransport()
+    let inFlight = 0
+    let peak = 0
+    return {
+      transport: {
+        async send(request) {
+          peak = Math.max(peak, ++inFlight)
+          try {
+            return await inner.send(request)
+          } finally {
+            inFlight--
+          }
+        },
+        close: () => inner.close?.() ?? Promise.resolve(),
+      },
+      peak: () => peak,
+    }
+  }
+
+  it('keeps requests in flight within maxConcurrency, and delivers every queued round', async () => {
+    sink = await startSink(() => ({ status: 200, delayMs: 20 }))
+    const { transport, peak } = countingTransport()
+    const destination = new WebhookDestination({ webhooks: [{ url: `${sink.url}/a` }, { url: `${sink.url}/b` }], mode: 'each', maxConcurrency: 6, transport })
+    const results = await Promise.all(Array.from({ length: 40 }, (_, index) => destination.deliver({ type: 'identify', userId: `u${index}` })))
+    await destination.close()
+    expect(results.every((result) => result.status === 'delivered')).toBe(true)
+    expect(sink.requests).toHaveLength(80)
+    expect(peak()).toBeLessThanOrEqual(6)
+    expect(peak()).toBeGreaterThanOrEqual(4)
+  })
+
+  it('sends, on close(), the rounds still waiting for a slot instead of dropping them', async () => {
+    sink = await startSink(() => ({ status: 200, delayMs: 50 }))
+    const destination = new WebhookDestination({ webhooks: [{ url: sink.url }], maxConcurrency: 1 })
+    const deliveries = Array.from({ length: 5 }, (_, index) => destination.deliver({ type: 'identify', userId: `u${index}` }))
+    await destination.close()
+    expect((await Promise.all(deliveries)).map((result) => result.status)).toEqual(Array(5).fill('delivered'))
   })
 })
 
