@@ -67,6 +67,24 @@ describe('bounded memory and backpressure', () => {
     expect(captured.flatMap((request) => request.json.batch)).toHaveLength(6)
   })
 
+  it('reports the calls dropped in one tick with one error that lists them all, and calls each callback', async () => {
+    const { client, errors, release } = stalledClient({ maxQueueSize: 2 })
+    client.track({ userId: 'u1', event: 'Kept' })
+    client.track({ userId: 'u1', event: 'Kept' })
+    const callbacks: string[] = []
+    for (let index = 0; index < 1_000; index++) {
+      client.track({ userId: 'u1', event: 'Dropped', messageId: `d${index}` }, (error) => callbacks.push(error?.code ?? 'sent'))
+    }
+    await Promise.resolve()
+    expect(errors).toHaveLength(1)
+    expect(errors[0]?.code).toBe('ERR_QUEUE_FULL')
+    expect(errors[0]?.messages).toHaveLength(1_000)
+    expect(callbacks).toEqual(Array(1_000).fill('ERR_QUEUE_FULL'))
+    release()
+    await client.flush()
+    expect(captured.flatMap((request) => request.json.batch)).toHaveLength(2)
+  })
+
   it('bounds bytes as well as count', async () => {
     const { client, errors, release } = stalledClient({ maxQueueBytes: 64_000 })
     const pad = 'x'.repeat(20_000)

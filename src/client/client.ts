@@ -101,6 +101,8 @@ export class Client extends Emitter<ClientEvents> {
   #flushMark = 0
   #timer: ReturnType<typeof setTimeout> | undefined
   #needDrain = false
+  /** Calls dropped at a full queue in this tick, reported together. */
+  readonly #dropped: QueuedMessage[] = []
   #closed = false
   #closing: Promise<void> | undefined
   readonly #stopPageHide: () => void
@@ -269,8 +271,7 @@ export class Client extends Emitter<ClientEvents> {
     const message: QueuedMessage = { type, messageId: wire.messageId, json, bytes, seq: this.#lastSeq + 1, callback }
     if (this.#heldMessages >= options.maxQueueSize || this.#heldBytes + bytes > options.maxQueueBytes) {
       this.#needDrain = true
-      // Reported after the call returns, as every other outcome is.
-      queueMicrotask(() => this.#fail([message], this.#deliveryError('ERR_QUEUE_FULL', [message], undefined)))
+      this.#drop(message)
       return false
     }
     this.#lastSeq = message.seq
@@ -284,6 +285,19 @@ export class Client extends Emitter<ClientEvents> {
       this.#needDrain = true
     }
     return !this.#needDrain
+  }
+
+  /**
+   * Reports a call dropped at a full queue after the call returns, as every other outcome is.
+   * Calls dropped in the same tick share one error: a producer hammering a full queue gets one
+   * 'error' per tick, not one error (and one stack trace) per call.
+   */
+  #drop(message: QueuedMessage): void {
+    if (this.#dropped.push(message) > 1) return
+    queueMicrotask(() => {
+      const dropped = this.#dropped.splice(0)
+      this.#fail(dropped, this.#deliveryError('ERR_QUEUE_FULL', dropped, undefined))
+    })
   }
 
   /** Starts batches while request slots are free and the queue is due: at `flushAt`, or up to the flush mark. */
