@@ -77,10 +77,22 @@ describe('call validation', () => {
     }
     expect(thrown).toBeInstanceOf(ValidationError)
     expect((thrown as ValidationError).code).toBe('ERR_NOT_SERIALIZABLE')
-    expect((thrown as ValidationError).field).toBe('properties')
-    expect((thrown as ValidationError).cause).toBeInstanceOf(TypeError)
+    expect((thrown as ValidationError).field).toMatch(/^properties(\.self)+$/)
     expect(codeOf(() => client.identify({ userId: 'u1', traits: { big: 1n } }))).toBe('ERR_NOT_SERIALIZABLE')
     expect(client.pending).toBe(0)
+  })
+
+  it('keeps the cause when a toJSON throws', () => {
+    const client = newClient()
+    const boom = new Error('boom')
+    let thrown: unknown
+    try {
+      client.track({ userId: 'u1', event: 'E', properties: { money: { toJSON: () => { throw boom } } } })
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toMatchObject({ code: 'ERR_NOT_SERIALIZABLE', field: 'properties' })
+    expect((thrown as ValidationError).cause).toBe(boom)
   })
 
   it('keeps what was queued when a bad call follows good ones, and keeps accepting', () => {

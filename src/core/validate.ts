@@ -1,5 +1,6 @@
 import { isoNow } from './clock.js'
 import { ValidationError, type ValidationErrorCode } from './errors/validation-error.js'
+import { checkJsonValue } from './json-value.js'
 import type { MessageType, WireMessage } from './messages.js'
 
 type FieldKind = 'string' | 'object'
@@ -81,6 +82,7 @@ function copyFields(
         `${type}(): \`${name}\` must be ${kind === 'string' ? 'a string' : 'a plain object'}, got ${describe(value)}.`,
       )
     }
+    if (kind === 'object') checkJsonValue(value, name, 1)
     wire[name] = value
   }
 }

@@ -1,0 +1,116 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { Client, MessageTooLargeError, ValidationError } from '../src/index.js'
+import { MAX_DEPTH } from '../src/core/json-value.js'
+import { serializeMessage } from '../src/core/serialize.js'
+import { utf8ByteLength } from '../src/core/utf8.js'
+import { toWireMessage } from '../src/core/validate.js'
+
+/** What the client would put on the wire for these properties (the same two calls it makes). */
+const wireJson = (properties: unknown) => serializeMessage(toWireMessage('track', { userId: 'u1', event: 'E', properties }))
+
+function client(): Client {
+  return new Client('key', { endpoint: 'http://127.0.0.1:9', flushAfter: 600_000, maxQueueSize: 1_000_000 })
+}
+
+describe('hostile and broken input (property-based, fast-check)', () => {
+  it('sends any JSON value losslessly, or refuses it as too large', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 6 })), (properties) => {
+        let json: string
+        try {
+          json = wireJson(properties)
+        } catch (error) {
+          expect(error).toBeInstanceOf(ValidationError)
+          return
+        }
+        // JSON's own round trip is the yardstick (it writes -0 as 0).
+        expect(JSON.parse(json).properties).toEqual(JSON.parse(JSON.stringify(properties)))
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it('answers anything at all with success or a typed error, and keeps accepting calls', () => {
+    const target = client()
+    fc.assert(
+      fc.property(fc.anything({ withBigInt: true, withMap: true, withSet: true, withDate: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true, withObjectString: true, maxDepth: 4 }), (value) => {
+        const before = target.pending
+        try {
+          target.track({ userId: 'u1', event: 'E', properties: { value } })
+        } catch (error) {
+          expect(error instanceof ValidationError || error instanceof MessageTooLargeError).toBe(true)
+          expect(target.pending).toBe(before)
+        }
+        target.track({ userId: 'u1', event: 'Next' })
+        expect(target.pending).toBeGreaterThan(before)
+      }),
+      { numRuns: 500 },
+    )
+  })
+
+  it('counts UTF-8 bytes exactly for any string, lone surrogates included, and sends them losslessly', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 200 }), fc.string({ unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((code) => String.fromCharCode(code)), maxLength: 5 }), (text, surrogates) => {
+        const value = `${text}${surrogates}`
+        const json = wireJson({ value })
+        expect(utf8ByteLength(json)).toBe(new TextEncoder().encode(json).length)
+        expect(JSON.parse(json).properties.value).toBe(value)
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it('keeps prototype-pollution keys as plain data and pollutes nothing', () => {
+    const properties = JSON.parse('{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"prototype":1}')
+    const json = wireJson(properties)
+    expect(JSON.parse(json).properties).toEqual(properties)
+    expect(json).toContain('"__proto__":{"polluted":true}')
+    expect(({} as { polluted?: boolean }).polluted).toBeUndefined()
+  })
+
+  it.each<[string, unknown, string]>([
+    ['a Map', new Map([['a', 1]]), 'properties.value'],
+    ['a Set', new Set([1]), 'properties.value'],
+    ['a class instance', new (class Money { amount = 5 })(), 'properties.value'],
+    ['NaN', Number.NaN, 'properties.value'],
+    ['Infinity', Number.POSITIVE_INFINITY, 'properties.value'],
+    ['a BigInt', 10n, 'properties.value'],
+    ['a function', () => 1, 'properties.value'],
+    ['a symbol', Symbol('s'), 'properties.value'],
+    ['an invalid Date', new Date('nope'), 'properties.value'],
+    ['undefined in an array', [1, undefined, 3], 'properties.value[1]'],
+    ['a typed array', new Uint8Array(2), 'properties.value'],
+  ])('refuses %s with ERR_NOT_SERIALIZABLE naming the path', (_name, value, path) => {
+    let thrown: unknown
+    try {
+      wireJson({ value })
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(ValidationError)
+    expect(thrown).toMatchObject({ code: 'ERR_NOT_SERIALIZABLE', field: path })
+  })
+
+  it('sends valid dates as ISO strings, objects with toJSON as they choose, and undefined properties as absent', () => {
+    const json = wireJson({ at: new Date(Date.UTC(2024, 0, 1)), money: { toJSON: () => '5.00 EUR' }, missing: undefined })
+    expect(JSON.parse(json).properties).toEqual({ at: '2024-01-01T00:00:00.000Z', money: '5.00 EUR' })
+  })
+
+  it(`refuses nesting deeper than ${MAX_DEPTH} levels, and accepts ${MAX_DEPTH - 2}`, () => {
+    const nest = (levels: number) => {
+      let value: Record<string, unknown> = {}
+      for (let level = 0; level < levels; level++) value = { inner: value }
+      return value
+    }
+    expect(() => wireJson(nest(MAX_DEPTH - 2))).not.toThrow()
+    expect(() => wireJson(nest(MAX_DEPTH + 10))).toThrow(ValidationError)
+  })
+
+  it('refuses a 10 MB string as too large, then accepts the next call', () => {
+    const target = client()
+    expect(() => target.track({ userId: 'u1', event: 'E', properties: { huge: 'x'.repeat(10_000_000) } })).toThrow(MessageTooLargeError)
+    expect(target.track({ userId: 'u1', event: 'E' })).toBe(true)
+    expect(target.pending).toBe(1)
+  })
+})
