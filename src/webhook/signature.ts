@@ -65,8 +65,15 @@ export async function verifySignature(
     return false
   }
   if (typeof body !== 'string' && !(body instanceof Uint8Array) && !(body instanceof ArrayBuffer)) return false
-  const expected = await signPayload(body, secret)
-  const actual = given.toLowerCase()
+  return constantTimeEqual(await signPayload(body, secret), given.toLowerCase())
+}
+
+/**
+ * Compares two strings in time that depends on their length only, not on where they differ, so a
+ * forger cannot find a signature one character at a time by timing.
+ */
+export function constantTimeEqual(expected: string, actual: string): boolean {
+  if (expected.length !== actual.length) return false
   let difference = 0
   for (let index = 0; index < expected.length; index++) {
     difference |= expected.charCodeAt(index) ^ actual.charCodeAt(index)

@@ -13,7 +13,7 @@ export type ChaosAction =
 export interface ChaosSink {
   readonly url: string
   readonly port: number
-  /** messageIds of every message in a body the sink answered 2xx, duplicates included. */
+  /** messageIds of every message in a batch the sink answered 2xx (or the Webhook-Id of a webhook), duplicates included. */
   readonly accepted: string[]
   /** Requests seen, whatever became of them. */
   requests: number
@@ -35,8 +35,10 @@ export async function startChaosSink(script: (index: number, bytes: number) => C
       }
       if (action.kind === 'hang') return
       if (action.status >= 200 && action.status < 300) {
-        const body = JSON.parse(raw.toString('utf8')) as { batch: Array<{ messageId: string }> }
-        accepted.push(...body.batch.map((message) => message.messageId))
+        // Batches count their messages; a webhook body counts as its Webhook-Id.
+        const body = JSON.parse(raw.toString('utf8')) as { batch?: Array<{ messageId: string }> }
+        if (body.batch) accepted.push(...body.batch.map((message) => message.messageId))
+        else accepted.push(String(request.headers['webhook-id']))
       }
       response.writeHead(action.status, { 'content-type': 'application/json', ...action.headers })
       response.end('{}')
