@@ -6,7 +6,8 @@ import type { WebhookTransport } from './transport.js'
 
 /** The defaults a build of the webhook module brings: how it sends and how it signs. */
 export interface WebhookPlatform {
-  readonly transport: () => WebhookTransport
+  /** `blockPrivateNetworks`: check every resolved address, where the platform can. */
+  readonly transport: (options: { blockPrivateNetworks: boolean }) => WebhookTransport
   readonly signer: (secret: string) => Signer
 }
 
@@ -31,7 +32,7 @@ export function createEngine(settings: WebhookSettings, platform: WebhookPlatfor
   if (given !== undefined && (typeof given !== 'object' || given === null || typeof (given as WebhookTransport).send !== 'function')) {
     throw new OptionsError('transport', 'expected an object with send(request).')
   }
-  const transport = (given as WebhookTransport | undefined) ?? platform.transport()
+  const transport = (given as WebhookTransport | undefined) ?? platform.transport({ blockPrivateNetworks: resolved.blockPrivateNetworks })
   return {
     settings: resolved,
     urls: resolved.webhooks.map((webhook) => webhook.url),

@@ -34,6 +34,8 @@ export function toWebhookError(failure: AttemptFailure, url: string, timeoutMs: 
         `${url} presented a certificate that is not trusted (self-signed, expired or for another host); no request was sent. Use a certificate from a public CA, or pass a transport that trusts your CA.`,
         details,
       )
+    case 'ERR_BLOCKED_TARGET':
+      return new WebhookError(code, url, `${url} resolves to a loopback, private or link-local address and blockPrivateNetworks is on; no connection was made.`, details)
     case 'ERR_CLOSED':
       return new WebhookError(code, url, 'The destination was closed before this event could be retried.', details)
   }

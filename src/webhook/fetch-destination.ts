@@ -27,6 +27,7 @@ import { createWebCryptoSigner } from './signer.js'
 export class WebhookDestination extends WebhookDestinationBase {
   /** @throws {@link OptionsError} naming the first setting it cannot use. */
   constructor(settings: WebhookSettings) {
-    super(settings, { transport: createFetchTransport, signer: createWebCryptoSigner })
+    // fetch gives no hook into name resolution: blockPrivateNetworks checks literal addresses only here.
+    super(settings, { transport: () => createFetchTransport(), signer: createWebCryptoSigner })
   }
 }

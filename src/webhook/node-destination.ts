@@ -27,6 +27,6 @@ import { createUndiciTransport } from './undici-transport.js'
 export class WebhookDestination extends WebhookDestinationBase {
   /** @throws {@link OptionsError} naming the first setting it cannot use. */
   constructor(settings: WebhookSettings) {
-    super(settings, { transport: createUndiciTransport, signer: createNodeSigner })
+    super(settings, { transport: (options) => createUndiciTransport(options), signer: createNodeSigner })
   }
 }

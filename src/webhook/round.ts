@@ -1,7 +1,8 @@
 import { parseRetryAfter } from '../core/retry-after.js'
 import { MAX_TIMER_MS } from '../core/timers.js'
 import type { AttemptFailure } from './failure.js'
-import type { WebhookResponse } from './transport.js'
+import type { TransportFailure, WebhookResponse } from './transport.js'
+import type { WebhookErrorCode } from './webhook-error.js'
 
 /** Where one event stands at one URL. */
 export interface TargetState {
@@ -40,6 +41,13 @@ export function newDeliveryState(eventId: string, urls: number, retryWindowMs: n
   }
 }
 
+const FAILURE_CODES: Record<TransportFailure, WebhookErrorCode> = {
+  tls: 'ERR_TLS_CERTIFICATE',
+  timeout: 'ERR_TIMEOUT',
+  network: 'ERR_NETWORK',
+  blocked: 'ERR_BLOCKED_TARGET',
+}
+
 function isRetryableStatus(status: number): boolean {
   return status >= 500 || status === 408 || status === 429
 }
@@ -49,9 +57,9 @@ export function recordAttempt(target: TargetState, response: WebhookResponse, no
   target.attempts++
   target.retryAfterMs = undefined
   if (!response.ok) {
-    const code = response.failure === 'tls' ? 'ERR_TLS_CERTIFICATE' : response.failure === 'timeout' ? 'ERR_TIMEOUT' : 'ERR_NETWORK'
-    target.failure = { code, cause: response.cause }
-    if (response.failure === 'tls') target.status = 'failed'
+    target.failure = { code: FAILURE_CODES[response.failure], cause: response.cause }
+    // Certificates and blocked addresses do not fix themselves within a retry window.
+    if (response.failure === 'tls' || response.failure === 'blocked') target.status = 'failed'
     return
   }
   target.lastStatus = response.status

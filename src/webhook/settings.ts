@@ -2,6 +2,7 @@ import { OptionsError } from '../core/errors/options-error.js'
 import { integerOption, parseHttpUrl } from '../core/option-checks.js'
 import { MAX_TIMER_MS } from '../core/timers.js'
 import { isObject } from '../core/validate.js'
+import { isPrivateAddress } from './private-address.js'
 import type { WebhookTransport } from './transport.js'
 
 /** One receiving URL and the static headers added to every request sent to it. */
@@ -36,6 +37,12 @@ export interface WebhookSettings {
   maxConcurrencyPerUrl?: number
   /** How requests are sent. @defaultValue undici's `Pool` on Node, `fetch` elsewhere */
   transport?: WebhookTransport
+  /**
+   * Refuse loopback, private and link-local targets (SSRF guard): literal addresses at
+   * construction, and on Node every address a host name resolves to, at connection time. Off by
+   * default, because a platform may deliver to internal hosts on purpose. @defaultValue false
+   */
+  blockPrivateNetworks?: boolean
 }
 
 /** A configured URL, parsed once. */
@@ -58,6 +65,7 @@ export interface ResolvedWebhookSettings {
   readonly mode: 'any' | 'each'
   readonly maxConcurrency: number
   readonly maxConcurrencyPerUrl: number
+  readonly blockPrivateNetworks: boolean
 }
 
 /** The sender identifier every request carries; the spec asks for a version suffix of 1.0. */
@@ -122,10 +130,20 @@ export function resolveWebhookSettings(settings: unknown): ResolvedWebhookSettin
   }
   const backoff = settings['backoff']
   if (backoff !== undefined && typeof backoff !== 'function') throw new OptionsError('backoff', 'expected (attempt) => ms.')
+  const block = settings['blockPrivateNetworks'] ?? false
+  if (typeof block !== 'boolean') throw new OptionsError('blockPrivateNetworks', 'expected true or false.')
   const mode = settings['mode'] ?? 'any'
   if (mode !== 'any' && mode !== 'each') throw new OptionsError('mode', `expected 'any' or 'each', got ${JSON.stringify(mode)}.`)
+  const resolved = webhooks.map(resolveEntry)
+  if (block) {
+    resolved.forEach((webhook, index) => {
+      if (isPrivateAddress(new URL(webhook.url).hostname)) {
+        throw new OptionsError(`webhooks[${index}].url`, 'points at a loopback, private or link-local address, and blockPrivateNetworks is on.')
+      }
+    })
+  }
   return {
-    webhooks: webhooks.map(resolveEntry),
+    webhooks: resolved,
     sharedSecret: secret,
     timeoutMs: integerOption('timeoutMs', settings['timeoutMs'], 5_000, 1, MAX_TIMER_MS),
     retryWindowMs: integerOption('retryWindowMs', settings['retryWindowMs'], 4 * 60 * 60_000, 0, Number.MAX_SAFE_INTEGER),
@@ -133,5 +151,6 @@ export function resolveWebhookSettings(settings: unknown): ResolvedWebhookSettin
     mode,
     maxConcurrency: integerOption('maxConcurrency', settings['maxConcurrency'], 256, 1, 100_000),
     maxConcurrencyPerUrl: integerOption('maxConcurrencyPerUrl', settings['maxConcurrencyPerUrl'], 64, 1, 100_000),
+    blockPrivateNetworks: block,
   }
 }

@@ -16,8 +16,8 @@ export type WebhookResponse =
   | { readonly ok: true; readonly status: number; readonly retryAfter: string | null }
   | { readonly ok: false; readonly failure: TransportFailure; readonly cause: unknown }
 
-/** What went wrong below HTTP. */
-export type TransportFailure = 'timeout' | 'network' | 'tls'
+/** What went wrong below HTTP. `blocked`: the address is not allowed (`blockPrivateNetworks`). */
+export type TransportFailure = 'timeout' | 'network' | 'tls' | 'blocked'
 
 /**
  * Sends webhook requests. eventwire uses undici's `Pool` on Node and `fetch` elsewhere; pass your
@@ -43,6 +43,9 @@ const TLS_CODES = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ])
 
+/** The code a transport's address check throws with, for {@link classifyFailure}. */
+export const BLOCKED_ADDRESS_CODE = 'ERR_EVENTWIRE_BLOCKED_ADDRESS'
+
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT'])
 
 /** Reads a thrown error and its `cause` chain for a certificate or timeout code. */
@@ -50,6 +53,7 @@ export function classifyFailure(error: unknown): TransportFailure {
   for (let current = error, depth = 0; current !== undefined && current !== null && depth < 8; depth++) {
     const { code, name } = current as { code?: unknown; name?: unknown }
     if (typeof code === 'string' && TLS_CODES.has(code)) return 'tls'
+    if (code === BLOCKED_ADDRESS_CODE) return 'blocked'
     if ((typeof code === 'string' && TIMEOUT_CODES.has(code)) || name === 'TimeoutError') return 'timeout'
     current = (current as { cause?: unknown }).cause
   }

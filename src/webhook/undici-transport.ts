@@ -1,5 +1,7 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
 import { Pool } from 'undici'
-import { classifyFailure, type WebhookTransport } from './transport.js'
+import { isPrivateAddress } from './private-address.js'
+import { BLOCKED_ADDRESS_CODE, classifyFailure, type WebhookTransport } from './transport.js'
 
 /** Options of {@link createUndiciTransport}. */
 export interface UndiciTransportOptions {
@@ -7,6 +9,26 @@ export interface UndiciTransportOptions {
   connections?: number
   /** TLS and socket options, e.g. `{ ca }` for receivers behind a private certificate authority. */
   connect?: Pool.Options['connect']
+  /** Refuse to connect when a host name resolves to a loopback, private or link-local address. @defaultValue false */
+  blockPrivateNetworks?: boolean
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
+
+/** `dns.lookup`, refusing every answer that contains a non-public address (checked after resolution, so DNS tricks do not get through). */
+function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, '')
+    const blocked = addresses.find((entry) => isPrivateAddress(entry.address))
+    if (blocked) {
+      const refusal = Object.assign(new Error(`${hostname} resolves to ${blocked.address}, a loopback, private or link-local address`), { code: BLOCKED_ADDRESS_CODE })
+      return callback(refusal, '')
+    }
+    const [first] = addresses
+    if (options.all) callback(null, addresses)
+    else if (first) callback(null, first.address, first.family)
+    else callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '')
+  })
 }
 
 /**
@@ -25,7 +47,8 @@ export function createUndiciTransport(options: UndiciTransportOptions = {}): Web
   const poolFor = (origin: string): Pool => {
     let pool = pools.get(origin)
     if (!pool) {
-      pool = new Pool(origin, { connections: options.connections ?? 64, ...(options.connect ? { connect: options.connect } : {}) })
+      const connect = options.blockPrivateNetworks ? { ...options.connect, lookup: publicOnlyLookup } : options.connect
+      pool = new Pool(origin, { connections: options.connections ?? 64, ...(connect ? { connect } : {}) })
       pools.set(origin, pool)
     }
     return pool

@@ -1,7 +1,7 @@
 import { EventwireError } from '../core/errors/eventwire-error.js'
 
 /** Codes of {@link WebhookError}: why one request to one URL failed. */
-export type WebhookErrorCode = 'ERR_HTTP_STATUS' | 'ERR_TIMEOUT' | 'ERR_NETWORK' | 'ERR_TLS_CERTIFICATE' | 'ERR_CLOSED'
+export type WebhookErrorCode = 'ERR_HTTP_STATUS' | 'ERR_TIMEOUT' | 'ERR_NETWORK' | 'ERR_TLS_CERTIFICATE' | 'ERR_BLOCKED_TARGET' | 'ERR_CLOSED'
 
 /**
  * Why an attempt to one URL failed:
@@ -11,6 +11,8 @@ export type WebhookErrorCode = 'ERR_HTTP_STATUS' | 'ERR_TIMEOUT' | 'ERR_NETWORK'
  * - `ERR_NETWORK`: the connection failed (refused, reset, DNS...).
  * - `ERR_TLS_CERTIFICATE`: the HTTPS receiver's certificate is self-signed, expired or for another
  *   host; no HTTP request was sent.
+ * - `ERR_BLOCKED_TARGET`: `blockPrivateNetworks` is on and the URL's host resolved to a loopback,
+ *   private or link-local address; no connection was made.
  * - `ERR_CLOSED`: the destination was closed while the event waited for a retry.
  */
 export class WebhookError extends EventwireError<WebhookErrorCode> {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createFetchTransport, createUndiciTransport, WebhookDestination, type WebhookTransport } from '../../src/webhook/node.js'
-import { selfSignedCertificate } from '../helpers/certs.js'
+import { certificateAuthority, selfSignedCertificate } from '../helpers/certs.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 
 let certificate: { key: string; cert: string }
@@ -38,5 +38,24 @@ describe('HTTPS receivers', () => {
     await destination.close()
     expect(result.status).toBe('delivered')
     expect(sink.requests).toHaveLength(1)
+  })
+
+  it.each([
+    ['an expired certificate', { altNames: 'IP:127.0.0.1', days: -1 }],
+    ['a certificate for another host name', { altNames: 'DNS:wrong.invalid', days: 1 }],
+  ])('refuses %s from a trusted CA: ERR_TLS_CERTIFICATE, no request reaches it', async (_name, leaf) => {
+    const authority = certificateAuthority()
+    const faulty = await startSink(() => ({ status: 200 }), { tls: authority.issue(leaf) })
+    try {
+      const destination = new WebhookDestination({ webhooks: [{ url: `${faulty.url}/in` }], transport: createUndiciTransport({ connect: { ca: authority.ca } }) })
+      const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'E' })
+      await destination.close()
+      expect(result.urls[0]).toMatchObject({ status: 'failed', attempts: 1 })
+      expect(result.urls[0]?.lastError?.code).toBe('ERR_TLS_CERTIFICATE')
+      expect(String((result.urls[0]?.lastError?.cause as Error | undefined)?.message ?? '') + result.urls[0]?.lastError?.message).toMatch(/expired|another host|altnames|Hostname/i)
+      expect(faulty.requests).toHaveLength(0)
+    } finally {
+      await faulty.close()
+    }
   })
 })

@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'ERR_TIMEOUT'
   | 'ERR_NETWORK'
   | 'ERR_TLS_CERTIFICATE'
+  | 'ERR_BLOCKED_TARGET'
 
 /**
  * Base class of every error eventwire throws or emits.

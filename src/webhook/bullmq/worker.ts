@@ -67,7 +67,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   /** @throws `OptionsError` naming the first setting it cannot use. */
   constructor(settings: WebhookSettings, options: WebhookWorkerOptions) {
     super()
-    const engine = createEngine(settings, { transport: createUndiciTransport, signer: createNodeSigner })
+    const engine = createEngine(settings, { transport: (options) => createUndiciTransport(options), signer: createNodeSigner })
     this.#settings = engine.settings
     this.#urls = engine.urls
     this.#transport = engine.transport
