@@ -43,8 +43,17 @@ function basicAuthorization(writeKey: string): string {
   return `Basic ${btoa(binary)}`
 }
 
+/** Each delay is multiplied by a random factor in [JITTER_MIN, JITTER_MAX]. */
+export const JITTER_MIN = 0.8
+const JITTER_MAX = 1.2
+
 function jitter(delay: number): number {
-  return delay * (0.8 + Math.random() * 0.4)
+  return delay * (JITTER_MIN + Math.random() * (JITTER_MAX - JITTER_MIN))
+}
+
+/** Delay before retry number `retryNumber` (1-based), before jitter: doubling from `baseDelay`, capped at `maxDelay`. */
+export function backoffDelay(retryNumber: number, retry: Readonly<Required<RetryOptions>>): number {
+  return Math.min(retry.maxDelay, retry.baseDelay * 2 ** (retryNumber - 1))
 }
 
 /**
@@ -53,7 +62,7 @@ function jitter(delay: number): number {
  */
 export function createKyTransport(settings: KyTransportSettings): BatchTransport {
   const { retry } = settings
-  const backoff = (retryNumber: number) => Math.min(retry.maxDelay, retry.baseDelay * 2 ** (retryNumber - 1))
+  const backoff = (retryNumber: number) => backoffDelay(retryNumber, retry)
   let pausedUntil = 0
 
   const api: KyInstance = ky.create({
