@@ -35,6 +35,7 @@ describe('WebhookDestination settings', () => {
     ['a LF in a value', { webhooks: [{ url }, { url, headers: { 'X-Team': 'a\nb' } }] }, 'webhooks[1].headers'],
     ['a non-string value', { webhooks: [{ url, headers: { 'X-Count': 3 } }] }, 'webhooks[0].headers'],
     ['an X-Signature header', { webhooks: [{ url, headers: { 'X-Signature': 'forged' } }] }, 'webhooks[0].headers'],
+    ['a Webhook-Id header', { webhooks: [{ url, headers: { 'Webhook-Id': 'fixed' } }] }, 'webhooks[0].headers'],
     ['a Content-Type header', { webhooks: [{ url, headers: { 'content-type': 'text/plain' } }] }, 'webhooks[0].headers'],
     ['an empty secret', { webhooks: [{ url }], sharedSecret: '' }, 'sharedSecret'],
     ['a numeric secret', { webhooks: [{ url }], sharedSecret: 123 }, 'sharedSecret'],
