@@ -1,7 +1,7 @@
 import { Emitter } from '../core/emitter.js'
 import { ClosedError } from '../core/errors/closed-error.js'
 import { MessageTooLargeError } from '../core/errors/message-too-large-error.js'
-import { OptionsError } from '../core/errors/options-error.js'
+import { timeoutOption } from '../core/option-checks.js'
 import { ValidationError } from '../core/errors/validation-error.js'
 import { MAX_MESSAGE_BYTES } from '../core/limits.js'
 import type {
@@ -106,6 +106,8 @@ export class Client extends Emitter<ClientEvents> {
   #closed = false
   #closing: Promise<void> | undefined
   readonly #stopPageHide: () => void
+  /** `flushAt: 1` turns batching off: one message per request, even with a backlog. */
+  readonly #maxBatchCount: number
 
   /**
    * @param writeKey - The write key of your source.
@@ -121,6 +123,7 @@ export class Client extends Emitter<ClientEvents> {
       retry: this.#options.retry,
       fetch: this.#options.fetch,
     })
+    this.#maxBatchCount = this.#options.flushAt === 1 ? 1 : Number.POSITIVE_INFINITY
     this.#stopPageHide = this.#options.flushOnPageHide ? onPageHide(() => this.#flushForPageHide()) : () => {}
   }
 
@@ -242,10 +245,7 @@ export class Client extends Emitter<ClientEvents> {
    * @throws {@link OptionsError} for a negative or non-numeric timeout.
    */
   close(options: CloseOptions = {}): Promise<void> {
-    const timeout = options.timeout ?? DEFAULT_CLOSE_TIMEOUT
-    if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout < 0) {
-      throw new OptionsError('timeout', `expected a number of ms >= 0 or Infinity, got ${String(timeout)}.`)
-    }
+    const timeout = timeoutOption('timeout', options.timeout, DEFAULT_CLOSE_TIMEOUT)
     if (!this.#closing) {
       this.#closed = true
       this.#closing = this.#shutdown(timeout)
@@ -303,11 +303,10 @@ export class Client extends Emitter<ClientEvents> {
   /** Starts batches while request slots are free and the queue is due: at `flushAt`, or up to the flush mark. */
   #pump(): void {
     const options = this.#options
-    const maxCount = options.flushAt === 1 ? 1 : Number.POSITIVE_INFINITY
     while (this.#inFlight.size < options.maxConcurrentRequests && !this.#abort.signal.aborted) {
       const head = this.#queue.peek()
       if (head === undefined || (this.#queue.length < options.flushAt && head.seq > this.#flushMark)) break
-      this.#send(takeBatch(this.#queue, maxCount))
+      this.#send(takeBatch(this.#queue, this.#maxBatchCount))
     }
     if (this.#queue.length === 0) this.#clearTimer()
     else this.#armTimer()
@@ -318,8 +317,7 @@ export class Client extends Emitter<ClientEvents> {
    * the page, in bodies small enough for the browser's keepalive quota.
    */
   #flushForPageHide(): void {
-    const maxCount = this.#options.flushAt === 1 ? 1 : Number.POSITIVE_INFINITY
-    while (this.#queue.length > 0) this.#send(takeBatch(this.#queue, maxCount, KEEPALIVE_MAX_BYTES), true)
+    while (this.#queue.length > 0) this.#send(takeBatch(this.#queue, this.#maxBatchCount, KEEPALIVE_MAX_BYTES), true)
     this.#clearTimer()
   }
 

@@ -13,6 +13,19 @@ export function integerOption(name: string, value: unknown, fallback: number, mi
   return value
 }
 
+/**
+ * A wait in ms: a number >= 0, or `Infinity` for no limit; `fallback` when not given.
+ *
+ * @throws {@link OptionsError} naming the option.
+ */
+export function timeoutOption(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
+    throw new OptionsError(name, `expected a number of ms >= 0 or Infinity, got ${String(value)}.`)
+  }
+  return value
+}
+
 /** Parses an absolute `http:` or `https:` URL; `undefined` for anything else. */
 export function parseHttpUrl(value: unknown): URL | undefined {
   if (typeof value !== 'string') return undefined

@@ -1,7 +1,7 @@
 import { Emitter } from '../core/emitter.js'
 import { Queue } from '../core/queue.js'
 import { ClosedError } from '../core/errors/closed-error.js'
-import { OptionsError } from '../core/errors/options-error.js'
+import { timeoutOption } from '../core/option-checks.js'
 import { settlesWithin } from '../core/timers.js'
 import type { WebhookEvent } from './event.js'
 import { toWebhookError } from './failure.js'
@@ -124,10 +124,7 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
    * connections. Safe to call more than once.
    */
   close(options: WebhookCloseOptions = {}): Promise<void> {
-    const timeout = options.timeout ?? 10_000
-    if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout < 0) {
-      throw new OptionsError('timeout', `expected a number of ms >= 0, got ${String(timeout)}.`)
-    }
+    const timeout = timeoutOption('timeout', options.timeout, 10_000)
     this.#closing ??= this.#shutdown(timeout)
     return this.#closing
   }

@@ -20,9 +20,9 @@ export function importSigningKey(secret: string): Promise<CryptoKey> {
   return crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-1' }, false, ['sign'])
 }
 
-/** Lowercase hex HMAC-SHA1 of `body` with an imported key. */
-export async function signWithKey(key: CryptoKey, body: Uint8Array): Promise<string> {
-  return toHex(new Uint8Array(await crypto.subtle.sign('HMAC', key, body as Uint8Array<ArrayBuffer>)))
+/** Lowercase hex HMAC-SHA1 of the body's bytes (a string as UTF-8) with an imported key. */
+export async function signWithKey(key: CryptoKey, body: RawBody): Promise<string> {
+  return toHex(new Uint8Array(await crypto.subtle.sign('HMAC', key, toBytes(body) as Uint8Array<ArrayBuffer>)))
 }
 
 /**
@@ -35,7 +35,7 @@ export async function signWithKey(key: CryptoKey, body: Uint8Array): Promise<str
  * ```
  */
 export async function signPayload(body: RawBody, secret: string): Promise<string> {
-  return signWithKey(await importSigningKey(secret), toBytes(body))
+  return signWithKey(await importSigningKey(secret), body)
 }
 
 /**
