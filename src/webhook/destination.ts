@@ -15,7 +15,7 @@ import type { Sender } from './sender.js'
 import type { ResolvedWebhookSettings, WebhookSettings } from './settings.js'
 import type { Signer } from './signer.js'
 import type { WebhookTransport } from './transport.js'
-import { retryNotices, toDeliveryResult, type DeliveryResult, type RetryNotice } from './result.js'
+import { attemptNotices, pendingTargets, retryNotices, toDeliveryResult, type AttemptNotice, type DeliveryResult, type RetryNotice } from './result.js'
 
 /** The events a {@link WebhookDestination} emits. */
 export interface WebhookDestinationEvents {
@@ -23,6 +23,8 @@ export interface WebhookDestinationEvents {
   failed: [result: DeliveryResult]
   skipped: [result: DeliveryResult]
   retry: [notice: RetryNotice]
+  /** After each request to each URL: for live views and per-attempt logs. */
+  attempt: [notice: AttemptNotice]
 }
 
 /** Options of {@link WebhookDestination.close}. */
@@ -87,6 +89,11 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
     this.#transport = engine.transport
     this.#send = engine.send
     this.#sign = engine.sign
+  }
+
+  /** The configured URLs, normalized (`http://host` becomes `http://host/`), as results and retry notices name them. */
+  get urls(): readonly string[] {
+    return this.#urls
   }
 
   /** Events waiting for a retry. */
@@ -155,7 +162,9 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   }
 
   async #round(job: Job): Promise<void> {
+    const attempted = this.listenerCount('attempt') > 0 ? pendingTargets(job.state) : undefined
     const decision = await runRound(job.state, this.#settings, (index) => this.#send(index, job.prepared))
+    if (attempted) for (const notice of attemptNotices(job.state, attempted, this.#urls, this.#settings.timeoutMs)) this.emit('attempt', notice)
     if (decision.kind === 'finished') {
       this.#finish(job, decision.delivered ? 'delivered' : 'failed')
     } else if (this.#closing) {

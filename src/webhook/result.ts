@@ -73,3 +73,43 @@ export function retryNotices(state: DeliveryState, urls: readonly string[], retr
   })
   return notices
 }
+
+/** What `'attempt'` listeners receive: one request to one URL, and how it ended. */
+export interface AttemptNotice {
+  readonly eventId: string
+  readonly url: string
+  /** Requests sent to this URL so far, this one included. */
+  readonly attempts: number
+  /** The receiver answered 2xx. */
+  readonly accepted: boolean
+  /** HTTP status of this attempt's response, if one came. */
+  readonly status: number | undefined
+  /** Why this attempt failed, if it did. */
+  readonly error: WebhookError | undefined
+}
+
+/** The URLs (by index) the next round sends to. */
+export function pendingTargets(state: DeliveryState): number[] {
+  const indices: number[] = []
+  state.targets.forEach((target, index) => {
+    if (target.status === 'pending') indices.push(index)
+  })
+  return indices
+}
+
+/** One notice per URL a round just sent to (`attempted`, from {@link pendingTargets} before the round). */
+export function attemptNotices(state: DeliveryState, attempted: readonly number[], urls: readonly string[], timeoutMs: number): AttemptNotice[] {
+  return attempted.map((index) => {
+    const target = state.targets[index]!
+    const url = urls[index] ?? ''
+    const accepted = target.status === 'delivered'
+    return {
+      eventId: state.eventId,
+      url,
+      attempts: target.attempts,
+      accepted,
+      status: accepted ? target.lastStatus : target.failure?.status,
+      error: !accepted && target.failure ? toWebhookError(target.failure, url, timeoutMs) : undefined,
+    }
+  })
+}

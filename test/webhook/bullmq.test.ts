@@ -80,9 +80,12 @@ describe('durable delivery on BullMQ and a real Redis', () => {
     const producer = queue()
     const hub = await worker({ webhooks: [{ url: down.url }, { url: flaky.url }], sharedSecret: 's3cret' })
     const results: string[] = []
+    const attempts: string[] = []
     hub.on('delivered', (result) => results.push(result.urls.map((url) => url.status).join(',')))
+    hub.on('attempt', (notice) => attempts.push(`${notice.url === flaky.url + '/' ? 'flaky' : 'down'} ${notice.attempts} ${notice.accepted} ${notice.status}`))
     await producer.enqueue({ type: 'identify', userId: 'u1' })
     await expect.poll(() => results, { timeout: 10_000 }).toEqual(['superseded,delivered'])
+    expect(attempts.sort()).toEqual(['down 1 false 503', 'down 2 false 503', 'flaky 1 false 500', 'flaky 2 true 200'])
     expect(flaky.requests).toHaveLength(2)
     expect(down.requests).toHaveLength(2)
     expect(flaky.requests[0]?.body).toBe(flaky.requests[1]?.body)

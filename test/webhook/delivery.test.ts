@@ -5,6 +5,7 @@ import {
   toWebhookPayload,
   USER_AGENT,
   WebhookDestination,
+  type AttemptNotice,
   type DeliveryResult,
   type RetryNotice,
   type WebhookDestinationBase,
@@ -86,6 +87,24 @@ describe.each<[string, (settings: WebhookSettings) => WebhookDestinationBase]>([
       [1, 'ERR_HTTP_STATUS', 500],
       [2, 'ERR_HTTP_STATUS', 500],
     ])
+  })
+
+  it("emits 'attempt' after each request to each URL, with the answer or the error", async () => {
+    const flaky = await receiver((_request, index) => ({ status: index === 0 ? 503 : 200 }))
+    const port = await freePort()
+    const hub = destination({ webhooks: [{ url: flaky.url }, { url: `http://127.0.0.1:${port}/down` }], mode: 'each', retryWindowMs: 150 })
+    const attempts: AttemptNotice[] = []
+    hub.on('attempt', (notice) => attempts.push(notice))
+    const result = await hub.deliver(track)
+    const seen = attempts.map((notice) => [notice.url.endsWith('/down') ? 'down' : 'flaky', notice.attempts, notice.accepted, notice.status, notice.error?.code])
+    expect(seen.filter(([url]) => url === 'flaky')).toEqual([
+      ['flaky', 1, false, 503, 'ERR_HTTP_STATUS'],
+      ['flaky', 2, true, 200, undefined],
+    ])
+    const down = seen.filter(([url]) => url === 'down')
+    expect(down.length).toBe(result.urls[1]?.attempts)
+    expect(down.every(([, , accepted, status, code]) => accepted === false && status === undefined && code === 'ERR_NETWORK')).toBe(true)
+    expect(attempts.every((notice) => notice.eventId === result.eventId)).toBe(true)
   })
 
   it.each([400, 401, 404, 410, 422])('does not retry HTTP %i', async (status) => {

@@ -4,7 +4,7 @@ import { OptionsError } from '../../core/errors/options-error.js'
 import type { WebhookDestinationEvents } from '../destination.js'
 import { createEngine } from '../engine.js'
 import { createNodeSigner } from '../node-signer.js'
-import { retryNotices, toDeliveryResult } from '../result.js'
+import { attemptNotices, pendingTargets, retryNotices, toDeliveryResult } from '../result.js'
 import { newDeliveryState, runRound } from '../round.js'
 import type { Sender } from '../sender.js'
 import type { ResolvedWebhookSettings, WebhookSettings } from '../settings.js'
@@ -107,7 +107,9 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     const data = job.data
     const state = data.state ? restoreState(data.state) : newDeliveryState(data.eventId, this.#urls.length, this.#settings.retryWindowMs, Date.now())
     const outgoing = { eventId: data.eventId, body: data.body, signature: this.#sign ? await this.#sign(data.body) : undefined }
+    const attempted = this.listenerCount('attempt') > 0 ? pendingTargets(state) : undefined
     const decision = await runRound(state, this.#settings, (index) => this.#send(index, outgoing))
+    if (attempted) for (const notice of attemptNotices(state, attempted, this.#urls, this.#settings.timeoutMs)) this.emit('attempt', notice)
     await job.updateData({ eventId: data.eventId, body: data.body, state: storeState(state, this.#urls) })
     if (decision.kind === 'retry') {
       for (const notice of retryNotices(state, this.#urls, decision.dueAt, this.#settings.timeoutMs)) this.emit('retry', notice)
