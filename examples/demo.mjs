@@ -1,58 +1,110 @@
-// The main job, end to end on this machine: starts a local ingest sink on 127.0.0.1, sends real
-// batches to it with eventwire's Client, and prints what arrived.
+// The main job, end to end on this machine with nothing but loopback: starts `eventwire listen`
+// (a webhook receiver) and `eventwire dev` (the local ingest API, forwarding to the receiver) as
+// child processes, sends a realistic stream of calls through the Client, and shows each one
+// arriving at the receiver with its signature verified. Exits 0 only if every call arrived.
 //
 //   npm install && npm run demo
-import { createServer } from 'node:http'
+import { spawn } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
 import { Client } from 'eventwire'
+import { AudienceSync } from 'eventwire/webhook'
 
-const received = []
-const sink = createServer((request, response) => {
-  let body = ''
-  request.setEncoding('utf8')
-  request.on('data', (chunk) => (body += chunk))
-  request.on('end', () => {
-    received.push({ path: request.url, auth: request.headers.authorization, bytes: Buffer.byteLength(body), body: JSON.parse(body) })
-    response.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}')
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
+const SECRET = 'demo-secret'
+const WRITE_KEY = 'demo-write-key'
+// Colours in the children's output when this demo runs on a terminal.
+const env = { ...process.env, ...(process.stdout.isTTY ? { FORCE_COLOR: '1' } : { NO_COLOR: '1' }) }
+
+/** Starts an `eventwire` command; `onLine` sees each line of its stdout. */
+function start(args, onLine) {
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] })
+  createInterface({ input: child.stdout }).on('line', onLine)
+  const exited = new Promise((resolve) => child.once('close', resolve))
+  return { child, exited, stop: () => (child.kill('SIGINT'), exited) }
+}
+
+/** Resolves with the first value `pick` returns for a line, within 10 s. */
+function waitFor(subscribe, pick) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('timed out waiting for a CLI process')), 10_000)
+    subscribe((line) => {
+      const value = pick(line)
+      if (value !== undefined) {
+        clearTimeout(timer)
+        resolve(value)
+      }
+    })
   })
+}
+
+// 1. The receiver: prints every webhook with a verified/forged mark.
+const receiverLines = []
+const receiverWatchers = []
+const receiver = start(['listen', '--port', '0', '--secret', SECRET], (line) => {
+  receiverLines.push(line)
+  console.log(`  receiver │ ${line}`)
+  for (const watch of receiverWatchers) watch(line)
 })
-await new Promise((resolve) => sink.listen(0, '127.0.0.1', resolve))
-const endpoint = `http://127.0.0.1:${sink.address().port}`
-console.log(`sink listening on ${endpoint}`)
+const receiverUrl = await waitFor((watch) => receiverWatchers.push(watch), (line) => /http:\/\/127\.0\.0\.1:\d+/.exec(line)?.[0])
 
-const client = new Client('demo-write-key', { endpoint })
-client.on('error', (error) => console.error(`error ${error.code}: ${error.message}`))
-client.on('sent', (info) => console.log(`batch ${info.batchId}: ${info.messages.length} message(s), ${info.bytes} bytes, HTTP ${info.status}`))
+// 2. The platform: the ingest API the client sends to, forwarding every event to the receiver.
+const activity = []
+const devWatchers = []
+const dev = start(['dev', '--port', '0', '--json', '--write-key', WRITE_KEY, '--secret', SECRET, '--webhook', `${receiverUrl}/hooks`], (line) => {
+  const record = JSON.parse(line)
+  activity.push(record)
+  if (record.event === 'batch') console.log(`  dev      │ accepted a batch of ${record.messages} event(s)`)
+  if (record.event === 'skipped') console.log(`  dev      │ skipped ${record.type} "${record.label}": its integrations turn Webhooks off`)
+  for (const watch of devWatchers) watch(record)
+})
+const devUrl = await waitFor((watch) => devWatchers.push(watch), (record) => (record.event === 'listening' ? record.url : undefined))
+console.log(`\neventwire dev on ${devUrl}, forwarding to ${receiverUrl}/hooks, signed with "${SECRET}"\n`)
 
-// The alias sequence of the spec: calls under the previous id, alias, identify, calls under the new id.
-client.page({ anonymousId: 'anon-42', name: 'Pricing', category: 'Marketing', properties: { path: '/pricing', title: 'Pricing' } })
-client.track({ anonymousId: 'anon-42', event: 'Plan Selected', properties: { plan: 'pro' } })
-client.alias({ previousId: 'anon-42', userId: 'user-42' })
+// 3. The app: a visitor browses, signs up (the alias sequence of the spec), joins a team; an
+// audience is synced twice; one internal event is kept away from webhooks.
+const client = new Client(WRITE_KEY, { endpoint: devUrl, flushAt: 5 })
+const sent = []
+client.on('sent', (info) => sent.push(info))
+client.on('error', (error) => console.error(`client error ${error.code}: ${error.message}`))
+
+// Calls under the previous id, then alias, identify, and calls under the new id (spec 4.2, rule 5).
+client.page({ userId: 'guest-7f3a', name: 'Pricing', category: 'Marketing', properties: { path: '/pricing' } })
+client.track({ userId: 'guest-7f3a', event: 'Plan Selected', properties: { plan: 'pro' } })
+client.alias({ previousId: 'guest-7f3a', userId: 'user-42' })
 client.identify({ userId: 'user-42', traits: { email: 'ada@example.com', plan: 'pro' } })
+client.track({ userId: 'user-42', event: 'Signed Up', properties: { plan: 'pro', source: 'ad' } })
 client.group({ userId: 'user-42', groupId: 'acme', traits: { name: 'Acme Inc', employees: 20 } })
 client.screen({ userId: 'user-42', name: 'Dashboard' })
+client.track({ userId: 'user-42', event: 'Debug Snapshot', integrations: { Webhooks: false } })
 
-// A burst: batches grow while requests are in flight, each body within 500 KB.
-const burst = 10_000
-for (let index = 0; index < burst; index++) {
-  client.track({ userId: `user-${index % 100}`, event: 'Item Viewed', properties: { index, sku: `SKU-${index}` } })
-}
+// An audience, synced twice: every member first, then only who joined or left.
+const audience = new AudienceSync('Power Users')
+const syncs = [...audience.sync(['user-42', 'user-7']), ...audience.sync(['user-42', 'user-9'])]
+for (const { type, ...call } of syncs) client.identify(call)
+
+const calls = 8 + syncs.length
 await client.close()
-sink.close()
+await waitFor((watch) => devWatchers.push(watch), () => (activity.filter((record) => ['delivered', 'failed', 'skipped', 'unroutable'].includes(record.event)).length >= calls ? true : undefined))
 
-const messages = received.flatMap((request) => request.body.batch)
-const byType = {}
-for (const message of messages) byType[message.type] = (byType[message.type] ?? 0) + 1
-console.log('\nwhat arrived:')
-console.log(`  requests  ${received.length} to ${[...new Set(received.map((r) => r.path))].join(', ')}`)
-console.log(`  auth      ${[...new Set(received.map((r) => r.auth))].join(', ')}`)
-console.log(`  largest   ${Math.max(...received.map((r) => r.bytes))} bytes`)
-for (const [type, count] of Object.entries(byType)) console.log(`  ${type.padEnd(9)} ${count}`)
-console.log('\nfirst message as sent:')
-console.log(JSON.stringify(messages[0], null, 2))
+// 4. Someone without the secret: the receiver marks the request forged and answers 401.
+const forged = await fetch(`${receiverUrl}/hooks`, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json', 'x-signature': '0'.repeat(40) },
+  body: JSON.stringify({ version: 1, type: 'track', userId: 'user-42', event: 'Refund Issued', timestamp: new Date().toISOString(), context: {} }),
+})
+await waitFor((watch) => receiverWatchers.push(watch), (line) => (line.includes('Refund Issued') ? true : undefined))
 
-const expected = burst + 6
-if (messages.length !== expected) {
-  console.error(`\nexpected ${expected} messages, got ${messages.length}`)
-  process.exit(1)
-}
-console.log(`\nall ${expected} messages arrived`)
+await dev.stop()
+await receiver.stop()
+
+const count = (event) => activity.filter((record) => record.event === event).length
+const verified = Number(/(\d+) verified/.exec(receiverLines.at(-1))?.[1] ?? 0)
+console.log('\nsummary')
+console.log(`  client    ${calls} calls in ${sent.length} batches, every one answered HTTP ${[...new Set(sent.map((info) => info.status))].join(', ')}`)
+console.log(`  dev       ${count('delivered')} delivered, ${count('skipped')} skipped by integrations, ${count('failed')} failed, ${count('unroutable')} not forwarded`)
+console.log(`  receiver  ${verified} verified; the demo's own forged request was answered ${forged.status}`)
+
+const ok = sent.reduce((total, info) => total + info.messages.length, 0) === calls && count('delivered') === calls - 1 && verified === calls - 1 && forged.status === 401
+console.log(ok ? `\nall ${calls - 1} forwarded calls arrived verified` : '\nsomething did not arrive: see above')
+process.exit(ok ? 0 : 1)

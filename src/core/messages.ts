@@ -1,6 +1,9 @@
 /** The call types the client sends and the webhook engine delivers. */
 export type MessageType = 'identify' | 'track' | 'page' | 'screen' | 'group' | 'alias'
 
+/** Every {@link MessageType}, in the order the docs list them. */
+export const MESSAGE_TYPES: readonly MessageType[] = ['identify', 'track', 'page', 'screen', 'group', 'alias']
+
 /** Free-form JSON object: traits, properties, context. */
 export type JsonObject = Record<string, unknown>
 

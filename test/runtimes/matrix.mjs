@@ -101,6 +101,49 @@ async function sizeCheck() {
   return gzip <= CLIENT_GZIP_BUDGET ? { name, ok: true } : { name, ok: false, error: `${gzip - CLIENT_GZIP_BUDGET} bytes over the budget` }
 }
 
+/** Starts a command and resolves with the first stdout line that is JSON, or rejects after 10 s. */
+function firstJsonLine(child) {
+  return new Promise((resolve, reject) => {
+    let buffered = ''
+    const timer = setTimeout(() => reject(new Error(`no JSON line from ${child.spawnargs.join(' ')}`)), 10_000)
+    child.stdout.on('data', function onData(chunk) {
+      buffered += chunk
+      const line = buffered.split('\n').find((candidate) => candidate.startsWith('{'))
+      if (line === undefined) return
+      clearTimeout(timer)
+      child.stdout.off('data', onData)
+      resolve(JSON.parse(line))
+    })
+  })
+}
+
+/** The installed `eventwire` bin: a listen + dev + send round trip, as a user would run it. */
+async function binCheck() {
+  const bin = join(app, 'node_modules', '.bin', 'eventwire')
+  const name = 'the eventwire bin from the tarball: listen + dev + send, verified at the receiver'
+  const children = []
+  const start = (args) => {
+    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } })
+    children.push(child)
+    return child
+  }
+  try {
+    const listen = start(['listen', '--port', '0', '--secret', 's', '--json'])
+    const { url: receiver } = await firstJsonLine(listen)
+    const dev = start(['dev', '--port', '0', '--secret', 's', '--write-key', 'k', '--webhook', receiver, '--json'])
+    const { url: endpoint } = await firstJsonLine(dev)
+    const arrived = firstJsonLine(listen)
+    await runAsync(bin, ['send', 'track', '--endpoint', endpoint, '--write-key', 'k', '--user', 'u1', '--event', 'Packed'], {}, 20_000)
+    const request = await arrived
+    if (request.signature !== 'verified' || request.payload?.event !== 'Packed') throw new Error(`the receiver saw ${JSON.stringify(request)}`)
+    return { name, ok: true }
+  } catch (error) {
+    return { name, ok: false, error: error.message }
+  } finally {
+    for (const child of children) child.kill('SIGINT')
+  }
+}
+
 async function freePort() {
   const server = createServer()
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -216,6 +259,7 @@ const tarball = packAndInstall()
 step('packaging checks')
 const packaging = packagingChecks(tarball)
 packaging.push(await sizeCheck())
+packaging.push(await binCheck())
 console.log(packaging.map((check) => `${check.ok ? 'ok  ' : 'FAIL'} ${check.name}`).join('\n'))
 
 const browserBundle = (

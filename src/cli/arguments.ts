@@ -1,0 +1,65 @@
+import { InvalidArgumentError } from 'commander'
+
+/** `--port`: 0 (any free port) to 65535. */
+export function portArgument(value: string): number {
+  const port = Number(value)
+  if (!/^\d+$/.test(value) || port > 65_535) throw new InvalidArgumentError('expected a port number from 0 (any free port) to 65535.')
+  return port
+}
+
+/** A whole number of milliseconds, 0 or more. */
+export function millisecondsArgument(value: string): number {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError('expected a whole number of milliseconds.')
+  return Number(value)
+}
+
+/** A whole number, 0 or more. */
+export function countArgument(value: string): number {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError('expected a whole number, 0 or more.')
+  return Number(value)
+}
+
+/** A probability, from 0 to 1. */
+export function rateArgument(value: string): number {
+  const rate = Number(value)
+  if (value.trim() === '' || !(rate >= 0 && rate <= 1)) throw new InvalidArgumentError('expected a number from 0 to 1, e.g. 0.3 to fail 30% of requests.')
+  return rate
+}
+
+/** Repeatable option: every value, in order. */
+export function collect(value: string, previous: readonly string[] = []): string[] {
+  return [...previous, value]
+}
+
+/** Repeatable `Name: value` (or `Name=value`) header option, collected into one object. */
+export function headerArgument(value: string, previous: Readonly<Record<string, string>> = {}): Record<string, string> {
+  const separator = value.search(/[:=]/)
+  const name = separator > 0 ? value.slice(0, separator).trim() : ''
+  if (name === '') throw new InvalidArgumentError('expected "Name: value", e.g. "X-Team: data".')
+  return { ...previous, [name]: value.slice(separator + 1).trim() }
+}
+
+/**
+ * Repeatable `key=value` field option (a string) or `key:=json` (any JSON value: numbers,
+ * booleans, objects), collected into one object, as HTTPie writes them.
+ */
+export function fieldArgument(value: string, previous: Readonly<Record<string, unknown>> = {}): Record<string, unknown> {
+  const separator = value.indexOf('=')
+  const raw = separator > 0 && value[separator - 1] === ':'
+  const key = separator > 0 ? value.slice(0, raw ? separator - 1 : separator) : ''
+  if (key === '') throw new InvalidArgumentError('expected key=value (a string) or key:=json (a number, boolean, object...), e.g. plan=pro or seats:=3.')
+  const text = value.slice(separator + 1)
+  if (!raw) return { ...previous, [key]: text }
+  try {
+    return { ...previous, [key]: JSON.parse(text) as unknown }
+  } catch {
+    throw new InvalidArgumentError(`the value of ${key}:= is not JSON: ${text}`)
+  }
+}
+
+/** Repeatable `Name=true|false` destination switch, collected into one `integrations` object. */
+export function switchArgument(value: string, previous: Readonly<Record<string, boolean>> = {}): Record<string, boolean> {
+  const match = /^([^=]+)=(true|false)$/.exec(value)
+  if (!match?.[1]) throw new InvalidArgumentError('expected Name=true or Name=false, e.g. Webhooks=false.')
+  return { ...previous, [match[1]]: match[2] === 'true' }
+}

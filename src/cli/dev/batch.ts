@@ -1,0 +1,81 @@
+import { ValidationError } from '../../core/errors/validation-error.js'
+import { MAX_MESSAGE_BYTES } from '../../core/limits.js'
+import { MESSAGE_TYPES, type MessageType, type WireMessage } from '../../core/messages.js'
+import { serializeMessage } from '../../core/serialize.js'
+import { utf8ByteLength } from '../../core/utf8.js'
+import { isObject, toWireMessage } from '../../core/validate.js'
+
+/** Why the ingest server refused a request; sent back as `code` beside a readable `error`. */
+export type RejectionCode =
+  | 'ERR_NOT_FOUND'
+  | 'ERR_METHOD'
+  | 'ERR_UNAUTHORIZED'
+  | 'ERR_BODY_TOO_LARGE'
+  | 'ERR_NOT_JSON'
+  | 'ERR_BAD_BATCH'
+  | 'ERR_MESSAGE_TOO_LARGE'
+  | ValidationError['code']
+
+/** A request the ingest server answers with an error status, and why. */
+export class BatchRejection extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: RejectionCode,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+const bad = (code: RejectionCode, message: string) => new BatchRejection(400, code, message)
+
+function isMessageType(value: unknown): value is MessageType {
+  return (MESSAGE_TYPES as readonly unknown[]).includes(value)
+}
+
+function checkMessage(item: unknown, index: number, shared: Record<string, unknown>): WireMessage {
+  if (!isObject(item)) throw bad('ERR_BAD_BATCH', `batch[${index}]: expected a message object.`)
+  const type = item['type']
+  if (!isMessageType(type)) {
+    throw bad('ERR_BAD_BATCH', `batch[${index}]: \`type\` must be one of ${MESSAGE_TYPES.join(', ')}; got ${JSON.stringify(type) ?? 'nothing'}.`)
+  }
+  const input = { ...shared, ...item }
+  if (isObject(shared['context']) && isObject(item['context'])) input['context'] = { ...shared['context'], ...item['context'] }
+  let wire: WireMessage
+  try {
+    wire = toWireMessage(type, input)
+  } catch (error) {
+    if (error instanceof ValidationError) throw bad(error.code, `batch[${index}]: ${error.message}`)
+    throw error
+  }
+  const bytes = utf8ByteLength(serializeMessage(wire))
+  if (bytes > MAX_MESSAGE_BYTES) throw bad('ERR_MESSAGE_TOO_LARGE', `batch[${index}]: the message is ${bytes} bytes of JSON; the limit is ${MAX_MESSAGE_BYTES}.`)
+  return wire
+}
+
+/**
+ * Checks a `POST /v1/batch` body with the client's own rules (types, required fields, JSON
+ * values, 32,000 bytes per message) and returns its messages. Batch-level `context` and
+ * `integrations` apply to every message, the message's own fields winning. One bad message
+ * rejects the whole batch, as the client would have refused the call.
+ *
+ * @throws {@link BatchRejection} (400) naming the first message and field at fault.
+ */
+export function parseBatch(body: string): WireMessage[] {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body)
+  } catch (error) {
+    throw bad('ERR_NOT_JSON', `the body is not JSON (${(error as Error).message}).`)
+  }
+  if (!isObject(parsed) || !Array.isArray(parsed['batch'])) throw bad('ERR_BAD_BATCH', 'the body must be a JSON object with a `batch` array of messages.')
+  if (parsed['batch'].length === 0) throw bad('ERR_BAD_BATCH', '`batch` is empty.')
+  const shared: Record<string, unknown> = {}
+  for (const field of ['context', 'integrations'] as const) {
+    const value = parsed[field]
+    if (value === undefined) continue
+    if (!isObject(value)) throw bad('ERR_BAD_BATCH', `the batch's \`${field}\` must be an object.`)
+    shared[field] = value
+  }
+  return parsed['batch'].map((item, index) => checkMessage(item, index, shared))
+}

@@ -1,0 +1,66 @@
+import { Option, type Command } from 'commander'
+import { millisecondsArgument, portArgument, rateArgument } from '../arguments.js'
+import { DEFAULT_LISTEN_PORT } from '../defaults.js'
+import { EXIT, type ExitCode } from '../exit-codes.js'
+import { closeServer, listenOn } from '../http.js'
+import { untilStopped } from '../signals.js'
+import { writeJsonLine } from '../terminal.js'
+import { formatRequest, formatSummary } from './format.js'
+import { createReceiver, type ReceivedRequest, type SignatureCheck } from './receiver.js'
+
+interface ListenOptions {
+  port: number
+  host: string
+  secret?: string
+  failRate: number
+  delay: number
+  json?: boolean
+}
+
+async function listen(options: ListenOptions): Promise<ExitCode> {
+  const counts: Record<SignatureCheck, number> = { verified: 0, forged: 0, missing: 0, unchecked: 0 }
+  const answered: Record<string, number> = {}
+  const show = (request: ReceivedRequest) => {
+    counts[request.signature]++
+    answered[request.status] = (answered[request.status] ?? 0) + 1
+    if (options.json) writeJsonLine(process.stdout, request)
+    else process.stdout.write(`${formatRequest(request, process.stdout.columns ?? 120)}\n`)
+  }
+  const server = createReceiver({ secret: options.secret, failRate: options.failRate, delay: options.delay }, show)
+  let url: string
+  try {
+    url = await listenOn(server, options.port, options.host)
+  } catch (error) {
+    process.stderr.write(`eventwire listen: cannot listen on ${options.host}:${options.port}: ${(error as Error).message}\n`)
+    return EXIT.failed
+  }
+  const check = options.secret === undefined ? 'not checked (no --secret)' : 'checked with the given secret'
+  if (options.json) writeJsonLine(process.stdout, { event: 'listening', url, signatureCheck: options.secret !== undefined, failRate: options.failRate, delay: options.delay })
+  else process.stdout.write(`eventwire listen: receiving webhooks on ${url} (any path); X-Signature ${check}. Ctrl+C stops.\n`)
+
+  await untilStopped()
+  await closeServer(server)
+  if (options.json) writeJsonLine(process.stdout, { event: 'stopped', ...counts, answered })
+  else process.stdout.write(`${formatSummary(counts, answered)}\n`)
+  return EXIT.ok
+}
+
+/** `eventwire listen`: a local webhook receiver that verifies and pretty-prints what arrives. */
+export function registerListen(program: Command, exit: (code: ExitCode) => void): void {
+  program
+    .command('listen')
+    .summary('receive webhooks locally: verify X-Signature and print each event')
+    .description(
+      'Receives webhook POSTs on any path, verifies X-Signature (HMAC-SHA1 of the body) when given --secret, ' +
+        'and prints each event with a verified/forged mark. Forged or unsigned requests are answered 401 when a ' +
+        'secret is set. --fail-rate and --delay rehearse retries and timeouts.',
+    )
+    .addOption(new Option('-p, --port <port>', 'port to listen on; 0 picks a free one').argParser(portArgument).default(DEFAULT_LISTEN_PORT))
+    .addOption(new Option('--host <host>', 'address to listen on').default('127.0.0.1'))
+    .addOption(new Option('-s, --secret <secret>', 'shared secret to verify X-Signature with').env('EVENTWIRE_SECRET'))
+    .addOption(new Option('--fail-rate <rate>', 'share of valid requests answered 500, from 0 to 1').argParser(rateArgument).default(0))
+    .addOption(new Option('--delay <ms>', 'wait this long before answering (the sender times out at 5000)').argParser(millisecondsArgument).default(0))
+    .option('--json', 'one JSON object per line instead of pretty output')
+    .addHelpText('after', '\nExample:\n  $ eventwire listen --port 8788 --secret s3cret --fail-rate 0.2')
+    .action(async (options: ListenOptions) => exit(await listen(options)))
+}

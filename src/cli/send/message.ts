@@ -1,0 +1,65 @@
+import type { MessageType } from '../../core/messages.js'
+
+/** The `eventwire send` options that become message fields. */
+export interface MessageOptions {
+  user?: string
+  anonymous?: string
+  event?: string
+  name?: string
+  category?: string
+  group?: string
+  previous?: string
+  prop?: Record<string, unknown>
+  trait?: Record<string, unknown>
+  context?: Record<string, unknown>
+  integration?: Record<string, unknown>
+  messageId?: string
+  timestamp?: string
+}
+
+/** Which field each type keeps its free-form key/values in. */
+const BAG: Record<MessageType, 'properties' | 'traits' | undefined> = {
+  identify: 'traits',
+  track: 'properties',
+  page: 'properties',
+  screen: 'properties',
+  group: 'traits',
+  alias: undefined,
+}
+
+/**
+ * Turns the command line into a call's input; the client validates it, so a missing field fails
+ * with the same message a program would get.
+ */
+export function toMessage(type: MessageType, options: MessageOptions): Record<string, unknown> {
+  const fields: Array<[string, unknown]> = [
+    ['userId', options.user],
+    ['anonymousId', options.anonymous],
+    ['event', options.event],
+    ['name', options.name],
+    ['category', options.category],
+    ['groupId', options.group],
+    ['previousId', options.previous],
+    ['context', options.context],
+    ['integrations', options.integration],
+    ['messageId', options.messageId ?? crypto.randomUUID()],
+    ['timestamp', options.timestamp],
+  ]
+  const bag = BAG[type]
+  if (bag !== undefined) fields.push([bag, bag === 'traits' ? options.trait : options.prop])
+  return Object.fromEntries(fields.filter(([, value]) => value !== undefined))
+}
+
+/** Options given that the type has no field for, so a typo does not pass silently. */
+export function unusedOptions(type: MessageType, options: MessageOptions): string[] {
+  const uses: Record<string, readonly MessageType[]> = {
+    event: ['track'],
+    name: ['page', 'screen'],
+    category: ['page', 'screen'],
+    group: ['group'],
+    previous: ['alias'],
+    prop: ['track', 'page', 'screen'],
+    trait: ['identify', 'group'],
+  }
+  return Object.keys(uses).filter((option) => options[option as keyof MessageOptions] !== undefined && !uses[option]?.includes(type))
+}

@@ -1,0 +1,195 @@
+import { createHmac } from 'node:crypto'
+import { afterEach, describe, expect, it } from 'vitest'
+import { Client } from '../../src/index.js'
+import { runCli, startCli, startDev, type CliProcess } from '../helpers/cli.js'
+import { startSink, type Responder, type Sink } from '../helpers/sink.js'
+
+const running: CliProcess[] = []
+const sinks: Sink[] = []
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((cli) => cli.stop()))
+  await Promise.all(sinks.splice(0).map((sink) => sink.close()))
+})
+
+async function receiver(respond?: Responder): Promise<Sink> {
+  const sink = await startSink(respond)
+  sinks.push(sink)
+  return sink
+}
+
+async function dev(args: readonly string[]) {
+  const started = await startDev(args)
+  running.push(started.cli)
+  return started
+}
+
+function postBatch(url: string, writeKey: string | undefined, body: unknown, path = '/v1/batch') {
+  return fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(writeKey === undefined ? {} : { authorization: `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}` }) },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  })
+}
+
+const settled = (cli: CliProcess, count: number) =>
+  cli.waitFor(() => cli.records().filter((record) => ['delivered', 'failed', 'skipped', 'unroutable'].includes(String(record['event']))).length >= count)
+
+describe('eventwire dev', () => {
+  it('takes the client\'s batches and delivers each event as a signed webhook with the given headers', async () => {
+    const hook = await receiver()
+    const { cli, url } = await dev(['--write-key', 'wk', '--secret', 's3cret', '--webhook', `${hook.url}/in`, '--header', 'X-Team: data'])
+    const client = new Client('wk', { endpoint: url })
+    client.identify({ userId: 'u1', traits: { plan: 'pro' }, messageId: 'm-1' })
+    client.track({ userId: 'u1', event: 'Signed Up', properties: { source: 'ad' }, messageId: 'm-2' })
+    client.alias({ previousId: 'anon-1', userId: 'u1', messageId: 'm-3' })
+    await client.close()
+    await settled(cli, 3)
+    expect(hook.requests).toHaveLength(3)
+    const byId = Object.fromEntries(hook.requests.map((request) => [request.headers['webhook-id'], request]))
+    for (const request of hook.requests) {
+      expect(request.path).toBe('/in')
+      expect(request.headers['x-team']).toBe('data')
+      expect(request.headers['x-signature']).toBe(createHmac('sha1', 's3cret').update(request.raw).digest('hex'))
+    }
+    expect(JSON.parse(byId['m-1']!.body)).toMatchObject({ version: 1, type: 'identify', userId: 'u1', traits: { plan: 'pro' } })
+    expect(JSON.parse(byId['m-2']!.body)).toMatchObject({ type: 'track', event: 'Signed Up', properties: { source: 'ad' } })
+    expect(JSON.parse(byId['m-3']!.body)).toMatchObject({ type: 'alias', 'Previous ID': 'anon-1', 'User ID': 'u1' })
+    const delivered = cli.records().filter((record) => record['event'] === 'delivered')
+    expect(delivered.map((record) => record['eventId']).sort()).toEqual(['m-1', 'm-2', 'm-3'])
+    expect(delivered[0]).toMatchObject({ urls: [{ url: `${hook.url}/in`, status: 'delivered', attempts: 1, lastStatus: 200 }] })
+  })
+
+  it('refuses requests without the write key (401), on other paths (404) and with other methods (405)', async () => {
+    const hook = await receiver()
+    const { cli, url, writeKey } = await dev(['--webhook', hook.url])
+    expect(writeKey).toMatch(/^wk_dev_[0-9a-f]{24}$/)
+    const batch = { batch: [{ type: 'track', userId: 'u1', event: 'E' }] }
+    const noKey = await postBatch(url, undefined, batch)
+    expect(noKey.status).toBe(401)
+    expect(await noKey.json()).toMatchObject({ success: false, code: 'ERR_UNAUTHORIZED' })
+    expect((await postBatch(url, 'wrong', batch)).status).toBe(401)
+    expect((await postBatch(url, writeKey, batch, '/v1/track')).status).toBe(404)
+    expect((await fetch(`${url}/v1/batch`)).status).toBe(405)
+    await cli.waitFor(() => cli.records().filter((record) => record['event'] === 'rejected').length === 4)
+    expect(hook.requests).toHaveLength(0)
+  })
+
+  it('checks batches with the client\'s rules: one bad message refuses the batch with a 400 that says why', async () => {
+    const hook = await receiver()
+    const { cli, url, writeKey } = await dev(['--webhook', hook.url])
+    const cases: Array<[unknown, number, string, string]> = [
+      [{ batch: [{ type: 'track', userId: 'u1', event: 'Fine' }, { type: 'track', userId: 'u1' }] }, 400, 'ERR_MISSING_EVENT', 'batch[1]: track() needs a non-empty `event`.'],
+      [{ batch: [{ type: 'identify', traits: {} }] }, 400, 'ERR_MISSING_IDENTITY', 'batch[0]: identify() needs a `userId` or an `anonymousId`'],
+      [{ batch: [{ type: 'alias', userId: 'u1' }] }, 400, 'ERR_MISSING_PREVIOUS_ID', 'batch[0]: alias() needs a non-empty `previousId`.'],
+      [{ batch: [{ type: 'group', userId: 'u1' }] }, 400, 'ERR_MISSING_GROUP_ID', 'batch[0]'],
+      [{ batch: [{ type: 'track', userId: 'u1', event: 'E', properties: 'x' }] }, 400, 'ERR_INVALID_FIELD', '`properties` must be a plain object'],
+      [{ batch: [{ type: 'delete', userId: 'u1' }] }, 400, 'ERR_BAD_BATCH', '`type` must be one of identify, track, page, screen, group, alias; got "delete"'],
+      [{ batch: [] }, 400, 'ERR_BAD_BATCH', '`batch` is empty.'],
+      [{ messages: [] }, 400, 'ERR_BAD_BATCH', 'a `batch` array'],
+      ['{"batch": [', 400, 'ERR_NOT_JSON', 'the body is not JSON'],
+      [{ batch: [{ type: 'track', userId: 'u1', event: 'E', properties: { blob: 'x'.repeat(32_000) } }] }, 400, 'ERR_MESSAGE_TOO_LARGE', 'the limit is 32000'],
+      [{ batch: Array.from({ length: 30 }, () => ({ type: 'track', userId: 'u1', event: 'E', properties: { blob: 'x'.repeat(20_000) } })) }, 413, 'ERR_BODY_TOO_LARGE', 'at most 500000 bytes'],
+    ]
+    for (const [body, status, code, reason] of cases) {
+      const response = await postBatch(url, writeKey, body)
+      expect(response.status, code).toBe(status)
+      const answer = (await response.json()) as { success: boolean; code: string; error: string }
+      expect(answer).toMatchObject({ success: false, code })
+      expect(answer.error).toContain(reason)
+    }
+    await cli.waitFor(() => cli.records().filter((record) => record['event'] === 'rejected').length === cases.length)
+    expect(cli.records().find((record) => record['event'] === 'rejected')).toMatchObject({ status: 400, code: 'ERR_MISSING_EVENT' })
+    expect(hook.requests).toHaveLength(0)
+  })
+
+  it('honours integrations (message and batch level), applies batch context, and reports events a webhook cannot carry', async () => {
+    const hook = await receiver()
+    const { cli, url, writeKey } = await dev(['--webhook', hook.url])
+    const response = await postBatch(url, writeKey, {
+      context: { ip: '10.0.0.1', app: 'batch' },
+      batch: [
+        { type: 'track', userId: 'u1', event: 'Off', messageId: 'off', integrations: { Webhooks: false } },
+        { type: 'track', userId: 'u1', event: 'All off', messageId: 'all-off', integrations: { All: false } },
+        { type: 'track', userId: 'u1', event: 'Back on', messageId: 'on', integrations: { All: false, Webhooks: true }, context: { app: 'message' } },
+        { type: 'track', anonymousId: 'a1', event: 'Anonymous', messageId: 'anon' },
+      ],
+    })
+    expect(response.status).toBe(200)
+    await settled(cli, 4)
+    expect(hook.requests.map((request) => request.headers['webhook-id'])).toEqual(['on'])
+    expect(JSON.parse(hook.requests[0]!.body)).toMatchObject({ context: { ip: '10.0.0.1', app: 'message' } })
+    const byId = Object.fromEntries(cli.records().filter((record) => 'eventId' in record).map((record) => [record['eventId'], record]))
+    expect(byId['off']).toMatchObject({ event: 'skipped' })
+    expect(byId['all-off']).toMatchObject({ event: 'skipped' })
+    expect(byId['on']).toMatchObject({ event: 'delivered' })
+    expect(byId['anon']).toMatchObject({ event: 'unroutable', type: 'track', userId: 'a1' })
+    expect(String(byId['anon']!['reason'])).toContain('userId')
+
+    const batch = await postBatch(url, writeKey, { integrations: { Webhooks: false }, batch: [{ type: 'track', userId: 'u1', event: 'E', messageId: 'batch-off' }] })
+    expect(batch.status).toBe(200)
+    expect(await cli.waitForRecord((record) => record['eventId'] === 'batch-off')).toMatchObject({ event: 'skipped' })
+  })
+
+  it('reports retries as they are scheduled, and on stop the events still waiting as failed', async () => {
+    const hook = await receiver(() => ({ status: 503 }))
+    const hookUrl = `${hook.url}/`
+    const { cli, url, writeKey } = await dev(['--webhook', hook.url])
+    await postBatch(url, writeKey, { batch: [{ type: 'track', userId: 'u1', event: 'E', messageId: 'm-r' }] })
+    const retry = await cli.waitForRecord((record) => record['event'] === 'retry')
+    expect(retry).toMatchObject({ eventId: 'm-r', url: hookUrl, attempts: 1, error: 'ERR_HTTP_STATUS', status: 503 })
+    // The first retry is 5 s (±10%) after the first attempt.
+    expect(Date.parse(String(retry['retryAt'])) - Date.now()).toBeGreaterThan(3_000)
+    running.splice(running.indexOf(cli), 1)
+    expect(await cli.stop('SIGTERM')).toBe(0)
+    const records = cli.records()
+    expect(records.find((record) => record['event'] === 'failed')).toMatchObject({ eventId: 'm-r', urls: [{ status: 'failed', lastStatus: 503, error: 'ERR_CLOSED' }] })
+    expect(records.at(-1)).toMatchObject({ event: 'stopped', batches: 1, received: 1, delivered: 0, failed: 1 })
+  })
+
+  it('in mode any stops at the first URL that accepts; in mode each retries every URL until it does', async () => {
+    const up = await receiver()
+    const down = await receiver(() => ({ status: 500 }))
+    const any = await dev(['--webhook', up.url, '--webhook', down.url])
+    const each = await dev(['--webhook', up.url, '--webhook', down.url, '--mode', 'each'])
+    await postBatch(any.url, any.writeKey, { batch: [{ type: 'track', userId: 'u1', event: 'E', messageId: 'any' }] })
+    await postBatch(each.url, each.writeKey, { batch: [{ type: 'track', userId: 'u1', event: 'E', messageId: 'each' }] })
+    expect(await any.cli.waitForRecord((record) => record['eventId'] === 'any')).toMatchObject({
+      event: 'delivered',
+      urls: [{ status: 'delivered' }, { status: 'superseded', lastStatus: 500 }],
+    })
+    expect(await each.cli.waitForRecord((record) => record['event'] === 'retry')).toMatchObject({ eventId: 'each', url: `${down.url}/`, status: 500 })
+    expect(any.cli.records().some((record) => record['event'] === 'retry')).toBe(false)
+  })
+
+  it('writes plain log lines when stdout is not a terminal', async () => {
+    const hook = await receiver()
+    const cli = await startCli(['dev', '--port', '0', '--webhook', hook.url, '--write-key', 'wk'])
+    running.push(cli)
+    const banner = await cli.waitFor((line) => line.startsWith('eventwire dev: ingest API on'))
+    const url = /http:\/\/127\.0\.0\.1:\d+/.exec(banner)![0]
+    expect(cli.lines).toContain('  write key  wk  (eventwire send --write-key, or EVENTWIRE_WRITE_KEY)')
+    await postBatch(url, 'wk', { batch: [{ type: 'track', userId: 'u1', event: 'Signed Up' }] })
+    await postBatch(url, 'wk', { batch: [{ type: 'track', userId: 'u1' }] })
+    await cli.waitFor((line) => line.includes('delivered:'))
+    await cli.waitFor((line) => line.includes('refused'))
+    const output = cli.lines.join('\n')
+    expect(output).toMatch(/\d\d:\d\d:\d\d\.\d{3} ← batch of 1 event\(s\), \d+ bytes/)
+    expect(output).toContain(`✔ track "Signed Up" (u1) delivered: ${hook.url}/ 200`)
+    expect(output).toContain('✘ refused 400 ERR_MISSING_EVENT: batch[0]: track() needs a non-empty `event`.')
+  })
+
+  it('exits 2 for settings the destination refuses or a missing --webhook', async () => {
+    const six = Array.from({ length: 6 }, (_, index) => ['--webhook', `http://127.0.0.1:${9000 + index}`]).flat()
+    const cases = await Promise.all([
+      runCli(['dev', '--port', '0', ...six]),
+      runCli(['dev', '--port', '0']),
+      runCli(['dev', '--port', '0', '--webhook', 'not a url']),
+      runCli(['dev', '--port', '0', '--webhook', 'http://127.0.0.1:9000', '--header', 'Bad Name: x']),
+      runCli(['dev', '--port', '0', '--webhook', 'http://127.0.0.1:9000', '--mode', 'all']),
+    ])
+    expect(cases.map((run) => run.code)).toEqual([2, 2, 2, 2, 2])
+    expect(cases[0]!.stderr).toContain('webhooks')
+    expect(cases[1]!.stderr).toContain("required option '-w, --webhook <url>' not specified")
+    expect(cases[3]!.stderr).toContain('header')
+  })
+})

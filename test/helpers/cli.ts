@@ -1,0 +1,103 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+
+/** Bundled once per test run by test/global-setup.ts. */
+export const CLI_BUNDLE = fileURLToPath(new URL('../../node_modules/.cache/eventwire-test/cli.mjs', import.meta.url))
+
+/** Environment for plain-text assertions: no colours, whatever the CI sets. */
+export function plainEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', ...extra }
+  delete env['FORCE_COLOR']
+  for (const name of ['EVENTWIRE_WRITE_KEY', 'EVENTWIRE_ENDPOINT', 'EVENTWIRE_SECRET']) if (!(name in extra)) delete env[name]
+  return env
+}
+
+/** A running `eventwire` process with its stdout split into lines. */
+export interface CliProcess {
+  readonly child: ChildProcess
+  readonly lines: string[]
+  stderr(): string
+  /** Resolves with the first stdout line (already seen or to come) that matches. */
+  waitFor(predicate: (line: string) => boolean, timeoutMs?: number): Promise<string>
+  /** Stdout lines that are JSON objects, parsed. */
+  records(): Array<Record<string, unknown>>
+  /** Resolves with the first JSON record that matches. */
+  waitForRecord(predicate: (record: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>
+  /** Sends a signal (SIGINT: Ctrl+C) and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+  readonly exited: Promise<number | null>
+}
+
+const parse = (line: string): Record<string, unknown> | undefined => {
+  try {
+    const value: unknown = JSON.parse(line)
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export async function startCli(args: readonly string[], env: NodeJS.ProcessEnv = plainEnv()): Promise<CliProcess> {
+  const child = spawn(process.execPath, [CLI_BUNDLE, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const lines: string[] = []
+  const waiters = new Set<() => void>()
+  let stderr = ''
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    lines.push(line)
+    for (const wake of waiters) wake()
+  })
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
+  const waitFor = (predicate: (line: string) => boolean, timeoutMs = 10_000) =>
+    new Promise<string>((resolve, reject) => {
+      const check = () => {
+        const found = lines.find(predicate)
+        if (found === undefined) return false
+        waiters.delete(check)
+        clearTimeout(timer)
+        resolve(found)
+        return true
+      }
+      const timer = setTimeout(() => {
+        waiters.delete(check)
+        reject(new Error(`no matching line within ${timeoutMs} ms; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`))
+      }, timeoutMs)
+      if (!check()) waiters.add(check)
+    })
+  const records = () => lines.map(parse).filter((record) => record !== undefined)
+  return {
+    child,
+    lines,
+    stderr: () => stderr,
+    waitFor,
+    records,
+    waitForRecord: async (predicate, timeoutMs) => parse(await waitFor((line) => { const record = parse(line); return record !== undefined && predicate(record) }, timeoutMs))!,
+    stop: (signal = 'SIGINT') => {
+      child.kill(signal)
+      return exited
+    },
+    exited,
+  }
+}
+
+/** Runs a command to its end. */
+export async function runCli(args: readonly string[], env: NodeJS.ProcessEnv = plainEnv()): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const cli = await startCli(args, env)
+  const code = await cli.exited
+  return { code, stdout: cli.lines.join('\n'), stderr: cli.stderr() }
+}
+
+/** `eventwire listen --json` on a free port, with its URL. */
+export async function startListen(args: readonly string[] = []): Promise<{ cli: CliProcess; url: string }> {
+  const cli = await startCli(['listen', '--port', '0', '--json', ...args])
+  const listening = await cli.waitForRecord((record) => record['event'] === 'listening')
+  return { cli, url: String(listening['url']) }
+}
+
+/** `eventwire dev --json` on a free port, with its ingest URL and write key. */
+export async function startDev(args: readonly string[]): Promise<{ cli: CliProcess; url: string; writeKey: string }> {
+  const cli = await startCli(['dev', '--port', '0', '--json', ...args])
+  const listening = await cli.waitForRecord((record) => record['event'] === 'listening')
+  return { cli, url: String(listening['url']), writeKey: String(listening['writeKey']) }
+}
