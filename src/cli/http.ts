@@ -7,8 +7,8 @@ export class BodyTooLargeError extends Error {
   }
 }
 
-/** Reads a whole request body as UTF-8, refusing more than `limit` bytes. */
-export async function readBody(request: IncomingMessage, limit: number): Promise<string> {
+/** Reads a whole request body, as the bytes received, refusing more than `limit` of them. */
+export async function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
   if (Number(request.headers['content-length'] ?? 0) > limit) throw new BodyTooLargeError(limit)
   const chunks: Buffer[] = []
   let bytes = 0
@@ -17,7 +17,7 @@ export async function readBody(request: IncomingMessage, limit: number): Promise
     if (bytes > limit) throw new BodyTooLargeError(limit)
     chunks.push(chunk)
   }
-  return Buffer.concat(chunks).toString('utf8')
+  return Buffer.concat(chunks, bytes)
 }
 
 /** Starts listening and resolves with the base URL, port 0 meaning any free port. */

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Client } from '../../src/index.js'
-import { runCli, startCli, startDev, type CliProcess } from '../helpers/cli.js'
+import { postBatch, runCli, startCli, startDev, type CliProcess } from '../helpers/cli.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'
 
 const running: CliProcess[] = []
@@ -21,14 +21,6 @@ async function dev(args: readonly string[]) {
   const started = await startDev(args)
   running.push(started.cli)
   return started
-}
-
-function postBatch(url: string, writeKey: string | undefined, body: unknown, path = '/v1/batch') {
-  return fetch(`${url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(writeKey === undefined ? {} : { authorization: `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}` }) },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  })
 }
 
 const settled = (cli: CliProcess, count: number) =>

@@ -35,6 +35,15 @@ describe('eventwire listen', () => {
     expect(records[2]).toMatchObject({ signature: 'missing', status: 401 })
   })
 
+  it('verifies the bytes received, not a re-encoded string (a body with invalid UTF-8 still verifies)', async () => {
+    const { cli, url } = await listen(['--secret', 's3cret'])
+    const raw = Buffer.concat([Buffer.from('{"type":"track","userId":"u'), Buffer.from([0xff]), Buffer.from('","event":"E"}')])
+    const signature = createHmac('sha1', 's3cret').update(raw).digest('hex')
+    const response = await fetch(`${url}/hooks`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-signature': signature }, body: raw })
+    expect(response.status).toBe(200)
+    expect(await cli.waitForRecord((record) => record['event'] === 'request')).toMatchObject({ signature: 'verified', payload: { userId: 'u\ufffd' } })
+  })
+
   it('without --secret accepts every JSON body and marks it unchecked', async () => {
     const { cli, url } = await listen()
     expect((await post(url, { 'x-signature': 'anything' })).status).toBe(200)

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
-import { CLI_BUNDLE, startListen, type CliProcess } from '../helpers/cli.js'
+import { CLI_BUNDLE, postBatch, startListen, type CliProcess } from '../helpers/cli.js'
 
 // Drives `eventwire dev` on a real terminal: tmux gives it a pseudo-terminal of a fixed size, and
 // capture-pane returns the screen as a user sees it (escape sequences applied, colours dropped).
@@ -31,14 +31,6 @@ afterEach(async () => {
   await listen?.stop()
 })
 
-function post(url: string, writeKey: string, batch: unknown[]) {
-  return fetch(`${url}/v1/batch`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}` },
-    body: JSON.stringify({ batch }),
-  })
-}
-
 describe('eventwire dev on a terminal', () => {
   it('draws the live view in place and updates it as events are received, delivered, retried and refused', async () => {
     const receiver = await startListen(['--secret', 's3cret'])
@@ -53,11 +45,13 @@ describe('eventwire dev on a terminal', () => {
     expect(first).toContain('received 0 event(s) in 0 batch(es)')
     expect(cells(rowOf(first, up))).toEqual(['0', '0', '0', '0.0', '-'])
 
-    await post(url, 'wk', [
-      { type: 'track', userId: 'u1', event: 'Signed Up' },
-      { type: 'identify', userId: 'u1', traits: { plan: 'pro' } },
-      { type: 'track', userId: 'u2', event: 'Signed Up' },
-    ])
+    await postBatch(url, 'wk', {
+      batch: [
+        { type: 'track', userId: 'u1', event: 'Signed Up' },
+        { type: 'identify', userId: 'u1', traits: { plan: 'pro' } },
+        { type: 'track', userId: 'u2', event: 'Signed Up' },
+      ],
+    })
     const second = await waitForScreen((text) => cells(rowOf(text, up))[0] === '3' && cells(rowOf(text, down))[1] === '3')
     expect(second).toContain('received 3 event(s) in 1 batch(es)')
     expect(cells(rowOf(second, up))).toEqual(['3', '0', '0', expect.stringMatching(/^\d+\.\d$/), '200'])
@@ -66,8 +60,8 @@ describe('eventwire dev on a terminal', () => {
     expect(second).toMatch(/← batch of 3 event\(s\)/)
     expect(second).toMatch(/↻ \S+ → http:\/\/127\.0\.0\.1:9\/down ERR_NETWORK \(attempt 1\)/)
 
-    await post(url, 'wk', [{ type: 'track', userId: 'u3', event: 'Upgraded' }])
-    await post(url, 'wk', [{ type: 'track', userId: 'u3' }])
+    await postBatch(url, 'wk', { batch: [{ type: 'track', userId: 'u3', event: 'Upgraded' }] })
+    await postBatch(url, 'wk', { batch: [{ type: 'track', userId: 'u3' }] })
     const third = await waitForScreen((text) => cells(rowOf(text, up))[0] === '4' && text.includes('last refused'))
     expect(third).toContain('received 4 event(s) in 2 batch(es)')
     expect(third).toContain('refused 1')

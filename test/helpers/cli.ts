@@ -101,3 +101,12 @@ export async function startDev(args: readonly string[]): Promise<{ cli: CliProce
   const listening = await cli.waitForRecord((record) => record['event'] === 'listening')
   return { cli, url: String(listening['url']), writeKey: String(listening['writeKey']) }
 }
+
+/** POSTs a batch body (an object, or a raw string) to `eventwire dev` with the write key as basic-auth user. */
+export function postBatch(url: string, writeKey: string | undefined, body: unknown, path = '/v1/batch') {
+  return fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(writeKey === undefined ? {} : { authorization: `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}` }) },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  })
+}

@@ -3,10 +3,11 @@ import { Option, type Command } from 'commander'
 import { EventwireError } from '../../core/errors/eventwire-error.js'
 import type { WireMessage } from '../../core/messages.js'
 import { WebhookDestination, type WebhookEvent } from '../../webhook/node.js'
-import { collect, headerArgument, portArgument } from '../arguments.js'
+import { collect, headerArgument } from '../arguments.js'
 import { DEFAULT_DEV_PORT } from '../defaults.js'
 import { EXIT, type ExitCode } from '../exit-codes.js'
-import { closeServer, listenOn } from '../http.js'
+import { closeServer } from '../http.js'
+import { addAddressOptions, startServer, type AddressOptions } from '../server-options.js'
 import { untilStopped } from '../signals.js'
 import { writeJsonLine } from '../terminal.js'
 import { eventLabel, retryActivity, settledActivity, type DevActivity } from './activity.js'
@@ -15,9 +16,7 @@ import { createIngestServer } from './ingest.js'
 import { LiveView } from './live-view.js'
 import { DevStats } from './stats.js'
 
-interface DevOptions {
-  port: number
-  host: string
+interface DevOptions extends AddressOptions {
   writeKey?: string
   webhook: string[]
   header?: Record<string, string>
@@ -81,11 +80,8 @@ async function dev(options: DevOptions, command: Command): Promise<ExitCode> {
     },
     onRejected: (rejection) => record({ event: 'rejected', status: rejection.status, code: rejection.code, reason: rejection.message }),
   })
-  let url: string
-  try {
-    url = await listenOn(server, options.port, options.host)
-  } catch (error) {
-    process.stderr.write(`eventwire dev: cannot listen on ${options.host}:${options.port}: ${(error as Error).message}\n`)
+  const url = await startServer(server, 'dev', options)
+  if (url === undefined) {
     await destination.close()
     return EXIT.failed
   }
@@ -101,7 +97,7 @@ async function dev(options: DevOptions, command: Command): Promise<ExitCode> {
 
 /** `eventwire dev`: a local ingest API that forwards every event to webhooks, with a live view. */
 export function registerDev(program: Command, exit: (code: ExitCode) => void): void {
-  program
+  const devCommand = program
     .command('dev')
     .summary('run a local ingest API that forwards events to your webhooks')
     .description(
@@ -109,8 +105,8 @@ export function registerDev(program: Command, exit: (code: ExitCode) => void): v
         'client\'s rules (400 with the reason otherwise), and delivers every event as a signed webhook to each ' +
         '--webhook URL, honouring integrations, with retries. Shows a live view on a terminal, log lines otherwise.',
     )
-    .addOption(new Option('-p, --port <port>', 'port to listen on; 0 picks a free one').argParser(portArgument).default(DEFAULT_DEV_PORT))
-    .addOption(new Option('--host <host>', 'address to listen on').default('127.0.0.1'))
+  addAddressOptions(devCommand, DEFAULT_DEV_PORT)
+  devCommand
     .addOption(new Option('-k, --write-key <key>', 'write key clients must send (default: a new random one, printed)').env('EVENTWIRE_WRITE_KEY'))
     .addOption(new Option('-w, --webhook <url>', 'a URL to deliver every event to; repeat for up to 5').argParser(collect).makeOptionMandatory())
     .addOption(new Option('-H, --header <header>', 'a static header for every webhook request, "Name: value"; repeatable').argParser(headerArgument))

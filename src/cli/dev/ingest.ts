@@ -28,14 +28,14 @@ async function accept(request: IncomingMessage, writeKey: string): Promise<{ mes
   if (!isAuthorized(request.headers.authorization, writeKey)) {
     throw new BatchRejection(401, 'ERR_UNAUTHORIZED', 'send HTTP Basic auth with the write key as user name (eventwire dev printed it at start).')
   }
-  let body: string
+  let body: Buffer
   try {
     body = await readBody(request, MAX_BATCH_BYTES)
   } catch (error) {
     if (error instanceof BodyTooLargeError) throw new BatchRejection(413, 'ERR_BODY_TOO_LARGE', `a batch body may be at most ${MAX_BATCH_BYTES} bytes.`)
     throw error
   }
-  return { messages: parseBatch(body), bytes: Buffer.byteLength(body) }
+  return { messages: parseBatch(body.toString('utf8')), bytes: body.length }
 }
 
 function answer(response: ServerResponse, status: number, body: object): void {

@@ -1,16 +1,15 @@
 import { Option, type Command } from 'commander'
-import { millisecondsArgument, portArgument, rateArgument } from '../arguments.js'
+import { millisecondsArgument, rateArgument } from '../arguments.js'
 import { DEFAULT_LISTEN_PORT } from '../defaults.js'
 import { EXIT, type ExitCode } from '../exit-codes.js'
-import { closeServer, listenOn } from '../http.js'
+import { closeServer } from '../http.js'
+import { addAddressOptions, startServer, type AddressOptions } from '../server-options.js'
 import { untilStopped } from '../signals.js'
 import { writeJsonLine } from '../terminal.js'
 import { formatRequest, formatSummary } from './format.js'
 import { createReceiver, type ReceivedRequest, type SignatureCheck } from './receiver.js'
 
-interface ListenOptions {
-  port: number
-  host: string
+interface ListenOptions extends AddressOptions {
   secret?: string
   failRate: number
   delay: number
@@ -27,13 +26,8 @@ async function listen(options: ListenOptions): Promise<ExitCode> {
     else process.stdout.write(`${formatRequest(request, process.stdout.columns ?? 120)}\n`)
   }
   const server = createReceiver({ secret: options.secret, failRate: options.failRate, delay: options.delay }, show)
-  let url: string
-  try {
-    url = await listenOn(server, options.port, options.host)
-  } catch (error) {
-    process.stderr.write(`eventwire listen: cannot listen on ${options.host}:${options.port}: ${(error as Error).message}\n`)
-    return EXIT.failed
-  }
+  const url = await startServer(server, 'listen', options)
+  if (url === undefined) return EXIT.failed
   const check = options.secret === undefined ? 'not checked (no --secret)' : 'checked with the given secret'
   if (options.json) writeJsonLine(process.stdout, { event: 'listening', url, signatureCheck: options.secret !== undefined, failRate: options.failRate, delay: options.delay })
   else process.stdout.write(`eventwire listen: receiving webhooks on ${url} (any path); X-Signature ${check}. Ctrl+C stops.\n`)
@@ -47,7 +41,7 @@ async function listen(options: ListenOptions): Promise<ExitCode> {
 
 /** `eventwire listen`: a local webhook receiver that verifies and pretty-prints what arrives. */
 export function registerListen(program: Command, exit: (code: ExitCode) => void): void {
-  program
+  const listenCommand = program
     .command('listen')
     .summary('receive webhooks locally: verify X-Signature and print each event')
     .description(
@@ -55,8 +49,8 @@ export function registerListen(program: Command, exit: (code: ExitCode) => void)
         'and prints each event with a verified/forged mark. Forged or unsigned requests are answered 401 when a ' +
         'secret is set. --fail-rate and --delay rehearse retries and timeouts.',
     )
-    .addOption(new Option('-p, --port <port>', 'port to listen on; 0 picks a free one').argParser(portArgument).default(DEFAULT_LISTEN_PORT))
-    .addOption(new Option('--host <host>', 'address to listen on').default('127.0.0.1'))
+  addAddressOptions(listenCommand, DEFAULT_LISTEN_PORT)
+  listenCommand
     .addOption(new Option('-s, --secret <secret>', 'shared secret to verify X-Signature with').env('EVENTWIRE_SECRET'))
     .addOption(new Option('--fail-rate <rate>', 'share of valid requests answered 500, from 0 to 1').argParser(rateArgument).default(0))
     .addOption(new Option('--delay <ms>', 'wait this long before answering (the sender times out at 5000)').argParser(millisecondsArgument).default(0))

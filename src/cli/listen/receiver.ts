@@ -38,15 +38,15 @@ export interface ReceiverOptions {
 /** Webhook bodies carry one event of at most 32 KB of fields; this leaves room and stops abuse. */
 const MAX_BODY_BYTES = 1_048_576
 
-async function checkSignature(body: string, header: string | string[] | undefined, secret: string | undefined): Promise<SignatureCheck> {
+async function checkSignature(body: Buffer, header: string | string[] | undefined, secret: string | undefined): Promise<SignatureCheck> {
   if (secret === undefined) return 'unchecked'
   if (typeof header !== 'string' || header === '') return 'missing'
   return (await verifySignature(body, header, secret)) ? 'verified' : 'forged'
 }
 
-function parseJson(body: string): { payload?: unknown } {
+function parseJson(body: Buffer): { payload?: unknown } {
   try {
-    return { payload: JSON.parse(body) as unknown }
+    return { payload: JSON.parse(body.toString('utf8')) as unknown }
   } catch {
     return {}
   }
@@ -66,7 +66,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
   const base = { event: 'request', time: new Date().toISOString(), method: request.method ?? 'GET', path: request.url ?? '/' } as const
   const webhookId = request.headers['webhook-id']
   const id = typeof webhookId === 'string' ? { webhookId } : {}
-  let body: string
+  let body: Buffer
   try {
     body = await readBody(request, MAX_BODY_BYTES)
   } catch (error) {
@@ -74,6 +74,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
     response.writeHead(413, { 'content-type': 'application/json', connection: 'close' }).end('{"error":"body too large"}')
     return { ...base, ...id, signature: 'unchecked', status: 413, reason: error.message }
   }
+  // Over the bytes received, not a decoded string: that is what the sender signed.
   const signature = await checkSignature(body, request.headers['x-signature'], options.secret)
   const parsed = parseJson(body)
   const answer = decide(request, signature, 'payload' in parsed, options)

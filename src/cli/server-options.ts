@@ -1,0 +1,30 @@
+import type { Server } from 'node:http'
+import { Option, type Command } from 'commander'
+import { portArgument } from './arguments.js'
+import { listenOn } from './http.js'
+
+/** Where a server command listens: the options `dev` and `listen` share. */
+export interface AddressOptions {
+  port: number
+  host: string
+}
+
+/** Adds `--port` (0: any free port) and `--host` to a server command. */
+export function addAddressOptions(command: Command, defaultPort: number): Command {
+  return command
+    .addOption(new Option('-p, --port <port>', 'port to listen on; 0 picks a free one').argParser(portArgument).default(defaultPort))
+    .addOption(new Option('--host <host>', 'address to listen on').default('127.0.0.1'))
+}
+
+/**
+ * Starts a command's server at its `--port` and `--host`: resolves with the base URL, or with
+ * `undefined` after telling the user why it could not (a port in use, an address not here).
+ */
+export async function startServer(server: Server, name: string, options: AddressOptions): Promise<string | undefined> {
+  try {
+    return await listenOn(server, options.port, options.host)
+  } catch (error) {
+    process.stderr.write(`eventwire ${name}: cannot listen on ${options.host}:${options.port}: ${(error as Error).message}\n`)
+    return undefined
+  }
+}
