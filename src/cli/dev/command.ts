@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto'
 import { Option, type Command } from 'commander'
-import { EventwireError } from '../../core/errors/eventwire-error.js'
 import type { WireMessage } from '../../core/messages.js'
 import { WebhookDestination, type WebhookEvent } from '../../webhook/node.js'
 import { collect, headerArgument } from '../arguments.js'
@@ -9,6 +8,7 @@ import { EXIT, type ExitCode } from '../exit-codes.js'
 import { closeServer } from '../http.js'
 import { addAddressOptions, startServer, type AddressOptions } from '../server-options.js'
 import { untilStopped } from '../signals.js'
+import { fromOptions } from '../usage.js'
 import { writeJsonLine } from '../terminal.js'
 import { eventLabel, retryActivity, settledActivity, type DevActivity } from './activity.js'
 import { formatActivity } from './format.js'
@@ -40,17 +40,15 @@ function chooseView(options: DevOptions, stats: DevStats): (activity: DevActivit
 
 async function dev(options: DevOptions, command: Command): Promise<ExitCode> {
   const writeKey = options.writeKey || `wk_dev_${randomBytes(12).toString('hex')}`
-  let destination: WebhookDestination
-  try {
-    destination = new WebhookDestination({
-      webhooks: options.webhook.map((url) => ({ url, ...(options.header ? { headers: options.header } : {}) })),
-      ...(options.secret === undefined ? {} : { sharedSecret: options.secret }),
-      mode: options.mode,
-    })
-  } catch (error) {
-    if (error instanceof EventwireError) command.error(`error: ${error.message}`, { exitCode: EXIT.usage })
-    throw error
-  }
+  const destination = fromOptions(
+    command,
+    () =>
+      new WebhookDestination({
+        webhooks: options.webhook.map((url) => ({ url, ...(options.header ? { headers: options.header } : {}) })),
+        ...(options.secret === undefined ? {} : { sharedSecret: options.secret }),
+        mode: options.mode,
+      }),
+  )
   const stats = new DevStats(destination.urls)
   const view = chooseView(options, stats)
   const record = (activity: DevActivity) => {

@@ -9,6 +9,7 @@ import { countArgument, fieldArgument, millisecondsArgument, switchArgument } fr
 import { DEFAULT_DEV_PORT } from '../defaults.js'
 import { EXIT, type ExitCode } from '../exit-codes.js'
 import { writeJsonLine } from '../terminal.js'
+import { fromOptions, usageError } from '../usage.js'
 import { toMessage, unusedOptions, type MessageOptions } from './message.js'
 
 interface SendOptions extends MessageOptions {
@@ -34,18 +35,11 @@ function report(type: MessageType, messageId: unknown, endpoint: string, outcome
 
 async function send(type: MessageType, options: SendOptions, command: Command): Promise<ExitCode> {
   const unused = unusedOptions(type, options)
-  if (unused.length > 0) command.error(`error: ${type} has no use for --${unused.join(', --')}`, { exitCode: EXIT.usage })
-  if (options.writeKey === undefined || options.writeKey === '') {
-    command.error('error: a write key is needed: --write-key KEY or EVENTWIRE_WRITE_KEY (eventwire dev prints its own)', { exitCode: EXIT.usage })
-  }
+  if (unused.length > 0) usageError(command, `${type} has no use for --${unused.join(', --')}`)
+  const writeKey = options.writeKey
+  if (writeKey === undefined || writeKey === '') usageError(command, 'a write key is needed: --write-key KEY or EVENTWIRE_WRITE_KEY (eventwire dev prints its own)')
   const message = toMessage(type, options)
-  let client: Client
-  try {
-    client = new Client(options.writeKey, { endpoint: options.endpoint, flushAt: 1, timeout: options.timeout, retry: { limit: options.retries } })
-  } catch (error) {
-    if (error instanceof EventwireError) command.error(`error: ${error.message}`, { exitCode: EXIT.usage })
-    throw error
-  }
+  const client = fromOptions(command, () => new Client(writeKey, { endpoint: options.endpoint, flushAt: 1, timeout: options.timeout, retry: { limit: options.retries } }))
   let status = 0
   client.on('sent', (info) => (status = info.status))
   let outcome: Outcome | undefined
