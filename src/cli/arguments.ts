@@ -7,16 +7,19 @@ export function portArgument(value: string): number {
   return port
 }
 
+function wholeNumber(value: string, expected: string): number {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError(`expected ${expected}.`)
+  return Number(value)
+}
+
 /** A whole number of milliseconds, 0 or more. */
 export function millisecondsArgument(value: string): number {
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError('expected a whole number of milliseconds.')
-  return Number(value)
+  return wholeNumber(value, 'a whole number of milliseconds')
 }
 
 /** A whole number, 0 or more. */
 export function countArgument(value: string): number {
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError('expected a whole number, 0 or more.')
-  return Number(value)
+  return wholeNumber(value, 'a whole number, 0 or more')
 }
 
 /** A probability, from 0 to 1. */

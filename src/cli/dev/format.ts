@@ -52,7 +52,7 @@ export function formatActivity(activity: DevActivity, now: Date = new Date()): s
 }
 
 /** The exit summary. */
-export function formatTotals(totals: Omit<Extract<DevActivity, { event: 'stopped' }>, 'event'>): string {
+function formatTotals(totals: Omit<Extract<DevActivity, { event: 'stopped' }>, 'event'>): string {
   return (
     `eventwire dev: ${totals.received} event(s) received in ${totals.batches} batch(es), ${totals.rejected} request(s) refused; ` +
     `${totals.delivered} delivered, ${totals.failed} failed, ${totals.skipped} skipped, ${totals.unroutable} not forwarded`

@@ -21,15 +21,18 @@ export class DevStats {
   readonly totals: Mutable<DevTotals> = { batches: 0, rejected: 0, received: 0, delivered: 0, failed: 0, skipped: 0, unroutable: 0 }
   readonly receivedRate = new RateMeter()
   readonly urls: UrlStats[]
+  /** The same rows by URL, for notices that name their URL. */
+  readonly #byUrl: ReadonlyMap<string, UrlStats>
   lastRejection: string | undefined
 
   constructor(urls: readonly string[]) {
     this.urls = urls.map((url) => ({ url, delivered: 0, failed: 0, retrying: new Set(), last: undefined, rate: new RateMeter() }))
+    this.#byUrl = new Map(this.urls.map((row) => [row.url, row]))
   }
 
   /** Counts a URL's deliveries as they happen: in mode `'each'` an event settles only when every URL is done. */
   recordAttempt(notice: AttemptNotice, now: number = Date.now()): void {
-    const url = this.urls.find((candidate) => candidate.url === notice.url)
+    const url = this.#byUrl.get(notice.url)
     if (!url) return
     if (notice.accepted) {
       url.delivered++
@@ -52,12 +55,9 @@ export class DevStats {
       case 'unroutable':
         this.totals.unroutable++
         break
-      case 'retry': {
-        const url = this.urls.find((candidate) => candidate.url === activity.url)
-        if (!url) break
-        url.retrying.add(activity.eventId)
+      case 'retry':
+        this.#byUrl.get(activity.url)?.retrying.add(activity.eventId)
         break
-      }
       case 'delivered':
       case 'failed':
       case 'skipped':
