@@ -6,6 +6,7 @@ export default defineConfig([
       index: 'src/index.ts',
       webhook: 'src/webhook/index.ts',
       'webhook-node': 'src/webhook/node.ts',
+      'webhook-node-only': 'src/webhook/node-only.ts',
       'webhook-bullmq': 'src/webhook/bullmq/index.ts',
     },
     format: ['esm', 'cjs'],
@@ -15,8 +16,11 @@ export default defineConfig([
     sourcemap: true,
     target: 'es2022',
     platform: 'neutral',
-    // Dependencies stay imports: users' bundlers dedupe them, and edge builds never see undici.
-    external: ['ky', 'undici', 'bullmq', 'ioredis'],
+    // ky is ESM only: bundled, so that `require('eventwire')` works on every Node that engines
+    // admits (require(esm) is missing or differs before Node 20.19/22.12) and there is one copy of
+    // it in both formats. undici and the BullMQ peers stay imports: edge builds never see them.
+    noExternal: ['ky'],
+    external: ['undici', 'bullmq', 'ioredis'],
   },
   {
     // The `eventwire` command: Node only, ESM only, one file (it shares no state with the library).

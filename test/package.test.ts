@@ -15,7 +15,7 @@ function sourceFiles(dir: string): string[] {
 
 /** Files only the Node builds load: the Node webhook build and the BullMQ adapter. */
 const NODE_ONLY = new Set([
-  ...['src/webhook/node.ts', 'src/webhook/node-destination.ts', 'src/webhook/undici-transport.ts', 'src/webhook/node-signer.ts'].map((path) =>
+  ...['src/webhook/node.ts', 'src/webhook/node-only.ts', 'src/webhook/node-destination.ts', 'src/webhook/undici-transport.ts', 'src/webhook/node-signer.ts'].map((path) =>
     join(root, path),
   ),
   ...sourceFiles(join(root, 'src/webhook/bullmq')),

@@ -60,7 +60,7 @@ function packagingChecks(tarball) {
   attempt('publint --strict', () => run(bin('publint'), ['--strict'], { cwd: root }))
   attempt('are-the-types-wrong (node16, bundler)', () => run(bin('attw'), [tarball, '--profile', 'node16']))
   attempt('imports as ESM', () =>
-    run(process.execPath, ['--input-type=module', '-e', "const a = await import('eventwire'); const b = await import('eventwire/webhook'); const c = await import('eventwire/webhook/bullmq'); if (!a.Client || !b.verifySignature || !b.createUndiciTransport || !c.WebhookWorker) process.exit(1)"], { cwd: app }),
+    run(process.execPath, ['--input-type=module', '-e', "const a = await import('eventwire'); const b = await import('eventwire/webhook'); const c = await import('eventwire/webhook/bullmq'); const d = await import('eventwire/webhook/node'); if (!a.Client || !b.verifySignature || !d.createUndiciTransport || !c.WebhookWorker) process.exit(1)"], { cwd: app }),
   )
   attempt('requires as CJS', () =>
     run(process.execPath, ['-e', "const a = require('eventwire'); const b = require('eventwire/webhook'); if (!a.Client || !b.WebhookDestination) process.exit(1)"], { cwd: app }),

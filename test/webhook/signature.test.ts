@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process'
 import { createHmac } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { createNodeSigner, createWebCryptoSigner, signPayload, verifySignature } from '../../src/webhook/node.js'
+import { createWebCryptoSigner, signPayload, verifySignature } from '../../src/webhook/node.js'
+import { createNodeSigner } from '../../src/webhook/node-only.js'
 
 const body = '{"version":1,"type":"track","userId":"u1","event":"Café ☕ 😀","properties":{}}'
 const secret = 's3cret'

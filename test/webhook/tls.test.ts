@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createFetchTransport, createUndiciTransport, WebhookDestination, type WebhookTransport } from '../../src/webhook/node.js'
+import { createFetchTransport, WebhookDestination, type WebhookTransport } from '../../src/webhook/node.js'
+import { createUndiciTransport } from '../../src/webhook/node-only.js'
 import { certificateAuthority, selfSignedCertificate } from '../helpers/certs.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 
