@@ -1,12 +1,26 @@
 import { build } from 'esbuild'
 import { CLI_BUNDLE } from './helpers/cli.js'
+import { isInstalled, SERVICES } from './helpers/services.js'
+
+/** What is skipped for want of a system service, and how to get it; empty when nothing is. */
+function missingServices(): string {
+  return SERVICES.filter((service) => !isInstalled(service.executable))
+    .map((service) => `${service.executable} is not installed, so these suites are skipped: ${service.suites.join(', ')}.\nInstall it with: ${service.install}`)
+    .join('\n')
+}
 
 /**
  * Bundles the CLI from the sources once, the way tsup bundles dist/cli.js (esbuild, packages left
  * as imports), so CLI tests start real `node` processes at a third of tsx's start-up cost. It
  * lives inside the repository so its package imports resolve to node_modules.
+ *
+ * Suites that need a real service skip when it is missing, and this says so before and after the
+ * run; under `CI=true` a missing service fails the run instead, so CI cannot pass by skipping.
  */
-export default async function setup(): Promise<void> {
+export default async function setup(): Promise<() => void> {
+  const missing = missingServices()
+  if (missing !== '' && process.env['CI'] === 'true') throw new Error(`CI=true and ${missing}`)
+  if (missing !== '') console.warn(`\n${missing}\n`)
   await build({
     entryPoints: [new URL('../src/cli/bin.ts', import.meta.url).pathname],
     outfile: CLI_BUNDLE,
@@ -17,4 +31,7 @@ export default async function setup(): Promise<void> {
     packages: 'external',
     logLevel: 'error',
   })
+  return () => {
+    if (missing !== '') console.warn(`\n${missing}\n`)
+  }
 }

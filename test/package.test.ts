@@ -6,10 +6,10 @@ import { LIBRARY } from '../src/core/version.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
-function sourceFiles(dir: string): string[] {
+function sourceFiles(dir: string, extensions = ['.ts']): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name)
-    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') ? [path] : []
+    return statSync(path).isDirectory() ? sourceFiles(path, extensions) : extensions.some((extension) => path.endsWith(extension)) ? [path] : []
   })
 }
 
@@ -49,5 +49,17 @@ describe('package', () => {
     }
     expect(isomorphicFiles.length).toBeGreaterThan(30)
     expect(offenders).toEqual([])
+  })
+
+  it('reads nothing outside the repository from tests, benches, scripts or examples (a fresh clone has only itself)', () => {
+    const files = ['test', 'bench', 'scripts', 'examples'].flatMap((dir) => sourceFiles(join(root, dir), ['.ts', '.mjs', '.js']))
+    const outside = files.flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/new URL\(\s*['"](\.\.?\/[^'"]*)['"]\s*,\s*import\.meta\.url/g)]
+        .map((match) => resolve(dirname(file), match[1] ?? ''))
+        .filter((target) => !target.startsWith(root))
+        .map((target) => `${file} -> ${target}`),
+    )
+    expect(files.length).toBeGreaterThan(50)
+    expect(outside).toEqual([])
   })
 })

@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createFetchTransport, WebhookDestination, type WebhookTransport } from '../../src/webhook/node.js'
 import { createUndiciTransport } from '../../src/webhook/node-only.js'
-import { certificateAuthority, selfSignedCertificate } from '../helpers/certs.js'
+import { certificates } from '../helpers/certs.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 
-let certificate: { key: string; cert: string }
+const certificate = certificates.selfSigned
 let sink: Sink
 
 beforeAll(async () => {
-  certificate = selfSignedCertificate()
   sink = await startSink(() => ({ status: 200 }), { tls: certificate })
 })
 afterAll(async () => {
@@ -42,13 +41,12 @@ describe('HTTPS receivers', () => {
   })
 
   it.each([
-    ['an expired certificate', { altNames: 'IP:127.0.0.1', days: -1 }],
-    ['a certificate for another host name', { altNames: 'DNS:wrong.invalid', days: 1 }],
+    ['an expired certificate', certificates.expired],
+    ['a certificate for another host name', certificates.wrongHost],
   ])('refuses %s from a trusted CA: ERR_TLS_CERTIFICATE, no request reaches it', async (_name, leaf) => {
-    const authority = certificateAuthority()
-    const faulty = await startSink(() => ({ status: 200 }), { tls: authority.issue(leaf) })
+    const faulty = await startSink(() => ({ status: 200 }), { tls: leaf })
     try {
-      const destination = new WebhookDestination({ webhooks: [{ url: `${faulty.url}/in` }], transport: createUndiciTransport({ connect: { ca: authority.ca } }) })
+      const destination = new WebhookDestination({ webhooks: [{ url: `${faulty.url}/in` }], transport: createUndiciTransport({ connect: { ca: certificates.ca } }) })
       const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'E' })
       await destination.close()
       expect(result.urls[0]).toMatchObject({ status: 'failed', attempts: 1 })

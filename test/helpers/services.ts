@@ -1,0 +1,33 @@
+import { accessSync, constants } from 'node:fs'
+import { delimiter, join } from 'node:path'
+
+/** A system program some suites need because the real thing is the point of them. */
+export interface SystemService {
+  readonly executable: string
+  /** The one command that installs it on Debian and Ubuntu. */
+  readonly install: string
+  /** The suites that are skipped without it. */
+  readonly suites: readonly string[]
+}
+
+/** Redis: the BullMQ adapter is tested against a real server, started by the tests themselves. */
+export const REDIS: SystemService = {
+  executable: 'redis-server',
+  install: 'sudo apt-get install -y redis-server',
+  suites: ['test/webhook/bullmq.test.ts', 'test/webhook/bullmq-processes.test.ts'],
+}
+
+/** Every service `npm test` can use. */
+export const SERVICES: readonly SystemService[] = [REDIS]
+
+/** Whether `executable` is on the PATH and may be run. */
+export function isInstalled(executable: string): boolean {
+  return (process.env['PATH'] ?? '').split(delimiter).some((dir) => {
+    try {
+      accessSync(join(dir, executable), constants.X_OK)
+      return true
+    } catch {
+      return false
+    }
+  })
+}
