@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { Client, MAX_BATCH_BYTES, type DeliveryError } from '../src/index.js'
+import { LIBRARY } from '../src/core/version.js'
 import { startSink, type Sink } from './helpers/sink.js'
 
 let sink: Sink | undefined
@@ -56,5 +57,13 @@ describe('against a real HTTP server on loopback', () => {
     await client.close()
     expect(sink.delivered()[0]).toMatchObject({ userId: 'ü-1', event: 'Café ☕', properties: { emoji: '😀👍🏽', cjk: '東京' } })
     expect(sentBytes).toBe(sink.requests[0]?.bytes)
+  })
+
+  it('sends User-Agent: eventwire/<version>, as the Go client sends its own (fetch would send "node")', async () => {
+    sink = await startSink()
+    const client = new Client('key', { endpoint: sink.url })
+    client.track({ userId: 'u1', event: 'E' })
+    await client.close()
+    expect(sink.requests.map((request) => request.headers['user-agent'])).toEqual([`eventwire/${LIBRARY.version}`])
   })
 })

@@ -17,6 +17,7 @@ import { serializeMessage } from '../core/serialize.js'
 import { setUnrefTimeout, settlesWithin } from '../core/timers.js'
 import { utf8ByteLength } from '../core/utf8.js'
 import { toWireMessage } from '../core/validate.js'
+import { describeError } from '../core/describe-error.js'
 import { takeBatch, type Batch, type MessageCallback, type MessageRecord, type QueuedMessage } from './batch.js'
 import { DeliveryError, type DeliveryErrorCode } from './delivery-error.js'
 import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './options.js'
@@ -457,8 +458,4 @@ export class Client extends Emitter<ClientEvents> {
     }
     await flushed
   }
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error)
 }

@@ -2,6 +2,7 @@ import ky, { isHTTPError, type KyInstance } from 'ky'
 import { sleep } from '../core/timers.js'
 import type { RetryOptions } from './options.js'
 import { parseRetryAfter } from '../core/retry-after.js'
+import { USER_AGENT_HEADER } from '../core/version.js'
 
 /** How one batch request ended, after every retry. */
 export type SendResult =
@@ -67,7 +68,7 @@ export function createKyTransport(settings: KyTransportSettings): BatchTransport
 
   const api: KyInstance = ky.create({
     method: 'post',
-    headers: { 'content-type': 'application/json', authorization: basicAuthorization(settings.writeKey) },
+    headers: { 'content-type': 'application/json', authorization: basicAuthorization(settings.writeKey), ...USER_AGENT_HEADER },
     timeout: settings.timeout,
     throwHttpErrors: true,
     ...(settings.fetch ? { fetch: settings.fetch } : {}),

@@ -19,7 +19,7 @@ export interface CommonFields {
   context?: JsonObject
   /** Per-call destination switches. */
   integrations?: Integrations
-  /** When the call happened: a `Date` (sent as ISO 8601 with milliseconds and `Z`) or a string, kept as given. Defaults to now. */
+  /** When the call happened: a `Date` (sent as ISO 8601 with milliseconds and `Z`) or an ISO 8601 date-time string with a time zone (`2024-05-06T10:00:00Z`), kept as given. Defaults to now. */
   timestamp?: Date | string
   /** Unique id of the call, kept as given. Defaults to a random UUID v4. */
   messageId?: string

@@ -66,6 +66,17 @@ function isPresent(value: unknown): boolean {
   return value !== undefined && value !== ''
 }
 
+/** True for an object JSON would write as `{}`: no property, or only `undefined` ones. */
+function isEmptyObject(value: Record<string, unknown>): boolean {
+  for (const key in value) if (value[key] !== undefined) return false
+  return true
+}
+
+/**
+ * Copies the fields that are set. As the Go client does (`omitempty`), an empty string and an
+ * object with nothing in it count as not set and stay off the wire, so the same call sends the
+ * same JSON from either client, and a rule that needs a field treats `''` as missing.
+ */
 function copyFields(
   wire: Record<string, unknown>,
   input: Record<string, unknown>,
@@ -74,7 +85,7 @@ function copyFields(
 ): void {
   for (const [name, kind] of fields) {
     const value = input[name]
-    if (value === undefined) continue
+    if (value === undefined || value === '') continue
     if (kind === 'string' ? typeof value !== 'string' : !isObject(value)) {
       throw new ValidationError(
         'ERR_INVALID_FIELD',
@@ -82,19 +93,40 @@ function copyFields(
         `${type}(): \`${name}\` must be ${kind === 'string' ? 'a string' : 'a plain object'}, got ${describe(value)}.`,
       )
     }
-    if (kind === 'object') checkJsonValue(value, name, 1)
+    if (kind === 'object') {
+      checkJsonValue(value, name, 1)
+      if (isEmptyObject(value as Record<string, unknown>)) continue
+    }
     wire[name] = value
   }
+}
+
+/**
+ * An ISO 8601 date and time with a time zone (the RFC 3339 profile, the format every ingest API
+ * parses): `2024-05-06T10:00:00Z`, `2024-05-06T12:00:00.123+02:00`. Seconds and fractions are
+ * optional; a date alone or a time without a zone is refused, because the receiver would have to
+ * guess the zone.
+ */
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)$/i
+
+/** Whether the string is an ISO 8601 date-time with a zone, naming a day that exists. */
+function isIsoDateTime(value: string): boolean {
+  const match = ISO_DATE_TIME.exec(value)
+  if (match === null) return false
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])]
+  // Date.UTC rolls 2024-02-30 over to March: a day that does not exist comes back different.
+  const date = new Date(Date.UTC(year, month - 1, day))
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day
 }
 
 function toTimestamp(value: unknown, type: MessageType): string {
   if (value === undefined) return isoNow()
   if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString()
-  if (typeof value === 'string' && !Number.isNaN(Date.parse(value))) return value
+  if (typeof value === 'string' && isIsoDateTime(value)) return value
   throw new ValidationError(
     'ERR_INVALID_FIELD',
     'timestamp',
-    `${type}(): \`timestamp\` must be a valid Date or an ISO 8601 string, got ${value instanceof Date ? 'an invalid Date' : JSON.stringify(String(value))}.`,
+    `${type}(): \`timestamp\` must be a valid Date or an ISO 8601 date-time with a time zone (such as 2024-05-06T10:00:00Z), got ${value instanceof Date ? 'an invalid Date' : JSON.stringify(String(value))}.`,
   )
 }
 

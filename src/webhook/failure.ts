@@ -1,3 +1,4 @@
+import { describeError } from '../core/describe-error.js'
 import { WebhookError, type WebhookErrorCode } from './webhook-error.js'
 
 /**
@@ -10,12 +11,6 @@ export interface AttemptFailure {
   readonly cause?: unknown
 }
 
-function describeCause(cause: unknown): string {
-  const inner = (cause as { cause?: unknown } | null)?.cause
-  const detail = inner instanceof Error ? `: ${inner.message}` : ''
-  return cause instanceof Error ? `${cause.message}${detail}` : String(cause)
-}
-
 /** The error a result or a `'retry'` notice carries for a failure at `url`. */
 export function toWebhookError(failure: AttemptFailure, url: string, timeoutMs: number): WebhookError {
   const { code, status, cause } = failure
@@ -26,7 +21,7 @@ export function toWebhookError(failure: AttemptFailure, url: string, timeoutMs: 
     case 'ERR_TIMEOUT':
       return new WebhookError(code, url, `${url} did not answer within ${timeoutMs} ms.`, details)
     case 'ERR_NETWORK':
-      return new WebhookError(code, url, `Could not reach ${url} (${describeCause(cause)}).`, details)
+      return new WebhookError(code, url, `Could not reach ${url} (${describeError(cause)}).`, details)
     case 'ERR_TLS_CERTIFICATE':
       return new WebhookError(
         code,
