@@ -10,6 +10,9 @@ export default defineConfig([
       'webhook-bullmq': 'src/webhook/bullmq/index.ts',
     },
     format: ['esm', 'cjs'],
+    // Shared chunks in CJS too: otherwise each entry carries its own copy of the error classes, and
+    // `require('eventwire/webhook').ValidationError` is not the class `require('eventwire')` throws.
+    splitting: true,
     dts: true,
     // The CLI build below writes cli.js beside these; both builds run at once.
     clean: ['!cli.js', '!cli.js.map'],
