@@ -1,5 +1,6 @@
 // Type-level rules of the public API, checked by `npm run typecheck` (tsc), not run.
 import { Client, DeliveryError, type ErrorCode, type TrackMessage } from '../src/index.js'
+import { WebhookDestination } from '../src/webhook/index.js'
 
 declare const client: Client
 
@@ -35,3 +36,9 @@ client.on('delivered', () => {})
 
 const message: TrackMessage = { userId: 'u1', event: 'E', properties: { nested: { ok: true } } }
 void message
+
+// exactOptionalPropertyTypes is on here, as in strict projects: options and optional fields take
+// `undefined` (an unset environment variable) and mean the default.
+new Client('k', { endpoint: process.env['EVENTWIRE_ENDPOINT'], flushAt: undefined, retry: { limit: undefined } })
+void new Client('k').close({ timeout: undefined })
+new WebhookDestination({ webhooks: [{ url: 'https://hooks.example.com/in', headers: undefined }], sharedSecret: process.env['WEBHOOK_SECRET'] })

@@ -60,7 +60,7 @@ export interface ClientEvents {
 /** Options of {@link Client.close}. */
 export interface CloseOptions {
   /** Longest wait for the queue to drain, in ms; what is left then fails with `ERR_CLOSE_TIMEOUT`. @defaultValue 30_000 */
-  timeout?: number
+  timeout?: number | undefined
 }
 
 const DEFAULT_CLOSE_TIMEOUT = 30_000

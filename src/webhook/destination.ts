@@ -30,7 +30,7 @@ export interface WebhookDestinationEvents {
 /** Options of {@link WebhookDestination.close}. */
 export interface WebhookCloseOptions {
   /** Longest wait for requests in flight, in ms. @defaultValue 10_000 */
-  timeout?: number
+  timeout?: number | undefined
 }
 
 interface Job extends Due {

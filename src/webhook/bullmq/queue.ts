@@ -10,9 +10,9 @@ export interface WebhookQueueOptions {
   /** ioredis options or instance, as BullMQ takes them. */
   connection: ConnectionOptions
   /** Queue name, shared by producers and workers. @defaultValue 'eventwire-webhooks' */
-  name?: string
+  name?: string | undefined
   /** Redis key prefix. @defaultValue 'bull' */
-  prefix?: string
+  prefix?: string | undefined
 }
 
 /** What `enqueue()` did with an event. */
