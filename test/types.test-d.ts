@@ -1,6 +1,6 @@
 // Type-level rules of the public API, checked by `npm run typecheck` (tsc), not run.
 import { Client, DeliveryError, type ErrorCode, type TrackMessage } from '../src/index.js'
-import { WebhookDestination } from '../src/webhook/index.js'
+import { toWebhookPayload, WebhookDestination } from '../src/webhook/index.js'
 
 declare const client: Client
 
@@ -106,3 +106,13 @@ client.track({ userId: 'u1', event: 'E', integrations: { All: () => false } })
 const annotated: TrackMessage = { userId: 'u1', event: 'E', properties: { big: 1n } }
 void annotated
 
+// Webhook events take the same message shapes, with the same checks.
+declare const destination: WebhookDestination
+void destination.deliver({ type: 'identify', userId: 'u1', traits: props, messageId: process.env['MESSAGE_ID'] })
+toWebhookPayload({ type: 'delete', userId: 'u1', timestamp: undefined })
+// @ts-expect-error: a track needs an event
+void destination.deliver({ type: 'track', userId: 'u1' })
+// @ts-expect-error: BigInt
+void destination.deliver({ type: 'track', userId: 'u1', event: 'E', properties: { big: 1n } })
+// @ts-expect-error: function, in an interface-typed value
+toWebhookPayload({ type: 'group', userId: 'u1', groupId: 'g1', traits: { ...props, seats: () => 1 } })
