@@ -61,6 +61,7 @@ export type Identity = UserIdIfNoAnonymousId | AnonymousIdIfNoUserId
 
 /** The fields of `identify` besides {@link Identity}; `Traits` is the type of `traits` (see {@link JsonObjectInput}). */
 export interface IdentifyFields<Traits extends object = JsonObject> extends CommonFields {
+  /** What is known about the user: email, name, plan... */
   traits?: JsonObjectInput<Traits> | undefined
 }
 
@@ -69,7 +70,9 @@ export type IdentifyMessage<Traits extends object = JsonObject> = IdentifyFields
 
 /** The fields of `track` besides {@link Identity}; `Properties` is the type of `properties` (see {@link JsonObjectInput}). */
 export interface TrackFields<Properties extends object = JsonObject> extends CommonFields {
+  /** What the user did, e.g. `'Signed Up'`. */
   event: string
+  /** Details of the event. */
   properties?: JsonObjectInput<Properties> | undefined
 }
 
@@ -78,8 +81,11 @@ export type TrackMessage<Properties extends object = JsonObject> = TrackFields<P
 
 /** The fields of `page` and `screen` besides {@link Identity}; `Properties` is the type of `properties` (see {@link JsonObjectInput}). */
 export interface ViewFields<Properties extends object = JsonObject> extends CommonFields {
+  /** Name of the page or screen. */
   name?: string | undefined
+  /** Category of the page or screen. */
   category?: string | undefined
+  /** Details of the view: url, path, title... */
   properties?: JsonObjectInput<Properties> | undefined
 }
 
@@ -91,7 +97,9 @@ export type ScreenMessage<Properties extends object = JsonObject> = ViewFields<P
 
 /** The fields of `group` besides {@link Identity}; `Traits` is the type of `traits` (see {@link JsonObjectInput}). */
 export interface GroupFields<Traits extends object = JsonObject> extends CommonFields {
+  /** The group's id. */
   groupId: string
+  /** What is known about the group: name, industry, size... */
   traits?: JsonObjectInput<Traits> | undefined
 }
 
@@ -100,7 +108,9 @@ export type GroupMessage<Traits extends object = JsonObject> = GroupFields<Trait
 
 /** `alias`: links a previous id to the user's id. */
 export interface AliasMessage extends CommonFields {
+  /** The user's id from now on. */
   userId: string
+  /** The id the user had so far, often an anonymous one. */
   previousId: string
   anonymousId?: string | undefined
 }
