@@ -16,9 +16,12 @@ export type { Listener } from './core/emitter.js'
 export { MAX_BATCH_BYTES, MAX_MESSAGE_BYTES } from './core/limits.js'
 export type {
   AliasMessage,
+  AnonymousIdIfNoUserId,
   CommonFields,
+  GroupFields,
   GroupMessage,
   Identity,
+  IdentifyFields,
   IdentifyMessage,
   Integrations,
   JsonObject,
@@ -26,5 +29,9 @@ export type {
   MessageType,
   PageMessage,
   ScreenMessage,
+  TrackFields,
   TrackMessage,
+  UserIdIfNoAnonymousId,
+  ViewFields,
 } from './core/messages.js'
+export type { JsonInput, JsonObjectInput, JsonPrimitive, JsonSerializable, JsonValue } from './core/json-value.js'

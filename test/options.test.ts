@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { Client, OptionsError } from '../src/index.js'
+import { Client, OptionsError, type ClientOptions } from '../src/index.js'
 import { resolveClientOptions } from '../src/client/options.js'
 
 function optionOf(action: () => unknown): string | undefined {
@@ -37,6 +37,29 @@ describe('Client options', () => {
   it('caps the high-water mark at half of maxQueueBytes', () => {
     expect(resolveClientOptions('k', { maxQueueBytes: 100_000 }).highWaterBytes).toBe(50_000)
     expect(resolveClientOptions('k', { highWaterMark: 1_000 }).highWaterBytes).toBe(1_000)
+  })
+
+  it('treats an option set to undefined as left out (exactOptionalPropertyTypes users pass process.env values)', () => {
+    const unset = {
+      endpoint: undefined,
+      flushAt: undefined,
+      size: undefined,
+      flushAfter: undefined,
+      timeout: undefined,
+      retry: { limit: undefined, baseDelay: undefined, maxDelay: undefined, maxRetryAfter: undefined },
+      maxConcurrentRequests: undefined,
+      maxQueueSize: undefined,
+      maxQueueBytes: undefined,
+      highWaterMark: undefined,
+      logger: undefined,
+      verbose: undefined,
+      fetch: undefined,
+      flushOnPageHide: undefined,
+    } satisfies Required<ClientOptions>
+    const { logger: _logger, ...defaults } = resolveClientOptions('k', {})
+    expect(resolveClientOptions('k', unset)).toMatchObject(defaults)
+    expect(resolveClientOptions('k', { retry: undefined }).retry).toEqual(defaults.retry)
+    expect(() => new Client('k', unset).close({ timeout: undefined })).not.toThrow()
   })
 
   it('takes size as an alias of flushAt', () => {

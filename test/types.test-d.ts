@@ -1,5 +1,6 @@
 // Type-level rules of the public API, checked by `npm run typecheck` (tsc), not run.
 import { Client, DeliveryError, type ErrorCode, type TrackMessage } from '../src/index.js'
+import { toWebhookPayload, WebhookDestination } from '../src/webhook/index.js'
 
 declare const client: Client
 
@@ -35,3 +36,83 @@ client.on('delivered', () => {})
 
 const message: TrackMessage = { userId: 'u1', event: 'E', properties: { nested: { ok: true } } }
 void message
+
+// exactOptionalPropertyTypes is on here, as in strict projects: options and optional fields take
+// `undefined` (an unset environment variable) and mean the default.
+new Client('k', { endpoint: process.env['EVENTWIRE_ENDPOINT'], flushAt: undefined, retry: { limit: undefined } })
+void new Client('k').close({ timeout: undefined })
+new WebhookDestination({ webhooks: [{ url: 'https://hooks.example.com/in', headers: undefined }], sharedSecret: process.env['WEBHOOK_SECRET'] })
+client.track({ userId: 'u1', event: 'E', messageId: process.env['MESSAGE_ID'], anonymousId: undefined, properties: undefined })
+client.alias({ userId: 'u1', previousId: 'a1', context: undefined })
+
+// Traits and properties: what JSON carries, in the shapes programs hold it in.
+interface Address {
+  city: string
+}
+interface Props {
+  plan: string
+  seats?: number
+  tags: readonly string[]
+  address: Address
+  history: Address[]
+}
+interface Tree {
+  name: string
+  children: Tree[]
+}
+class Money {
+  constructor(readonly cents: number) {}
+  toJSON(): string {
+    return (this.cents / 100).toFixed(2)
+  }
+}
+declare const props: Props
+declare const tree: Tree
+declare const optional: { a?: string }
+declare const unknownBag: Record<string, unknown>
+client.track({ userId: 'u1', event: 'E', properties: props })
+client.identify({ userId: 'u1', traits: tree })
+client.group({ userId: 'u1', groupId: 'g1', traits: optional })
+client.page({ userId: 'u1', properties: unknownBag })
+client.screen({ userId: 'u1', properties: JSON.parse('{}') })
+client.track({
+  userId: 'u1',
+  event: 'E',
+  properties: { at: new Date(), price: new Money(500), none: null, gone: undefined, list: [1, 'two', { three: true }], fixed: ['a', 'b'] as const },
+  context: { ip: '203.0.113.9', device: { type: 'ios' } },
+  integrations: { All: false, Mixpanel: true, Amplitude: { session_id: 1 } },
+})
+
+// Values JSON cannot carry are compile errors, at the property that holds them.
+// @ts-expect-error: BigInt
+client.track({ userId: 'u1', event: 'E', properties: { big: 1n } })
+// @ts-expect-error: BigInt, nested in an interface value
+client.identify({ userId: 'u1', traits: { ...props, address: { city: 'x', zip: 1n } } })
+// @ts-expect-error: function
+client.track({ userId: 'u1', event: 'E', properties: { callback: () => 1 } })
+// @ts-expect-error: symbol
+client.group({ userId: 'u1', groupId: 'g1', traits: { tag: Symbol('t') } })
+// @ts-expect-error: undefined inside an array would become null
+client.page({ userId: 'u1', properties: { list: [1, undefined] } })
+// @ts-expect-error: a Map has no JSON form
+client.track({ userId: 'u1', event: 'E', properties: { map: new Map<string, number>() } })
+// @ts-expect-error: properties are an object, not an array
+client.track({ userId: 'u1', event: 'E', properties: [1] })
+// @ts-expect-error: context is checked too
+client.track({ userId: 'u1', event: 'E', context: { big: 1n } })
+// @ts-expect-error: and integrations
+client.track({ userId: 'u1', event: 'E', integrations: { All: () => false } })
+// @ts-expect-error: and the non-generic message types
+const annotated: TrackMessage = { userId: 'u1', event: 'E', properties: { big: 1n } }
+void annotated
+
+// Webhook events take the same message shapes, with the same checks.
+declare const destination: WebhookDestination
+void destination.deliver({ type: 'identify', userId: 'u1', traits: props, messageId: process.env['MESSAGE_ID'] })
+toWebhookPayload({ type: 'delete', userId: 'u1', timestamp: undefined })
+// @ts-expect-error: a track needs an event
+void destination.deliver({ type: 'track', userId: 'u1' })
+// @ts-expect-error: BigInt
+void destination.deliver({ type: 'track', userId: 'u1', event: 'E', properties: { big: 1n } })
+// @ts-expect-error: function, in an interface-typed value
+toWebhookPayload({ type: 'group', userId: 'u1', groupId: 'g1', traits: { ...props, seats: () => 1 } })

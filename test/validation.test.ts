@@ -8,6 +8,7 @@ import {
   ValidationError,
   type ErrorCode,
 } from '../src/index.js'
+import { toWireMessage } from '../src/core/validate.js'
 
 function newClient(): Client {
   // Nothing here is sent: every call is invalid or the client is closed before a flush.
@@ -65,6 +66,21 @@ describe('call validation', () => {
     expect(client.pending).toBe(1)
   })
 
+  it('treats a field set to undefined as left out, and fills in messageId and timestamp', () => {
+    const wire = toWireMessage('track', {
+      userId: 'u1',
+      anonymousId: undefined,
+      event: 'E',
+      properties: undefined,
+      context: undefined,
+      integrations: undefined,
+      messageId: undefined,
+      timestamp: undefined,
+    })
+    expect(Object.keys(wire).sort()).toEqual(['event', 'messageId', 'timestamp', 'type', 'userId'])
+    expect(codeOf(() => newClient().alias({ userId: 'u1', previousId: 'a1', anonymousId: undefined, context: undefined }))).toBeUndefined()
+  })
+
   it('rejects circular and BigInt values as not serializable, with the cause kept', () => {
     const client = newClient()
     const circular: Record<string, unknown> = {}
@@ -78,6 +94,7 @@ describe('call validation', () => {
     expect(thrown).toBeInstanceOf(ValidationError)
     expect((thrown as ValidationError).code).toBe('ERR_NOT_SERIALIZABLE')
     expect((thrown as ValidationError).field).toMatch(/^properties(\.self)+$/)
+    // @ts-expect-error: the type refuses a BigInt as well; this checks that JavaScript callers are refused too
     expect(codeOf(() => client.identify({ userId: 'u1', traits: { big: 1n } }))).toBe('ERR_NOT_SERIALIZABLE')
     expect(client.pending).toBe(0)
   })

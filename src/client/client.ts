@@ -8,6 +8,7 @@ import type {
   AliasMessage,
   GroupMessage,
   IdentifyMessage,
+  JsonObject,
   MessageType,
   PageMessage,
   ScreenMessage,
@@ -61,7 +62,7 @@ export interface ClientEvents {
 /** Options of {@link Client.close}. */
 export interface CloseOptions {
   /** Longest wait for the queue to drain, in ms; what is left then fails with `ERR_CLOSE_TIMEOUT`. @defaultValue 30_000 */
-  timeout?: number
+  timeout?: number | undefined
 }
 
 const DEFAULT_CLOSE_TIMEOUT = 30_000
@@ -138,7 +139,7 @@ export class Client extends Emitter<ClientEvents> {
    * client.identify({ userId: 'u1', traits: { plan: 'pro', email: 'a@example.com' } })
    * ```
    */
-  identify(message: IdentifyMessage, callback?: MessageCallback): boolean {
+  identify<Traits extends object = JsonObject>(message: IdentifyMessage<Traits>, callback?: MessageCallback): boolean {
     return this.#enqueue('identify', message, callback)
   }
 
@@ -152,7 +153,7 @@ export class Client extends Emitter<ClientEvents> {
    * client.track({ userId: 'u1', event: 'Signed Up', properties: { source: 'ad' } })
    * ```
    */
-  track(message: TrackMessage, callback?: MessageCallback): boolean {
+  track<Properties extends object = JsonObject>(message: TrackMessage<Properties>, callback?: MessageCallback): boolean {
     return this.#enqueue('track', message, callback)
   }
 
@@ -166,7 +167,7 @@ export class Client extends Emitter<ClientEvents> {
    * client.page({ userId: 'u1', name: 'Home', category: 'Docs', properties: { path: '/' } })
    * ```
    */
-  page(message: PageMessage, callback?: MessageCallback): boolean {
+  page<Properties extends object = JsonObject>(message: PageMessage<Properties>, callback?: MessageCallback): boolean {
     return this.#enqueue('page', message, callback)
   }
 
@@ -176,7 +177,7 @@ export class Client extends Emitter<ClientEvents> {
    * @returns `false` when the queue is over its high-water mark.
    * @throws {@link ValidationError}; {@link MessageTooLargeError}; {@link ClosedError}.
    */
-  screen(message: ScreenMessage, callback?: MessageCallback): boolean {
+  screen<Properties extends object = JsonObject>(message: ScreenMessage<Properties>, callback?: MessageCallback): boolean {
     return this.#enqueue('screen', message, callback)
   }
 
@@ -190,7 +191,7 @@ export class Client extends Emitter<ClientEvents> {
    * client.group({ userId: 'u1', groupId: 'g1', traits: { size: 20 } })
    * ```
    */
-  group(message: GroupMessage, callback?: MessageCallback): boolean {
+  group<Traits extends object = JsonObject>(message: GroupMessage<Traits>, callback?: MessageCallback): boolean {
     return this.#enqueue('group', message, callback)
   }
 

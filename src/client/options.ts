@@ -8,51 +8,54 @@ import { isObject } from '../core/validate.js'
 /** How failed requests are retried. Delays grow as `baseDelay * 2 ** (retry - 1)`, capped at `maxDelay`, each with ±20% jitter. */
 export interface RetryOptions {
   /** Retries after the first attempt. `0` turns retries off. @defaultValue 10 */
-  limit?: number
+  limit?: number | undefined
   /** Delay before the first retry, in ms. @defaultValue 100 */
-  baseDelay?: number
+  baseDelay?: number | undefined
   /** Longest delay between two attempts, in ms (before jitter). @defaultValue 10_000 */
-  maxDelay?: number
+  maxDelay?: number | undefined
   /** Longest wait a `Retry-After` header can ask for, in ms. @defaultValue 60_000 */
-  maxRetryAfter?: number
+  maxRetryAfter?: number | undefined
 }
 
-/** Options of {@link Client}. Every one is optional. */
+/** {@link RetryOptions} with every default filled in: `Required` alone would keep the `| undefined` each option accepts. */
+export type ResolvedRetryOptions = { readonly [Key in keyof RetryOptions]-?: NonNullable<RetryOptions[Key]> }
+
+/** Options of {@link Client}. Every one is optional; `undefined` means the default, as if left out. */
 export interface ClientOptions {
   /** Base URL of the ingest API; batches go to `POST {endpoint}/v1/batch`. @defaultValue 'https://api.segment.io' */
-  endpoint?: string
+  endpoint?: string | undefined
   /** Messages queued before a flush starts. `1` sends every message on its own. @defaultValue 20 */
-  flushAt?: number
+  flushAt?: number | undefined
   /** Alias of `flushAt` (the Go client's `Size`). */
-  size?: number
+  size?: number | undefined
   /** Longest time, in ms, a queued message waits before a flush. @defaultValue 5_000 */
-  flushAfter?: number
+  flushAfter?: number | undefined
   /** Time limit of one HTTP attempt, in ms. @defaultValue 10_000 */
-  timeout?: number
+  timeout?: number | undefined
   /** Retry schedule of failed requests. */
-  retry?: RetryOptions
+  retry?: RetryOptions | undefined
   /**
    * Batch requests in flight at once. One, as the Go client v2 sends: under load each request then
    * carries more messages, and every request costs CPU. @defaultValue 1
    */
-  maxConcurrentRequests?: number
+  maxConcurrentRequests?: number | undefined
   /** Most messages held at once (queued, in flight and retrying). @defaultValue 250_000 */
-  maxQueueSize?: number
+  maxQueueSize?: number | undefined
   /** Most UTF-8 bytes of message JSON held at once (queued, in flight and retrying); past it calls are dropped. @defaultValue 268_435_456 (256 MiB) */
-  maxQueueBytes?: number
+  maxQueueBytes?: number | undefined
   /**
    * Bytes of message JSON held from which calls return `false` (backpressure), until `'drain'`. Capped
    * at half of `maxQueueBytes`. @defaultValue 8_388_608 (8 MiB, some 40,000 small events)
    */
-  highWaterMark?: number
+  highWaterMark?: number | undefined
   /** Where log lines go. @defaultValue the console's standard error, prefixed `analytics` */
-  logger?: Logger
+  logger?: Logger | undefined
   /** Debug logging on or off. @defaultValue on when `DEBUG` matches `analytics` (the `debug` package's convention) */
-  verbose?: boolean
+  verbose?: boolean | undefined
   /** The `fetch` to send with: for tests, proxies and runtimes without a global one. @defaultValue `globalThis.fetch` */
-  fetch?: typeof fetch
+  fetch?: typeof fetch | undefined
   /** In browsers, send what is queued when the page is hidden (`pagehide`), with `keepalive`. @defaultValue true */
-  flushOnPageHide?: boolean
+  flushOnPageHide?: boolean | undefined
 }
 
 /** Options with every default filled in. */
@@ -61,7 +64,7 @@ export interface ResolvedClientOptions {
   readonly flushAt: number
   readonly flushAfter: number
   readonly timeout: number
-  readonly retry: Readonly<Required<RetryOptions>>
+  readonly retry: ResolvedRetryOptions
   readonly maxConcurrentRequests: number
   readonly maxQueueSize: number
   readonly maxQueueBytes: number
@@ -107,7 +110,7 @@ function resolveFlushAt(options: ClientOptions): number {
   return size
 }
 
-function resolveRetry(value: unknown): Required<RetryOptions> {
+function resolveRetry(value: unknown): ResolvedRetryOptions {
   if (value === undefined) return DEFAULTS.retry
   if (!isObject(value)) throw new OptionsError('retry', 'expected an object such as { limit: 10 }.')
   return {

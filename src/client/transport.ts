@@ -1,6 +1,6 @@
 import ky, { isHTTPError, type KyInstance } from 'ky'
 import { sleep } from '../core/timers.js'
-import type { RetryOptions } from './options.js'
+import type { ResolvedRetryOptions } from './options.js'
 import { parseRetryAfter } from '../core/retry-after.js'
 import { USER_AGENT_HEADER } from '../core/version.js'
 
@@ -30,7 +30,7 @@ export interface KyTransportSettings {
   readonly url: string
   readonly writeKey: string
   readonly timeout: number
-  readonly retry: Readonly<Required<RetryOptions>>
+  readonly retry: ResolvedRetryOptions
   readonly fetch: typeof fetch | undefined
 }
 
@@ -53,7 +53,7 @@ function jitter(delay: number): number {
 }
 
 /** Delay before retry number `retryNumber` (1-based), before jitter: doubling from `baseDelay`, capped at `maxDelay`. */
-export function backoffDelay(retryNumber: number, retry: Readonly<Required<RetryOptions>>): number {
+export function backoffDelay(retryNumber: number, retry: ResolvedRetryOptions): number {
   return Math.min(retry.maxDelay, retry.baseDelay * 2 ** (retryNumber - 1))
 }
 

@@ -1,5 +1,61 @@
 import { ValidationError } from './errors/validation-error.js'
 
+/** A value JSON writes as itself. */
+export type JsonPrimitive = string | number | boolean | null
+
+/**
+ * An object that says how it becomes JSON, as `Date` does (sent as ISO 8601) and decimal, money
+ * and date libraries' values do. `JSON.stringify` calls `toJSON(key)`, so one with fewer
+ * parameters fits too.
+ */
+export interface JsonSerializable {
+  toJSON(key: string): unknown
+}
+
+/**
+ * Any value that survives JSON unchanged, as the client checks at run time: no
+ * `BigInt`, functions, symbols or `undefined` array items. `NaN`, infinities and invalid dates are
+ * numbers and `Date`s to the type system, so only the run-time check refuses them.
+ */
+export type JsonValue = JsonPrimitive | JsonSerializable | readonly JsonValue[] | JsonObject
+
+/**
+ * A JSON object: traits, properties, context. A property set to `undefined` is left out, as
+ * `JSON.stringify` does. An `interface` without an index signature is not assignable to it (TypeScript
+ * gives interfaces no implicit index signature); the calls that take traits and properties accept
+ * those through {@link JsonObjectInput}.
+ */
+export interface JsonObject {
+  [key: string]: JsonValue | undefined
+}
+
+/**
+ * `T` as JSON can carry it: every `BigInt`, function, symbol and `undefined` array item becomes
+ * `never` (a compile error that names the property), everything else stays as it is. It exists
+ * for types {@link JsonValue} cannot take, interfaces without an index signature, by walking
+ * their properties instead.
+ *
+ * Limits, where the run-time check still decides: values typed `unknown` or `any` pass (nothing
+ * is known about them), and a class instance without methods reads as a plain object (its
+ * prototype is not part of its type) though the run-time check refuses it unless it has `toJSON`.
+ */
+export type JsonInput<T> = unknown extends T
+  ? T
+  : T extends JsonValue | undefined
+    ? T
+    : T extends bigint | symbol | ((...args: never[]) => unknown) | (abstract new (...args: never[]) => unknown)
+      ? never
+      : T extends readonly (infer Item)[]
+        ? // An undefined item would become null: the items' type leaves it out, so an array that may hold one does not fit.
+          readonly JsonInput<Exclude<Item, undefined>>[]
+        : { [Key in keyof T]: JsonInput<T[Key]> }
+
+/**
+ * The type of `traits` and `properties`: a JSON object given as any object type, interfaces
+ * included, checked by {@link JsonInput}. Arrays are refused: the field must be an object.
+ */
+export type JsonObjectInput<T> = T extends readonly unknown[] ? JsonObject : JsonInput<T>
+
 /** Deeper nesting is refused: it is almost always a circular structure or a mistake. */
 export const MAX_DEPTH = 64
 

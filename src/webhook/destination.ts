@@ -3,6 +3,7 @@ import { Queue } from '../core/queue.js'
 import { ClosedError } from '../core/errors/closed-error.js'
 import { timeoutOption } from '../core/option-checks.js'
 import { settlesWithin } from '../core/timers.js'
+import type { JsonObject } from '../core/json-value.js'
 import type { WebhookEvent } from './event.js'
 import { toWebhookError } from './failure.js'
 import { isEnabledFor } from './integrations.js'
@@ -30,7 +31,7 @@ export interface WebhookDestinationEvents {
 /** Options of {@link WebhookDestination.close}. */
 export interface WebhookCloseOptions {
   /** Longest wait for requests in flight, in ms. @defaultValue 10_000 */
-  timeout?: number
+  timeout?: number | undefined
 }
 
 interface Job extends Due {
@@ -109,7 +110,7 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
    * @throws {@link ValidationError} (as a rejection) for an event that cannot become a payload;
    * {@link ClosedError} after `close()`.
    */
-  async deliver(event: WebhookEvent): Promise<DeliveryResult> {
+  async deliver<Data extends object = JsonObject>(event: WebhookEvent<Data>): Promise<DeliveryResult> {
     if (this.#closing) throw new ClosedError('deliver()')
     const eventId = eventIdOf(event)
     if (!isEnabledFor((event as { integrations?: unknown }).integrations)) {

@@ -2,6 +2,7 @@ import type {
   AliasMessage,
   GroupMessage,
   IdentifyMessage,
+  JsonObject,
   PageMessage,
   ScreenMessage,
   TrackMessage,
@@ -11,20 +12,21 @@ import type {
 export interface DeleteEvent {
   type: 'delete'
   userId: string
-  timestamp?: Date | string
-  messageId?: string
+  timestamp?: Date | string | undefined
+  messageId?: string | undefined
 }
 
 /**
  * A platform call to forward: the same shapes the client sends, with `type` saying which, or a
- * deletion request.
+ * deletion request. `Data` is the type of the call's `traits` or `properties`, inferred by the
+ * methods that take an event, so that an interface fits (see `JsonObjectInput`).
  */
-export type WebhookEvent =
-  | ({ type: 'identify' } & IdentifyMessage)
-  | ({ type: 'track' } & TrackMessage)
-  | ({ type: 'page' } & PageMessage)
-  | ({ type: 'screen' } & ScreenMessage)
-  | ({ type: 'group' } & GroupMessage)
+export type WebhookEvent<Data extends object = JsonObject> =
+  | ({ type: 'identify' } & IdentifyMessage<Data>)
+  | ({ type: 'track' } & TrackMessage<Data>)
+  | ({ type: 'page' } & PageMessage<Data>)
+  | ({ type: 'screen' } & ScreenMessage<Data>)
+  | ({ type: 'group' } & GroupMessage<Data>)
   | ({ type: 'alias' } & AliasMessage)
   | DeleteEvent
 

@@ -9,7 +9,7 @@ import { classifyFailure, type WebhookTransport } from './transport.js'
  * new WebhookDestination({ webhooks, transport: createFetchTransport({ fetch: myFetch }) })
  * ```
  */
-export function createFetchTransport(options: { fetch?: typeof fetch } = {}): WebhookTransport {
+export function createFetchTransport(options: { fetch?: typeof fetch | undefined } = {}): WebhookTransport {
   const send = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init))
   return {
     async send(request) {

@@ -1,6 +1,7 @@
 import { isoNow } from '../core/clock.js'
 import { ValidationError, type ValidationErrorCode } from '../core/errors/validation-error.js'
 import { isObject } from '../core/validate.js'
+import type { JsonObject } from '../core/json-value.js'
 import type { WebhookEvent, WebhookEventType } from './event.js'
 
 /** A webhook request body (spec 2.2), before serialization. */
@@ -47,7 +48,7 @@ function timestampOf(value: unknown): string {
  * // { version: 1, type: 'alias', timestamp: '…', context: {}, 'Previous ID': 'anon-1', 'User ID': 'u1' }
  * ```
  */
-export function toWebhookPayload(event: WebhookEvent): WebhookPayload {
+export function toWebhookPayload<Data extends object = JsonObject>(event: WebhookEvent<Data>): WebhookPayload {
   if (!isObject(event)) fail('ERR_INVALID_FIELD', 'event', 'expected an event object.')
   const input = event as unknown as Record<string, unknown>
   const type = input['type']

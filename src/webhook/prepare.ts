@@ -7,7 +7,7 @@ import type { Signer } from './signer.js'
 export type PreparedEvent = Outgoing
 
 /** The event's `messageId`, or a new UUID: the id results and notices carry. */
-export function eventIdOf(event: WebhookEvent): string {
+export function eventIdOf<Data extends object>(event: WebhookEvent<Data>): string {
   const given = (event as { messageId?: unknown }).messageId
   return typeof given === 'string' && given !== '' ? given : crypto.randomUUID()
 }
@@ -17,7 +17,7 @@ export function eventIdOf(event: WebhookEvent): string {
  *
  * @throws {@link ValidationError} for an event that cannot become a payload.
  */
-export function prepareEvent(event: WebhookEvent, eventId: string, sign: Signer | undefined): PreparedEvent | Promise<PreparedEvent> {
+export function prepareEvent<Data extends object>(event: WebhookEvent<Data>, eventId: string, sign: Signer | undefined): PreparedEvent | Promise<PreparedEvent> {
   // A string, not bytes: JSON.stringify's output is well-formed UTF-16, so its UTF-8 encoding (what
   // the signer hashes and the transport sends) is one and the same, and no buffer is allocated per event.
   const body = JSON.stringify(toWebhookPayload(event))

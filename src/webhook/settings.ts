@@ -10,39 +10,39 @@ export interface WebhookEntry {
   /** Full URL including `http://` or `https://`, taken as entered (any path). */
   url: string
   /** Static headers for this URL, e.g. `{ 'X-Team': 'data' }`. */
-  headers?: Record<string, string>
+  headers?: Record<string, string> | undefined
 }
 
-/** Settings of {@link WebhookDestination}. */
+/** Settings of {@link WebhookDestination}. A setting set to `undefined` takes its default, as if left out. */
 export interface WebhookSettings {
   /** 1 to 5 receiving URLs. */
   webhooks: readonly WebhookEntry[]
   /** When set, every request carries `X-Signature`: hex HMAC-SHA1 of the body keyed with it. */
-  sharedSecret?: string
+  sharedSecret?: string | undefined
   /** Time a receiver has to answer (response headers), in ms. @defaultValue 5_000 */
-  timeoutMs?: number
+  timeoutMs?: number | undefined
   /** No attempt starts later than this after the first one, in ms. @defaultValue 14_400_000 (4 hours) */
-  retryWindowMs?: number
+  retryWindowMs?: number | undefined
   /** Delay before retry number `attempt` (0-based), in ms. @defaultValue `5_000 * 2 ** attempt`, ±10% jitter */
-  backoff?: (attempt: number) => number
+  backoff?: ((attempt: number) => number) | undefined
   /**
    * `'any'` (the spec's rule): an event is processed once any URL accepts it; failed URLs are
    * retried only while no URL has accepted it. `'each'`: every URL is retried on its own until it
    * accepts the event. @defaultValue 'any'
    */
-  mode?: 'any' | 'each'
+  mode?: 'any' | 'each' | undefined
   /** Requests in flight at once, over all URLs. @defaultValue 256 */
-  maxConcurrency?: number
+  maxConcurrency?: number | undefined
   /** Requests in flight at once to one URL. @defaultValue 64 */
-  maxConcurrencyPerUrl?: number
+  maxConcurrencyPerUrl?: number | undefined
   /** How requests are sent. @defaultValue undici's `Pool` on Node, `fetch` elsewhere */
-  transport?: WebhookTransport
+  transport?: WebhookTransport | undefined
   /**
    * Refuse loopback, private and link-local targets (SSRF guard): literal addresses at
    * construction, and on Node every address a host name resolves to, at connection time. Off by
    * default, because a platform may deliver to internal hosts on purpose. @defaultValue false
    */
-  blockPrivateNetworks?: boolean
+  blockPrivateNetworks?: boolean | undefined
 }
 
 /** A configured URL, parsed once. */

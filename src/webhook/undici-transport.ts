@@ -6,11 +6,11 @@ import { BLOCKED_ADDRESS_CODE, classifyFailure, type WebhookTransport } from './
 /** Options of {@link createUndiciTransport}. */
 export interface UndiciTransportOptions {
   /** Connections per receiving origin. @defaultValue 64 */
-  connections?: number
+  connections?: number | undefined
   /** TLS and socket options, e.g. `{ ca }` for receivers behind a private certificate authority. */
-  connect?: Pool.Options['connect']
+  connect?: Pool.Options['connect'] | undefined
   /** Refuse to connect when a host name resolves to a loopback, private or link-local address. @defaultValue false */
-  blockPrivateNetworks?: boolean
+  blockPrivateNetworks?: boolean | undefined
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void

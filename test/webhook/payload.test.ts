@@ -61,6 +61,14 @@ describe('toWebhookPayload (spec 2.2)', () => {
     })
   })
 
+  it('treats a field set to undefined as left out', () => {
+    const unset = { context: undefined, properties: undefined, messageId: undefined, integrations: undefined, anonymousId: undefined }
+    expect(toWebhookPayload({ type: 'track', userId: 'u', event: 'E', timestamp, ...unset })).toStrictEqual(
+      toWebhookPayload({ type: 'track', userId: 'u', event: 'E', timestamp }),
+    )
+    expect(toWebhookPayload({ type: 'delete', userId: 'u', timestamp: undefined, messageId: undefined }).timestamp).toMatch(/Z$/)
+  })
+
   it.each<[string, unknown, string, string]>([
     ['an unknown type', { type: 'login', userId: 'u' }, 'ERR_INVALID_FIELD', 'type'],
     ['no type', { userId: 'u' }, 'ERR_INVALID_FIELD', 'type'],

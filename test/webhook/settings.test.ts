@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { OptionsError, WebhookDestination, type WebhookSettings } from '../../src/webhook/index.js'
+import { resolveWebhookSettings } from '../../src/webhook/settings.js'
 
 function optionOf(settings: unknown): string | undefined {
   try {
@@ -18,6 +19,23 @@ describe('WebhookDestination settings', () => {
   it('accepts 1 to 5 http(s) URLs with static headers and a secret', () => {
     expect(optionOf({ webhooks: [{ url }] })).toBeUndefined()
     expect(optionOf({ webhooks: Array.from({ length: 5 }, (_, i) => ({ url: `http://127.0.0.1:${8000 + i}/x?y=${i}`, headers: { 'X-Team': 'data' } })), sharedSecret: 's' })).toBeUndefined()
+  })
+
+  it('treats a setting set to undefined as left out', () => {
+    const unset = {
+      webhooks: [{ url, headers: undefined }],
+      sharedSecret: undefined,
+      timeoutMs: undefined,
+      retryWindowMs: undefined,
+      backoff: undefined,
+      mode: undefined,
+      maxConcurrency: undefined,
+      maxConcurrencyPerUrl: undefined,
+      transport: undefined,
+      blockPrivateNetworks: undefined,
+    } satisfies Required<WebhookSettings>
+    expect(resolveWebhookSettings(unset)).toEqual(resolveWebhookSettings({ webhooks: [{ url }] }))
+    expect(optionOf(unset)).toBeUndefined()
   })
 
   it.each<[string, unknown, string]>([

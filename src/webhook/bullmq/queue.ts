@@ -1,4 +1,5 @@
 import { Queue, type ConnectionOptions, type Job } from 'bullmq'
+import type { JsonObject } from '../../core/json-value.js'
 import type { WebhookEvent } from '../event.js'
 import { isEnabledFor } from '../integrations.js'
 import { toWebhookPayload } from '../payload.js'
@@ -10,9 +11,9 @@ export interface WebhookQueueOptions {
   /** ioredis options or instance, as BullMQ takes them. */
   connection: ConnectionOptions
   /** Queue name, shared by producers and workers. @defaultValue 'eventwire-webhooks' */
-  name?: string
+  name?: string | undefined
   /** Redis key prefix. @defaultValue 'bull' */
-  prefix?: string
+  prefix?: string | undefined
 }
 
 /** What `enqueue()` did with an event. */
@@ -66,7 +67,7 @@ export class WebhookQueue {
    *
    * @throws `ValidationError` (as a rejection) for an event that cannot become a payload.
    */
-  async enqueue(event: WebhookEvent): Promise<EnqueueResult> {
+  async enqueue<Data extends object = JsonObject>(event: WebhookEvent<Data>): Promise<EnqueueResult> {
     const body = JSON.stringify(toWebhookPayload(event))
     const eventId = eventIdOf(event)
     if (!isEnabledFor((event as { integrations?: unknown }).integrations)) return { eventId, status: 'skipped' }

@@ -19,15 +19,15 @@ export interface WebhookWorkerOptions {
   /** ioredis options or instance; BullMQ workers need `maxRetriesPerRequest: null`. */
   connection: ConnectionOptions
   /** @defaultValue 'eventwire-webhooks' */
-  name?: string
+  name?: string | undefined
   /** @defaultValue 'bull' */
-  prefix?: string
+  prefix?: string | undefined
   /** Events delivered at once by this worker. @defaultValue 50 */
-  concurrency?: number
+  concurrency?: number | undefined
   /** How long a worker holds a job before others may take it over (ms); a killed worker's jobs come back after it. @defaultValue 30_000 */
-  lockDuration?: number
+  lockDuration?: number | undefined
   /** How often stalled jobs are looked for (ms). @defaultValue 30_000 */
-  stalledInterval?: number
+  stalledInterval?: number | undefined
 }
 
 /** The events a {@link WebhookWorker} emits: the in-memory engine's, plus BullMQ and Redis errors. */
