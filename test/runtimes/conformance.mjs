@@ -36,6 +36,9 @@ export const cases = [
       check(seen.auth.length === 1 && seen.auth[0] === `Basic ${btoa(`${ctx.writeKey}:`)}`, `auth headers: ${seen.auth}`)
       check(seen.envelopeOk, 'a body lacked context.library, messageId or sentAt')
       check(seen.types.join() === 'alias,group,identify,page,track', `types: ${seen.types}`)
+      // Browsers own User-Agent; everywhere else the library names itself.
+      const ours = seen.userAgents.length === 1 && /^eventwire\/\d+\.\d+\.\d+/.test(seen.userAgents[0])
+      check(ctx.browser ? !seen.userAgents.some((agent) => agent.startsWith('eventwire/')) : ours, `User-Agent: ${seen.userAgents}`)
     },
   },
   {
@@ -117,13 +120,52 @@ export const cases = [
       check(seen.userAgent.endsWith('/1.0'), `User-Agent ${seen.userAgent}`)
     },
   },
+  {
+    name: 'webhook/node: a destination over createUndiciTransport delivers a signed event (Node)',
+    node: true,
+    async run(ctx) {
+      const { WebhookDestination, createUndiciTransport } = ctx.api
+      const run = `${ctx.run}-undici`
+      const destination = new WebhookDestination({ webhooks: [{ url: `${ctx.base}/hook/${run}` }], sharedSecret: 's3cret', transport: createUndiciTransport({ connections: 2 }) })
+      const result = await destination.deliver({ type: 'identify', userId: 'u1', traits: { plan: 'pro' } })
+      await destination.close()
+      check(result.status === 'delivered', `status ${result.status}: ${result.urls[0]?.lastError?.message}`)
+      const seen = await report(ctx, `/hook-report/${run}`)
+      check(seen.count === 1 && seen.verified === 1, `the receiver saw ${seen.count} request(s), ${seen.verified} verified`)
+    },
+  },
+  {
+    name: 'webhook/bullmq: a queued event is delivered, signed, by a worker (Node, real Redis)',
+    node: true,
+    async run(ctx) {
+      const { WebhookQueue, WebhookWorker } = ctx.api
+      const run = `${ctx.run}-bullmq`
+      const connection = { host: '127.0.0.1', port: ctx.redisPort, maxRetriesPerRequest: null }
+      const queue = new WebhookQueue({ connection, name: run })
+      const worker = new WebhookWorker({ webhooks: [{ url: `${ctx.base}/hook/${run}` }], sharedSecret: 's3cret' }, { connection, name: run })
+      try {
+        const queued = await queue.enqueue({ type: 'track', userId: 'u1', event: 'Queued' })
+        check(queued.status === 'queued', `enqueue: ${JSON.stringify(queued)}`)
+        const deadline = Date.now() + 20_000
+        let seen = await report(ctx, `/hook-report/${run}`)
+        while (seen.count === 0 && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 50))
+          seen = await report(ctx, `/hook-report/${run}`)
+        }
+        check(seen.count === 1 && seen.verified === 1, `the receiver saw ${seen.count} request(s), ${seen.verified} verified`)
+      } finally {
+        await worker.close()
+        await queue.close()
+      }
+    },
+  },
 ]
 
-/** Runs every case (server-only ones only where `server` is set); never throws. */
-export async function runConformance(ctx, { server }) {
+/** Runs every case that applies: server-only ones where `server` is set, Node-only ones where `node` is; never throws. */
+export async function runConformance(ctx, { server, node = false }) {
   const results = []
   for (const testCase of cases) {
-    if (testCase.server && !server) continue
+    if ((testCase.server && !server) || (testCase.node && !node)) continue
     try {
       await testCase.run(ctx)
       results.push({ name: testCase.name, ok: true })

@@ -6,7 +6,7 @@ import { runConformance } from './conformance.mjs'
 const params = new URLSearchParams(location.search)
 const run = params.get('run')
 const results = await runConformance(
-  { api: { ...client, ...webhook }, base: location.origin, run, vectors: JSON.parse(params.get('vectors')), writeKey: `key-${run}` },
+  { api: { ...client, ...webhook }, base: location.origin, run, vectors: JSON.parse(params.get('vectors')), writeKey: `key-${run}`, browser: true },
   { server: false },
 )
 // Left queued on purpose: the orchestrator navigates away and expects pagehide to send them.

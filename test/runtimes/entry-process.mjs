@@ -1,14 +1,17 @@
 // Node, Bun and Deno run this from the scratch project that installed the packed tarball:
-// `eventwire` and `eventwire/webhook` resolve the way they do for users of that runtime.
+// `eventwire` and `eventwire/webhook` resolve the way they do for users of that runtime. Node
+// also loads `eventwire/webhook/node` and `eventwire/webhook/bullmq` and runs the cases that use them.
 import * as client from 'eventwire'
 import * as webhook from 'eventwire/webhook'
 import { runConformance } from './conformance.mjs'
 
 const args = globalThis.Deno?.args ?? globalThis.process.argv.slice(2)
-const [base, run, vectors] = args
+const [base, run, vectors, redisPort] = args
+const node = !globalThis.Deno && !globalThis.Bun
+const nodeOnly = node ? { ...(await import('eventwire/webhook/node')), ...(await import('eventwire/webhook/bullmq')) } : {}
 const results = await runConformance(
-  { api: { ...client, ...webhook }, base, run, vectors: JSON.parse(vectors), writeKey: `key-${run}` },
-  { server: true },
+  { api: { ...client, ...webhook, ...nodeOnly }, base, run, vectors: JSON.parse(vectors), writeKey: `key-${run}`, redisPort: Number(redisPort) },
+  { server: true, node },
 )
 console.log(JSON.stringify(results))
 if (globalThis.Deno) globalThis.Deno.exit(0)

@@ -21,7 +21,7 @@ export async function startMatrixSink({ browserBundle }) {
         response.end(typeof body === 'string' ? body : JSON.stringify(body))
       }
       if (request.method === 'POST' && kind === 'ingest') {
-        listOf(batches, run).push({ auth: request.headers.authorization, bytes: raw.length, body: JSON.parse(raw.toString('utf8')) })
+        listOf(batches, run).push({ auth: request.headers.authorization, userAgent: request.headers['user-agent'] ?? '', bytes: raw.length, body: JSON.parse(raw.toString('utf8')) })
         return reply(200, { success: true })
       }
       if (request.method === 'POST' && kind === 'hook') {
@@ -43,6 +43,7 @@ export async function startMatrixSink({ browserBundle }) {
           uniqueIds: new Set(messages.map((message) => message.messageId)).size,
           maxBytes: Math.max(0, ...received.map((batch) => batch.bytes)),
           auth: [...new Set(received.map((batch) => batch.auth))],
+          userAgents: [...new Set(received.map((batch) => batch.userAgent))],
           types: [...new Set(messages.map((message) => message.type))].sort(),
           envelopeOk: received.every(
             (batch) => batch.body.context?.library?.name === 'eventwire' && typeof batch.body.messageId === 'string' && typeof batch.body.sentAt === 'string',
