@@ -18,7 +18,7 @@ export interface HelpPage {
 const MIN_DESCRIPTION_WIDTH = 30
 
 /** The words of `text` in lines of at most `width` characters (a longer word keeps its own line). */
-export function wrap(text: string, width: number): string[] {
+function wrap(text: string, width: number): string[] {
   const lines: string[] = []
   let line = ''
   for (const word of text.split(/\s+/).filter((part) => part !== '')) {
