@@ -62,4 +62,11 @@ describe('package', () => {
     expect(files.length).toBeGreaterThan(50)
     expect(outside).toEqual([])
   })
+
+  it('keeps the CLI on Node\'s own modules and the library: no package in dependencies only for the CLI', () => {
+    const cliFiles = sourceFiles(join(root, 'src/cli'))
+    const packages = cliFiles.flatMap((file) => importsOf(file).filter((specifier) => !specifier.startsWith('node:') && !specifier.startsWith('.')).map((specifier) => `${file}: imports ${specifier}`))
+    expect(cliFiles.length).toBeGreaterThan(20)
+    expect(packages).toEqual([])
+  })
 })

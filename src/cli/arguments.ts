@@ -1,4 +1,8 @@
-import { InvalidArgumentError } from 'commander'
+/**
+ * A value that does not parse, thrown by the parsers below with what was expected; the command
+ * line parser adds which option it was given to.
+ */
+export class InvalidArgumentError extends Error {}
 
 /** `--port`: 0 (any free port) to 65535. */
 export function portArgument(value: string): number {

@@ -1,32 +1,78 @@
-import { Command, CommanderError } from 'commander'
 import { LIBRARY } from '../core/version.js'
-import { registerDev } from './dev/command.js'
+import type { Command } from './command-line.js'
+import { devCommand } from './dev/command.js'
 import { EXIT, type ExitCode } from './exit-codes.js'
-import { registerListen } from './listen/command.js'
-import { registerSend } from './send/command.js'
+import { formatHelp } from './help.js'
+import { listenCommand } from './listen/command.js'
+import { sendCommand } from './send/command.js'
+import { UsageError, usageError } from './usage.js'
+
+const COMMANDS: readonly Command[] = [devCommand, listenCommand, sendCommand]
+
+/** Help is wrapped to the terminal, and to 80 columns when it goes to a file or a pipe. */
+function helpWidth(): number {
+  return process.stdout.isTTY ? process.stdout.columns : 80
+}
+
+function programHelp(): string {
+  return formatHelp(
+    {
+      usage: 'eventwire [options] [command]',
+      description: 'A local platform for eventwire: an ingest API that forwards to webhooks, a webhook receiver, and one-off calls.',
+      sections: [
+        {
+          title: 'Options',
+          rows: [
+            ['-V, --version', 'output the version number'],
+            ['-h, --help', 'display help for command'],
+          ],
+        },
+        { title: 'Commands', rows: [...COMMANDS.map((command) => [command.usage, command.summary] as const), ['help [command]', 'display help for command']] },
+      ],
+      epilog: 'Exit codes: 0 ok, 1 failed (not delivered, port taken), 2 bad command line or message.',
+    },
+    helpWidth(),
+  )
+}
+
+function findCommand(name: string): Command {
+  return COMMANDS.find((command) => command.name === name) ?? usageError(`unknown command '${name}'`)
+}
+
+async function dispatch(argv: readonly string[]): Promise<ExitCode> {
+  const [first, ...rest] = argv
+  switch (first) {
+    case undefined:
+      // Nothing to do is a usage error, but the list of commands is the most useful answer.
+      process.stderr.write(programHelp())
+      return EXIT.usage
+    case '-h':
+    case '--help':
+      process.stdout.write(programHelp())
+      return EXIT.ok
+    case '-V':
+    case '--version':
+      process.stdout.write(`${LIBRARY.version}\n`)
+      return EXIT.ok
+    case 'help':
+      process.stdout.write(rest[0] === undefined ? programHelp() : findCommand(rest[0]).help(helpWidth()))
+      return EXIT.ok
+    default:
+      if (first.startsWith('-')) usageError(`unknown option '${first}'`)
+      return findCommand(first).run(rest, helpWidth())
+  }
+}
 
 /**
  * Runs the `eventwire` command line and resolves with its exit code (see {@link EXIT}); `dev` and
  * `listen` resolve when stopped with Ctrl+C or SIGTERM.
  */
 export async function run(argv: readonly string[]): Promise<ExitCode> {
-  let code: ExitCode = EXIT.ok
-  const exit = (result: ExitCode) => (code = result)
-  const program = new Command('eventwire')
-    .description('A local platform for eventwire: an ingest API that forwards to webhooks, a webhook receiver, and one-off calls.')
-    .version(LIBRARY.version)
-    .exitOverride()
-    .showHelpAfterError('(add --help for usage)')
-    .addHelpText('after', '\nExit codes: 0 ok, 1 failed (not delivered, port taken), 2 bad command line or message.')
-  registerDev(program, exit)
-  registerListen(program, exit)
-  registerSend(program, exit)
   try {
-    await program.parseAsync(argv, { from: 'user' })
+    return await dispatch(argv)
   } catch (error) {
-    // Help and version end with exit code 0; every other commander error is a usage error.
-    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage
-    throw error
+    if (!(error instanceof UsageError)) throw error
+    process.stderr.write(`error: ${error.message}\n(add --help for usage)\n`)
+    return EXIT.usage
   }
-  return code
 }

@@ -1,5 +1,4 @@
 import type { Server } from 'node:http'
-import { Option, type Command } from 'commander'
 import { portArgument } from './arguments.js'
 import { listenOn } from './http.js'
 
@@ -9,11 +8,12 @@ export interface AddressOptions {
   host: string
 }
 
-/** Adds `--port` (0: any free port) and `--host` to a server command. */
-export function addAddressOptions(command: Command, defaultPort: number): Command {
-  return command
-    .addOption(new Option('-p, --port <port>', 'port to listen on; 0 picks a free one').argParser(portArgument).default(defaultPort))
-    .addOption(new Option('--host <host>', 'address to listen on').default('127.0.0.1'))
+/** `--port` (0: any free port) and `--host`, for a server command's options. */
+export function addressOptions(defaultPort: number) {
+  return {
+    port: { long: 'port', short: 'p', value: 'port', description: 'port to listen on; 0 picks a free one', parse: portArgument, default: defaultPort },
+    host: { long: 'host', value: 'host', description: 'address to listen on', default: '127.0.0.1' },
+  } as const
 }
 
 /**

@@ -1,18 +1,22 @@
-import type { Command } from 'commander'
 import { EventwireError } from '../core/errors/eventwire-error.js'
-import { EXIT } from './exit-codes.js'
 
-/** Stops the command as commander stops on a bad option: the message on stderr, exit code 2. */
-export function usageError(command: Command, message: string): never {
-  command.error(`error: ${message}`, { exitCode: EXIT.usage })
+/**
+ * The command line is wrong and nothing was attempted: the program prints the message on stderr
+ * with a pointer to `--help`, and exits 2.
+ */
+export class UsageError extends Error {}
+
+/** Stops the command with a {@link UsageError}. */
+export function usageError(message: string): never {
+  throw new UsageError(message)
 }
 
 /** Builds something from the user's options; an option the library refuses (an `EventwireError`) is a usage error. */
-export function fromOptions<T>(command: Command, build: () => T): T {
+export function fromOptions<T>(build: () => T): T {
   try {
     return build()
   } catch (error) {
-    if (error instanceof EventwireError) usageError(command, error.message)
+    if (error instanceof EventwireError) usageError(error.message)
     throw error
   }
 }

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { Changes } from './changes.js'
 
 /** Bundled once per test run by test/global-setup.ts. */
 export const CLI_BUNDLE = fileURLToPath(new URL('../../node_modules/.cache/eventwire-test/cli.mjs', import.meta.url))
@@ -41,30 +42,16 @@ const parse = (line: string): Record<string, unknown> | undefined => {
 export async function startCli(args: readonly string[], env: NodeJS.ProcessEnv = plainEnv()): Promise<CliProcess> {
   const child = spawn(process.execPath, [CLI_BUNDLE, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   const lines: string[] = []
-  const waiters = new Set<() => void>()
+  const changes = new Changes()
   let stderr = ''
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
   createInterface({ input: child.stdout! }).on('line', (line) => {
     lines.push(line)
-    for (const wake of waiters) wake()
+    changes.notify()
   })
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
   const waitFor = (predicate: (line: string) => boolean, timeoutMs = 10_000) =>
-    new Promise<string>((resolve, reject) => {
-      const check = () => {
-        const found = lines.find(predicate)
-        if (found === undefined) return false
-        waiters.delete(check)
-        clearTimeout(timer)
-        resolve(found)
-        return true
-      }
-      const timer = setTimeout(() => {
-        waiters.delete(check)
-        reject(new Error(`no matching line within ${timeoutMs} ms; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`))
-      }, timeoutMs)
-      if (!check()) waiters.add(check)
-    })
+    changes.until(() => lines.find(predicate), timeoutMs, () => `no matching line within ${timeoutMs} ms; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`)
   const records = () => lines.map(parse).filter((record) => record !== undefined)
   return {
     child,

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto'
-import { Option, type Command } from 'commander'
 import type { WireMessage } from '../../core/messages.js'
 import { WebhookDestination, type WebhookEvent } from '../../webhook/node.js'
 import { collect, headerArgument } from '../arguments.js'
+import { defineCommand, type Command } from '../command-line.js'
 import { DEFAULT_DEV_PORT } from '../defaults.js'
 import { EXIT, type ExitCode } from '../exit-codes.js'
 import { closeServer } from '../http.js'
-import { addAddressOptions, startServer, type AddressOptions } from '../server-options.js'
+import type { OptionSpecs, OptionValues } from '../options.js'
+import { addressOptions, startServer } from '../server-options.js'
 import { untilStopped } from '../signals.js'
 import { fromOptions } from '../usage.js'
 import { writeJsonLine } from '../terminal.js'
@@ -16,14 +17,17 @@ import { createIngestServer } from './ingest.js'
 import { LiveView } from './live-view.js'
 import { DevStats } from './stats.js'
 
-interface DevOptions extends AddressOptions {
-  writeKey?: string
-  webhook: string[]
-  header?: Record<string, string>
-  secret?: string
-  mode: 'any' | 'each'
-  json?: boolean
-}
+const OPTIONS = {
+  ...addressOptions(DEFAULT_DEV_PORT),
+  writeKey: { long: 'write-key', short: 'k', value: 'key', description: 'write key clients must send (default: a new random one, printed)', env: 'EVENTWIRE_WRITE_KEY' },
+  webhook: { long: 'webhook', short: 'w', value: 'url', description: 'a URL to deliver every event to; repeat for up to 5', parse: collect, required: true },
+  header: { long: 'header', short: 'H', value: 'header', description: 'a static header for every webhook request, "Name: value"; repeatable', parse: headerArgument },
+  secret: { long: 'secret', short: 's', value: 'secret', description: 'shared secret: sign every request with X-Signature', env: 'EVENTWIRE_SECRET' },
+  mode: { long: 'mode', value: 'mode', description: 'any: done when one URL accepts (the spec); each: every URL must accept', choices: ['any', 'each'], default: 'any' },
+  json: { long: 'json', description: 'one JSON object per line instead of the live view' },
+} as const satisfies OptionSpecs
+
+type DevOptions = OptionValues<typeof OPTIONS>
 
 /** How long stopping waits for requests in flight; retries still waiting are reported failed. */
 const STOP_TIMEOUT_MS = 5_000
@@ -38,10 +42,9 @@ function chooseView(options: DevOptions, stats: DevStats): (activity: DevActivit
   return (activity) => process.stdout.write(`${formatActivity(activity)}\n`)
 }
 
-async function dev(options: DevOptions, command: Command): Promise<ExitCode> {
+async function dev(options: DevOptions): Promise<ExitCode> {
   const writeKey = options.writeKey || `wk_dev_${randomBytes(12).toString('hex')}`
   const destination = fromOptions(
-    command,
     () =>
       new WebhookDestination({
         webhooks: options.webhook.map((url) => ({ url, ...(options.header ? { headers: options.header } : {}) })),
@@ -94,23 +97,14 @@ async function dev(options: DevOptions, command: Command): Promise<ExitCode> {
 }
 
 /** `eventwire dev`: a local ingest API that forwards every event to webhooks, with a live view. */
-export function registerDev(program: Command, exit: (code: ExitCode) => void): void {
-  const devCommand = program
-    .command('dev')
-    .summary('run a local ingest API that forwards events to your webhooks')
-    .description(
-      'Accepts the client\'s POST /v1/batch (HTTP Basic auth with the write key), checks each batch with the ' +
-        'client\'s rules (400 with the reason otherwise), and delivers every event as a signed webhook to each ' +
-        '--webhook URL, honouring integrations, with retries. Shows a live view on a terminal, log lines otherwise.',
-    )
-  addAddressOptions(devCommand, DEFAULT_DEV_PORT)
-  devCommand
-    .addOption(new Option('-k, --write-key <key>', 'write key clients must send (default: a new random one, printed)').env('EVENTWIRE_WRITE_KEY'))
-    .addOption(new Option('-w, --webhook <url>', 'a URL to deliver every event to; repeat for up to 5').argParser(collect).makeOptionMandatory())
-    .addOption(new Option('-H, --header <header>', 'a static header for every webhook request, "Name: value"; repeatable').argParser(headerArgument))
-    .addOption(new Option('-s, --secret <secret>', 'shared secret: sign every request with X-Signature').env('EVENTWIRE_SECRET'))
-    .addOption(new Option('--mode <mode>', 'any: done when one URL accepts (the spec); each: every URL must accept').choices(['any', 'each']).default('any'))
-    .option('--json', 'one JSON object per line instead of the live view')
-    .addHelpText('after', '\nExample:\n  $ eventwire dev --webhook http://127.0.0.1:8788/hooks --secret s3cret --write-key dev')
-    .action(async (options: DevOptions, command: Command) => exit(await dev(options, command)))
-}
+export const devCommand: Command = defineCommand({
+  name: 'dev',
+  summary: 'run a local ingest API that forwards events to your webhooks',
+  description:
+    'Accepts the client\'s POST /v1/batch (HTTP Basic auth with the write key), checks each batch with the ' +
+    'client\'s rules (400 with the reason otherwise), and delivers every event as a signed webhook to each ' +
+    '--webhook URL, honouring integrations, with retries. Shows a live view on a terminal, log lines otherwise.',
+  options: OPTIONS,
+  epilog: 'Example:\n  $ eventwire dev --webhook http://127.0.0.1:8788/hooks --secret s3cret --write-key dev',
+  run: dev,
+})

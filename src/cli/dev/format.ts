@@ -1,10 +1,10 @@
-import pc from 'picocolors'
+import { paint } from '../colors.js'
 import { clock } from '../terminal.js'
 import type { DevActivity, EventLabel, UrlOutcome } from './activity.js'
 
 function describe(event: EventLabel): string {
-  const label = event.label === undefined ? '' : ` ${pc.bold(event.type === 'track' ? JSON.stringify(event.label) : event.label)}`
-  return `${pc.cyan(event.type)}${label}${event.userId === undefined ? '' : pc.dim(` (${event.userId})`)}`
+  const label = event.label === undefined ? '' : ` ${paint('bold', event.type === 'track' ? JSON.stringify(event.label) : event.label)}`
+  return `${paint('cyan', event.type)}${label}${event.userId === undefined ? '' : paint('dim', ` (${event.userId})`)}`
 }
 
 function outcome(url: UrlOutcome): string {
@@ -17,8 +17,8 @@ function outcome(url: UrlOutcome): string {
 /** The start banner: where to send, with which key, and where events go. */
 export function formatBanner(activity: Extract<DevActivity, { event: 'listening' }>): string {
   return [
-    `eventwire dev: ingest API on ${pc.bold(activity.batchUrl)}`,
-    `  write key  ${pc.bold(activity.writeKey)}  (eventwire send --write-key, or EVENTWIRE_WRITE_KEY)`,
+    `eventwire dev: ingest API on ${paint('bold', activity.batchUrl)}`,
+    `  write key  ${paint('bold', activity.writeKey)}  (eventwire send --write-key, or EVENTWIRE_WRITE_KEY)`,
     `  webhooks   ${activity.webhooks.join(', ')}`,
     `             ${activity.signed ? 'signed with the given secret (X-Signature)' : 'unsigned: no --secret'}; mode ${activity.mode}; Ctrl+C stops`,
   ].join('\n')
@@ -26,25 +26,25 @@ export function formatBanner(activity: Extract<DevActivity, { event: 'listening'
 
 /** One activity record as one plain log line (the banner and summary as a few). */
 export function formatActivity(activity: DevActivity, now: Date = new Date()): string {
-  const time = pc.dim(clock(now))
+  const time = paint('dim', clock(now))
   switch (activity.event) {
     case 'listening':
       return formatBanner(activity)
     case 'batch':
-      return `${time} ${pc.blue('←')} batch of ${activity.messages} event(s), ${activity.bytes} bytes`
+      return `${time} ${paint('blue', '←')} batch of ${activity.messages} event(s), ${activity.bytes} bytes`
     case 'rejected':
-      return `${time} ${pc.red('✘')} refused ${activity.status} ${activity.code}: ${activity.reason}`
+      return `${time} ${paint('red', '✘')} refused ${activity.status} ${activity.code}: ${activity.reason}`
     case 'delivered':
-      return `${time} ${pc.green('✔')} ${describe(activity)} delivered: ${activity.urls.map(outcome).join('; ')}`
+      return `${time} ${paint('green', '✔')} ${describe(activity)} delivered: ${activity.urls.map(outcome).join('; ')}`
     case 'failed':
-      return `${time} ${pc.red('✘')} ${describe(activity)} failed: ${activity.urls.map(outcome).join('; ')}`
+      return `${time} ${paint('red', '✘')} ${describe(activity)} failed: ${activity.urls.map(outcome).join('; ')}`
     case 'skipped':
-      return `${time} ${pc.dim('·')} ${describe(activity)} skipped: its integrations turn Webhooks off`
+      return `${time} ${paint('dim', '·')} ${describe(activity)} skipped: its integrations turn Webhooks off`
     case 'unroutable':
-      return `${time} ${pc.yellow('·')} ${describe(activity)} not forwarded: ${activity.reason}`
+      return `${time} ${paint('yellow', '·')} ${describe(activity)} not forwarded: ${activity.reason}`
     case 'retry': {
       const seconds = Math.max(0, (Date.parse(activity.retryAt) - now.getTime()) / 1000)
-      return `${time} ${pc.yellow('↻')} ${activity.eventId} → ${activity.url} ${activity.status ?? activity.error} (attempt ${activity.attempts}); retry in ${seconds.toFixed(1)} s`
+      return `${time} ${paint('yellow', '↻')} ${activity.eventId} → ${activity.url} ${activity.status ?? activity.error} (attempt ${activity.attempts}); retry in ${seconds.toFixed(1)} s`
     }
     case 'stopped':
       return formatTotals(activity)

@@ -1,8 +1,8 @@
-import { createLogUpdate } from 'log-update'
-import pc from 'picocolors'
+import { paint } from '../colors.js'
 import { truncate } from '../terminal.js'
 import type { DevActivity } from './activity.js'
 import { formatActivity, formatBanner } from './format.js'
+import { InPlaceOutput } from './in-place.js'
 import type { DevStats } from './stats.js'
 
 /** Lines of recent activity under the table. */
@@ -24,18 +24,18 @@ export function renderDashboard(stats: DevStats, banner: string, recent: readonl
   const lines = [
     banner,
     '',
-    `received ${pc.bold(String(totals.received))} event(s) in ${totals.batches} batch(es), ${stats.receivedRate.perSecond(now).toFixed(1)}/s · ` +
+    `received ${paint('bold', String(totals.received))} event(s) in ${totals.batches} batch(es), ${stats.receivedRate.perSecond(now).toFixed(1)}/s · ` +
       `refused ${totals.rejected} · skipped ${totals.skipped} · not forwarded ${totals.unroutable}`,
     '',
-    pc.dim(row('webhook', COLUMNS, urlWidth)),
+    paint('dim', row('webhook', COLUMNS, urlWidth)),
     ...stats.urls.map((url) =>
       row(url.url, [String(url.delivered), String(url.retrying.size), String(url.failed), url.rate.perSecond(now).toFixed(1), url.last ?? '-'], urlWidth),
     ),
     '',
-    pc.dim('recent'),
-    ...(recent.length > 0 ? recent : [pc.dim('  waiting for the first batch')]),
+    paint('dim', 'recent'),
+    ...(recent.length > 0 ? recent : [paint('dim', '  waiting for the first batch')]),
   ]
-  if (stats.lastRejection !== undefined) lines.push('', pc.red(`last refused: ${truncate(stats.lastRejection, width - 14)}`))
+  if (stats.lastRejection !== undefined) lines.push('', paint('red', `last refused: ${truncate(stats.lastRejection, width - 14)}`))
   return lines.join('\n')
 }
 
@@ -46,7 +46,7 @@ export function renderDashboard(stats: DevStats, banner: string, recent: readonl
 export class LiveView {
   readonly #stats: DevStats
   readonly #stream: NodeJS.WriteStream
-  readonly #update: ReturnType<typeof createLogUpdate>
+  readonly #output: InPlaceOutput
   readonly #recent: string[] = []
   #banner = ''
   #timer: NodeJS.Timeout | undefined
@@ -54,7 +54,7 @@ export class LiveView {
   constructor(stats: DevStats, stream: NodeJS.WriteStream) {
     this.#stats = stats
     this.#stream = stream
-    this.#update = createLogUpdate(stream)
+    this.#output = new InPlaceOutput(stream)
   }
 
   show(activity: DevActivity): void {
@@ -79,10 +79,9 @@ export class LiveView {
     clearInterval(this.#timer)
     this.#timer = undefined
     this.#render()
-    this.#update.done()
   }
 
   #render(): void {
-    this.#update(renderDashboard(this.#stats, this.#banner, this.#recent, this.#stream.columns ?? 100))
+    this.#output.draw(renderDashboard(this.#stats, this.#banner, this.#recent, this.#stream.columns ?? 100))
   }
 }

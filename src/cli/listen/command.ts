@@ -1,20 +1,24 @@
-import { Option, type Command } from 'commander'
 import { millisecondsArgument, rateArgument } from '../arguments.js'
+import { defineCommand, type Command } from '../command-line.js'
 import { DEFAULT_LISTEN_PORT } from '../defaults.js'
 import { EXIT, type ExitCode } from '../exit-codes.js'
 import { closeServer } from '../http.js'
-import { addAddressOptions, startServer, type AddressOptions } from '../server-options.js'
+import type { OptionSpecs, OptionValues } from '../options.js'
+import { addressOptions, startServer } from '../server-options.js'
 import { untilStopped } from '../signals.js'
 import { writeJsonLine } from '../terminal.js'
 import { formatRequest, formatSummary } from './format.js'
 import { createReceiver, type ReceivedRequest, type SignatureCheck } from './receiver.js'
 
-interface ListenOptions extends AddressOptions {
-  secret?: string
-  failRate: number
-  delay: number
-  json?: boolean
-}
+const OPTIONS = {
+  ...addressOptions(DEFAULT_LISTEN_PORT),
+  secret: { long: 'secret', short: 's', value: 'secret', description: 'shared secret to verify X-Signature with', env: 'EVENTWIRE_SECRET' },
+  failRate: { long: 'fail-rate', value: 'rate', description: 'share of valid requests answered 500, from 0 to 1', parse: rateArgument, default: 0 },
+  delay: { long: 'delay', value: 'ms', description: 'wait this long before answering (the sender times out at 5000)', parse: millisecondsArgument, default: 0 },
+  json: { long: 'json', description: 'one JSON object per line instead of pretty output' },
+} as const satisfies OptionSpecs
+
+type ListenOptions = OptionValues<typeof OPTIONS>
 
 async function listen(options: ListenOptions): Promise<ExitCode> {
   const counts: Record<SignatureCheck, number> = { verified: 0, forged: 0, missing: 0, unchecked: 0 }
@@ -40,21 +44,14 @@ async function listen(options: ListenOptions): Promise<ExitCode> {
 }
 
 /** `eventwire listen`: a local webhook receiver that verifies and pretty-prints what arrives. */
-export function registerListen(program: Command, exit: (code: ExitCode) => void): void {
-  const listenCommand = program
-    .command('listen')
-    .summary('receive webhooks locally: verify X-Signature and print each event')
-    .description(
-      'Receives webhook POSTs on any path, verifies X-Signature (HMAC-SHA1 of the body) when given --secret, ' +
-        'and prints each event with a verified/forged mark. Forged or unsigned requests are answered 401 when a ' +
-        'secret is set. --fail-rate and --delay rehearse retries and timeouts.',
-    )
-  addAddressOptions(listenCommand, DEFAULT_LISTEN_PORT)
-  listenCommand
-    .addOption(new Option('-s, --secret <secret>', 'shared secret to verify X-Signature with').env('EVENTWIRE_SECRET'))
-    .addOption(new Option('--fail-rate <rate>', 'share of valid requests answered 500, from 0 to 1').argParser(rateArgument).default(0))
-    .addOption(new Option('--delay <ms>', 'wait this long before answering (the sender times out at 5000)').argParser(millisecondsArgument).default(0))
-    .option('--json', 'one JSON object per line instead of pretty output')
-    .addHelpText('after', '\nExample:\n  $ eventwire listen --port 8788 --secret s3cret --fail-rate 0.2')
-    .action(async (options: ListenOptions) => exit(await listen(options)))
-}
+export const listenCommand: Command = defineCommand({
+  name: 'listen',
+  summary: 'receive webhooks locally: verify X-Signature and print each event',
+  description:
+    'Receives webhook POSTs on any path, verifies X-Signature (HMAC-SHA1 of the body) when given --secret, ' +
+    'and prints each event with a verified/forged mark. Forged or unsigned requests are answered 401 when a ' +
+    'secret is set. --fail-rate and --delay rehearse retries and timeouts.',
+  options: OPTIONS,
+  epilog: 'Example:\n  $ eventwire listen --port 8788 --secret s3cret --fail-rate 0.2',
+  run: listen,
+})

@@ -1,12 +1,12 @@
-import pc from 'picocolors'
+import { paint } from '../colors.js'
 import { clock, truncate } from '../terminal.js'
 import type { ReceivedRequest, SignatureCheck } from './receiver.js'
 
 const MARKS: Record<SignatureCheck, string> = {
-  verified: pc.green('✔ verified'),
-  forged: pc.red('✘ forged  '),
-  missing: pc.red('✘ unsigned'),
-  unchecked: pc.dim('· unchecked'),
+  verified: paint('green', '✔ verified'),
+  forged: paint('red', '✘ forged  '),
+  missing: paint('red', '✘ unsigned'),
+  unchecked: paint('dim', '· unchecked'),
 }
 
 type Fields = Record<string, unknown>
@@ -18,14 +18,14 @@ function headline(payload: Fields): string {
   const user = text(payload['userId'])
   switch (payload['type']) {
     case 'track':
-      return `${pc.bold(payload['event'] === undefined ? '?' : JSON.stringify(payload['event']))} by ${user}`
+      return `${paint('bold', payload['event'] === undefined ? '?' : JSON.stringify(payload['event']))} by ${user}`
     case 'page':
     case 'screen':
-      return `${user} viewed ${payload['name'] === undefined ? 'a page' : pc.bold(text(payload['name']))}`
+      return `${user} viewed ${payload['name'] === undefined ? 'a page' : paint('bold', text(payload['name']))}`
     case 'group':
-      return `${user} in group ${pc.bold(text(payload['groupId']))}`
+      return `${user} in group ${paint('bold', text(payload['groupId']))}`
     case 'alias':
-      return `${text(payload['Previous ID'])} → ${pc.bold(text(payload['User ID']))}`
+      return `${text(payload['Previous ID'])} → ${paint('bold', text(payload['User ID']))}`
     default:
       return user
   }
@@ -45,12 +45,12 @@ function details(payload: Fields): string | undefined {
 export function formatRequest(request: ReceivedRequest, width: number): string {
   const payload = typeof request.payload === 'object' && request.payload !== null ? (request.payload as Fields) : undefined
   const type = payload ? text(payload['type']) : request.method
-  const parts = [pc.dim(clock(new Date(request.time))), MARKS[request.signature], pc.cyan(type.padEnd(8)), payload ? headline(payload) : pc.dim(`${request.path} (not JSON)`)]
-  if (request.status !== 200) parts.push(pc.yellow(`→ ${request.status} ${request.reason ?? ''}`.trimEnd()))
-  if (request.senderHungUp) parts.push(pc.yellow('(the sender hung up first: its timeout is shorter than --delay)'))
+  const parts = [paint('dim', clock(new Date(request.time))), MARKS[request.signature], paint('cyan', type.padEnd(8)), payload ? headline(payload) : paint('dim', `${request.path} (not JSON)`)]
+  if (request.status !== 200) parts.push(paint('yellow', `→ ${request.status} ${request.reason ?? ''}`.trimEnd()))
+  if (request.senderHungUp) parts.push(paint('yellow', '(the sender hung up first: its timeout is shorter than --delay)'))
   const first = parts.join(' ')
   const extra = payload && details(payload)
-  return extra === undefined ? first : `${first}\n${' '.repeat(13)}${pc.dim(truncate(extra, Math.max(20, width - 13)))}`
+  return extra === undefined ? first : `${first}\n${' '.repeat(13)}${paint('dim', truncate(extra, Math.max(20, width - 13)))}`
 }
 
 /** Counts by signature check, for the summary line at exit. */

@@ -1,24 +1,40 @@
-import { Argument, Option, type Command } from 'commander'
-import pc from 'picocolors'
 import { Client } from '../../client/client.js'
 import type { MessageCallback } from '../../client/batch.js'
 import type { DeliveryError } from '../../client/delivery-error.js'
 import { EventwireError } from '../../core/errors/eventwire-error.js'
 import { MESSAGE_TYPES, type MessageType } from '../../core/messages.js'
 import { countArgument, fieldArgument, millisecondsArgument, switchArgument } from '../arguments.js'
+import { paint } from '../colors.js'
+import { defineCommand, type Command } from '../command-line.js'
 import { DEFAULT_DEV_PORT } from '../defaults.js'
 import { EXIT, type ExitCode } from '../exit-codes.js'
+import type { OptionSpecs, OptionValues } from '../options.js'
 import { writeJsonLine } from '../terminal.js'
 import { fromOptions, usageError } from '../usage.js'
-import { toMessage, unusedOptions, type MessageOptions } from './message.js'
+import { toMessage, unusedOptions } from './message.js'
 
-interface SendOptions extends MessageOptions {
-  endpoint: string
-  writeKey?: string
-  retries: number
-  timeout: number
-  json?: boolean
-}
+const OPTIONS = {
+  user: { long: 'user', short: 'u', value: 'id', description: 'userId' },
+  anonymous: { long: 'anonymous', short: 'a', value: 'id', description: 'anonymousId' },
+  event: { long: 'event', short: 'e', value: 'name', description: 'event name (track)' },
+  name: { long: 'name', short: 'n', value: 'name', description: 'page or screen name' },
+  category: { long: 'category', value: 'category', description: 'page or screen category' },
+  group: { long: 'group', short: 'g', value: 'id', description: 'groupId (group)' },
+  previous: { long: 'previous', value: 'id', description: 'previousId (alias)' },
+  prop: { long: 'prop', short: 'p', value: 'key=value', description: 'a property (track, page, screen); key:=json for numbers, booleans, objects; repeatable', parse: fieldArgument },
+  trait: { long: 'trait', short: 't', value: 'key=value', description: 'a trait (identify, group); key:=json as for --prop; repeatable', parse: fieldArgument },
+  context: { long: 'context', short: 'c', value: 'key=value', description: 'a context field; key:=json as for --prop; repeatable', parse: fieldArgument },
+  integration: { long: 'integration', short: 'i', value: 'name=bool', description: 'a destination switch, e.g. Webhooks=false or All=false; repeatable', parse: switchArgument },
+  messageId: { long: 'message-id', value: 'id', description: 'messageId (default: a random UUID)' },
+  timestamp: { long: 'timestamp', value: 'iso', description: 'timestamp (default: now)' },
+  endpoint: { long: 'endpoint', value: 'url', description: 'ingest API base URL', env: 'EVENTWIRE_ENDPOINT', default: `http://127.0.0.1:${DEFAULT_DEV_PORT}` },
+  writeKey: { long: 'write-key', short: 'k', value: 'key', description: 'write key', env: 'EVENTWIRE_WRITE_KEY' },
+  retries: { long: 'retries', value: 'n', description: 'retries after the first attempt', parse: countArgument, default: 3 },
+  timeout: { long: 'timeout', value: 'ms', description: 'time limit of each attempt', parse: millisecondsArgument, default: 10_000 },
+  json: { long: 'json', description: 'print the outcome as one JSON object' },
+} as const satisfies OptionSpecs
+
+type SendOptions = OptionValues<typeof OPTIONS>
 
 type Outcome = { ok: true; status: number } | { ok: false; error: EventwireError }
 
@@ -27,19 +43,19 @@ function report(type: MessageType, messageId: unknown, endpoint: string, outcome
     const fields = outcome.ok ? { status: outcome.status } : { code: outcome.error.code, error: outcome.error.message, status: (outcome.error as Partial<DeliveryError>).status }
     writeJsonLine(process.stdout, { ok: outcome.ok, type, messageId, endpoint, ...fields })
   } else if (outcome.ok) {
-    process.stdout.write(`${pc.green('✔')} ${type} ${String(messageId)} sent to ${endpoint} (HTTP ${outcome.status})\n`)
+    process.stdout.write(`${paint('green', '✔')} ${type} ${String(messageId)} sent to ${endpoint} (HTTP ${outcome.status})\n`)
   } else {
-    process.stderr.write(`${pc.red('✘')} ${type} not sent: ${outcome.error.message} [${outcome.error.code}]\n`)
+    process.stderr.write(`${paint('red', '✘')} ${type} not sent: ${outcome.error.message} [${outcome.error.code}]\n`)
   }
 }
 
-async function send(type: MessageType, options: SendOptions, command: Command): Promise<ExitCode> {
+async function send(options: SendOptions, type: MessageType): Promise<ExitCode> {
   const unused = unusedOptions(type, options)
-  if (unused.length > 0) usageError(command, `${type} has no use for --${unused.join(', --')}`)
+  if (unused.length > 0) usageError(`${type} has no use for --${unused.join(', --')}`)
   const writeKey = options.writeKey
-  if (writeKey === undefined || writeKey === '') usageError(command, 'a write key is needed: --write-key KEY or EVENTWIRE_WRITE_KEY (eventwire dev prints its own)')
+  if (writeKey === undefined || writeKey === '') usageError('a write key is needed: --write-key KEY or EVENTWIRE_WRITE_KEY (eventwire dev prints its own)')
   const message = toMessage(type, options)
-  const client = fromOptions(command, () => new Client(writeKey, { endpoint: options.endpoint, flushAt: 1, timeout: options.timeout, retry: { limit: options.retries } }))
+  const client = fromOptions(() => new Client(writeKey, { endpoint: options.endpoint, flushAt: 1, timeout: options.timeout, retry: { limit: options.retries } }))
   let status = 0
   client.on('sent', (info) => (status = info.status))
   let outcome: Outcome | undefined
@@ -61,30 +77,12 @@ async function send(type: MessageType, options: SendOptions, command: Command): 
 }
 
 /** `eventwire send`: one call from the shell, through the real client. */
-export function registerSend(program: Command, exit: (code: ExitCode) => void): void {
-  program
-    .command('send')
-    .summary('send one call through the client, for smoke tests')
-    .description('Sends one identify, track, page, screen, group or alias call through the real Client (one batch, retried like any other) and waits for the answer.')
-    .addArgument(new Argument('<type>', 'call type').choices(MESSAGE_TYPES))
-    .option('-u, --user <id>', 'userId')
-    .option('-a, --anonymous <id>', 'anonymousId')
-    .option('-e, --event <name>', 'event name (track)')
-    .option('-n, --name <name>', 'page or screen name')
-    .option('--category <category>', 'page or screen category')
-    .option('-g, --group <id>', 'groupId (group)')
-    .option('--previous <id>', 'previousId (alias)')
-    .option('-p, --prop <key=value>', 'a property (track, page, screen); key:=json for numbers, booleans, objects', fieldArgument)
-    .option('-t, --trait <key=value>', 'a trait (identify, group); key:=json as for --prop', fieldArgument)
-    .option('-c, --context <key=value>', 'a context field; key:=json as for --prop', fieldArgument)
-    .option('-i, --integration <name=bool>', 'a destination switch, e.g. Webhooks=false or All=false', switchArgument)
-    .option('--message-id <id>', 'messageId (default: a random UUID)')
-    .option('--timestamp <iso>', 'timestamp (default: now)')
-    .addOption(new Option('--endpoint <url>', 'ingest API base URL').env('EVENTWIRE_ENDPOINT').default(`http://127.0.0.1:${DEFAULT_DEV_PORT}`))
-    .addOption(new Option('-k, --write-key <key>', 'write key').env('EVENTWIRE_WRITE_KEY'))
-    .addOption(new Option('--retries <n>', 'retries after the first attempt').argParser(countArgument).default(3))
-    .addOption(new Option('--timeout <ms>', 'time limit of each attempt').argParser(millisecondsArgument).default(10_000))
-    .option('--json', 'print the outcome as one JSON object')
-    .addHelpText('after', '\nExit codes: 0 sent, 1 not delivered, 2 bad command line or message.\n\nExample:\n  $ eventwire send track --write-key KEY --user u1 --event "Signed Up" --prop plan=pro')
-    .action(async (type: MessageType, options: SendOptions, command: Command) => exit(await send(type, options, command)))
-}
+export const sendCommand: Command = defineCommand({
+  name: 'send',
+  summary: 'send one call through the client, for smoke tests',
+  description: 'Sends one identify, track, page, screen, group or alias call through the real Client (one batch, retried like any other) and waits for the answer.',
+  operand: { name: 'type', description: 'call type', choices: MESSAGE_TYPES },
+  options: OPTIONS,
+  epilog: 'Exit codes: 0 sent, 1 not delivered, 2 bad command line or message.\n\nExample:\n  $ eventwire send track --write-key KEY --user u1 --event "Signed Up" --prop plan=pro',
+  run: send,
+})

@@ -1,20 +1,20 @@
 import type { MessageType } from '../../core/messages.js'
 
-/** The `eventwire send` options that become message fields. */
+/** The `eventwire send` options that become message fields; an option not given is `undefined`. */
 export interface MessageOptions {
-  user?: string
-  anonymous?: string
-  event?: string
-  name?: string
-  category?: string
-  group?: string
-  previous?: string
-  prop?: Record<string, unknown>
-  trait?: Record<string, unknown>
-  context?: Record<string, unknown>
-  integration?: Record<string, unknown>
-  messageId?: string
-  timestamp?: string
+  user?: string | undefined
+  anonymous?: string | undefined
+  event?: string | undefined
+  name?: string | undefined
+  category?: string | undefined
+  group?: string | undefined
+  previous?: string | undefined
+  prop?: Record<string, unknown> | undefined
+  trait?: Record<string, unknown> | undefined
+  context?: Record<string, unknown> | undefined
+  integration?: Record<string, unknown> | undefined
+  messageId?: string | undefined
+  timestamp?: string | undefined
 }
 
 /** Which field each type keeps its free-form key/values in. */
