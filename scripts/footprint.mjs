@@ -26,7 +26,9 @@ function measure(spec, label) {
     writeFileSync(join(dir, 'package.json'), '{"private":true}\n')
     npm(['install', '--no-audit', '--no-fund', '--omit=dev', spec], dir)
     const packages = npm(['ls', '--all', '--parseable'], dir).trim().split('\n').length - 1
-    return { label, packages, bytes: bytesUnder(join(dir, 'node_modules')) }
+    // du counts whole file-system blocks: what the install really takes on this disk.
+    const disk = Number(execFileSync('du', ['-sk', join(dir, 'node_modules')], { encoding: 'utf8' }).split('\t')[0]) * 1024
+    return { label, packages, bytes: bytesUnder(join(dir, 'node_modules')), disk }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
@@ -42,5 +44,6 @@ for (const peer of PEERS) {
   rows.push(measure(`${peer}@${latest}`, `${peer} ${latest}`))
 }
 rmSync(out, { recursive: true, force: true })
-console.log('| package | packages installed | size on disk |\n| --- | --- | --- |')
-for (const row of rows) console.log(`| ${row.label} | ${row.packages} | ${(row.bytes / 1e6).toFixed(1)} MB |`)
+const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`
+console.log('| package | packages installed | bytes of files | on disk (du) |\n| --- | --- | --- | --- |')
+for (const row of rows) console.log(`| ${row.label} | ${row.packages} | ${mb(row.bytes)} | ${mb(row.disk)} |`)
