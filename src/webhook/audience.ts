@@ -13,7 +13,7 @@ export function toSnakeCase(name: string): string {
 }
 
 /**
- * Turns successive snapshots of an audience's members into identify calls (spec section 6): the
+ * Turns successive snapshots of an audience's members into identify calls: the
  * first sync yields one call per member with the trait `snake_case(name): true`; later syncs
  * yield only the users added (`true`) or removed (`false`) since the previous sync.
  *
