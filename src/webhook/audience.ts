@@ -19,6 +19,8 @@ export function toSnakeCase(name: string): string {
  *
  * @example
  * ```ts
+ * import { AudienceSync } from 'eventwire/webhook'
+ *
  * const audience = new AudienceSync('Big Spenders')
  * audience.sync(['u1', 'u2']) // u1 true, u2 true
  * audience.sync(['u2', 'u3']) // u1 false, u3 true

@@ -45,6 +45,8 @@ function timestampOf(value: unknown): string {
  * @throws {@link ValidationError} naming the field, for an unknown type or a missing id.
  * @example
  * ```ts
+ * import { toWebhookPayload } from 'eventwire/webhook'
+ *
  * toWebhookPayload({ type: 'alias', previousId: 'anon-1', userId: 'u1' })
  * // { version: 1, type: 'alias', timestamp: '…', context: {}, 'Previous ID': 'anon-1', 'User ID': 'u1' }
  * ```
