@@ -61,14 +61,14 @@ const dev = start(['dev', '--port', '0', '--json', '--write-key', WRITE_KEY, '--
 const devUrl = await waitFor((watch) => devWatchers.push(watch), (record) => (record.event === 'listening' ? record.url : undefined))
 console.log(`\neventwire dev on ${devUrl}, forwarding to ${receiverUrl}/hooks, signed with "${SECRET}"\n`)
 
-// 3. The app: a visitor browses, signs up (the alias sequence of the spec), joins a team; an
+// 3. The app: a visitor browses, signs up (an alias sequence), joins a team; an
 // audience is synced twice; one internal event is kept away from webhooks.
 const client = new Client(WRITE_KEY, { endpoint: devUrl, flushAt: 5 })
 const sent = []
 client.on('sent', (info) => sent.push(info))
 client.on('error', (error) => console.error(`client error ${error.code}: ${error.message}`))
 
-// Calls under the previous id, then alias, identify, and calls under the new id (spec 4.2, rule 5).
+// An alias sequence: calls under the visitor's first id, then alias, identify, and calls under the new id.
 client.page({ userId: 'guest-7f3a', name: 'Pricing', category: 'Marketing', properties: { path: '/pricing' } })
 client.track({ userId: 'guest-7f3a', event: 'Plan Selected', properties: { plan: 'pro' } })
 client.alias({ previousId: 'guest-7f3a', userId: 'user-42' })

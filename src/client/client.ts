@@ -136,6 +136,9 @@ export class Client extends Emitter<ClientEvents> {
    * @throws {@link ValidationError} with no `userId` and no `anonymousId`; {@link MessageTooLargeError}; {@link ClosedError}.
    * @example
    * ```ts
+   * import { Client } from 'eventwire'
+   *
+   * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
    * client.identify({ userId: 'u1', traits: { plan: 'pro', email: 'a@example.com' } })
    * ```
    */
@@ -150,6 +153,9 @@ export class Client extends Emitter<ClientEvents> {
    * @throws {@link ValidationError} without `event` or without `userId`/`anonymousId`; {@link MessageTooLargeError}; {@link ClosedError}.
    * @example
    * ```ts
+   * import { Client } from 'eventwire'
+   *
+   * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
    * client.track({ userId: 'u1', event: 'Signed Up', properties: { source: 'ad' } })
    * ```
    */
@@ -164,6 +170,9 @@ export class Client extends Emitter<ClientEvents> {
    * @throws {@link ValidationError}; {@link MessageTooLargeError}; {@link ClosedError}.
    * @example
    * ```ts
+   * import { Client } from 'eventwire'
+   *
+   * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
    * client.page({ userId: 'u1', name: 'Home', category: 'Docs', properties: { path: '/' } })
    * ```
    */
@@ -176,6 +185,13 @@ export class Client extends Emitter<ClientEvents> {
    *
    * @returns `false` when the queue is over its high-water mark.
    * @throws {@link ValidationError}; {@link MessageTooLargeError}; {@link ClosedError}.
+   * @example
+   * ```ts
+   * import { Client } from 'eventwire'
+   *
+   * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
+   * client.screen({ userId: 'u1', name: 'Dashboard', category: 'Billing', properties: { tab: 'usage' } })
+   * ```
    */
   screen<Properties extends object = JsonObject>(message: ScreenMessage<Properties>, callback?: MessageCallback): boolean {
     return this.#enqueue('screen', message, callback)
@@ -188,6 +204,9 @@ export class Client extends Emitter<ClientEvents> {
    * @throws {@link ValidationError} without `groupId` or without `userId`/`anonymousId`; {@link MessageTooLargeError}; {@link ClosedError}.
    * @example
    * ```ts
+   * import { Client } from 'eventwire'
+   *
+   * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
    * client.group({ userId: 'u1', groupId: 'g1', traits: { size: 20 } })
    * ```
    */
@@ -202,7 +221,14 @@ export class Client extends Emitter<ClientEvents> {
    * @throws {@link ValidationError} without `userId` or `previousId`; {@link MessageTooLargeError}; {@link ClosedError}.
    * @example
    * ```ts
+   * import { Client } from 'eventwire'
+   *
+   * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
+   * // An alias sequence: calls under the anonymous id, then alias, identify, and calls under the new id.
+   * client.track({ userId: 'anon-1', event: 'Plan Selected' })
    * client.alias({ previousId: 'anon-1', userId: 'u1' })
+   * client.identify({ userId: 'u1', traits: { plan: 'pro' } })
+   * client.track({ userId: 'u1', event: 'Signed Up' })
    * ```
    */
   alias(message: AliasMessage, callback?: MessageCallback): boolean {
@@ -229,6 +255,16 @@ export class Client extends Emitter<ClientEvents> {
    * Sends everything queued now, without waiting for `flushAt` or `flushAfter`. Resolves when every
    * message enqueued before the call has been delivered or has definitively failed (reported
    * through `'error'`); never rejects. Overlapping calls share the same requests.
+   *
+   * @example
+   * ```ts
+   * import { Client } from 'eventwire'
+   *
+   * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
+   * client.on('error', (error) => console.error(error.code, error.messages.length))
+   * client.track({ userId: 'u1', event: 'Checkout Started' })
+   * await client.flush() // delivered, or reported through 'error'
+   * ```
    */
   async flush(): Promise<void> {
     const target = this.#lastSeq
@@ -245,6 +281,14 @@ export class Client extends Emitter<ClientEvents> {
    * call returns the same promise.
    *
    * @throws {@link OptionsError} for a negative or non-numeric timeout.
+   * @example
+   * ```ts
+   * import { Client } from 'eventwire'
+   *
+   * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
+   * client.track({ userId: 'u1', event: 'Job Finished' })
+   * await client.close({ timeout: 10_000 }) // before a short-lived process exits
+   * ```
    */
   close(options: CloseOptions = {}): Promise<void> {
     const timeout = timeoutOption('timeout', options.timeout, DEFAULT_CLOSE_TIMEOUT)

@@ -14,6 +14,9 @@ export type DeliveryErrorCode = 'ERR_QUEUE_FULL' | 'ERR_REJECTED' | 'ERR_RETRIES
  *
  * @example
  * ```ts
+ * import { Client } from 'eventwire'
+ *
+ * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
  * client.on('error', (error) => {
  *   if (error.code === 'ERR_REJECTED') console.error(error.status, error.messages.map((m) => m.messageId))
  * })

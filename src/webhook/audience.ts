@@ -13,12 +13,14 @@ export function toSnakeCase(name: string): string {
 }
 
 /**
- * Turns successive snapshots of an audience's members into identify calls (spec section 6): the
+ * Turns successive snapshots of an audience's members into identify calls: the
  * first sync yields one call per member with the trait `snake_case(name): true`; later syncs
  * yield only the users added (`true`) or removed (`false`) since the previous sync.
  *
  * @example
  * ```ts
+ * import { AudienceSync } from 'eventwire/webhook'
+ *
  * const audience = new AudienceSync('Big Spenders')
  * audience.sync(['u1', 'u2']) // u1 true, u2 true
  * audience.sync(['u2', 'u3']) // u1 false, u3 true

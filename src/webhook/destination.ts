@@ -109,6 +109,17 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
    *
    * @throws {@link ValidationError} (as a rejection) for an event that cannot become a payload;
    * {@link ClosedError} after `close()`.
+   * @example
+   * ```ts
+   * import { WebhookDestination } from 'eventwire/webhook'
+   *
+   * const destination = new WebhookDestination({ webhooks: [{ url: 'https://hooks.example.com/in' }], sharedSecret: 's3cret' })
+   * const result = await destination.deliver({ type: 'identify', userId: 'u1', traits: { plan: 'pro' } })
+   * if (result.status === 'failed') {
+   *   for (const url of result.urls) console.error(url.url, url.lastStatus, url.lastError?.code)
+   * }
+   * await destination.close()
+   * ```
    */
   async deliver<Data extends object = JsonObject>(event: WebhookEvent<Data>): Promise<DeliveryResult> {
     if (this.#closing) throw new ClosedError('deliver()')

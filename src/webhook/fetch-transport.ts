@@ -6,7 +6,13 @@ import { classifyFailure, type WebhookTransport } from './transport.js'
  *
  * @example
  * ```ts
- * new WebhookDestination({ webhooks, transport: createFetchTransport({ fetch: myFetch }) })
+ * import { createFetchTransport, WebhookDestination } from 'eventwire/webhook'
+ *
+ * // On Node too, e.g. to send through a fetch that a proxy or a test wraps.
+ * const destination = new WebhookDestination({
+ *   webhooks: [{ url: 'https://hooks.example.com/in' }],
+ *   transport: createFetchTransport({ fetch: (input, init) => fetch(input, init) }),
+ * })
  * ```
  */
 export function createFetchTransport(options: { fetch?: typeof fetch | undefined } = {}): WebhookTransport {

@@ -4,7 +4,7 @@ import type { WebhookSettings } from './settings.js'
 import { createUndiciTransport } from './undici-transport.js'
 
 /**
- * Forwards each platform event as a signed JSON POST to up to five URLs (spec sections 4.1, 5, 7):
+ * Forwards each platform event as a signed JSON POST to up to five URLs:
  * `Content-Type: application/json`, a `User-Agent` ending in `/1.0`, each URL's static headers,
  * and `X-Signature` when `sharedSecret` is set. Timeouts, network errors, 5xx, 408 and 429 are
  * retried for up to `retryWindowMs` (4 hours) from the first attempt; other statuses and

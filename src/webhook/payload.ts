@@ -4,7 +4,7 @@ import { isObject } from '../core/validate.js'
 import type { JsonObject } from '../core/json-value.js'
 import type { WebhookEvent, WebhookEventType } from './event.js'
 
-/** A webhook request body (spec 2.2), before serialization. */
+/** A webhook request body, before serialization: the fields {@link toWebhookPayload} lists. */
 export type WebhookPayload = Record<string, unknown> & { type: WebhookEventType; timestamp: string }
 
 const TYPES: ReadonlySet<string> = new Set<WebhookEventType>(['page', 'screen', 'identify', 'track', 'alias', 'group', 'delete'])
@@ -37,13 +37,17 @@ function timestampOf(value: unknown): string {
 }
 
 /**
- * Turns a platform call into the webhook request body of the spec (section 2.2): `version: 1`
- * (not on `delete`), `type`, `userId` (not on `alias`), `timestamp` as ISO 8601 with milliseconds
- * and `Z`, `context`, and the fields of the type. Nothing else is copied.
+ * Turns a platform call into a webhook request body, which carries exactly these fields:
+ * `version: 1` (not on `delete`), `type`, `userId` (not on `alias`), `timestamp` as ISO 8601 with
+ * milliseconds and `Z`, `context`, and per type: page `properties`; screen `name`; identify
+ * `traits`; track `event` and `properties`; alias `"Previous ID"` and `"User ID"`; group
+ * `groupId` and `traits`; delete only `type`, `userId` and `timestamp`. Nothing else is copied.
  *
  * @throws {@link ValidationError} naming the field, for an unknown type or a missing id.
  * @example
  * ```ts
+ * import { toWebhookPayload } from 'eventwire/webhook'
+ *
  * toWebhookPayload({ type: 'alias', previousId: 'anon-1', userId: 'u1' })
  * // { version: 1, type: 'alias', timestamp: '…', context: {}, 'Previous ID': 'anon-1', 'User ID': 'u1' }
  * ```

@@ -26,7 +26,7 @@ export interface WebhookSettings {
   /** Delay before retry number `attempt` (0-based), in ms. @defaultValue `5_000 * 2 ** attempt`, ±10% jitter */
   backoff?: ((attempt: number) => number) | undefined
   /**
-   * `'any'` (the spec's rule): an event is processed once any URL accepts it; failed URLs are
+   * `'any'` (the default): an event is processed once any URL accepts it; failed URLs are
    * retried only while no URL has accepted it. `'each'`: every URL is retried on its own until it
    * accepts the event. @defaultValue 'any'
    */
@@ -68,10 +68,10 @@ export interface ResolvedWebhookSettings {
   readonly blockPrivateNetworks: boolean
 }
 
-/** The sender identifier every request carries; the spec asks for a version suffix of 1.0. */
+/** The `User-Agent` every request carries: a fixed sender identifier with the version suffix `1.0`. */
 export const USER_AGENT = 'eventwire-webhooks/1.0'
 
-/** Most URLs a destination takes (spec section 8). */
+/** Most URLs a destination takes: at most five. */
 export const MAX_WEBHOOKS = 5
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/

@@ -31,7 +31,11 @@ export async function signWithKey(key: CryptoKey, body: RawBody): Promise<string
  *
  * @example
  * ```ts
- * const signature = await signPayload('{"type":"track"}', 's3cret') // 40 hex characters
+ * import { signPayload, verifySignature } from 'eventwire/webhook'
+ *
+ * const body = '{"type":"track","userId":"u1","event":"Paid"}'
+ * const signature = await signPayload(body, 's3cret') // 40 lowercase hex characters
+ * console.log(await verifySignature(body, signature, 's3cret')) // true
  * ```
  */
 export async function signPayload(body: RawBody, secret: string): Promise<string> {
@@ -49,10 +53,18 @@ export async function signPayload(body: RawBody, secret: string): Promise<string
  *
  * @example
  * ```ts
- * // fetch-style handler (Workers, Deno, Bun, Node >= 20):
- * const body = await request.text()
- * const ok = await verifySignature(body, request.headers.get('x-signature'), env.WEBHOOK_SECRET)
- * if (!ok) return new Response('bad signature', { status: 401 })
+ * import { verifySignature } from 'eventwire/webhook'
+ *
+ * // A fetch handler (Workers, Deno, Bun; Node behind any fetch adapter).
+ * export async function handle(request: Request, secret: string): Promise<Response> {
+ *   const rawBody = await request.arrayBuffer() // the exact bytes that were signed
+ *   if (!(await verifySignature(rawBody, request.headers.get('x-signature'), secret))) {
+ *     return new Response('bad signature', { status: 401 })
+ *   }
+ *   const event = JSON.parse(new TextDecoder().decode(rawBody)) // parse only once verified
+ *   console.log('received', event.type)
+ *   return new Response(null, { status: 204 })
+ * }
  * ```
  */
 export async function verifySignature(

@@ -34,12 +34,20 @@ function publicOnlyLookup(hostname: string, options: LookupOptions, callback: Lo
 /**
  * Sends webhook requests with undici's `Pool.request`, one keep-alive pool per receiving origin:
  * the Node default, several times faster per request than `fetch`. Redirects are not followed.
+ * Node only: import it from `eventwire/webhook/node`. Pass one to a destination to configure the
+ * connection, e.g. to trust receivers whose certificates a private certificate authority issued.
  *
  * @example
  * ```ts
  * import { readFileSync } from 'node:fs'
- * const transport = createUndiciTransport({ connect: { ca: readFileSync('private-ca.pem') } })
- * new WebhookDestination({ webhooks, transport })
+ * import { WebhookDestination } from 'eventwire/webhook'
+ * import { createUndiciTransport } from 'eventwire/webhook/node'
+ *
+ * const destination = new WebhookDestination({
+ *   webhooks: [{ url: 'https://hooks.internal.example/in' }],
+ *   sharedSecret: 's3cret',
+ *   transport: createUndiciTransport({ connect: { ca: readFileSync('private-ca.pem') } }),
+ * })
  * ```
  */
 export function createUndiciTransport(options: UndiciTransportOptions = {}): WebhookTransport {

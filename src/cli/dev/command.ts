@@ -23,7 +23,7 @@ const OPTIONS = {
   webhook: { long: 'webhook', short: 'w', value: 'url', description: 'a URL to deliver every event to; repeat for up to 5', parse: collect, required: true },
   header: { long: 'header', short: 'H', value: 'header', description: 'a static header for every webhook request, "Name: value"; repeatable', parse: headerArgument },
   secret: { long: 'secret', short: 's', value: 'secret', description: 'shared secret: sign every request with X-Signature', env: 'EVENTWIRE_SECRET' },
-  mode: { long: 'mode', value: 'mode', description: 'any: done when one URL accepts (the spec); each: every URL must accept', choices: ['any', 'each'], default: 'any' },
+  mode: { long: 'mode', value: 'mode', description: 'any: done when one URL accepts (the default); each: every URL must accept', choices: ['any', 'each'], default: 'any' },
   json: { long: 'json', description: 'one JSON object per line instead of the live view' },
 } as const satisfies OptionSpecs
 

@@ -28,10 +28,13 @@ export type ErrorCode =
  *
  * @example
  * ```ts
+ * import { Client, EventwireError } from 'eventwire'
+ *
+ * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
  * try {
- *   client.track({ userId: 'u1' } as never)
+ *   client.track({ userId: 'u1', event: '' })
  * } catch (error) {
- *   if (error instanceof EventwireError && error.code === 'ERR_MISSING_EVENT') { ... }
+ *   if (error instanceof EventwireError && error.code === 'ERR_MISSING_EVENT') console.error(error.message)
  * }
  * ```
  */

@@ -66,6 +66,14 @@ export class WebhookQueue {
    * twice stores it once.
    *
    * @throws `ValidationError` (as a rejection) for an event that cannot become a payload.
+   * @example
+   * ```ts
+   * import { WebhookQueue } from 'eventwire/webhook/bullmq'
+   *
+   * const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port: 6379 } })
+   * const { eventId, status } = await queue.enqueue({ type: 'track', messageId: 'order-1042', userId: 'u1', event: 'Paid' })
+   * console.log(eventId, status) // 'order-1042' 'queued': Redis has it; a worker delivers it
+   * ```
    */
   async enqueue<Data extends object = JsonObject>(event: WebhookEvent<Data>): Promise<EnqueueResult> {
     const body = JSON.stringify(toWebhookPayload(event))
@@ -75,7 +83,21 @@ export class WebhookQueue {
     return { eventId, status: 'queued' }
   }
 
-  /** Dead letters, oldest first: events that failed for good or ran out of their retry window. */
+  /**
+   * Dead letters, most recently failed first (BullMQ's order): events that failed for good or ran
+   * out of their retry window. `start` and `end` are positions in that list, both included (the
+   * first 100 by default).
+   *
+   * @example
+   * ```ts
+   * import { WebhookQueue } from 'eventwire/webhook/bullmq'
+   *
+   * const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port: 6379 } })
+   * for (const letter of await queue.deadLetters()) {
+   *   console.log(letter.eventId, letter.reason, letter.urls.map((url) => url.lastStatus))
+   * }
+   * ```
+   */
   async deadLetters(start = 0, end = 99): Promise<DeadLetter[]> {
     const jobs = await this.#queue.getFailed(start, end)
     return jobs.map((job: Job<WebhookJobData>) => ({
@@ -90,6 +112,14 @@ export class WebhookQueue {
    * Sends a dead letter again, with a fresh retry window and the same body and id.
    *
    * @returns whether there was such a dead letter.
+   * @example
+   * ```ts
+   * import { WebhookQueue } from 'eventwire/webhook/bullmq'
+   *
+   * const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port: 6379 } })
+   * // Once the receiver is fixed, send every dead letter again.
+   * for (const letter of await queue.deadLetters()) await queue.redrive(letter.eventId)
+   * ```
    */
   async redrive(eventId: string): Promise<boolean> {
     const job = await this.#queue.getJob(jobIdOf(eventId))
