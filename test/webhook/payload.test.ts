@@ -4,7 +4,7 @@ import { isEnabledFor, toWebhookPayload, ValidationError, type WebhookEvent } fr
 const timestamp = '2024-05-06T07:08:09.010Z'
 const context = { ip: '203.0.113.9' }
 
-describe('toWebhookPayload (spec 2.2)', () => {
+describe('toWebhookPayload: the body every webhook request carries', () => {
   it.each<[string, WebhookEvent, Record<string, unknown>]>([
     [
       'page',
