@@ -29,9 +29,11 @@ describe('eventwire dev on a terminal', () => {
     listen = receiver.cli
     const up = `${receiver.url}/up`
     const down = 'http://127.0.0.1:9/down'
-    // Colours as a user gets them: decided by the terminal, not by NO_COLOR (node-pty would pass an undefined value on as text).
-    const env = plainEnv()
-    delete env['NO_COLOR']
+    // Colours as a user at an xterm gets them: decided by the terminal, whatever the test runs
+    // under. Node reads TERM, and turns colours off when CI is set (as .ci/run sets it); keys are
+    // deleted, not set to undefined, because node-pty would pass undefined on as text.
+    const env: NodeJS.ProcessEnv = { ...plainEnv(), TERM: 'xterm-256color' }
+    for (const name of ['NO_COLOR', 'CI', 'TMUX']) delete env[name]
     dev = startOnTerminal(['dev', '--port', '0', '--write-key', 'wk', '--secret', 's3cret', '--mode', 'each', '--webhook', up, '--webhook', down], { columns: 150, rows: 40 }, env)
 
     const first = await dev.waitForScreen((text) => text.includes('waiting for the first batch'))
