@@ -1,8 +1,9 @@
 // A user's TypeScript against the installed tarball: strict with exactOptionalPropertyTypes and
 // noUncheckedIndexedAccess, under node16 resolution (ESM .mts and CommonJS .cts files) and
-// bundler resolution. It compiles every ```ts snippet of README.md and docs/*.md as it is written
-// there (nothing is copied by hand), the consumer files in ./consumers, and checks that the
-// mistakes in consumers/mistakes.mts fail with an error naming the field.
+// bundler resolution. It compiles every ```ts snippet of README.md, docs/*.md and the TSDoc
+// examples in the package's declaration files as it is written there (nothing is copied by
+// hand), the consumer files in ./consumers, and checks that the mistakes in
+// consumers/mistakes.mts fail with an error naming the field.
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
@@ -17,20 +18,33 @@ const SETUPS = [
   { name: 'bundler', options: { module: 'preserve', moduleResolution: 'bundler' }, extensions: ['.ts'] },
 ]
 
-/** Every ```ts block of the README and docs/*.md, with where it starts. */
-export function snippets() {
-  const files = ['README.md', ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)]
-  return files.flatMap((file) => {
-    const found = []
-    const lines = readFileSync(join(root, file), 'utf8').split('\n')
-    for (let index = 0; index < lines.length; index++) {
-      if (!/^```(ts|typescript)\s*$/.test(lines[index])) continue
-      const start = index + 1
-      while (index + 1 < lines.length && !lines[++index].startsWith('```'));
-      found.push({ file, line: start, code: lines.slice(start, index).join('\n') })
-    }
-    return found
-  })
+/** The ```ts blocks of `lines`, each with the line it starts on. */
+function fencedBlocks(file, lines) {
+  const found = []
+  for (let index = 0; index < lines.length; index++) {
+    if (!/^```(ts|typescript)\s*$/.test(lines[index])) continue
+    const start = index + 1
+    while (index + 1 < lines.length && !lines[++index].startsWith('```'));
+    found.push({ file, line: start, code: lines.slice(start, index).join('\n') })
+  }
+  return found
+}
+
+/**
+ * Every ```ts block of the README and docs/*.md, and of the TSDoc `@example`s in the installed
+ * package's declaration files (what editors and the API docs show), each with where it starts.
+ */
+export function snippets(app) {
+  const docs = ['README.md', ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)]
+  const fromDocs = docs.flatMap((file) => fencedBlocks(file, readFileSync(join(root, file), 'utf8').split('\n')))
+  const dist = join(app, 'node_modules', 'eventwire', 'dist')
+  const declarations = readdirSync(dist).filter((name) => name.endsWith('.d.ts'))
+  const seen = new Set()
+  const fromTsdoc = declarations
+    .flatMap((name) => fencedBlocks(name, readFileSync(join(dist, name), 'utf8').split('\n').map((line) => line.replace(/^\s*\* ?/, ''))))
+    // Chunks of the build may carry the same declaration twice.
+    .filter((block) => !seen.has(block.code) && seen.add(block.code))
+  return [...fromDocs, ...fromTsdoc]
 }
 
 /**
@@ -106,15 +120,15 @@ function mistakesCheck(app, setup) {
 /** All the TypeScript checks, as matrix results. `app` has the tarball and @types/node installed. */
 export function typescriptChecks(app) {
   const results = []
-  const found = snippets()
+  const found = snippets(app)
   for (const setup of SETUPS) {
     const files = consumerFiles(setup)
     for (const snippet of found) {
-      const base = `snippet-${basename(snippet.file, '.md').toLowerCase()}-${snippet.line}`
+      const base = `snippet-${basename(snippet.file).replace(/\W+/g, '-').toLowerCase()}-${snippet.line}`
       for (const extension of setup.extensions) files[`${base}${extension}`] = extension === '.cts' ? asCommonJs(snippet.code) : snippet.code
     }
     const output = compile(app, setup.name, setup, files)
-    results.push({ name: `TypeScript ${setup.name} (${setup.extensions.join(', ')}), strict + exactOptionalPropertyTypes: ${found.length} doc snippets and ${Object.keys(consumerFiles(setup)).length} consumer files compile`, ok: output === '', error: output })
+    results.push({ name: `TypeScript ${setup.name} (${setup.extensions.join(', ')}), strict + exactOptionalPropertyTypes: ${found.length} doc and TSDoc snippets and ${Object.keys(consumerFiles(setup)).length} consumer files compile`, ok: output === '', error: output })
     const mistakes = mistakesCheck(app, setup)
     results.push({ name: `TypeScript ${setup.name}: each mistake fails with an error naming the field`, ok: mistakes === '', error: mistakes })
   }
