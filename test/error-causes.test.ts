@@ -49,6 +49,17 @@ describe('a refused connection is named as such', () => {
     expect(lines.find((line) => line.startsWith('retrying'))).toMatch(/ECONNREFUSED/)
   })
 
+  it('in the ERR_CLOSE_TIMEOUT of a close() that ran out of time while retrying', async () => {
+    const client = new Client('k', { endpoint: await refusingUrl(), retry: { baseDelay: 60_000, maxDelay: 60_000 } })
+    const errors: DeliveryError[] = []
+    client.on('error', (error) => errors.push(error))
+    client.track({ userId: 'u1', event: 'E' })
+    await client.close({ timeout: 300 })
+    expect(errors.map((error) => error.code)).toEqual(['ERR_CLOSE_TIMEOUT'])
+    expect(errors[0]?.message).toMatch(/close\(\) timed out .*; the last failed attempt: TypeError: fetch failed: .*ECONNREFUSED/)
+    expect(errors[0]?.cause).toBeInstanceOf(TypeError)
+  })
+
   it("in a webhook attempt's lastError over fetch", async () => {
     const destination = new WebhookDestination({ webhooks: [{ url: await refusingUrl() }], transport: createFetchTransport(), retryWindowMs: 0 })
     const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'E' })

@@ -34,6 +34,25 @@ describe('Client options', () => {
     expect(resolveClientOptions('k', { endpoint: 'https://x.test/ingest/' }).batchUrl).toBe('https://x.test/ingest/v1/batch')
   })
 
+  it('refuses an option it does not know, naming ours where another client calls it differently', () => {
+    const attempt = (options: Record<string, unknown>) => () => resolveClientOptions('k', options)
+    expect(attempt({ host: 'http://127.0.0.1:8787' })).toThrow('Invalid option `host`: no such option; use `endpoint` instead.')
+    expect(attempt({ flushInterval: 1_000 })).toThrow('use `flushAfter` instead')
+    expect(attempt({ flushAfterr: 1_000 })).toThrow(/Invalid option `flushAfterr`: no such option; the options are endpoint, flushAt, .*flushOnPageHide\./)
+    expect(attempt({ retry: { limits: 3 } })).toThrow(/Invalid option `retry.limits`: no such option; the options are limit, baseDelay/)
+    expect(optionOf(attempt({ host: 'x' }))).toBe('host')
+  })
+
+  it('refuses an endpoint that already ends in /v1/batch, naming the base URL to use', () => {
+    expect(() => resolveClientOptions('k', { endpoint: 'http://127.0.0.1:8787/v1/batch' })).toThrow(
+      'expected the base URL, since /v1/batch is appended to it: "http://127.0.0.1:8787".',
+    )
+  })
+
+  it('shows a number given as a string as a string', () => {
+    expect(() => resolveClientOptions('k', { flushAt: '20' as never })).toThrow('got the string "20".')
+  })
+
   it('caps the high-water mark at half of maxQueueBytes', () => {
     expect(resolveClientOptions('k', { maxQueueBytes: 100_000 }).highWaterBytes).toBe(50_000)
     expect(resolveClientOptions('k', { highWaterMark: 1_000 }).highWaterBytes).toBe(1_000)

@@ -421,7 +421,9 @@ export class Client extends Emitter<ClientEvents> {
       ERR_QUEUE_FULL: `Dropped ${count}: the queue is full (maxQueueSize ${this.#options.maxQueueSize}, maxQueueBytes ${this.#options.maxQueueBytes}). Wait for 'drain' when a call returns false, or raise the bounds.`,
       ERR_REJECTED: `${url} rejected a batch of ${count} with HTTP ${result?.status}; not retried. Check the write key and the payload.`,
       ERR_RETRIES_EXHAUSTED: `Could not deliver a batch of ${count} to ${url} after ${result?.attempts} attempt(s): ${describeError(result?.error)}.`,
-      ERR_CLOSE_TIMEOUT: `close() timed out before ${count} could be delivered to ${url}.`,
+      ERR_CLOSE_TIMEOUT: `close() timed out before ${count} could be delivered to ${url}${
+        result?.error === undefined ? '' : `; the last failed attempt: ${describeError(result.error)}`
+      }.`,
     }
     return new DeliveryError(code, reasons[code], {
       messages,

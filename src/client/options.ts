@@ -1,6 +1,6 @@
 import { consoleLogger, isDebugEnabled, type Logger } from '../core/debug.js'
 import { OptionsError } from '../core/errors/options-error.js'
-import { integerOption, parseHttpUrl } from '../core/option-checks.js'
+import { checkOptionNames, integerOption, parseHttpUrl } from '../core/option-checks.js'
 import { MAX_MESSAGE_BYTES } from '../core/limits.js'
 import { MAX_TIMER_MS } from '../core/timers.js'
 import { isObject } from '../core/validate.js'
@@ -91,12 +91,51 @@ const DEFAULTS = {
   retry: { limit: 10, baseDelay: 100, maxDelay: 10_000, maxRetryAfter: 60_000 },
 } as const
 
+/** Every option of {@link ClientOptions}; a key missing here fails to compile. */
+const OPTION_NAMES: Readonly<Record<keyof ClientOptions, true>> = {
+  endpoint: true,
+  flushAt: true,
+  size: true,
+  flushAfter: true,
+  timeout: true,
+  retry: true,
+  maxConcurrentRequests: true,
+  maxQueueSize: true,
+  maxQueueBytes: true,
+  highWaterMark: true,
+  logger: true,
+  verbose: true,
+  fetch: true,
+  flushOnPageHide: true,
+}
+
+const RETRY_OPTION_NAMES: Readonly<Record<keyof RetryOptions, true>> = { limit: true, baseDelay: true, maxDelay: true, maxRetryAfter: true }
+
+/** What other analytics clients (Segment's, PostHog's, the Go client) call our options. */
+const OTHER_CLIENTS_NAMES: Readonly<Record<string, string>> = {
+  host: 'endpoint',
+  path: 'endpoint',
+  Endpoint: 'endpoint',
+  flushInterval: 'flushAfter',
+  Interval: 'flushAfter',
+  maxEventsInBatch: 'flushAt',
+  BatchSize: 'flushAt',
+  httpRequestTimeout: 'timeout',
+  requestTimeout: 'timeout',
+  maxRetries: 'retry: { limit }',
+  fetchRetryCount: 'retry: { limit }',
+  httpClient: 'fetch',
+}
+
 function resolveEndpoint(value: unknown): string {
   if (value === undefined) return `${DEFAULTS.endpoint}/v1/batch`
   const url = parseHttpUrl(value)
   if (!url) throw new OptionsError('endpoint', `expected an absolute http:// or https:// URL, got ${JSON.stringify(value)}.`)
   if (url.search || url.hash) {
     throw new OptionsError('endpoint', 'expected a base URL without query or fragment; /v1/batch is appended to it.')
+  }
+  if (/\/v1\/batch\/*$/.test(url.pathname)) {
+    throw new OptionsError('endpoint', `expected the base URL, since /v1/batch is appended to it: ${JSON.stringify(url.href.replace(/\/v1\/batch\/*$/, ''))}.`)
   }
   return `${url.href.replace(/\/+$/, '')}/v1/batch`
 }
@@ -113,6 +152,7 @@ function resolveFlushAt(options: ClientOptions): number {
 function resolveRetry(value: unknown): ResolvedRetryOptions {
   if (value === undefined) return DEFAULTS.retry
   if (!isObject(value)) throw new OptionsError('retry', 'expected an object such as { limit: 10 }.')
+  checkOptionNames(value, RETRY_OPTION_NAMES, {}, 'retry.')
   return {
     limit: integerOption('retry.limit', value['limit'], DEFAULTS.retry.limit, 0, 1_000),
     baseDelay: integerOption('retry.baseDelay', value['baseDelay'], DEFAULTS.retry.baseDelay, 0, MAX_TIMER_MS),
@@ -140,6 +180,7 @@ export function resolveClientOptions(writeKey: unknown, options: unknown): Resol
   }
   if (options === undefined) options = {}
   if (!isObject(options)) throw new OptionsError('options', 'expected an object.')
+  checkOptionNames(options, OPTION_NAMES, OTHER_CLIENTS_NAMES)
   const given = options as ClientOptions
   if (given.verbose !== undefined && typeof given.verbose !== 'boolean') {
     throw new OptionsError('verbose', 'expected true or false.')

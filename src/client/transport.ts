@@ -13,6 +13,10 @@ export type SendResult =
       readonly reason: 'rejected' | 'exhausted' | 'aborted'
       readonly status: number | undefined
       readonly attempts: number
+      /**
+       * Why the batch failed. When `aborted`, why the attempt before the abort failed (the abort
+       * itself says nothing of why the batch was still unsent), or `undefined` when none had.
+       */
       readonly error: unknown
     }
 
@@ -105,11 +109,20 @@ export function createKyTransport(settings: KyTransportSettings): BatchTransport
   return {
     async send(body, signal, onRetry, keepalive = false) {
       let attempts = 0
+      let lastFailure: unknown
       try {
         const response = await api(settings.url, {
           body,
           signal,
           ...(keepalive ? { keepalive } : {}),
+          // Sees every failed attempt, network errors included (beforeError sees HTTP errors only);
+          // `undefined` leaves the decision to the rules above.
+          retry: {
+            shouldRetry: ({ error }) => {
+              lastFailure = error
+              return undefined
+            },
+          },
           hooks: {
             beforeRequest: [
               () => {
@@ -129,7 +142,7 @@ export function createKyTransport(settings: KyTransportSettings): BatchTransport
           : status !== undefined && !RETRYABLE_STATUSES.includes(status)
             ? 'rejected'
             : 'exhausted'
-        return { ok: false, reason, status, attempts, error }
+        return { ok: false, reason, status, attempts, error: reason === 'aborted' ? lastFailure : error }
       }
     },
   }

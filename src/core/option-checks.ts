@@ -1,5 +1,30 @@
 import { OptionsError } from './errors/options-error.js'
 
+/** A value as an error message shows it: strings quoted, so that `'20'` does not read as `20`. */
+function shown(value: unknown): string {
+  return typeof value === 'string' ? `the string ${JSON.stringify(value)}` : String(value)
+}
+
+/**
+ * Refuses keys of `given` that are not in `known`, so that a misspelt option, or another client's
+ * name for it, is not silently ignored (in JavaScript, nothing else would catch it). `renamed`
+ * maps names other clients use to ours, for the message.
+ *
+ * @throws {@link OptionsError} naming the unknown key.
+ */
+export function checkOptionNames(
+  given: Record<string, unknown>,
+  known: Readonly<Record<string, true>>,
+  renamed: Readonly<Record<string, string>> = {},
+  prefix = '',
+): void {
+  for (const key of Object.keys(given)) {
+    if (Object.hasOwn(known, key)) continue
+    const hint = Object.hasOwn(renamed, key) ? `use \`${renamed[key]}\` instead` : `the options are ${Object.keys(known).join(', ')}`
+    throw new OptionsError(`${prefix}${key}`, `no such option; ${hint}.`)
+  }
+}
+
 /**
  * A whole-number option within `[min, max]`, or `fallback` when not given.
  *
@@ -8,7 +33,7 @@ import { OptionsError } from './errors/options-error.js'
 export function integerOption(name: string, value: unknown, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new OptionsError(name, `expected a whole number from ${min} to ${max}, got ${String(value)}.`)
+    throw new OptionsError(name, `expected a whole number from ${min} to ${max}, got ${shown(value)}.`)
   }
   return value
 }
@@ -21,7 +46,7 @@ export function integerOption(name: string, value: unknown, fallback: number, mi
 export function timeoutOption(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
-    throw new OptionsError(name, `expected a number of ms >= 0 or Infinity, got ${String(value)}.`)
+    throw new OptionsError(name, `expected a number of ms >= 0 or Infinity, got ${shown(value)}.`)
   }
   return value
 }
