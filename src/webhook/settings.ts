@@ -1,5 +1,5 @@
 import { OptionsError } from '../core/errors/options-error.js'
-import { integerOption, parseHttpUrl } from '../core/option-checks.js'
+import { checkOptionNames, integerOption, parseHttpUrl } from '../core/option-checks.js'
 import { MAX_TIMER_MS } from '../core/timers.js'
 import { isObject } from '../core/validate.js'
 import { isPrivateAddress } from './private-address.js'
@@ -84,9 +84,27 @@ function defaultBackoff(attempt: number): number {
   return 5_000 * 2 ** attempt * (0.9 + Math.random() * 0.2)
 }
 
+/** Every setting of {@link WebhookSettings} and {@link WebhookEntry}; a key missing here fails to compile. */
+const SETTING_NAMES: Readonly<Record<keyof WebhookSettings, true>> = {
+  webhooks: true,
+  sharedSecret: true,
+  timeoutMs: true,
+  retryWindowMs: true,
+  backoff: true,
+  mode: true,
+  maxConcurrency: true,
+  maxConcurrencyPerUrl: true,
+  transport: true,
+  blockPrivateNetworks: true,
+}
+const ENTRY_NAMES: Readonly<Record<keyof WebhookEntry, true>> = { url: true, headers: true }
+/** Names people reach for, mapped to ours. */
+const LIKELY_NAMES: Readonly<Record<string, string>> = { urls: 'webhooks', secret: 'sharedSecret', timeout: 'timeoutMs', concurrency: 'maxConcurrency' }
+
 function resolveEntry(entry: unknown, index: number): ResolvedWebhook {
   const name = `webhooks[${index}]`
   if (!isObject(entry)) throw new OptionsError(name, 'expected { url, headers? }.')
+  checkOptionNames(entry, ENTRY_NAMES, {}, `${name}.`)
   const raw = entry['url']
   const url = parseHttpUrl(raw)
   if (!url) {
@@ -120,6 +138,7 @@ function resolveEntry(entry: unknown, index: number): ResolvedWebhook {
  */
 export function resolveWebhookSettings(settings: unknown): ResolvedWebhookSettings {
   if (!isObject(settings)) throw new OptionsError('settings', 'expected an object with `webhooks`.')
+  checkOptionNames(settings, SETTING_NAMES, LIKELY_NAMES)
   const webhooks = settings['webhooks']
   if (!Array.isArray(webhooks) || webhooks.length < 1 || webhooks.length > MAX_WEBHOOKS) {
     throw new OptionsError('webhooks', `expected 1 to ${MAX_WEBHOOKS} entries, got ${Array.isArray(webhooks) ? webhooks.length : typeof webhooks}.`)

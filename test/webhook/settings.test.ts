@@ -40,6 +40,8 @@ describe('WebhookDestination settings', () => {
 
   it.each<[string, unknown, string]>([
     ['no settings', undefined, 'settings'],
+    ['a setting it does not know (secret for sharedSecret)', { webhooks: [{ url }], secret: 's' }, 'secret'],
+    ['an entry key it does not know', { webhooks: [{ url, header: { 'X-Team': 'a' } }] }, 'webhooks[0].header'],
     ['no webhooks', { webhooks: [] }, 'webhooks'],
     ['six webhooks', { webhooks: Array.from({ length: 6 }, () => ({ url })) }, 'webhooks'],
     ['a relative URL', { webhooks: [{ url: '/hooks' }] }, 'webhooks[0].url'],
