@@ -56,7 +56,7 @@ export type JsonInput<T> = unknown extends T
  */
 export type JsonObjectInput<T> = T extends readonly unknown[] ? JsonObject : JsonInput<T>
 
-/** Deeper nesting is refused: it is almost always a circular structure or a mistake. */
+/** Deeper nesting is refused: it is almost always a mistake (a cycle is named as such first). */
 export const MAX_DEPTH = 64
 
 function refuse(path: string, what: string): never {
@@ -73,7 +73,8 @@ function isPlain(value: object): boolean {
  * naming the path: `BigInt`, `NaN` and infinities (JSON would write `null`), functions and
  * symbols, `undefined` inside arrays (would become `null`), invalid dates, `Map`, `Set` and other
  * non-plain objects without a `toJSON` method (they would become `{}` or lose their prototype),
- * and nesting deeper than {@link MAX_DEPTH} (or circular). Allowed: plain objects and arrays,
+ * a value that contains itself (named as circular, with the path it refers back to), and nesting
+ * deeper than {@link MAX_DEPTH}. Allowed: plain objects and arrays,
  * strings (lone surrogates are escaped), finite numbers, booleans, null, valid dates (sent as ISO
  * 8601) and objects with their own `toJSON`. `undefined` as an object property means absent, as
  * in JSON.
@@ -81,6 +82,11 @@ function isPlain(value: object): boolean {
  * @throws {@link ValidationError} `ERR_NOT_SERIALIZABLE` with `field` set to the path.
  */
 export function checkJsonValue(value: unknown, path: string, depth = 0): void {
+  walk(value, path, depth, [], [])
+}
+
+/** `parents` and `parentPaths`: the objects on the way down to `value` and their paths, to name a cycle. */
+function walk(value: unknown, path: string, depth: number, parents: object[], parentPaths: string[]): void {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -97,23 +103,26 @@ export function checkJsonValue(value: unknown, path: string, depth = 0): void {
       return
   }
   if (value === null) return
-  if (depth >= MAX_DEPTH) refuse(path, `is nested deeper than ${MAX_DEPTH} levels (or circular)`)
   const object = value as object
+  const parent = parents.indexOf(object)
+  if (parent !== -1) refuse(path, `refers back to \`${parentPaths[parent]}\` (a circular structure)`)
+  if (depth >= MAX_DEPTH) refuse(path, `is nested deeper than ${MAX_DEPTH} levels`)
+  parents.push(object)
+  parentPaths.push(path)
   if (Array.isArray(object)) {
     object.forEach((item, index) => {
       if (item === undefined) refuse(`${path}[${index}]`, 'is undefined inside an array (JSON would write null)')
-      checkJsonValue(item, `${path}[${index}]`, depth + 1)
+      walk(item, `${path}[${index}]`, depth + 1, parents, parentPaths)
     })
-    return
-  }
-  if (object instanceof Date) {
+  } else if (object instanceof Date) {
     if (Number.isNaN(object.getTime())) refuse(path, 'is an invalid Date')
-    return
+  } else if (typeof (object as { toJSON?: unknown }).toJSON !== 'function') {
+    // An object that says how it becomes JSON (decimal and date libraries do) is taken at its word.
+    if (!isPlain(object)) refuse(path, `is a ${object.constructor?.name ?? 'non-plain object'}; send a plain object or array`)
+    for (const key in object) {
+      if (Object.hasOwn(object, key)) walk((object as Record<string, unknown>)[key], `${path}.${key}`, depth + 1, parents, parentPaths)
+    }
   }
-  // An object that says how it becomes JSON is taken at its word (decimal and date libraries do).
-  if (typeof (object as { toJSON?: unknown }).toJSON === 'function') return
-  if (!isPlain(object)) refuse(path, `is a ${object.constructor?.name ?? 'non-plain object'}; send a plain object or array`)
-  for (const key in object) {
-    if (Object.hasOwn(object, key)) checkJsonValue((object as Record<string, unknown>)[key], `${path}.${key}`, depth + 1)
-  }
+  parents.pop()
+  parentPaths.pop()
 }
