@@ -1,3 +1,5 @@
+import { createServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { describeError } from '../src/core/describe-error.js'
 import { Client, type DeliveryError } from '../src/index.js'
@@ -72,5 +74,64 @@ describe('a refused connection is named as such', () => {
     const { code, stderr } = await runCli(['send', 'track', '--endpoint', await refusingUrl(), '--write-key', 'k', '--user', 'u1', '--event', 'E', '--retries', '0'])
     expect(code).toBe(1)
     expect(stderr).toMatch(/ECONNREFUSED/)
+  })
+})
+
+/** A loopback server that answers every request with `answer`; closed after `use`. */
+async function withServer(answer: (response: ServerResponse) => void, use: (url: string) => Promise<void>): Promise<void> {
+  const server = createServer((request, response) => {
+    request.resume()
+    answer(response)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  try {
+    await use(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+  } finally {
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+  }
+}
+
+async function rejection(url: string, timeout = 10_000): Promise<DeliveryError | undefined> {
+  const client = new Client('k', { endpoint: url, timeout })
+  const errors: DeliveryError[] = []
+  client.on('error', (error) => errors.push(error))
+  client.track({ userId: 'u1', event: 'E' })
+  await client.close()
+  return errors[0]
+}
+
+describe("a refused batch quotes the server's reason", () => {
+  it('from the response body', async () => {
+    await withServer(
+      (response) => response.writeHead(400, { 'content-type': 'application/json' }).end('{"code":"ERR_MISSING_EVENT","error":"batch[0]: track() needs a non-empty `event`."}'),
+      async (url) => {
+        const error = await rejection(url)
+        expect(error?.code).toBe('ERR_REJECTED')
+        expect(error?.message).toContain('with HTTP 400 ({"code":"ERR_MISSING_EVENT","error":"batch[0]: track() needs a non-empty `event`."}); not retried.')
+      },
+    )
+  })
+
+  it('cut at 300 characters, without control characters, and within the timeout when the body never ends', async () => {
+    await withServer(
+      (response) => {
+        response.writeHead(401)
+        response.write(`\u001b[31m${'x'.repeat(400)}`)
+      },
+      async (url) => {
+        const error = await rejection(url, 500)
+        expect(error?.code).toBe('ERR_REJECTED')
+        expect(error?.message).toContain(`with HTTP 401 ([31m${'x'.repeat(296)}...); not retried.`)
+        expect(error?.message).not.toContain('\u001b')
+      },
+    )
+    await withServer(
+      (response) => {
+        response.writeHead(403)
+        response.write('forbidden, and then nothing more')
+      },
+      async (url) => expect((await rejection(url, 300))?.message).toContain('with HTTP 403 (forbidden, and then nothing more); not retried.'),
+    )
   })
 })

@@ -419,7 +419,7 @@ export class Client extends Emitter<ClientEvents> {
     const url = this.#options.batchUrl
     const reasons: Record<DeliveryErrorCode, string> = {
       ERR_QUEUE_FULL: `Dropped ${count}: the queue is full (maxQueueSize ${this.#options.maxQueueSize}, maxQueueBytes ${this.#options.maxQueueBytes}). Wait for 'drain' when a call returns false, or raise the bounds.`,
-      ERR_REJECTED: `${url} rejected a batch of ${count} with HTTP ${result?.status}; not retried. Check the write key and the payload.`,
+      ERR_REJECTED: `${url} rejected a batch of ${count} with HTTP ${result?.status}${result?.responseText === undefined ? '' : ` (${result.responseText})`}; not retried. Check the write key and the payload.`,
       ERR_RETRIES_EXHAUSTED: `Could not deliver a batch of ${count} to ${url} after ${result?.attempts} attempt(s): ${describeError(result?.error)}.`,
       ERR_CLOSE_TIMEOUT: `close() timed out before ${count} could be delivered to ${url}${
         result?.error === undefined ? '' : `; the last failed attempt: ${describeError(result.error)}`

@@ -1,6 +1,7 @@
 import ky, { isHTTPError, type KyInstance } from 'ky'
 import { sleep } from '../core/timers.js'
 import type { ResolvedRetryOptions } from './options.js'
+import { bodyExcerpt } from '../core/body-excerpt.js'
 import { parseRetryAfter } from '../core/retry-after.js'
 import { USER_AGENT_HEADER } from '../core/version.js'
 
@@ -18,6 +19,8 @@ export type SendResult =
        * itself says nothing of why the batch was still unsent), or `undefined` when none had.
        */
       readonly error: unknown
+      /** When `rejected`: the start of the response body, the server's own reason (see {@link bodyExcerpt}). */
+      readonly responseText?: string | undefined
     }
 
 /** Told before each retry of a batch. */
@@ -142,7 +145,10 @@ export function createKyTransport(settings: KyTransportSettings): BatchTransport
           : status !== undefined && !RETRYABLE_STATUSES.includes(status)
             ? 'rejected'
             : 'exhausted'
-        return { ok: false, reason, status, attempts, error: reason === 'aborted' ? lastFailure : error }
+        if (reason === 'aborted') return { ok: false, reason, status, attempts, error: lastFailure }
+        // A refusal is final: what the server says about it is worth the wait (bounded by the timeout).
+        const responseText = reason === 'rejected' && isHTTPError(error) ? await bodyExcerpt(error.response, settings.timeout) : undefined
+        return { ok: false, reason, status, attempts, error, responseText }
       }
     },
   }
