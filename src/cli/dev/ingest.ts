@@ -12,21 +12,28 @@ export interface IngestHandlers {
   readonly onRejected: (rejection: BatchRejection) => void
 }
 
-/** True when `Authorization` is HTTP Basic with the write key as user name (the password is ignored). */
-function isAuthorized(header: string | undefined, writeKey: string): boolean {
+/**
+ * Whether `Authorization` is HTTP Basic with the write key as user name (the password is ignored):
+ * `missing` without Basic credentials, `wrong` with another key, so the sender learns which.
+ */
+function authorization(header: string | undefined, writeKey: string): 'ok' | 'missing' | 'wrong' {
   const match = /^Basic\s+(\S+)$/i.exec(header ?? '')
-  if (!match?.[1]) return false
+  if (!match?.[1]) return 'missing'
   const credentials = Buffer.from(match[1], 'base64').toString('utf8')
   const user = credentials.includes(':') ? credentials.slice(0, credentials.indexOf(':')) : credentials
-  return constantTimeEqual(writeKey, user)
+  return constantTimeEqual(writeKey, user) ? 'ok' : 'wrong'
 }
 
 async function accept(request: IncomingMessage, writeKey: string): Promise<{ messages: WireMessage[]; bytes: number }> {
   const path = (request.url ?? '/').split('?')[0]
   if (path !== '/v1/batch') throw new BatchRejection(404, 'ERR_NOT_FOUND', `nothing at ${path}: the ingest API is POST /v1/batch.`)
   if (request.method !== 'POST') throw new BatchRejection(405, 'ERR_METHOD', `/v1/batch takes POST, not ${request.method}.`)
-  if (!isAuthorized(request.headers.authorization, writeKey)) {
+  const auth = authorization(request.headers.authorization, writeKey)
+  if (auth === 'missing') {
     throw new BatchRejection(401, 'ERR_UNAUTHORIZED', 'send HTTP Basic auth with the write key as user name (eventwire dev printed it at start).')
+  }
+  if (auth === 'wrong') {
+    throw new BatchRejection(401, 'ERR_UNAUTHORIZED', 'that write key is not this server\'s: use the one eventwire dev printed at start, or start it with --write-key.')
   }
   let body: Buffer
   try {
