@@ -2,7 +2,7 @@ import { OptionsError } from '../core/errors/options-error.js'
 import { checkOptionNames, integerOption, parseHttpUrl } from '../core/option-checks.js'
 import { MAX_TIMER_MS } from '../core/timers.js'
 import { isObject } from '../core/validate.js'
-import { isPrivateAddress } from './private-address.js'
+import { blockedRangeOf } from './private-address.js'
 import type { WebhookTransport } from './transport.js'
 
 /** One receiving URL and the static headers added to every request sent to it. */
@@ -156,8 +156,13 @@ export function resolveWebhookSettings(settings: unknown): ResolvedWebhookSettin
   const resolved = webhooks.map(resolveEntry)
   if (block) {
     resolved.forEach((webhook, index) => {
-      if (isPrivateAddress(new URL(webhook.url).hostname)) {
-        throw new OptionsError(`webhooks[${index}].url`, 'points at a loopback, private or link-local address, and blockPrivateNetworks is on.')
+      const host = new URL(webhook.url).hostname
+      const range = blockedRangeOf(host)
+      if (range !== undefined) {
+        throw new OptionsError(
+          `webhooks[${index}].url`,
+          `points at ${host}, in ${range}, not the public internet, and blockPrivateNetworks is on. Use a public address, or turn the guard off for internal receivers.`,
+        )
       }
     })
   }
