@@ -30,7 +30,7 @@ export function toWebhookError(failure: AttemptFailure, url: string, timeoutMs: 
         details,
       )
     case 'ERR_BLOCKED_TARGET':
-      return new WebhookError(code, url, `${url} resolves to a loopback, private or link-local address and blockPrivateNetworks is on; no connection was made.`, details)
+      return new WebhookError(code, url, `${url} is or resolves to an address that is not public (${describeError(cause)}); no connection was made. Use a public receiver, or turn blockPrivateNetworks off for internal ones.`, details)
     case 'ERR_CLOSED':
       return new WebhookError(code, url, 'The destination was closed before this event could be retried.', details)
   }

@@ -1,8 +1,24 @@
-import { classifyFailure, type WebhookTransport } from './transport.js'
+import { BodyDrains, RESPONSE_BODY_CAP, startDeadline } from './attempt-deadline.js'
+import { blockedRangeOf } from './private-address.js'
+import { blockedAddressError, classifyFailure, type WebhookTransport } from './transport.js'
+
+/** Reads and drops at most {@link RESPONSE_BODY_CAP} bytes; a longer body is cancelled, and its connection with it. */
+async function discard(body: ReadableStream<Uint8Array> | null): Promise<void> {
+  if (!body) return
+  const reader = body.getReader()
+  let read = 0
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+    read += chunk.value.byteLength
+    if (read > RESPONSE_BODY_CAP) return reader.cancel()
+  }
+}
 
 /**
  * Sends webhook requests with `fetch`: the transport of browsers, Deno, Bun and Workers. Redirects
- * are not followed; a timeout aborts the request.
+ * are not followed. Each attempt ends within its `timeoutMs` (connecting, headers and body
+ * together); the status decides, and at most 64 KiB of the body is read, after the attempt, to
+ * reuse the connection. `fetch` gives no hook into name resolution: with `blockPrivateNetworks`,
+ * literal addresses are checked before sending, host names are not.
  *
  * @example
  * ```ts
@@ -17,22 +33,26 @@ import { classifyFailure, type WebhookTransport } from './transport.js'
  */
 export function createFetchTransport(options: { fetch?: typeof fetch | undefined } = {}): WebhookTransport {
   const send = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init))
+  const drains = new BodyDrains()
   return {
     async send(request) {
+      if (request.blockPrivateNetworks) {
+        const host = new URL(request.url).hostname
+        const range = blockedRangeOf(host)
+        if (range !== undefined) return { ok: false, failure: 'blocked', cause: blockedAddressError(host, range) }
+      }
+      const deadline = startDeadline(request.timeoutMs)
       try {
-        const response = await send(request.url, {
-          method: 'POST',
-          headers: request.headers,
-          body: request.body,
-          redirect: 'manual',
-          signal: AbortSignal.timeout(request.timeoutMs),
-        })
-        // Reading the body lets the connection be reused.
-        await response.arrayBuffer().catch(() => undefined)
+        const response = await send(request.url, { method: 'POST', headers: request.headers, body: request.body, redirect: 'manual', signal: deadline.signal })
+        drains.start(deadline, () => discard(response.body))
         return { ok: true, status: response.status, retryAfter: response.headers.get('retry-after') }
       } catch (cause) {
-        return { ok: false, failure: classifyFailure(cause), cause }
+        deadline.end()
+        return { ok: false, failure: deadline.expired() ? 'timeout' : classifyFailure(cause), cause }
       }
+    },
+    async close() {
+      drains.cancelAll()
     },
   }
 }

@@ -44,6 +44,7 @@ export function createSender(settings: ResolvedWebhookSettings, transport: Webho
             : { ...webhook.headers, 'webhook-id': eventId, 'x-signature': signature },
         body,
         timeoutMs: settings.timeoutMs,
+        blockPrivateNetworks: settings.blockPrivateNetworks,
       })
     } finally {
       overall.release()

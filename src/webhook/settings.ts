@@ -2,7 +2,7 @@ import { OptionsError } from '../core/errors/options-error.js'
 import { checkOptionNames, integerOption, parseHttpUrl } from '../core/option-checks.js'
 import { MAX_TIMER_MS } from '../core/timers.js'
 import { isObject } from '../core/validate.js'
-import { isPrivateAddress } from './private-address.js'
+import { blockedRangeOf } from './private-address.js'
 import type { WebhookTransport } from './transport.js'
 
 /** One receiving URL and the static headers added to every request sent to it. */
@@ -19,7 +19,11 @@ export interface WebhookSettings {
   webhooks: readonly WebhookEntry[]
   /** When set, every request carries `X-Signature`: hex HMAC-SHA1 of the body keyed with it. */
   sharedSecret?: string | undefined
-  /** Time a receiver has to answer (response headers), in ms. @defaultValue 5_000 */
+  /**
+   * Time one attempt may take, in ms: connecting and the response headers, whose status decides.
+   * The body (of which at most 64 KiB is read) must be in by then too, or its connection is closed.
+   * @defaultValue 5_000
+   */
   timeoutMs?: number | undefined
   /** No attempt starts later than this after the first one, in ms. @defaultValue 14_400_000 (4 hours) */
   retryWindowMs?: number | undefined
@@ -38,9 +42,13 @@ export interface WebhookSettings {
   /** How requests are sent. @defaultValue undici's `Pool` on Node, `fetch` elsewhere */
   transport?: WebhookTransport | undefined
   /**
-   * Refuse loopback, private and link-local targets (SSRF guard): literal addresses at
-   * construction, and on Node every address a host name resolves to, at connection time. Off by
-   * default, because a platform may deliver to internal hosts on purpose. @defaultValue false
+   * Refuse targets that are not on the public internet (SSRF guard: loopback, private, link-local,
+   * the other IANA special-purpose ranges, and IPv6 addresses that embed such an IPv4 address):
+   * literal addresses at construction and again before connecting, and on Node every address a
+   * host name resolves to, at connection time, with the default transport and any
+   * `createUndiciTransport()`. Each request carries the setting, for a transport of your own to
+   * honour. Off by default, because a platform may deliver to internal hosts on purpose.
+   * @defaultValue false
    */
   blockPrivateNetworks?: boolean | undefined
 }
@@ -78,7 +86,13 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 /** Visible ASCII, spaces, tabs and obs-text: no CR, LF or NUL that could split a header. */
 const FIELD_VALUE = /^[\t\u0020-\u007e\u0080-\u00ff]*$/
 /** Headers eventwire sets itself or that would break the request if overridden. */
-const RESERVED = new Set(['content-type', 'content-length', 'user-agent', 'x-signature', 'webhook-id', 'host', 'transfer-encoding', 'connection'])
+const RESERVED = new Set(['content-type', 'content-length', 'user-agent', 'x-signature', 'webhook-id', 'host'])
+/**
+ * Hop-by-hop and framing headers (RFC 9110 section 7.6.1, and `Expect`): they describe one
+ * connection, not the event, and undici refuses `Expect`, `Upgrade`, `Keep-Alive` and
+ * `Transfer-Encoding` outright, so every request would fail.
+ */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect'])
 
 function defaultBackoff(attempt: number): number {
   return 5_000 * 2 ** attempt * (0.9 + Math.random() * 0.2)
@@ -122,6 +136,9 @@ function resolveEntry(entry: unknown, index: number): ResolvedWebhook {
       if (RESERVED.has(key.toLowerCase())) {
         throw new OptionsError(`${name}.headers`, `${key} is set by eventwire and cannot be configured.`)
       }
+      if (HOP_BY_HOP.has(key.toLowerCase())) {
+        throw new OptionsError(`${name}.headers`, `${key} is a hop-by-hop or framing header: the connection's business, not the receiver's. Leave it out.`)
+      }
       if (typeof value !== 'string' || !FIELD_VALUE.test(value)) {
         throw new OptionsError(`${name}.headers`, `the value of ${key} must be a string without CR, LF or other control characters.`)
       }
@@ -156,8 +173,13 @@ export function resolveWebhookSettings(settings: unknown): ResolvedWebhookSettin
   const resolved = webhooks.map(resolveEntry)
   if (block) {
     resolved.forEach((webhook, index) => {
-      if (isPrivateAddress(new URL(webhook.url).hostname)) {
-        throw new OptionsError(`webhooks[${index}].url`, 'points at a loopback, private or link-local address, and blockPrivateNetworks is on.')
+      const host = new URL(webhook.url).hostname
+      const range = blockedRangeOf(host)
+      if (range !== undefined) {
+        throw new OptionsError(
+          `webhooks[${index}].url`,
+          `points at ${host}, in ${range}, not the public internet, and blockPrivateNetworks is on. Use a public address, or turn the guard off for internal receivers.`,
+        )
       }
     })
   }

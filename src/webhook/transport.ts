@@ -7,8 +7,13 @@ export interface WebhookRequest {
   readonly headers: Readonly<Record<string, string>>
   /** The JSON body; its UTF-8 bytes are exactly what was signed. */
   readonly body: string
-  /** Time the receiver has to answer, in ms. */
+  /** Time the attempt may take, in ms: connecting, the response headers and reading the body together. */
   readonly timeoutMs: number
+  /**
+   * The destination's `blockPrivateNetworks`: refuse to connect to an address that is not public,
+   * whatever the host name resolves to. A transport of your own must honour it.
+   */
+  readonly blockPrivateNetworks?: boolean | undefined
 }
 
 /** How one request ended. Transports never throw: failures are values. */
@@ -29,7 +34,7 @@ export interface WebhookTransport {
   close?(): Promise<void>
 }
 
-/** Certificate errors (Node's and undici's codes): the TLS handshake failed before any HTTP. */
+/** Certificate errors (Node's, undici's and Bun's codes): the TLS handshake failed before any HTTP. */
 const TLS_CODES = new Set([
   'DEPTH_ZERO_SELF_SIGNED_CERT',
   'SELF_SIGNED_CERT_IN_CHAIN',
@@ -46,13 +51,24 @@ const TLS_CODES = new Set([
 /** The code a transport's address check throws with, for {@link classifyFailure}. */
 export const BLOCKED_ADDRESS_CODE = 'ERR_EVENTWIRE_BLOCKED_ADDRESS'
 
+/** The error a transport refuses a non-public address with: `subject` is the address, or the name and what it resolves to. */
+export function blockedAddressError(subject: string, range: string): Error {
+  return Object.assign(new Error(`${subject} is in ${range}, not the public internet, and blockPrivateNetworks is on`), { code: BLOCKED_ADDRESS_CODE })
+}
+
+/**
+ * Deno's fetch names certificate failures only in the message of the error's cause (rustls:
+ * `invalid peer certificate: UnknownIssuer`, `Expired`, `NotValidForName`...). Bun uses Node's codes.
+ */
+const DENO_TLS_MESSAGE = /\binvalid peer certificate\b/
+
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT'])
 
-/** Reads a thrown error and its `cause` chain for a certificate or timeout code. */
+/** Reads a thrown error and its `cause` chain for a certificate failure, a refused address or a timeout. */
 export function classifyFailure(error: unknown): TransportFailure {
   for (let current = error, depth = 0; current !== undefined && current !== null && depth < 8; depth++) {
-    const { code, name } = current as { code?: unknown; name?: unknown }
-    if (typeof code === 'string' && TLS_CODES.has(code)) return 'tls'
+    const { code, name, message } = current as { code?: unknown; name?: unknown; message?: unknown }
+    if ((typeof code === 'string' && TLS_CODES.has(code)) || (typeof message === 'string' && DENO_TLS_MESSAGE.test(message))) return 'tls'
     if (code === BLOCKED_ADDRESS_CODE) return 'blocked'
     if ((typeof code === 'string' && TIMEOUT_CODES.has(code)) || name === 'TimeoutError') return 'timeout'
     current = (current as { cause?: unknown }).cause

@@ -1,15 +1,25 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
-import { Pool } from 'undici'
-import { isPrivateAddress } from './private-address.js'
-import { BLOCKED_ADDRESS_CODE, classifyFailure, type WebhookTransport } from './transport.js'
+import type { Readable } from 'node:stream'
+import { buildConnector, Pool } from 'undici'
+import { BodyDrains, RESPONSE_BODY_CAP, startDeadline } from './attempt-deadline.js'
+import { blockedRangeOf } from './private-address.js'
+import { blockedAddressError, classifyFailure, type WebhookTransport } from './transport.js'
 
 /** Options of {@link createUndiciTransport}. */
 export interface UndiciTransportOptions {
   /** Connections per receiving origin. @defaultValue 64 */
   connections?: number | undefined
-  /** TLS and socket options, e.g. `{ ca }` for receivers behind a private certificate authority. */
+  /**
+   * TLS and socket options, e.g. `{ ca }` for receivers behind a private certificate authority. A
+   * connector function of your own gets literal addresses checked when the guard is on, but resolves
+   * host names itself: the guard cannot see what they resolve to.
+   */
   connect?: Pool.Options['connect'] | undefined
-  /** Refuse to connect when a host name resolves to a loopback, private or link-local address. @defaultValue false */
+  /**
+   * Refuse every connection to a loopback, private or link-local address, even for destinations
+   * without `blockPrivateNetworks` (which turns the same check on for its own requests).
+   * @defaultValue false
+   */
   blockPrivateNetworks?: boolean | undefined
 }
 
@@ -19,10 +29,9 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
 function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
   dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, '')
-    const blocked = addresses.find((entry) => isPrivateAddress(entry.address))
-    if (blocked) {
-      const refusal = Object.assign(new Error(`${hostname} resolves to ${blocked.address}, a loopback, private or link-local address`), { code: BLOCKED_ADDRESS_CODE })
-      return callback(refusal, '')
+    for (const entry of addresses) {
+      const range = blockedRangeOf(entry.address)
+      if (range !== undefined) return callback(blockedAddressError(`${hostname} resolves to ${entry.address}`, range), '')
     }
     const [first] = addresses
     if (options.all) callback(null, addresses)
@@ -32,8 +41,35 @@ function publicOnlyLookup(hostname: string, options: LookupOptions, callback: Lo
 }
 
 /**
+ * A connector that refuses a literal address that is not public before connecting (a literal is
+ * never looked up, so the lookup alone would let it through) and resolves host names through
+ * {@link publicOnlyLookup}.
+ */
+function guardedConnector(connect: UndiciTransportOptions['connect']): buildConnector.connector {
+  const connector = typeof connect === 'function' ? connect : buildConnector({ ...connect, lookup: publicOnlyLookup })
+  return (options, callback) => {
+    const range = blockedRangeOf(options.hostname)
+    if (range !== undefined) callback(blockedAddressError(options.hostname, range), null)
+    else connector(options, callback)
+  }
+}
+
+/** Reads and drops at most {@link RESPONSE_BODY_CAP} bytes; a longer body is cut, and its connection with it. */
+async function discard(body: Readable): Promise<void> {
+  let read = 0
+  for await (const chunk of body as AsyncIterable<Uint8Array>) {
+    read += chunk.byteLength
+    // Leaving the loop destroys the body, and undici the connection that still carries the rest.
+    if (read > RESPONSE_BODY_CAP) return
+  }
+}
+
+/**
  * Sends webhook requests with undici's `Pool.request`, one keep-alive pool per receiving origin:
  * the Node default, several times faster per request than `fetch`. Redirects are not followed.
+ * Each attempt ends within its `timeoutMs` (connecting, headers and body together); the status
+ * decides, and at most 64 KiB of the body is read, after the attempt, to reuse the connection.
+ * Requests with `blockPrivateNetworks` go through pools that refuse non-public addresses.
  * Node only: import it from `eventwire/webhook/node`. Pass one to a destination to configure the
  * connection, e.g. to trust receivers whose certificates a private certificate authority issued.
  *
@@ -52,34 +88,41 @@ function publicOnlyLookup(hostname: string, options: LookupOptions, callback: Lo
  */
 export function createUndiciTransport(options: UndiciTransportOptions = {}): WebhookTransport {
   const pools = new Map<string, Pool>()
-  const poolFor = (origin: string): Pool => {
-    let pool = pools.get(origin)
+  const drains = new BodyDrains()
+  const poolFor = (origin: string, guarded: boolean): Pool => {
+    const key = guarded ? `guarded ${origin}` : origin
+    let pool = pools.get(key)
     if (!pool) {
-      const connect = options.blockPrivateNetworks ? { ...options.connect, lookup: publicOnlyLookup } : options.connect
+      const connect = guarded ? guardedConnector(options.connect) : options.connect
       pool = new Pool(origin, { connections: options.connections ?? 64, ...(connect ? { connect } : {}) })
-      pools.set(origin, pool)
+      pools.set(key, pool)
     }
     return pool
   }
   return {
     async send(request) {
+      const deadline = startDeadline(request.timeoutMs)
       try {
-        const response = await poolFor(request.origin).request({
+        const response = await poolFor(request.origin, options.blockPrivateNetworks === true || request.blockPrivateNetworks === true).request({
           method: 'POST',
           path: request.path,
           headers: request.headers,
           body: request.body,
+          signal: deadline.signal,
+          // undici's own timers are idle timers with defaults of their own; the deadline bounds the whole attempt.
           headersTimeout: request.timeoutMs,
           bodyTimeout: request.timeoutMs,
         })
-        await response.body.dump()
+        drains.start(deadline, () => discard(response.body))
         const retryAfter = response.headers['retry-after']
         return { ok: true, status: response.statusCode, retryAfter: typeof retryAfter === 'string' ? retryAfter : null }
       } catch (cause) {
-        return { ok: false, failure: classifyFailure(cause), cause }
+        deadline.end()
+        return { ok: false, failure: deadline.expired() ? 'timeout' : classifyFailure(cause), cause }
       }
     },
     async close() {
+      drains.cancelAll()
       await Promise.all(Array.from(pools.values(), (pool) => pool.close()))
       pools.clear()
     },

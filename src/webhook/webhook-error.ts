@@ -11,8 +11,8 @@ export type WebhookErrorCode = 'ERR_HTTP_STATUS' | 'ERR_TIMEOUT' | 'ERR_NETWORK'
  * - `ERR_NETWORK`: the connection failed (refused, reset, DNS...).
  * - `ERR_TLS_CERTIFICATE`: the HTTPS receiver's certificate is self-signed, expired or for another
  *   host; no HTTP request was sent.
- * - `ERR_BLOCKED_TARGET`: `blockPrivateNetworks` is on and the URL's host resolved to a loopback,
- *   private or link-local address; no connection was made.
+ * - `ERR_BLOCKED_TARGET`: `blockPrivateNetworks` is on and the URL's address, or an address its
+ *   host resolved to, is not on the public internet; no connection was made.
  * - `ERR_CLOSED`: the destination was closed while the event waited for a retry.
  */
 export class WebhookError extends EventwireError<WebhookErrorCode> {

@@ -121,6 +121,26 @@ export const cases = [
     },
   },
   {
+    name: 'webhook: a self-signed HTTPS receiver fails at once with ERR_TLS_CERTIFICATE, never retried (server runtimes)',
+    server: true,
+    async run(ctx) {
+      const { WebhookDestination } = ctx.api
+      const run = `${ctx.run}-tls`
+      const { url } = await report(ctx, '/tls-base')
+      // A certificate failure taken for a network error would be retried: the short window shows it as attempts > 1.
+      const destination = new WebhookDestination({ webhooks: [{ url: `${url}/hook/${run}` }], backoff: () => 10, retryWindowMs: 2_000 })
+      const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'Untrusted' })
+      await destination.close()
+      const [outcome] = result.urls
+      check(
+        result.status === 'failed' && outcome?.attempts === 1 && outcome.lastError?.code === 'ERR_TLS_CERTIFICATE',
+        `status ${result.status}, ${outcome?.attempts} attempt(s), ${outcome?.lastError?.code}: ${outcome?.lastError?.message}`,
+      )
+      const seen = await report(ctx, `/hook-report/${run}`)
+      check(seen.count === 0, `the receiver saw ${seen.count} request(s)`)
+    },
+  },
+  {
     name: 'webhook/node: a destination over createUndiciTransport delivers a signed event (Node)',
     node: true,
     async run(ctx) {

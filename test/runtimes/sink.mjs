@@ -1,8 +1,13 @@
 // The matrix's receiving end on 127.0.0.1: the ingest API (/ingest/RUN/v1/batch), a webhook
 // receiver that checks X-Signature with node:crypto (/hook/RUN), reports for the conformance
-// cases, and the browser page with its bundle.
+// cases, and the browser page with its bundle; plus the same receiver over HTTPS with a
+// self-signed certificate (/tls-base says where), which no runtime may trust.
 import { createHmac } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
+import { createServer as createHttpsServer } from 'node:https'
+
+const fixture = (name) => readFileSync(new URL(`../fixtures/tls/${name}`, import.meta.url), 'utf8')
 
 export async function startMatrixSink({ browserBundle }) {
   const batches = new Map()
@@ -10,7 +15,8 @@ export async function startMatrixSink({ browserBundle }) {
   const results = new Map()
   const listOf = (map, key) => map.get(key) ?? map.set(key, []).get(key)
 
-  const server = createServer((request, response) => {
+  let tlsBase = ''
+  const handle = (request, response) => {
     const chunks = []
     request.on('data', (chunk) => chunks.push(chunk))
     request.on('end', () => {
@@ -54,21 +60,32 @@ export async function startMatrixSink({ browserBundle }) {
         const received = hooks.get(run) ?? []
         return reply(200, { count: received.length, verified: received.filter((hook) => hook.verified).length, userAgent: received[0]?.userAgent ?? '' })
       }
+      if (kind === 'tls-base') return reply(200, { url: tlsBase })
       if (kind === 'browser' && request.url.includes('bundle.js')) return reply(200, browserBundle, 'text/javascript')
       if (kind === 'browser') {
         return reply(200, '<!doctype html><title>running</title><script type="module" src="/browser/bundle.js"></script>', 'text/html')
       }
       reply(404, { error: 'not found' })
     })
-  })
+  }
+  const server = createServer(handle)
+  const tlsServer = createHttpsServer({ key: fixture('self-signed.key'), cert: fixture('self-signed.pem') }, handle)
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  await new Promise((resolve) => tlsServer.listen(0, '127.0.0.1', resolve))
+  tlsBase = `https://127.0.0.1:${tlsServer.address().port}`
   return {
     base: `http://127.0.0.1:${server.address().port}`,
     results,
     report: (run) => ({ messages: (batches.get(run) ?? []).flatMap((batch) => batch.body.batch).length }),
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections()
-      server.close(resolve)
-    }),
+    close: () =>
+      Promise.all(
+        [server, tlsServer].map(
+          (each) =>
+            new Promise((resolve) => {
+              each.closeAllConnections()
+              each.close(resolve)
+            }),
+        ),
+      ),
   }
 }

@@ -28,7 +28,8 @@ describe('blockPrivateNetworks (SSRF guard, off by default)', () => {
     ['the Node build', (url: string) => new WebhookDestination({ webhooks: [{ url }], blockPrivateNetworks: true })],
     ['the fetch build', (url: string) => new FetchBuildDestination({ webhooks: [{ url }], blockPrivateNetworks: true })],
   ])('refuses literal private addresses at construction in %s', (_name, build) => {
-    for (const url of ['http://127.0.0.1:8080/in', 'https://10.0.0.5/hook', 'http://[::1]:9000/', 'http://169.254.169.254/latest/meta-data']) {
+    const mapped = ['http://[::ffff:127.0.0.1]:8080/', 'http://[::ffff:169.254.169.254]/', 'http://[::ffff:10.0.0.1]/', 'http://[::ffff:7f00:1]/']
+    for (const url of ['http://127.0.0.1:8080/in', 'https://10.0.0.5/hook', 'http://[::1]:9000/', 'http://169.254.169.254/latest/meta-data', ...mapped]) {
       expect(() => build(url)).toThrow(OptionsError)
     }
     expect(() => build('https://hooks.example.com/in')).not.toThrow()
