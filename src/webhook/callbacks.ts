@@ -15,7 +15,8 @@ function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
   if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value)
   if (typeof value === 'bigint') return `${value}n`
-  return Array.isArray(value) ? 'an array' : `a ${typeof value}`
+  // Only typeof: reading anything of a proxy could throw again.
+  return `a value of type ${typeof value}`
 }
 
 /**
@@ -62,13 +63,17 @@ export function signBody(sign: Signer, body: string, timeoutMs: number): string 
 
 const FAILURES: ReadonlySet<string> = new Set<TransportFailure>(['timeout', 'network', 'tls', 'blocked'])
 
-/** Whether a transport's answer is a {@link WebhookResponse} the engine can read. */
-function isResponse(value: unknown): value is WebhookResponse {
-  if (typeof value !== 'object' || value === null) return false
-  const answer = value as Record<string, unknown>
-  if (answer['ok'] === false) return typeof answer['failure'] === 'string' && FAILURES.has(answer['failure'])
-  const { status, retryAfter } = answer
-  return answer['ok'] === true && Number.isInteger(status) && (status as number) >= 100 && (status as number) <= 999 && (retryAfter === null || typeof retryAfter === 'string')
+/**
+ * A transport's answer as a fresh {@link WebhookResponse}, each field read once (a getter cannot
+ * change it later), or `undefined` when it is not one. A missing `retryAfter` reads as `null`.
+ */
+function readResponse(value: unknown): WebhookResponse | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  const { ok, status, retryAfter, failure, cause } = value as Record<string, unknown>
+  if (ok === false) return typeof failure === 'string' && FAILURES.has(failure) ? { ok, failure: failure as TransportFailure, cause } : undefined
+  const validStatus = typeof status === 'number' && Number.isInteger(status) && status >= 100 && status <= 999
+  if (ok !== true || !validStatus || (retryAfter != null && typeof retryAfter !== 'string')) return undefined
+  return { ok, status, retryAfter: retryAfter ?? null }
 }
 
 /**
@@ -85,17 +90,17 @@ export function sendThrough(transport: WebhookTransport, request: WebhookRequest
   } catch (cause) {
     return Promise.resolve({ ok: false, failure: 'network', cause })
   }
-  const checked = Promise.resolve(answer).then(
-    (response): WebhookResponse =>
-      isResponse(response)
-        ? response
-        : {
-            ok: false,
-            failure: 'network',
-            cause: new TypeError(`transport.send() resolved ${describeValue(response)}, not a WebhookResponse ({ ok: true, status, retryAfter } or { ok: false, failure, cause }).`),
-          },
-    (cause: unknown): WebhookResponse => ({ ok: false, failure: 'network', cause }),
-  )
+  const checked = Promise.resolve(answer)
+    .then(
+      (value): WebhookResponse =>
+        readResponse(value) ?? {
+          ok: false,
+          failure: 'network',
+          cause: new TypeError(`transport.send() resolved ${describeValue(value)}, not a WebhookResponse ({ ok: true, status, retryAfter } or { ok: false, failure, cause }).`),
+        },
+    )
+    // A rejection, or a getter of the answer that threw.
+    .catch((cause: unknown): WebhookResponse => ({ ok: false, failure: 'network', cause }))
   return withDeadline(checked, request.timeoutMs, () => {
     const cause = new Error(`transport.send() did not settle within ${request.timeoutMs} ms (timeoutMs).`)
     cause.name = 'TimeoutError'

@@ -64,6 +64,7 @@ describe('a backoff that returns garbage or throws', () => {
     ['Infinity', () => Number.POSITIVE_INFINITY],
     ['a string', () => '100'],
     ['null', () => null],
+    ['a proxy that throws on every access', () => new Proxy({}, { get: () => { throw new Error('trap') }, getPrototypeOf: () => { throw new Error('trap') } })],
   ]
 
   it.each(garbage)('ends the retries of an event whose backoff returns %s with ERR_CALLBACK', async (_name, backoff) => {
@@ -180,6 +181,7 @@ describe('a custom transport that throws, rejects, returns garbage or never answ
     ['{ ok: true } without a status', { ok: true }],
     ['a status that is not an HTTP status', { ok: true, status: 42.5, retryAfter: null }],
     ['{ ok: false } with an unknown failure', { ok: false, failure: 'gremlins', cause: 'x' }],
+    ['an object whose getters throw', Object.defineProperty({}, 'ok', { get: () => { throw new TypeError('transport answer getter') }, enumerable: true })],
   ])('counts a transport that resolves %s as ERR_NETWORK naming what it got', async (_name, value) => {
     const target = destination({ webhooks: [{ url: 'http://127.0.0.1:9/' }], transport: { send: async () => value as WebhookResponse }, retryWindowMs: 0 })
     const result = await target.deliver(track)
