@@ -2,8 +2,9 @@
 export type Listener<Args extends unknown[]> = (...args: Args) => void
 
 /**
- * A small typed event emitter that runs everywhere (no `node:events`). A listener that throws does
- * not stop the others, nor the work that emitted; the error goes to `onListenerError`.
+ * A small typed event emitter that runs everywhere (no `node:events`). A listener that throws (or,
+ * async, rejects) does not stop the others, nor the work that emitted; the error goes to
+ * `onListenerError`.
  */
 export class Emitter<Events extends { [Name in keyof Events]: unknown[] }> {
   readonly #listeners = new Map<keyof Events, Set<Listener<never>>>()
@@ -45,12 +46,23 @@ export class Emitter<Events extends { [Name in keyof Events]: unknown[] }> {
     if (!set || set.size === 0) return false
     for (const listener of [...set]) {
       try {
-        ;(listener as Listener<Events[Name]>)(...args)
+        // Typed to return void, but an async listener returns a promise: its rejection is reported too.
+        const returned: unknown = (listener as Listener<Events[Name]>)(...args)
+        if (returned instanceof Promise) returned.catch((error: unknown) => this.#report(error))
       } catch (error) {
-        this.onListenerError(error)
+        this.#report(error)
       }
     }
     return true
+  }
+
+  /** Hands a listener's error to `onListenerError`; a logger that throws in turn is not allowed to break the emitting work. */
+  #report(error: unknown): void {
+    try {
+      this.onListenerError(error)
+    } catch {
+      // Nowhere left to report it.
+    }
   }
 
   /** Where errors thrown by listeners go: the console, unless a subclass has a logger. */

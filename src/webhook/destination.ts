@@ -6,13 +6,13 @@ import { settlesWithin } from '../core/timers.js'
 import type { JsonObject } from '../core/json-value.js'
 import type { WebhookEvent } from './event.js'
 import { toWebhookError } from './failure.js'
-import { isEnabledFor } from './integrations.js'
-import { eventIdOf, prepareEvent, type PreparedEvent } from './prepare.js'
+import { signBody } from './callbacks.js'
+import { checkEvent } from './prepare.js'
 import { MemoryRetryStore, type Due } from './retry-store.js'
 import { isDelivered, newDeliveryState, runRound, type DeliveryState } from './round.js'
 import { RetryScheduler } from './scheduler.js'
 import { createEngine, type WebhookPlatform } from './engine.js'
-import type { Sender } from './sender.js'
+import type { Outgoing, Sender } from './sender.js'
 import type { ResolvedWebhookSettings, WebhookSettings } from './settings.js'
 import type { Signer } from './signer.js'
 import type { WebhookTransport } from './transport.js'
@@ -36,7 +36,7 @@ export interface WebhookCloseOptions {
 
 interface Job extends Due {
   readonly state: DeliveryState
-  readonly prepared: PreparedEvent
+  readonly prepared: Outgoing
   readonly resolve: (result: DeliveryResult) => void
   dueAt: number
 }
@@ -107,8 +107,13 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
    * or was skipped by its `integrations`. Retries happen inside: the promise can stay pending for up
    * to `retryWindowMs`.
    *
-   * @throws {@link ValidationError} (as a rejection) for an event that cannot become a payload;
-   * {@link ClosedError} after `close()`.
+   * A user callback that misbehaves does not keep it pending: a transport that throws, rejects or
+   * does not answer within `timeoutMs` is a failed attempt (`ERR_NETWORK`, `ERR_TIMEOUT`); a
+   * `backoff` or platform signer that throws or returns garbage fails the event (`ERR_CALLBACK`).
+   *
+   * @throws {@link ValidationError} (as a rejection) for an event that cannot become a payload,
+   * naming the field or path, even when its `integrations` would skip it; {@link ClosedError}
+   * after `close()`.
    * @example
    * ```ts
    * import { WebhookDestination } from 'eventwire/webhook'
@@ -123,18 +128,32 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
    */
   async deliver<Data extends object = JsonObject>(event: WebhookEvent<Data>): Promise<DeliveryResult> {
     if (this.#closing) throw new ClosedError('deliver()')
-    const eventId = eventIdOf(event)
-    if (!isEnabledFor((event as { integrations?: unknown }).integrations)) {
+    const { eventId, body, enabled } = checkEvent(event)
+    if (!enabled) {
       const state = newDeliveryState(eventId, this.#settings.webhooks.length, 0, Date.now())
       for (const target of state.targets) target.status = 'skipped'
       const result = this.#result(state, 'skipped')
       this.emit('skipped', result)
       return result
     }
-    const pending = prepareEvent(event, eventId, this.#sign)
-    const prepared = 'then' in pending ? await pending : pending
+    let signature: Awaited<ReturnType<typeof signBody>> | undefined
+    if (this.#sign) {
+      const signing = signBody(this.#sign, body, this.#settings.timeoutMs)
+      // A synchronous signer (node:crypto) needs no tick; Web Crypto's does.
+      signature = signing instanceof Promise ? await signing : signing
+    }
     const state = newDeliveryState(eventId, this.#settings.webhooks.length, this.#settings.retryWindowMs, Date.now())
-    return new Promise<DeliveryResult>((resolve) => this.#admit({ state, prepared, resolve, dueAt: 0 }))
+    if (typeof signature === 'object') {
+      // Without a signature nothing may be sent: every URL fails with the signer's fault.
+      for (const target of state.targets) {
+        target.status = 'failed'
+        target.failure = { code: 'ERR_CALLBACK', callback: 'signer', cause: signature.cause }
+      }
+      const result = this.#result(state, 'failed')
+      this.emit('failed', result)
+      return result
+    }
+    return new Promise<DeliveryResult>((resolve) => this.#admit({ state, prepared: { eventId, body, signature }, resolve, dueAt: 0 }))
   }
 
   /**
@@ -186,7 +205,9 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
       if (this.listenerCount('retry') > 0) {
         for (const notice of retryNotices(job.state, this.#urls, decision.dueAt, this.#settings.timeoutMs)) this.emit('retry', notice)
       }
-      this.#scheduler.schedule(job)
+      // A retry listener may have called close(): the stopped scheduler must not take the job.
+      if (this.#closing) this.#abandon(job)
+      else this.#scheduler.schedule(job)
     }
   }
 

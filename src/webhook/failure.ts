@@ -9,11 +9,13 @@ export interface AttemptFailure {
   readonly code: WebhookErrorCode
   readonly status?: number
   readonly cause?: unknown
+  /** For `ERR_CALLBACK`: which function failed. */
+  readonly callback?: 'backoff' | 'signer'
 }
 
 /** The error a result or a `'retry'` notice carries for a failure at `url`. */
 export function toWebhookError(failure: AttemptFailure, url: string, timeoutMs: number): WebhookError {
-  const { code, status, cause } = failure
+  const { code, status, cause, callback } = failure
   const details = { ...(status === undefined ? {} : { status }), ...(cause === undefined ? {} : { cause }) }
   switch (code) {
     case 'ERR_HTTP_STATUS':
@@ -33,5 +35,14 @@ export function toWebhookError(failure: AttemptFailure, url: string, timeoutMs: 
       return new WebhookError(code, url, `${url} is or resolves to an address that is not public (${describeError(cause)}); no connection was made. Use a public receiver, or turn blockPrivateNetworks off for internal ones.`, details)
     case 'ERR_CLOSED':
       return new WebhookError(code, url, 'The destination was closed before this event could be retried.', details)
+    case 'ERR_CALLBACK':
+      return callback === 'signer'
+        ? new WebhookError(code, url, `The platform's signer failed (${describeError(cause)}); nothing was sent to ${url}. A signer must return the signature as a string of visible ASCII, within timeoutMs.`, details)
+        : new WebhookError(
+            code,
+            url,
+            `The backoff setting failed (${describeError(cause)}), so ${url} was not retried after its last failure${status === undefined ? '' : ` (HTTP ${status})`}. Make backoff return a finite number of ms >= 0 for every attempt number; a lookup table should repeat its last entry.`,
+            details,
+          )
   }
 }

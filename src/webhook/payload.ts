@@ -1,7 +1,7 @@
 import { isoNow } from '../core/clock.js'
 import { ValidationError, type ValidationErrorCode } from '../core/errors/validation-error.js'
 import { isObject } from '../core/validate.js'
-import type { JsonObject } from '../core/json-value.js'
+import { checkJsonValue, type JsonObject } from '../core/json-value.js'
 import type { WebhookEvent, WebhookEventType } from './event.js'
 
 /** A webhook request body, before serialization: the fields {@link toWebhookPayload} lists. */
@@ -24,6 +24,8 @@ function optionalObject(event: Record<string, unknown>, field: string): Record<s
   const value = event[field]
   if (value === undefined) return {}
   if (!isObject(value)) fail('ERR_INVALID_FIELD', field, `\`${field}\` must be a plain object.`)
+  // The client's rule for JSON values: what is sent is what was given.
+  checkJsonValue(value, field, 1)
   return value
 }
 
@@ -43,7 +45,9 @@ function timestampOf(value: unknown): string {
  * `traits`; track `event` and `properties`; alias `"Previous ID"` and `"User ID"`; group
  * `groupId` and `traits`; delete only `type`, `userId` and `timestamp`. Nothing else is copied.
  *
- * @throws {@link ValidationError} naming the field, for an unknown type or a missing id.
+ * @throws {@link ValidationError} naming the field, for an unknown type, a missing id, a field of
+ * the wrong type, or a value JSON cannot carry unchanged (named by its path, e.g.
+ * `properties.items[2]`: a cycle, BigInt, NaN, function, Map...).
  * @example
  * ```ts
  * import { toWebhookPayload } from 'eventwire/webhook'

@@ -1,27 +1,47 @@
-import type { WebhookEvent } from './event.js'
+import { describeError } from '../core/describe-error.js'
+import { ValidationError } from '../core/errors/validation-error.js'
+import { serializeMessage } from '../core/serialize.js'
+import { isObject } from '../core/validate.js'
+import { isEnabledFor } from './integrations.js'
 import { toWebhookPayload } from './payload.js'
-import type { Outgoing } from './sender.js'
-import type { Signer } from './signer.js'
 
-/** An event turned into the bytes to send, once, and their signature. */
-export type PreparedEvent = Outgoing
-
-/** The event's `messageId`, or a new UUID: the id results and notices carry. */
-export function eventIdOf<Data extends object>(event: WebhookEvent<Data>): string {
-  const given = (event as { messageId?: unknown }).messageId
-  return typeof given === 'string' && given !== '' ? given : crypto.randomUUID()
+/** An event that passed the rules, as every engine needs it. */
+export interface CheckedEvent {
+  /** The event's `messageId`, or a new UUID: the id results, notices and the `Webhook-Id` header carry. */
+  readonly eventId: string
+  /** The JSON body, serialized once: its UTF-8 encoding is what is signed and sent. */
+  readonly body: string
+  /** False when the event's `integrations` turn this destination off. */
+  readonly enabled: boolean
 }
 
 /**
- * Builds the payload, serializes it once and signs those exact bytes.
+ * The one rule set for a webhook event, which `deliver()` and `WebhookQueue.enqueue()` both apply
+ * (a worker sends the bodies its queue checked), so they cannot disagree: the rules of
+ * {@link toWebhookPayload} (type, ids, field types, and every object field checked as the client
+ * checks JSON values: no cycle, BigInt, NaN, function, Map...), then `integrations`, a plain object
+ * when set. An invalid event is refused even when its `integrations` would skip it.
  *
- * @throws {@link ValidationError} for an event that cannot become a payload.
+ * @throws {@link ValidationError} naming the field or path; also for an event whose getters throw.
  */
-export function prepareEvent<Data extends object>(event: WebhookEvent<Data>, eventId: string, sign: Signer | undefined): PreparedEvent | Promise<PreparedEvent> {
-  // A string, not bytes: JSON.stringify's output is well-formed UTF-16, so its UTF-8 encoding (what
-  // the signer hashes and the transport sends) is one and the same, and no buffer is allocated per event.
-  const body = JSON.stringify(toWebhookPayload(event))
-  const signature = sign?.(body)
-  // A synchronous signer (node:crypto) needs no tick; Web Crypto's does.
-  return typeof signature === 'object' ? signature.then((value) => ({ eventId, body, signature: value })) : { eventId, body, signature }
+export function checkEvent(event: unknown): CheckedEvent {
+  try {
+    const body = serializeMessage(toWebhookPayload(event as never))
+    const input = event as Record<string, unknown>
+    const integrations = input['integrations']
+    if (integrations !== undefined && !isObject(integrations)) {
+      throw new ValidationError('ERR_INVALID_FIELD', 'integrations', '`integrations` must be a plain object such as { Webhooks: false }.')
+    }
+    // Rules for `messageId` (it travels as the Webhook-Id header) belong to core and are applied here.
+    return { eventId: eventIdOf(input['messageId']), body, enabled: isEnabledFor(integrations) }
+  } catch (error) {
+    if (error instanceof ValidationError) throw error
+    // A getter or a proxy of the caller's threw while the event was read.
+    throw new ValidationError('ERR_INVALID_FIELD', 'event', `Reading the event threw (${describeError(error)}); pass plain data.`, { cause: error })
+  }
+}
+
+/** The given `messageId`, or a new UUID. */
+function eventIdOf(messageId: unknown): string {
+  return typeof messageId === 'string' && messageId !== '' ? messageId : crypto.randomUUID()
 }

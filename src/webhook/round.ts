@@ -1,5 +1,6 @@
 import { parseRetryAfter } from '../core/retry-after.js'
 import { MAX_TIMER_MS } from '../core/timers.js'
+import { backoffDelay } from './callbacks.js'
 import type { AttemptFailure } from './failure.js'
 import type { TransportFailure, WebhookResponse } from './transport.js'
 import type { WebhookErrorCode } from './webhook-error.js'
@@ -84,7 +85,7 @@ export function isDelivered(state: DeliveryState, mode: RoundRules['mode']): boo
  * Sends one round (every URL still pending, in parallel) and decides what comes next: finished
  * when nothing is pending or, in mode `'any'`, when a URL accepted (the others are superseded);
  * else a retry after `backoff(round)` or a longer `Retry-After`, never past the deadline; finished
- * as failed once the deadline has passed.
+ * as failed once the deadline has passed, or when `backoff` gives no usable delay (`ERR_CALLBACK`).
  */
 export async function runRound(
   state: DeliveryState,
@@ -108,7 +109,15 @@ export async function runRound(
     for (const target of pending) target.status = 'failed'
     return { kind: 'finished', delivered: isDelivered(state, rules.mode) }
   }
-  let delay = rules.backoff(state.rounds - 1)
+  let delay = backoffDelay(rules.backoff, state.rounds - 1)
+  if (typeof delay !== 'number') {
+    // No delay, no retry: each URL fails with the backoff's fault, keeping its last status.
+    for (const target of pending) {
+      target.status = 'failed'
+      target.failure = { code: 'ERR_CALLBACK', callback: 'backoff', cause: delay.cause, ...(target.failure?.status === undefined ? {} : { status: target.failure.status }) }
+    }
+    return { kind: 'finished', delivered: isDelivered(state, rules.mode) }
+  }
   for (const target of pending) delay = Math.max(delay, target.retryAfterMs ?? 0)
   return { kind: 'retry', dueAt: Math.min(now + Math.min(delay, MAX_TIMER_MS), state.deadline) }
 }

@@ -1,3 +1,4 @@
+import { sendThrough } from './callbacks.js'
 import { Limiter } from './limiter.js'
 import type { ResolvedWebhookSettings } from './settings.js'
 import type { WebhookResponse, WebhookTransport } from './transport.js'
@@ -33,7 +34,7 @@ export function createSender(settings: ResolvedWebhookSettings, transport: Webho
     const place = overall.acquire()
     if (place) await place
     try {
-      return await transport.send({
+      return await sendThrough(transport, {
         url: webhook.url,
         origin: webhook.origin,
         path: webhook.path,

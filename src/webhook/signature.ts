@@ -47,8 +47,10 @@ export async function signPayload(body: RawBody, secret: string): Promise<string
  * was parsed and re-serialized (e.g. `JSON.stringify(req.body)`) rarely has the same bytes, and
  * its signature will not match.
  *
- * Accepts upper- or lowercase hex, compares in constant time, and returns `false` (never throws)
- * for a missing, empty or malformed signature. An array of header values (a repeated header) is
+ * Accepts upper- or lowercase hex, compares in constant time, and resolves `false` (never throws,
+ * never rejects) for a missing, empty or malformed signature and for anything it cannot check: a
+ * body that is not a string, `Uint8Array` or `ArrayBuffer`, or whose buffer was detached
+ * (transferred by `postMessage` or `structuredClone`). An array of header values (a repeated header) is
  * accepted only when it holds exactly one value.
  *
  * @example
@@ -72,12 +74,42 @@ export async function verifySignature(
   signature: string | readonly string[] | null | undefined,
   secret: string,
 ): Promise<boolean> {
-  const given = Array.isArray(signature) ? (signature.length === 1 ? signature[0] : undefined) : signature
-  if (typeof given !== 'string' || !/^[0-9a-fA-F]{40}$/.test(given) || typeof secret !== 'string' || secret === '') {
+  // Whatever arrives (a proxy that throws, a buffer detached by postMessage), the answer is a boolean.
+  try {
+    const given = Array.isArray(signature) ? (signature.length === 1 ? signature[0] : undefined) : signature
+    if (typeof given !== 'string' || !/^[0-9a-fA-F]{40}$/.test(given) || typeof secret !== 'string' || secret === '') {
+      return false
+    }
+    const bytes = checkableBytes(body)
+    return bytes !== undefined && constantTimeEqual(await signPayload(bytes, secret), given.toLowerCase())
+  } catch {
     return false
   }
-  if (typeof body !== 'string' && !(body instanceof Uint8Array) && !(body instanceof ArrayBuffer)) return false
-  return constantTimeEqual(await signPayload(body, secret), given.toLowerCase())
+}
+
+/**
+ * The body as something Web Crypto can hash, or `undefined` when it cannot be checked: not a
+ * {@link RawBody}, or a buffer that was detached (transferred), whose bytes are gone, though a view
+ * on it reads as empty. A view on a `SharedArrayBuffer` is copied: Web Crypto refuses shared memory,
+ * and a copy is a snapshot another thread cannot change mid-hash.
+ */
+function checkableBytes(body: unknown): string | Uint8Array | undefined {
+  if (typeof body === 'string') return body
+  const buffer = body instanceof Uint8Array ? body.buffer : body instanceof ArrayBuffer ? body : undefined
+  if (buffer === undefined || isDetached(buffer)) return undefined
+  if (body instanceof ArrayBuffer) return new Uint8Array(body)
+  const view = body as Uint8Array
+  return buffer instanceof ArrayBuffer ? view : view.slice()
+}
+
+/** Whether a buffer was transferred away: making a view on it throws then (`ArrayBuffer#detached` is not in Node 20). */
+function isDetached(buffer: ArrayBufferLike): boolean {
+  try {
+    new Uint8Array(buffer, 0, 0)
+    return false
+  } catch {
+    return true
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import { EventwireError } from '../core/errors/eventwire-error.js'
 
 /** Codes of {@link WebhookError}: why one request to one URL failed. */
-export type WebhookErrorCode = 'ERR_HTTP_STATUS' | 'ERR_TIMEOUT' | 'ERR_NETWORK' | 'ERR_TLS_CERTIFICATE' | 'ERR_BLOCKED_TARGET' | 'ERR_CLOSED'
+export type WebhookErrorCode = 'ERR_HTTP_STATUS' | 'ERR_TIMEOUT' | 'ERR_NETWORK' | 'ERR_TLS_CERTIFICATE' | 'ERR_BLOCKED_TARGET' | 'ERR_CLOSED' | 'ERR_CALLBACK'
 
 /**
  * Why an attempt to one URL failed:
@@ -14,6 +14,10 @@ export type WebhookErrorCode = 'ERR_HTTP_STATUS' | 'ERR_TIMEOUT' | 'ERR_NETWORK'
  * - `ERR_BLOCKED_TARGET`: `blockPrivateNetworks` is on and the URL's address, or an address its
  *   host resolved to, is not on the public internet; no connection was made.
  * - `ERR_CLOSED`: the destination was closed while the event waited for a retry.
+ * - `ERR_CALLBACK`: a function given to eventwire broke its contract (threw, returned something
+ *   unusable, or, for a signer, did not answer within `timeoutMs`): the `backoff` setting (the
+ *   event is not retried) or a platform's signer (nothing is sent). `cause` is what it threw, or
+ *   an error naming what it returned; final, since the same call would fail again.
  */
 export class WebhookError extends EventwireError<WebhookErrorCode> {
   /** The URL the attempt went to. */

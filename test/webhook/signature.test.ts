@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createWebCryptoSigner, signPayload, verifySignature } from '../../src/webhook/node.js'
 import { createNodeSigner } from '../../src/webhook/node-only.js'
@@ -81,5 +82,103 @@ describe('verifySignature', () => {
     ['a signature with one flipped digit', body, (good[0] === 'a' ? 'b' : 'a') + good.slice(1), secret],
   ])('returns false, without throwing, for %s', async (_name, data, signature, key) => {
     await expect(verifySignature(data as string, signature as string, key as string)).resolves.toBe(false)
+  })
+})
+
+/** A buffer holding `text`'s bytes, then transferred away (as postMessage does): its bytes are gone. */
+function detached(text: string): { buffer: ArrayBuffer; view: Uint8Array } {
+  const view = new TextEncoder().encode(text)
+  const buffer = view.buffer as ArrayBuffer
+  structuredClone(buffer, { transfer: [buffer] })
+  return { buffer, view }
+}
+
+/** A proxy whose every trap throws: what a hostile or revoked object does. */
+const hostile = new Proxy(
+  {},
+  Object.fromEntries(
+    (['get', 'has', 'getPrototypeOf', 'ownKeys', 'getOwnPropertyDescriptor', 'apply', 'construct'] as const).map((trap) => [
+      trap,
+      () => {
+        throw new Error(`trap ${trap}`)
+      },
+    ]),
+  ),
+)
+
+describe('verifySignature on bodies it cannot check', () => {
+  it('resolves false for a detached ArrayBuffer and a view on one, even when their signature would match an empty body', async () => {
+    const emptySignature = await signPayload('', secret)
+    const { buffer, view } = detached(body)
+    await expect(verifySignature(buffer, emptySignature, secret)).resolves.toBe(false)
+    await expect(verifySignature(view, emptySignature, secret)).resolves.toBe(false)
+    await expect(verifySignature(detached(body).buffer, nodeHmac(body, secret), secret)).resolves.toBe(false)
+  })
+
+  it('checks a view with an offset, and a Uint8Array on a SharedArrayBuffer, by their own bytes', async () => {
+    const bytes = new TextEncoder().encode(`xx${body}yy`)
+    const view = new Uint8Array(bytes.buffer, 2, bytes.length - 4)
+    await expect(verifySignature(view, nodeHmac(body, secret), secret)).resolves.toBe(true)
+    const shared = new Uint8Array(new SharedArrayBuffer(view.length))
+    shared.set(view)
+    await expect(verifySignature(shared, nodeHmac(body, secret), secret)).resolves.toBe(true)
+    await expect(verifySignature(shared.buffer as never, nodeHmac(body, secret), secret)).resolves.toBe(false)
+  })
+
+  it('resolves false for proxies that throw on any access, as body, signature or secret', async () => {
+    const good = nodeHmac(body, secret)
+    await expect(verifySignature(hostile as never, good, secret)).resolves.toBe(false)
+    await expect(verifySignature(body, hostile as never, secret)).resolves.toBe(false)
+    await expect(verifySignature(body, good, hostile as never)).resolves.toBe(false)
+    const { proxy, revoke } = Proxy.revocable([good], {})
+    revoke()
+    await expect(verifySignature(body, proxy as never, secret)).resolves.toBe(false)
+  })
+
+  it('resolves a boolean, never rejects, for arbitrary inputs of any type (property)', async () => {
+    // fast-check inspects the values it generates: it gets a marker, replaced by the proxy in the property.
+    const HOSTILE = Symbol('hostile')
+    const unmask = (value: unknown) => (value === HOSTILE ? hostile : value)
+    const bodies = fc.oneof(
+      fc.anything({ withBigInt: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true }),
+      fc.string({ unit: 'binary' }),
+      fc.uint8Array().map((bytes) => bytes.buffer),
+      fc.uint8Array({ minLength: 2 }).map((bytes) => new Uint8Array(bytes.buffer, 1)),
+      fc.uint8Array().map((bytes) => new Uint16Array(bytes.buffer, 0, bytes.length >> 1)),
+      fc.uint8Array().map((bytes) => new DataView(bytes.buffer)),
+      fc.tuple(fc.uint8Array(), fc.boolean()).map(([bytes, asView]) => {
+        const shared = new Uint8Array(new SharedArrayBuffer(bytes.length))
+        shared.set(bytes)
+        return asView ? shared : shared.buffer
+      }),
+      fc.string().map((text) => detached(text).buffer),
+      fc.string().map((text) => detached(text).view),
+      fc.constant(HOSTILE),
+      fc.constant('x'.repeat(2_000_000)),
+    )
+    const hex = fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'), minLength: 40, maxLength: 40 })
+    const signatures = fc.oneof(fc.anything(), hex, fc.array(hex, { maxLength: 2 }), fc.constant(HOSTILE))
+    const secrets = fc.oneof(fc.anything(), fc.string(), fc.constant(HOSTILE))
+    await fc.assert(
+      fc.asyncProperty(bodies, signatures, secrets, async (data, signature, key) => {
+        const answer = await verifySignature(unmask(data) as never, unmask(signature) as never, unmask(key) as never)
+        expect(typeof answer).toBe('boolean')
+      }),
+      { numRuns: 500 },
+    )
+  })
+
+  it('matches the signature of its own bytes for every body form (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array(), fc.nat({ max: 8 }), fc.string({ minLength: 1 }), async (bytes, offset, key) => {
+        const padded = new Uint8Array(bytes.length + offset)
+        padded.set(bytes, offset)
+        const view = new Uint8Array(padded.buffer, offset)
+        const expected = createHmac('sha1', key).update(bytes).digest('hex')
+        expect(await verifySignature(view, expected, key)).toBe(true)
+        expect(await verifySignature(bytes.slice().buffer, expected.toUpperCase(), key)).toBe(true)
+      }),
+      { numRuns: 200 },
+    )
   })
 })

@@ -22,6 +22,7 @@ export type ErrorCode =
   | 'ERR_NETWORK'
   | 'ERR_TLS_CERTIFICATE'
   | 'ERR_BLOCKED_TARGET'
+  | 'ERR_CALLBACK'
 
 /**
  * Base class of every error eventwire throws or emits.

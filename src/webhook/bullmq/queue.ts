@@ -1,9 +1,7 @@
 import { Queue, type ConnectionOptions, type Job } from 'bullmq'
 import type { JsonObject } from '../../core/json-value.js'
 import type { WebhookEvent } from '../event.js'
-import { isEnabledFor } from '../integrations.js'
-import { toWebhookPayload } from '../payload.js'
-import { eventIdOf } from '../prepare.js'
+import { checkEvent } from '../prepare.js'
 import { jobIdOf, type StoredTarget, type WebhookJobData } from './job-data.js'
 
 /** Where the queue lives. */
@@ -65,7 +63,8 @@ export class WebhookQueue {
    * Stores an event for delivery. Resolves once Redis has it. Enqueueing the same `messageId`
    * twice stores it once.
    *
-   * @throws `ValidationError` (as a rejection) for an event that cannot become a payload.
+   * @throws `ValidationError` (as a rejection) for an event that cannot become a payload, by the
+   * same rules as `WebhookDestination.deliver()`, even when its `integrations` would skip it.
    * @example
    * ```ts
    * import { WebhookQueue } from 'eventwire/webhook/bullmq'
@@ -76,9 +75,8 @@ export class WebhookQueue {
    * ```
    */
   async enqueue<Data extends object = JsonObject>(event: WebhookEvent<Data>): Promise<EnqueueResult> {
-    const body = JSON.stringify(toWebhookPayload(event))
-    const eventId = eventIdOf(event)
-    if (!isEnabledFor((event as { integrations?: unknown }).integrations)) return { eventId, status: 'skipped' }
+    const { eventId, body, enabled } = checkEvent(event)
+    if (!enabled) return { eventId, status: 'skipped' }
     await this.#queue.add('deliver', { eventId, body }, { jobId: jobIdOf(eventId), removeOnComplete: true, removeOnFail: false })
     return { eventId, status: 'queued' }
   }
