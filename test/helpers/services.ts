@@ -14,7 +14,7 @@ export interface SystemService {
 export const REDIS: SystemService = {
   executable: 'redis-server',
   install: 'sudo apt-get install -y redis-server',
-  suites: ['test/webhook/bullmq.test.ts', 'test/webhook/bullmq-processes.test.ts'],
+  suites: ['test/webhook/bullmq.test.ts', 'test/webhook/bullmq-processes.test.ts', 'test/webhook/durability.test.ts', 'test/webhook/adversarial-redis.test.ts'],
 }
 
 /** Every service `npm test` can use. */
