@@ -4,6 +4,8 @@
 //   (workers: examples/durable-worker.mjs, in as many processes and machines as you need)
 import { WebhookQueue } from 'eventwire/webhook/bullmq'
 
+// Redis must keep what it acknowledges: run it with `appendonly yes` (durability: 'strict', the
+// default, refuses it otherwise; pass durability: 'best-effort' to accept losing events on a restart).
 const { hostname: host, port } = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379')
 const queue = new WebhookQueue({ connection: { host, port: Number(port || 6379) } })
 

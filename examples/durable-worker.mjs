@@ -5,6 +5,8 @@
 //     node examples/durable-worker.mjs
 import { WebhookWorker } from 'eventwire/webhook/bullmq'
 
+// Redis must keep what it acknowledges: run it with `appendonly yes` (durability: 'strict', the
+// default, refuses it otherwise; pass durability: 'best-effort' to accept losing events on a restart).
 const { hostname: host, port } = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379')
 const worker = new WebhookWorker(
   { webhooks: [{ url: process.env.WEBHOOK_URL ?? 'http://127.0.0.1:3000/webhooks' }], sharedSecret: process.env.WEBHOOK_SECRET },

@@ -8,24 +8,35 @@ import { freePort } from './ports.js'
 export interface RedisServer {
   readonly port: number
   readonly dir: string
-  /** Stops the server (SIGTERM: with persistence on, it saves first). */
-  stop(): Promise<void>
+  /** Stops the server: SIGTERM by default (with persistence on, it saves first); SIGKILL crashes it. */
+  stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>
   /** Starts it again on the same port and directory. */
   restart(): Promise<void>
   /** Stops it and removes its directory. */
   dispose(): Promise<void>
 }
 
+/** How a test Redis keeps its data. */
+export interface RedisOptions {
+  /** Append-only file on: with `appendfsync` (`always` by default), else Redis's default (AOF off). */
+  persistent?: boolean
+  /** When the append-only file is synced to disk. @defaultValue 'always' */
+  appendfsync?: 'always' | 'everysec' | 'no'
+  /** Disables the CONFIG command, as managed Redis services do. */
+  withoutConfig?: boolean
+}
+
 /**
  * Starts redis-server (from Debian's `redis-server` package, which `.ci/run` installs). With
  * `persistent`, every write goes to an append-only file before it is acknowledged.
  */
-export async function startRedis(options: { persistent?: boolean } = {}): Promise<RedisServer> {
+export async function startRedis(options: RedisOptions = {}): Promise<RedisServer> {
   const port = await freePort()
   const dir = mkdtempSync(join(tmpdir(), 'eventwire-redis-'))
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--daemonize', 'no']
-  if (options.persistent) args.push('--appendonly', 'yes', '--appendfsync', 'always')
+  if (options.persistent) args.push('--appendonly', 'yes', '--appendfsync', options.appendfsync ?? 'always')
   else args.push('--appendonly', 'no')
+  if (options.withoutConfig) args.push('--rename-command', 'CONFIG', '')
   let child: ChildProcess | undefined
 
   const start = async () => {
@@ -39,12 +50,12 @@ export async function startRedis(options: { persistent?: boolean } = {}): Promis
       child?.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)))
     })
   }
-  const stop = async () => {
+  const stop = async (signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM') => {
     const running = child
-    if (!running || running.exitCode !== null) return
+    if (!running || running.exitCode !== null || running.signalCode !== null) return
     await new Promise<void>((resolve) => {
       running.once('exit', () => resolve())
-      running.kill('SIGTERM')
+      running.kill(signal)
     })
   }
   await start()
@@ -54,7 +65,7 @@ export async function startRedis(options: { persistent?: boolean } = {}): Promis
     stop,
     restart: start,
     dispose: async () => {
-      await stop()
+      await stop('SIGTERM')
       rmSync(dir, { recursive: true, force: true })
     },
   }

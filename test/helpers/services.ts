@@ -14,7 +14,13 @@ export interface SystemService {
 export const REDIS: SystemService = {
   executable: 'redis-server',
   install: 'sudo apt-get install -y redis-server',
-  suites: ['test/webhook/bullmq.test.ts', 'test/webhook/bullmq-processes.test.ts', 'test/webhook/event-rules.test.ts (the queue half)'],
+  suites: [
+    'test/webhook/bullmq.test.ts',
+    'test/webhook/bullmq-processes.test.ts',
+    'test/webhook/durability.test.ts',
+    'test/webhook/adversarial-redis.test.ts',
+    'test/webhook/event-rules.test.ts (the queue half)',
+  ],
 }
 
 /** Every service `npm test` can use. */

@@ -12,7 +12,8 @@ let redis: RedisServer
 // Without redis-server these suites are skipped, and the global setup says so (or fails under CI).
 const withRedis = isInstalled(REDIS.executable)
 beforeAll(async () => {
-  if (withRedis) redis = await startRedis()
+  // The append-only file on, as durability: 'strict' (the default) requires.
+  if (withRedis) redis = await startRedis({ persistent: true, appendfsync: 'everysec' })
 })
 afterAll(async () => {
   if (withRedis) await redis.dispose()

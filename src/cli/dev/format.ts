@@ -1,10 +1,11 @@
 import { paint } from '../colors.js'
-import { clock } from '../terminal.js'
+import { clock, escapeControl } from '../terminal.js'
 import type { DevActivity, EventLabel, UrlOutcome } from './activity.js'
 
+// Labels, user ids, event ids and refusal reasons come from the network: escaped before styled.
 function describe(event: EventLabel): string {
-  const label = event.label === undefined ? '' : ` ${paint('bold', event.type === 'track' ? JSON.stringify(event.label) : event.label)}`
-  return `${paint('cyan', event.type)}${label}${event.userId === undefined ? '' : paint('dim', ` (${event.userId})`)}`
+  const label = event.label === undefined ? '' : ` ${paint('bold', escapeControl(event.type === 'track' ? JSON.stringify(event.label) : event.label))}`
+  return `${paint('cyan', escapeControl(event.type))}${label}${event.userId === undefined ? '' : paint('dim', ` (${escapeControl(event.userId)})`)}`
 }
 
 function outcome(url: UrlOutcome): string {
@@ -33,7 +34,7 @@ export function formatActivity(activity: DevActivity, now: Date = new Date()): s
     case 'batch':
       return `${time} ${paint('blue', '←')} batch of ${activity.messages} event(s), ${activity.bytes} bytes`
     case 'rejected':
-      return `${time} ${paint('red', '✘')} refused ${activity.status} ${activity.code}: ${activity.reason}`
+      return `${time} ${paint('red', '✘')} refused ${activity.status} ${activity.code}: ${escapeControl(activity.reason)}`
     case 'delivered':
       return `${time} ${paint('green', '✔')} ${describe(activity)} delivered: ${activity.urls.map(outcome).join('; ')}`
     case 'failed':
@@ -41,10 +42,10 @@ export function formatActivity(activity: DevActivity, now: Date = new Date()): s
     case 'skipped':
       return `${time} ${paint('dim', '·')} ${describe(activity)} skipped: its integrations turn Webhooks off`
     case 'unroutable':
-      return `${time} ${paint('yellow', '·')} ${describe(activity)} not forwarded: ${activity.reason}`
+      return `${time} ${paint('yellow', '·')} ${describe(activity)} not forwarded: ${escapeControl(activity.reason)}`
     case 'retry': {
       const seconds = Math.max(0, (Date.parse(activity.retryAt) - now.getTime()) / 1000)
-      return `${time} ${paint('yellow', '↻')} ${activity.eventId} → ${activity.url} ${activity.status ?? activity.error} (attempt ${activity.attempts}); retry in ${seconds.toFixed(1)} s`
+      return `${time} ${paint('yellow', '↻')} ${escapeControl(activity.eventId)} → ${activity.url} ${activity.status ?? activity.error} (attempt ${activity.attempts}); retry in ${seconds.toFixed(1)} s`
     }
     case 'stopped':
       return formatTotals(activity)

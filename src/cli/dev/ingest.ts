@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { MAX_BATCH_BYTES } from '../../core/limits.js'
 import type { WireMessage } from '../../core/messages.js'
-import { constantTimeEqual } from '../../webhook/signature.js'
 import { BodyTooLargeError, readBody } from '../http.js'
 import { BatchRejection, parseBatch } from './batch.js'
+import { writeKeyMatches } from './write-key.js'
 
 /** What the ingest server does with what it accepts and refuses. */
 export interface IngestHandlers {
@@ -21,7 +21,7 @@ function authorization(header: string | undefined, writeKey: string): 'ok' | 'mi
   if (!match?.[1]) return 'missing'
   const credentials = Buffer.from(match[1], 'base64').toString('utf8')
   const user = credentials.includes(':') ? credentials.slice(0, credentials.indexOf(':')) : credentials
-  return constantTimeEqual(writeKey, user) ? 'ok' : 'wrong'
+  return writeKeyMatches(writeKey, user) ? 'ok' : 'wrong'
 }
 
 async function accept(request: IncomingMessage, writeKey: string): Promise<{ messages: WireMessage[]; bytes: number }> {

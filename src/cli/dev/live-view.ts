@@ -1,5 +1,5 @@
 import { paint } from '../colors.js'
-import { truncate } from '../terminal.js'
+import { escapeControl, truncate } from '../terminal.js'
 import type { DevActivity } from './activity.js'
 import { formatActivity, formatBanner } from './format.js'
 import { InPlaceOutput } from './in-place.js'
@@ -35,7 +35,7 @@ export function renderDashboard(stats: DevStats, banner: string, recent: readonl
     paint('dim', 'recent'),
     ...(recent.length > 0 ? recent : [paint('dim', '  waiting for the first batch')]),
   ]
-  if (stats.lastRejection !== undefined) lines.push('', paint('red', `last refused: ${truncate(stats.lastRejection, width - 14)}`))
+  if (stats.lastRejection !== undefined) lines.push('', paint('red', `last refused: ${truncate(escapeControl(stats.lastRejection), width - 14)}`))
   return lines.join('\n')
 }
 

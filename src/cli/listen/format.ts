@@ -1,5 +1,5 @@
 import { paint } from '../colors.js'
-import { clock, truncate } from '../terminal.js'
+import { clock, escapeControl, truncate } from '../terminal.js'
 import type { ReceivedRequest, SignatureCheck } from './receiver.js'
 
 const MARKS: Record<SignatureCheck, string> = {
@@ -11,14 +11,15 @@ const MARKS: Record<SignatureCheck, string> = {
 
 type Fields = Record<string, unknown>
 
-const text = (value: unknown): string => (typeof value === 'string' ? value : (JSON.stringify(value) ?? '?'))
+// Everything below comes from the network: each piece is escaped before it is styled.
+const text = (value: unknown): string => escapeControl(typeof value === 'string' ? value : (JSON.stringify(value) ?? '?'))
 
 /** What the event says, in a few words: who did what. */
 function headline(payload: Fields): string {
   const user = text(payload['userId'])
   switch (payload['type']) {
     case 'track':
-      return `${paint('bold', payload['event'] === undefined ? '?' : JSON.stringify(payload['event']))} by ${user}`
+      return `${paint('bold', payload['event'] === undefined ? '?' : text(JSON.stringify(payload['event'])))} by ${user}`
     case 'page':
     case 'screen':
       return `${user} viewed ${payload['name'] === undefined ? 'a page' : paint('bold', text(payload['name']))}`
@@ -35,7 +36,7 @@ function headline(payload: Fields): string {
 function details(payload: Fields): string | undefined {
   const fields = payload['traits'] ?? payload['properties']
   if (typeof fields !== 'object' || fields === null || Object.keys(fields).length === 0) return undefined
-  return JSON.stringify(fields)
+  return escapeControl(JSON.stringify(fields))
 }
 
 /**
@@ -44,8 +45,8 @@ function details(payload: Fields): string | undefined {
  */
 export function formatRequest(request: ReceivedRequest, width: number): string {
   const payload = typeof request.payload === 'object' && request.payload !== null ? (request.payload as Fields) : undefined
-  const type = payload ? text(payload['type']) : request.method
-  const parts = [paint('dim', clock(new Date(request.time))), MARKS[request.signature], paint('cyan', type.padEnd(8)), payload ? headline(payload) : paint('dim', `${request.path} (not JSON)`)]
+  const type = text(payload ? payload['type'] : request.method)
+  const parts = [paint('dim', clock(new Date(request.time))), MARKS[request.signature], paint('cyan', type.padEnd(8)), payload ? headline(payload) : paint('dim', `${escapeControl(request.path)} (not JSON)`)]
   if (request.status !== 200) parts.push(paint('yellow', `→ ${request.status} ${request.reason ?? ''}`.trimEnd()))
   if (request.senderHungUp) parts.push(paint('yellow', '(the sender hung up first: its timeout is shorter than --delay)'))
   const first = parts.join(' ')

@@ -9,7 +9,7 @@ import { defineCommand, type Command } from '../command-line.js'
 import { DEFAULT_DEV_PORT } from '../defaults.js'
 import { EXIT, type ExitCode } from '../exit-codes.js'
 import type { OptionSpecs, OptionValues } from '../options.js'
-import { writeJsonLine } from '../terminal.js'
+import { escapeControl, writeJsonLine } from '../terminal.js'
 import { fromOptions, usageError } from '../usage.js'
 import { toMessage, unusedOptions } from './message.js'
 
@@ -43,9 +43,9 @@ function report(type: MessageType, messageId: unknown, endpoint: string, outcome
     const fields = outcome.ok ? { status: outcome.status } : { code: outcome.error.code, error: outcome.error.message, status: (outcome.error as Partial<DeliveryError>).status }
     writeJsonLine(process.stdout, { ok: outcome.ok, type, messageId, endpoint, ...fields })
   } else if (outcome.ok) {
-    process.stdout.write(`${paint('green', '✔')} ${type} ${String(messageId)} sent to ${endpoint} (HTTP ${outcome.status})\n`)
+    process.stdout.write(`${paint('green', '✔')} ${type} ${escapeControl(String(messageId))} sent to ${escapeControl(endpoint)} (HTTP ${outcome.status})\n`)
   } else {
-    process.stderr.write(`${paint('red', '✘')} ${type} not sent: ${outcome.error.message} [${outcome.error.code}]\n`)
+    process.stderr.write(`${paint('red', '✘')} ${type} not sent: ${escapeControl(outcome.error.message)} [${outcome.error.code}]\n`)
   }
 }
 

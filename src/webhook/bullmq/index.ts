@@ -1,5 +1,7 @@
 export { WebhookQueue, DEFAULT_QUEUE_NAME } from './queue.js'
-export type { DeadLetter, EnqueueResult, WebhookQueueOptions } from './queue.js'
+export type { DeadLetter, EnqueueResult, WebhookQueueEvents, WebhookQueueOptions } from './queue.js'
 export { WebhookWorker } from './worker.js'
 export type { WebhookWorkerEvents, WebhookWorkerOptions } from './worker.js'
 export type { StoredFailure, StoredState, StoredTarget } from './job-data.js'
+export type { Durability } from './durability.js'
+export { RedisTimeoutError } from './redis-timeout-error.js'

@@ -63,3 +63,49 @@ export function restoreState(stored: StoredState): DeliveryState {
     })),
   }
 }
+
+const STATUSES: ReadonlySet<unknown> = new Set(['pending', 'delivered', 'failed', 'superseded', 'skipped'])
+const isCount = (value: unknown): boolean => typeof value === 'number' && Number.isInteger(value) && value >= 0
+
+function isStoredTarget(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false
+  const target = value as Record<string, unknown>
+  return STATUSES.has(target['status']) && isCount(target['attempts'])
+}
+
+function stateProblem(state: unknown, eventId: string): string | undefined {
+  if (state === undefined) return undefined
+  if (typeof state !== 'object' || state === null) return 'its `state` is not an object'
+  const stored = state as Record<string, unknown>
+  if (stored['eventId'] !== eventId) return 'its `state.eventId` is not its `eventId`'
+  if (typeof stored['deadline'] !== 'number' || !Number.isFinite(stored['deadline'])) return 'its `state.deadline` is not a time'
+  if (!isCount(stored['rounds'])) return 'its `state.rounds` is not a count'
+  const targets = stored['targets']
+  if (!Array.isArray(targets) || !targets.every(isStoredTarget)) return 'its `state.targets` are not URL states'
+  return undefined
+}
+
+/**
+ * What is wrong with a job's data, or `undefined` when it is an eventwire job: its event id must
+ * be the one its BullMQ id was made from, its body a string, its state (if any) well formed.
+ * Anything with Redis access can write a job, so the worker reads nothing it has not checked.
+ */
+export function jobDataProblem(jobId: string | undefined, data: unknown): string | undefined {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return 'its data is not a JSON object'
+  const fields = data as Record<string, unknown>
+  const eventId = fields['eventId']
+  if (typeof eventId !== 'string' || eventId === '') return 'its `eventId` is not a non-empty string'
+  if (jobIdOf(eventId) !== jobId) return `its \`eventId\` does not match its job id ${JSON.stringify(jobId)}`
+  if (typeof fields['body'] !== 'string') return 'its `body` is not a string'
+  return stateProblem(fields['state'], eventId)
+}
+
+/** The event id a job id was made from (see {@link jobIdOf}), or `undefined` for a job id eventwire did not make. */
+export function eventIdOfJob(jobId: string | undefined): string | undefined {
+  if (jobId === undefined || !jobId.startsWith('evt-')) return undefined
+  try {
+    return decodeURIComponent(jobId.slice(4))
+  } catch {
+    return undefined
+  }
+}

@@ -1,8 +1,16 @@
-import { Queue, type ConnectionOptions, type Job } from 'bullmq'
+import type { ConnectionOptions, Job } from 'bullmq'
+import { Emitter } from '../../core/emitter.js'
+import { ValidationError } from '../../core/errors/validation-error.js'
 import type { JsonObject } from '../../core/json-value.js'
+import { timeoutOption } from '../../core/option-checks.js'
+import { settlesWithin } from '../../core/timers.js'
 import type { WebhookEvent } from '../event.js'
 import { checkEvent } from '../prepare.js'
-import { jobIdOf, type StoredTarget, type WebhookJobData } from './job-data.js'
+import { checkDurability, durabilityOption, type Durability } from './durability.js'
+import { eventIdOfJob, jobIdOf, type StoredTarget, type WebhookJobData } from './job-data.js'
+import { RedisTimeoutError } from './redis-timeout-error.js'
+import { unreadableReason } from './stored-job.js'
+import { StoredJobQueue } from './stored-queue.js'
 
 /** Where the queue lives. */
 export interface WebhookQueueOptions {
@@ -12,6 +20,22 @@ export interface WebhookQueueOptions {
   name?: string | undefined
   /** Redis key prefix. @defaultValue 'bull' */
   prefix?: string | undefined
+  /**
+   * What Redis must keep: `strict` refuses to enqueue unless Redis has its append-only file on
+   * (a restart would lose acknowledged events); `best-effort` enqueues anyway and emits
+   * `'warning'` once. See docs/webhooks.md. @defaultValue 'strict'
+   */
+  durability?: Durability | undefined
+  /** How long `enqueue()` and `ready()` wait for Redis before rejecting with `RedisTimeoutError` (ms). @defaultValue 10_000 */
+  enqueueTimeout?: number | undefined
+}
+
+/** The events a {@link WebhookQueue} emits. */
+export interface WebhookQueueEvents {
+  /** A Redis or BullMQ error, e.g. a refused connection (it keeps reconnecting); written to the console when nobody listens. */
+  error: [error: Error]
+  /** Under `durability: 'best-effort'`, once: what a Redis restart or crash would lose; written to the console when nobody listens. */
+  warning: [message: string]
 }
 
 /** What `enqueue()` did with an event. */
@@ -30,6 +54,11 @@ export interface DeadLetter {
   readonly reason: string
   /** Each URL's last state, including its last error code and status. */
   readonly urls: readonly StoredTarget[]
+  /**
+   * What is wrong with the job's data in Redis, for a job eventwire cannot read (written or
+   * changed by something else): it failed without being sent and cannot be re-driven.
+   */
+  readonly unreadable?: string
 }
 
 /** The queue name producers and workers agree on by default. */
@@ -49,14 +78,66 @@ export const DEFAULT_QUEUE_NAME = 'eventwire-webhooks'
  * for (const letter of await queue.deadLetters()) await queue.redrive(letter.eventId)
  * ```
  */
-export class WebhookQueue {
-  readonly #queue: Queue<WebhookJobData>
+export class WebhookQueue extends Emitter<WebhookQueueEvents> {
+  readonly #queue: StoredJobQueue<WebhookJobData>
+  readonly #durability: Durability
+  readonly #timeoutMs: number
+  #checked: Promise<void> | undefined
+  #closing: Promise<void> | undefined
+  #lastError: Error | undefined
 
+  /** @throws `OptionsError` naming the first option it cannot use. */
   constructor(options: WebhookQueueOptions) {
-    this.#queue = new Queue<WebhookJobData>(options.name ?? DEFAULT_QUEUE_NAME, {
+    super()
+    this.#durability = durabilityOption(options.durability)
+    this.#timeoutMs = timeoutOption('enqueueTimeout', options.enqueueTimeout, 10_000)
+    this.#queue = new StoredJobQueue<WebhookJobData>(options.name ?? DEFAULT_QUEUE_NAME, {
       connection: options.connection,
       ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
     })
+    this.#queue.on('error', (error: Error) => {
+      this.#lastError = error
+      if (!this.emit('error', error)) console.error('eventwire: webhook queue:', error.message)
+    })
+  }
+
+  /**
+   * Resolves once Redis is connected and its persistence fits `durability`; `enqueue()` waits for
+   * the same, so calling this is optional: it reports a misconfigured Redis at start.
+   *
+   * @throws `OptionsError` (as a rejection) on `durability` when Redis would lose acknowledged
+   *   events under `strict`; `RedisTimeoutError` when Redis did not answer within `enqueueTimeout`.
+   */
+  async ready(): Promise<void> {
+    await this.#bounded(this.#check(), 'Could not reach Redis')
+  }
+
+  /** Checks Redis's persistence once per queue; a failed check (Redis down, refused) is tried again on the next call. */
+  #check(): Promise<void> {
+    this.#checked ??= (async () => {
+      await this.#queue.waitUntilReady()
+      const warn = (message: string) => {
+        if (!this.emit('warning', message)) console.warn(message)
+      }
+      await checkDurability(await this.#queue.backend.client, this.#durability, 'WebhookQueue', warn)
+    })().catch((error: unknown) => {
+      this.#checked = undefined
+      throw error
+    })
+    return this.#checked
+  }
+
+  /** `work`, or a `RedisTimeoutError` once `enqueueTimeout` has passed. */
+  async #bounded(work: Promise<unknown>, what: string): Promise<void> {
+    // Redis may still answer after the deadline; nobody waits for that outcome any more.
+    work.catch(() => undefined)
+    if (await settlesWithin(work, this.#timeoutMs)) return
+    const last = this.#lastError === undefined ? 'no error reported yet' : `last error: ${this.#lastError.message}`
+    throw new RedisTimeoutError(
+      `${what} within ${this.#timeoutMs} ms (${last}). Check that Redis is up and reachable, then try again; raise enqueueTimeout to wait longer.`,
+      this.#timeoutMs,
+      this.#lastError,
+    )
   }
 
   /**
@@ -64,7 +145,10 @@ export class WebhookQueue {
    * twice stores it once.
    *
    * @throws `ValidationError` (as a rejection) for an event that cannot become a payload, by the
-   * same rules as `WebhookDestination.deliver()`, even when its `integrations` would skip it.
+   *   same rules as `WebhookDestination.deliver()`, even when its `integrations` would skip it;
+   *   `OptionsError` on `durability` when Redis would lose it (see {@link WebhookQueue.ready});
+   *   `RedisTimeoutError` when Redis did not store it within `enqueueTimeout`. Redis may still
+   *   store it later, when it comes back: enqueueing it again with the same `messageId` is safe.
    * @example
    * ```ts
    * import { WebhookQueue } from 'eventwire/webhook/bullmq'
@@ -77,7 +161,11 @@ export class WebhookQueue {
   async enqueue<Data extends object = JsonObject>(event: WebhookEvent<Data>): Promise<EnqueueResult> {
     const { eventId, body, enabled } = checkEvent(event)
     if (!enabled) return { eventId, status: 'skipped' }
-    await this.#queue.add('deliver', { eventId, body }, { jobId: jobIdOf(eventId), removeOnComplete: true, removeOnFail: false })
+    const store = async () => {
+      await this.#check()
+      await this.#queue.add('deliver', { eventId, body }, { jobId: jobIdOf(eventId), removeOnComplete: true, removeOnFail: false })
+    }
+    await this.#bounded(store(), `Could not store event ${JSON.stringify(eventId)} in Redis`)
     return { eventId, status: 'queued' }
   }
 
@@ -98,18 +186,19 @@ export class WebhookQueue {
    */
   async deadLetters(start = 0, end = 99): Promise<DeadLetter[]> {
     const jobs = await this.#queue.getFailed(start, end)
-    return jobs.map((job: Job<WebhookJobData>) => ({
-      eventId: job.data.eventId,
-      failedAt: job.finishedOn,
-      reason: job.failedReason,
-      urls: job.data.state?.targets ?? [],
-    }))
+    return jobs.map((job: Job<WebhookJobData>) => {
+      const unreadable = unreadableReason(job)
+      if (unreadable === undefined) return { eventId: job.data.eventId, failedAt: job.finishedOn, reason: job.failedReason, urls: job.data.state?.targets ?? [] }
+      return { eventId: eventIdOfJob(job.id) ?? String(job.id), failedAt: job.finishedOn, reason: job.failedReason ?? unreadable, urls: [], unreadable }
+    })
   }
 
   /**
    * Sends a dead letter again, with a fresh retry window and the same body and id.
    *
    * @returns whether there was such a dead letter.
+   * @throws `ValidationError` (as a rejection, `ERR_INVALID_FIELD` on `data`) for a dead letter
+   *   whose data eventwire cannot read: it would fail again.
    * @example
    * ```ts
    * import { WebhookQueue } from 'eventwire/webhook/bullmq'
@@ -122,6 +211,14 @@ export class WebhookQueue {
   async redrive(eventId: string): Promise<boolean> {
     const job = await this.#queue.getJob(jobIdOf(eventId))
     if (!job || !(await job.isFailed())) return false
+    const unreadable = unreadableReason(job)
+    if (unreadable !== undefined) {
+      throw new ValidationError(
+        'ERR_INVALID_FIELD',
+        'data',
+        `Dead letter ${JSON.stringify(eventId)} cannot be re-driven: ${unreadable}. Remove its job ${JSON.stringify(job.id)} from Redis (BullMQ's Queue.remove) and enqueue the event again.`,
+      )
+    }
     await job.updateData({ eventId: job.data.eventId, body: job.data.body })
     await job.retry('failed')
     return true
@@ -133,8 +230,17 @@ export class WebhookQueue {
     return { waiting: counts['waiting'] ?? 0, delayed: counts['delayed'] ?? 0, active: counts['active'] ?? 0, failed: counts['failed'] ?? 0 }
   }
 
-  /** Closes the Redis connection. */
-  async close(): Promise<void> {
-    await this.#queue.close()
+  /**
+   * Closes the Redis connection. While Redis is down a graceful close cannot finish, so after
+   * `enqueueTimeout` the connection is dropped instead. Safe to call more than once.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      const closed = this.#queue.close()
+      closed.catch(() => undefined)
+      // BullMQ's own disconnect waits for an 'end' that may not come while reconnecting: not awaited.
+      if (!(await settlesWithin(closed, this.#timeoutMs))) this.#queue.disconnect().catch(() => undefined)
+    })()
+    return this.#closing
   }
 }

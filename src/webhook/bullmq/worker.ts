@@ -1,4 +1,4 @@
-import { DelayedError, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq'
+import { DelayedError, UnrecoverableError, type ConnectionOptions, type Job } from 'bullmq'
 import { Emitter } from '../../core/emitter.js'
 import { OptionsError } from '../../core/errors/options-error.js'
 import type { WebhookDestinationEvents } from '../destination.js'
@@ -11,8 +11,11 @@ import type { ResolvedWebhookSettings, WebhookSettings } from '../settings.js'
 import type { Signer } from '../signer.js'
 import type { WebhookTransport } from '../transport.js'
 import { createUndiciTransport } from '../undici-transport.js'
+import { checkDurability, durabilityOption, type Durability } from './durability.js'
 import { restoreState, storeState, type WebhookJobData } from './job-data.js'
 import { DEFAULT_QUEUE_NAME } from './queue.js'
+import { unreadableReason } from './stored-job.js'
+import { StoredJobWorker } from './stored-queue.js'
 
 /** Where the worker takes jobs from, and how many at once. */
 export interface WebhookWorkerOptions {
@@ -28,12 +31,20 @@ export interface WebhookWorkerOptions {
   lockDuration?: number | undefined
   /** How often stalled jobs are looked for (ms). @defaultValue 30_000 */
   stalledInterval?: number | undefined
+  /**
+   * What Redis must keep: `strict` refuses to start (no job is taken; `ready()` rejects and
+   * `'error'` is emitted) unless Redis has its append-only file on; `best-effort` starts anyway
+   * and emits `'warning'` once. See docs/webhooks.md. @defaultValue 'strict'
+   */
+  durability?: Durability | undefined
 }
 
 /** The events a {@link WebhookWorker} emits: the in-memory engine's, plus BullMQ and Redis errors. */
 export interface WebhookWorkerEvents extends WebhookDestinationEvents {
-  /** A Redis or BullMQ error (the worker keeps reconnecting); written to the console when nobody listens. */
+  /** A Redis or BullMQ error (the worker keeps reconnecting), or the `strict` durability refusal; written to the console when nobody listens. */
   error: [error: Error]
+  /** Under `durability: 'best-effort'`, once: what a Redis restart or crash would lose; written to the console when nobody listens. */
+  warning: [message: string]
 }
 
 /**
@@ -61,7 +72,8 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   readonly #transport: WebhookTransport
   readonly #send: Sender
   readonly #sign: Signer | undefined
-  readonly #worker: Worker<WebhookJobData>
+  readonly #worker: StoredJobWorker<WebhookJobData>
+  readonly #started: Promise<void>
   #closing: Promise<void> | undefined
 
   /** @throws `OptionsError` naming the first setting it cannot use. */
@@ -75,7 +87,8 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     this.#sign = engine.sign
     const concurrency = options.concurrency ?? 50
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new OptionsError('concurrency', 'expected a whole number >= 1.')
-    this.#worker = new Worker<WebhookJobData>(options.name ?? DEFAULT_QUEUE_NAME, (job, token) => this.#process(job, token), {
+    const durability = durabilityOption(options.durability)
+    this.#worker = new StoredJobWorker<WebhookJobData>(options.name ?? DEFAULT_QUEUE_NAME, (job, token) => this.#process(job, token), {
       connection: options.connection,
       concurrency,
       ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
@@ -83,14 +96,36 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       ...(options.stalledInterval === undefined ? {} : { stalledInterval: options.stalledInterval }),
       // A job whose worker died is taken over, however often that happens: delivery is at-least-once.
       maxStalledCount: Number.MAX_SAFE_INTEGER,
+      // Jobs are taken only once Redis's persistence has been checked.
+      autorun: false,
     })
-    this.#worker.on('error', (error) => {
-      if (!this.emit('error', error)) console.error('eventwire: webhook worker:', error.message)
-    })
+    this.#worker.on('error', (error) => this.#reportError(error))
+    this.#started = this.#start(durability)
+    // The outcome is reported as 'error' and by ready(); nothing else waits for it.
+    this.#started.catch((error: unknown) => this.#reportError(error as Error))
   }
 
-  /** Resolves when the worker is connected and taking jobs. */
+  async #start(durability: Durability): Promise<void> {
+    await this.#worker.waitUntilReady()
+    const warn = (message: string) => {
+      if (!this.emit('warning', message)) console.warn(message)
+    }
+    await checkDurability(await this.#worker.backend.client, durability, 'WebhookWorker', warn)
+    if (this.#closing) return
+    this.#worker.run().catch((error: unknown) => this.#reportError(error as Error))
+  }
+
+  #reportError(error: Error): void {
+    if (!this.emit('error', error)) console.error('eventwire: webhook worker:', error.message)
+  }
+
+  /**
+   * Resolves when the worker is connected, Redis's persistence fits `durability`, and it takes jobs.
+   *
+   * @throws `OptionsError` (as a rejection) on `durability` when Redis would lose acknowledged events under `strict`.
+   */
   async ready(): Promise<void> {
+    await this.#started
     await this.#worker.waitUntilReady()
   }
 
@@ -104,6 +139,9 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   }
 
   async #process(job: Job<WebhookJobData>, token: string | undefined): Promise<void> {
+    const unreadable = unreadableReason(job)
+    // Final at once: a job that cannot be read would fail the same way on every attempt.
+    if (unreadable !== undefined) throw new UnrecoverableError(`ERR_INVALID_FIELD: ${unreadable}; not sent. Remove the job, or fix its data and re-drive it.`)
     const data = job.data
     const state = data.state ? restoreState(data.state) : newDeliveryState(data.eventId, this.#urls.length, this.#settings.retryWindowMs, Date.now())
     const outgoing = { eventId: data.eventId, body: data.body, signature: this.#sign ? await this.#sign(data.body) : undefined }
