@@ -1,4 +1,4 @@
-import { consoleLogger, isDebugEnabled, type Logger } from '../core/debug.js'
+import { consoleLogger, guardLogger, isDebugEnabled, type Logger } from '../core/debug.js'
 import { OptionsError } from '../core/errors/options-error.js'
 import { checkOptionNames, integerOption, parseHttpUrl } from '../core/option-checks.js'
 import { MAX_MESSAGE_BYTES } from '../core/limits.js'
@@ -166,7 +166,7 @@ function resolveLogger(value: unknown): Logger {
   if (!isObject(value) || typeof value['log'] !== 'function' || typeof value['error'] !== 'function') {
     throw new OptionsError('logger', 'expected an object with log(message) and error(message) methods.')
   }
-  return value as unknown as Logger
+  return guardLogger(value as unknown as Logger)
 }
 
 /**

@@ -12,6 +12,26 @@ export function consoleLogger(namespace: string): Logger {
   }
 }
 
+/**
+ * `logger` with methods that cannot throw: a logger is the user's code, and a broken one must not
+ * break a call, a delivery or its accounting. What it throws is dropped, since the logger is where
+ * it would have been reported.
+ */
+export function guardLogger(logger: Logger): Logger {
+  return {
+    log: (message) => {
+      try {
+        logger.log(message)
+      } catch {}
+    },
+    error: (message) => {
+      try {
+        logger.error(message)
+      } catch {}
+    },
+  }
+}
+
 interface HostGlobals {
   process?: { env?: Record<string, string | undefined> }
   Deno?: { env?: { get(name: string): string | undefined } }

@@ -1,0 +1,239 @@
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { Client, DeliveryError, type ClientOptions, type SentInfo } from '../src/index.js'
+import { RESPONSE_READ_BYTES } from '../src/client/transport.js'
+import { startRawServer, trickle, writeForever, type RawBehaviour, type RawServer } from './helpers/raw-server.js'
+
+let server: RawServer | undefined
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+
+/** Each outcome the client reported for one message: 'sent' events and 'error' events alike. */
+interface Outcomes {
+  sent: SentInfo[]
+  errors: DeliveryError[]
+}
+
+function clientFor(url: string, options: ClientOptions = {}): { client: Client; outcomes: Outcomes } {
+  const client = new Client('key', { endpoint: url, flushAt: 1, timeout: 400, retry: { limit: 0 }, ...options })
+  const outcomes: Outcomes = { sent: [], errors: [] }
+  client.on('sent', (info) => outcomes.sent.push(info))
+  client.on('error', (error) => outcomes.errors.push(error))
+  return { client, outcomes }
+}
+
+/** Sends one message through a fresh client against `behaviour` and waits for flush() to settle. */
+async function sendOneAgainst(behaviour: RawBehaviour, options: ClientOptions = {}) {
+  server = await startRawServer(behaviour)
+  const { client, outcomes } = clientFor(server.url, options)
+  client.track({ userId: 'u1', event: 'E' })
+  await client.flush()
+  return outcomes
+}
+
+/** A full garbage collection, without starting the process with --expose-gc. */
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc')
+  ;(runInNewContext('gc') as () => void)()
+}
+
+const OK_HEAD = 'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n'
+
+describe('a 2xx whose body misbehaves: accepted, and the attempt still ends within the timeout', () => {
+  it('200 then silence: flush() resolves and the batch counts as delivered', async () => {
+    const outcomes = await sendOneAgainst((socket) => socket.write(`${OK_HEAD}content-length: 100\r\n\r\n`))
+    expect(outcomes.errors).toEqual([])
+    expect(outcomes.sent.map((info) => info.status)).toEqual([200])
+  })
+
+  it('200 then one byte every 300 ms: flush() resolves and the batch counts as delivered', async () => {
+    const outcomes = await sendOneAgainst((socket) => {
+      socket.write(`${OK_HEAD}content-length: 1000000\r\n\r\n`)
+      trickle(socket, 'x', 300)
+    })
+    expect(outcomes.errors).toEqual([])
+    expect(outcomes.sent).toHaveLength(1)
+  })
+
+  it('200 with an endless fast body: flush() resolves and the client stops reading at its cap', async () => {
+    const outcomes = await sendOneAgainst(
+      (socket) => {
+        socket.write(`${OK_HEAD}connection: close\r\n\r\n`)
+        writeForever(socket, Buffer.alloc(64 * 1024, 'x'))
+      },
+      { timeout: 5_000 },
+    )
+    expect(outcomes.sent).toHaveLength(1)
+    const connection = server?.connections[0]
+    await connection?.closed
+    // What the server got rid of before the client closed the socket: the cap, plus what the
+    // kernel's socket buffers and the HTTP stack's stream buffer hold on loopback (a few MB).
+    // Reading to the end would never stop: the assertion is that it stopped, far below this.
+    expect(connection?.written).toBeLessThan(RESPONSE_READ_BYTES + 32 * 1024 * 1024)
+  })
+
+  it('200 with a 64 MiB body from a fetch that counts what is pulled: the client pulls its cap and a chunk or two more', async () => {
+    const chunk = new Uint8Array(256 * 1024)
+    let pulled = 0
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= 64 * 1024 * 1024) controller.close()
+        else {
+          pulled += chunk.byteLength
+          controller.enqueue(chunk)
+        }
+      },
+    })
+    const fetch: typeof globalThis.fetch = async () => new Response(body, { status: 200 })
+    const { client, outcomes } = clientFor('http://127.0.0.1:9', { fetch, timeout: 10_000 })
+    client.track({ userId: 'u1', event: 'E' })
+    await client.flush()
+    expect(outcomes.sent).toHaveLength(1)
+    // The stream keeps one chunk queued ahead of the reader (its high-water mark).
+    expect(pulled).toBeLessThanOrEqual(RESPONSE_READ_BYTES + 2 * chunk.byteLength)
+  })
+
+  it('200 with a truncated body (Content-Length longer than what comes, then close): delivered', async () => {
+    const outcomes = await sendOneAgainst((socket) => {
+      socket.write(`${OK_HEAD}content-length: 1000\r\n\r\n{"ok":`)
+      socket.end()
+    })
+    expect(outcomes.errors).toEqual([])
+    expect(outcomes.sent).toHaveLength(1)
+  })
+
+  it('200 with broken chunked framing: delivered (the status was final)', async () => {
+    const outcomes = await sendOneAgainst((socket) => {
+      socket.write(`${OK_HEAD}transfer-encoding: chunked\r\n\r\nzz\r\nnot a chunk\r\n`)
+    })
+    expect(outcomes.errors).toEqual([])
+    expect(outcomes.sent).toHaveLength(1)
+  })
+})
+
+describe('responses that never become a 2xx: each attempt ends, and the batch fails with a typed error', () => {
+  it('headers never sent: ERR_RETRIES_EXHAUSTED with the timeout as cause', async () => {
+    const outcomes = await sendOneAgainst(() => {})
+    expect(outcomes.sent).toEqual([])
+    expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
+    expect((outcomes.errors[0]?.cause as Error).name).toBe('TimeoutError')
+  })
+
+  it('a status line and then headers that never end: ERR_RETRIES_EXHAUSTED', async () => {
+    const outcomes = await sendOneAgainst((socket) => {
+      socket.write('HTTP/1.1 200 OK\r\n')
+      trickle(socket, 'x-slow: y\r\n', 50)
+    })
+    expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
+  })
+
+  it('headers larger than the HTTP stack takes: ERR_RETRIES_EXHAUSTED, nothing buffered without bound', async () => {
+    const outcomes = await sendOneAgainst((socket) => {
+      socket.write(`HTTP/1.1 200 OK\r\nx-huge: `)
+      writeForever(socket, Buffer.alloc(16 * 1024, 'h'))
+    })
+    expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
+  })
+
+  it('endless 100 Continue answers: ERR_RETRIES_EXHAUSTED', async () => {
+    const outcomes = await sendOneAgainst((socket) => trickle(socket, 'HTTP/1.1 100 Continue\r\n\r\n', 20))
+    expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
+  })
+
+  it('not HTTP at all: ERR_RETRIES_EXHAUSTED', async () => {
+    const outcomes = await sendOneAgainst((socket) => socket.end('SSH-2.0-OpenSSH_9.6\r\n\r\n'))
+    expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
+  })
+
+  it('a Content-Length and a chunked Transfer-Encoding at once (request smuggling shape): ERR_RETRIES_EXHAUSTED', async () => {
+    const outcomes = await sendOneAgainst((socket) => socket.write(`${OK_HEAD}content-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n`))
+    expect(outcomes.sent.length + outcomes.errors.length).toBe(1)
+    expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
+  })
+
+  it('a 400 whose reason trickles forever: ERR_REJECTED within the timeout, the reason cut off', async () => {
+    const outcomes = await sendOneAgainst((socket) => {
+      socket.write('HTTP/1.1 400 Bad Request\r\ncontent-length: 100000\r\n\r\nbad write key')
+      trickle(socket, '.', 100)
+    })
+    expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_REJECTED'])
+    expect(outcomes.errors[0]?.message).toContain('bad write key')
+  })
+})
+
+describe('close({ timeout }) returns by its deadline whatever the peer does', () => {
+  const behaviours: Array<[string, RawBehaviour]> = [
+    ['200 then silence', (socket) => socket.write(`${OK_HEAD}content-length: 100\r\n\r\n`)],
+    ['200 then a trickle', (socket) => {
+      socket.write(`${OK_HEAD}content-length: 1000000\r\n\r\n`)
+      trickle(socket, 'x', 300)
+    }],
+    ['headers never sent', () => {}],
+  ]
+  it.each(behaviours)('%s, with a client timeout far longer than close()', async (_name, behaviour) => {
+    server = await startRawServer(behaviour)
+    const { client, outcomes } = clientFor(server.url, { timeout: 600_000 })
+    client.track({ userId: 'u1', event: 'E' })
+    const listening = server
+    await vi.waitFor(() => expect(listening.requests).toBe(1), { timeout: 10_000 })
+    // A garbage collection here once left combined abort signals deaf: close() must not depend on them.
+    collectGarbage()
+    await client.close({ timeout: 300 })
+    // One outcome: delivered if the 2xx headers came, else ERR_CLOSE_TIMEOUT.
+    expect(outcomes.sent.length + outcomes.errors.length).toBe(1)
+    expect(outcomes.errors.every((error) => error.code === 'ERR_CLOSE_TIMEOUT')).toBe(true)
+    expect(client.pending).toBe(0)
+  })
+})
+
+describe('hostile option values', () => {
+  it('a fetch that never settles and ignores its signal: each attempt still ends at the timeout', async () => {
+    const fetch: typeof globalThis.fetch = () => new Promise(() => {})
+    const { client, outcomes } = clientFor('http://127.0.0.1:9', { fetch, timeout: 200 })
+    client.track({ userId: 'u1', event: 'E' })
+    await client.flush()
+    expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
+  })
+
+  it('a fetch that never settles and ignores its signal: close({ timeout }) returns by its deadline', async () => {
+    const fetch: typeof globalThis.fetch = () => new Promise(() => {})
+    const { client, outcomes } = clientFor('http://127.0.0.1:9', { fetch, timeout: 600_000 })
+    client.track({ userId: 'u1', event: 'E' })
+    await client.close({ timeout: 100 })
+    expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_CLOSE_TIMEOUT'])
+  })
+
+  it.each<[string, typeof globalThis.fetch]>([
+    ['throws synchronously', () => {
+      throw new Error('boom')
+    }],
+    ['resolves to something that is not a Response', async () => ({}) as Response],
+    ['resolves to a 200 whose body errors at once', async () => new Response(new ReadableStream({ start: (controller) => controller.error(new Error('broken')) }))],
+    ['resolves to a 200 whose body ignores cancel', async () => new Response(new ReadableStream({ cancel: () => new Promise(() => {}) }))],
+  ])('a fetch that %s: one outcome per message, nothing thrown', async (_name, fetch) => {
+    const { client, outcomes } = clientFor('http://127.0.0.1:9', { fetch, timeout: 300 })
+    client.track({ userId: 'u1', event: 'E' })
+    await client.flush()
+    expect(outcomes.sent.length + outcomes.errors.length).toBe(1)
+  })
+
+  it('a logger whose methods throw cannot make flush() reject or leave a message unsettled', async () => {
+    const logger = {
+      log: () => {
+        throw new Error('log broke')
+      },
+      error: () => {
+        throw new Error('error broke')
+      },
+    }
+    const client = new Client('key', { endpoint: 'http://127.0.0.1:9', flushAt: 1, timeout: 300, retry: { limit: 0 }, logger, verbose: true })
+    const settled: unknown[] = []
+    client.track({ userId: 'u1', event: 'E' }, (error) => settled.push(error))
+    await expect(client.flush()).resolves.toBeUndefined()
+    expect(settled).toHaveLength(1)
+    expect(client.pending).toBe(0)
+  })
+})
