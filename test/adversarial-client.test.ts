@@ -1,7 +1,8 @@
+import fc from 'fast-check'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { Client, DeliveryError, type ClientOptions, type SentInfo } from '../src/index.js'
+import { Client, DeliveryError, OptionsError, type ClientOptions, type SentInfo } from '../src/index.js'
 import { RESPONSE_READ_BYTES } from '../src/client/transport.js'
 import { startRawServer, trickle, writeForever, type RawBehaviour, type RawServer } from './helpers/raw-server.js'
 
@@ -235,5 +236,55 @@ describe('hostile option values', () => {
     await expect(client.flush()).resolves.toBeUndefined()
     expect(settled).toHaveLength(1)
     expect(client.pending).toBe(0)
+  })
+})
+
+describe('credentials in the endpoint URL', () => {
+  it.each([
+    'http://user:s3cret@127.0.0.1:8787',
+    'https://:s3cret@ingest.example.com/base',
+    'https://s3cret@ingest.example.com',
+    'http://user:s3cret@127.0.0.1:99999',
+    'ftp://user:s3cret@ingest.example.com',
+    'user:s3cret@ingest.example.com',
+    'https://user:s3cret@ingest.example.com/v1/batch',
+  ])('%s: refused at construction with OptionsError on endpoint, the secret not shown', (endpoint) => {
+    let thrown: unknown
+    try {
+      new Client('key', { endpoint })
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(OptionsError)
+    expect(thrown).toMatchObject({ code: 'ERR_INVALID_OPTION', option: 'endpoint' })
+    expect(String((thrown as Error).message)).not.toContain('s3cret')
+    expect(String((thrown as Error).stack)).not.toContain('s3cret')
+  })
+
+  it('names the URL to use instead', () => {
+    expect(() => new Client('key', { endpoint: 'https://user:s3cret@ingest.example.com/base' })).toThrow('"https://ingest.example.com/base"')
+  })
+})
+
+describe('credentials in the endpoint URL (property-based)', () => {
+  it('refuses every endpoint with credentials, and never shows the password of one it refuses, well-formed or not', () => {
+    const text = fc.string({ unit: fc.constantFrom(...'abcXYZ019-._~%!$&()*+,;=/?#@:'), minLength: 1, maxLength: 12 })
+    fc.assert(
+      fc.property(fc.constantFrom('http', 'https', 'ftp', 'HTTP', ''), text, text, fc.constantFrom('127.0.0.1', 'ingest.example.com', 'bad host', '[::1]'), fc.constantFrom('', ':8787', ':99999', ':x'), fc.constantFrom('', '/', '/base', '/v1/batch', '?a=1', '#f'), (scheme, user, secret, host, port, rest) => {
+        const password = `PW${secret}`
+        const endpoint = `${scheme === '' ? '' : `${scheme}://`}${user}:${password}@${host}${port}${rest}`
+        try {
+          new Client('key', { endpoint })
+        } catch (error) {
+          expect(error).toBeInstanceOf(OptionsError)
+          expect((error as Error).message).not.toContain(password)
+          return
+        }
+        // Accepted: then what looked like credentials is, by the URL standard, part of the path.
+        const parsed = new URL(endpoint)
+        expect([parsed.username, parsed.password]).toEqual(['', ''])
+      }),
+      { numRuns: 500 },
+    )
   })
 })

@@ -186,4 +186,14 @@ describe('eventwire dev', () => {
     expect(cases[1]!.stderr).toContain("required option '-w, --webhook <url>' not specified")
     expect(cases[3]!.stderr).toContain('header')
   })
+
+  it('prints no password from a --webhook URL it refuses, well-formed or not', async () => {
+    const cases = await Promise.all([
+      runCli(['dev', '--port', '0', '--webhook', 'http://user:s3cret@127.0.0.1:9000']),
+      runCli(['dev', '--port', '0', '--webhook', 'http://user:s3cret@127.0.0.1:99999']),
+      runCli(['dev', '--port', '0', '--webhook', 'user:s3cret@127.0.0.1']),
+    ])
+    expect(cases.map((run) => run.code)).toEqual([2, 2, 2])
+    for (const run of cases) expect(`${run.stdout}${run.stderr}`).not.toContain('s3cret')
+  })
 })
