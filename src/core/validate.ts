@@ -130,10 +130,50 @@ function toTimestamp(value: unknown, type: MessageType): string {
   )
 }
 
+/** Longest `messageId` accepted, in characters (a UUID has 36). */
+export const MAX_MESSAGE_ID_LENGTH = 255
+
+/** A character a `messageId` cannot hold: anything but printable ASCII and the space. */
+const NOT_ID_CHARACTER = /[^\x20-\x7e]/
+
+/**
+ * Whether `value` can be a `messageId`: 1 to {@link MAX_MESSAGE_ID_LENGTH} printable ASCII
+ * characters (0x20-0x7E), not starting or ending with a space. The webhook engine sends the id as
+ * the `Webhook-Id` header and signs it, so the rule is what a header value carries unchanged
+ * everywhere: no CR, LF or other control character, nothing beyond ASCII (Latin-1 would pass
+ * `fetch` but not every receiver's decoding), and no space at either end (receivers trim it).
+ * Spaces inside are kept: the Go client's own fixtures send `I'm unique`. The client,
+ * `eventwire dev` and the webhook side share it, so that an id one of them accepts is never
+ * refused by the next.
+ */
+export function isMessageId(value: unknown): value is string {
+  return (
+    typeof value === 'string' &&
+    value.length >= 1 &&
+    value.length <= MAX_MESSAGE_ID_LENGTH &&
+    !NOT_ID_CHARACTER.test(value) &&
+    value.trim() === value
+  )
+}
+
+/** Why a string is not a {@link isMessageId | messageId}, naming the first character at fault rather than quoting the id. */
+function messageIdProblem(value: string): string {
+  if (value === '') return 'is empty'
+  if (value.length > MAX_MESSAGE_ID_LENGTH) return `is ${value.length} characters long`
+  const at = value.search(NOT_ID_CHARACTER)
+  if (at === -1) return 'starts or ends with a space'
+  return `holds U+${(value.codePointAt(at) ?? 0).toString(16).toUpperCase().padStart(4, '0')} at position ${at + 1}`
+}
+
 function toMessageId(value: unknown, type: MessageType): string {
   if (value === undefined) return crypto.randomUUID()
-  if (typeof value === 'string' && value !== '') return value
-  throw new ValidationError('ERR_INVALID_FIELD', 'messageId', `${type}(): \`messageId\` must be a non-empty string.`)
+  if (isMessageId(value)) return value
+  const problem = typeof value === 'string' ? messageIdProblem(value) : `is ${describe(value)}`
+  throw new ValidationError(
+    'ERR_INVALID_FIELD',
+    'messageId',
+    `${type}(): \`messageId\` ${problem}; it must be 1 to ${MAX_MESSAGE_ID_LENGTH} printable ASCII characters, spaces only inside, as it is sent as the Webhook-Id header.`,
+  )
 }
 
 /**
