@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import { setFlagsFromString } from 'node:v8'
+import { createGzip } from 'node:zlib'
 import { runInNewContext } from 'node:vm'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Client, DeliveryError, OptionsError, type ClientOptions, type SentInfo } from '../src/index.js'
@@ -74,6 +75,32 @@ describe('a 2xx whose body misbehaves: accepted, and the attempt still ends with
     // kernel's socket buffers and the HTTP stack's stream buffer hold on loopback (a few MB).
     // Reading to the end would never stop: the assertion is that it stopped, far below this.
     expect(connection?.written).toBeLessThan(RESPONSE_READ_BYTES + 32 * 1024 * 1024)
+  })
+
+  it('200 with an endless gzip body of zeros (a decompression bomb): flush() resolves, little of it is sent', async () => {
+    const outcomes = await sendOneAgainst(
+      (socket) => {
+        socket.write(`${OK_HEAD}content-encoding: gzip\r\nconnection: close\r\n\r\n`)
+        const gzip = createGzip()
+        gzip.pipe(socket)
+        socket.on('close', () => gzip.destroy())
+        const zeros = Buffer.alloc(1024 * 1024)
+        const pump = () => {
+          while (!gzip.destroyed && gzip.write(zeros)) {
+            // until the compressor pushes back
+          }
+        }
+        gzip.on('drain', pump)
+        pump()
+      },
+      { timeout: 5_000 },
+    )
+    expect(outcomes.sent).toHaveLength(1)
+    const connection = server?.connections[0]
+    await connection?.closed
+    // Compressed zeros are about 1/1000 of their size: even the kernel's buffers full of them would
+    // be gigabytes decompressed, had the client read on.
+    expect(connection?.written).toBeLessThan(32 * 1024 * 1024)
   })
 
   it('200 with a 64 MiB body from a fetch that counts what is pulled: the client pulls its cap and a chunk or two more', async () => {
