@@ -140,7 +140,7 @@ function resolveEndpoint(value: unknown): string {
     // fetch refuses such a URL, and the write key is what authenticates.
     url.username = ''
     url.password = ''
-    throw new OptionsError('endpoint', `expected a URL without a user name or password (the write key is sent as the credentials); use ${quoted(url.href.replace(/\/+$/, ''))}.`)
+    throw new OptionsError('endpoint', `expected no user name or password in it (the write key authenticates); use ${quoted(url.href.replace(/\/+$/, ''))}.`)
   }
   if (url.search || url.hash) {
     throw new OptionsError('endpoint', 'expected a base URL without query or fragment; /v1/batch is appended to it.')

@@ -10,20 +10,9 @@ export function abortable<T>(work: Promise<T>, signal: AbortSignal, onAbandoned:
       reject(signal.reason)
       work.then(onAbandoned, () => undefined)
     }
-    if (signal.aborted) {
-      onAbort()
-      return
-    }
+    // An aborted signal fires no more events: check it once, then listen.
+    if (signal.aborted) onAbort()
     signal.addEventListener('abort', onAbort, { once: true })
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(error)
-      },
-    )
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
   })
 }

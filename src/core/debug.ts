@@ -18,18 +18,12 @@ export function consoleLogger(namespace: string): Logger {
  * it would have been reported.
  */
 export function guardLogger(logger: Logger): Logger {
-  return {
-    log: (message) => {
-      try {
-        logger.log(message)
-      } catch {}
-    },
-    error: (message) => {
-      try {
-        logger.error(message)
-      } catch {}
-    },
+  const guarded = (method: keyof Logger) => (message: string) => {
+    try {
+      logger[method](message)
+    } catch {}
   }
+  return { log: guarded('log'), error: guarded('error') }
 }
 
 interface HostGlobals {

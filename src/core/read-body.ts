@@ -11,7 +11,7 @@ export interface BodyReadLimits {
 }
 
 /**
- * The first `maxBytes` of a response body, read within `ms`, after which the body is cancelled
+ * The first `maxBytes` of a response body, as the chunks it came in, read within `ms`, after which the body is cancelled
  * (and the connection under it let go). A body that stalls, trickles or never ends is cut off at
  * the deadline or the cap, and one that fails half way gives what came before, so the caller
  * never waits longer, nor holds more, than it asked. Never rejects.
@@ -20,43 +20,29 @@ export interface BodyReadLimits {
  * the signal a fetch was given may be a combined one that no longer forwards aborts once
  * collected.
  */
-export async function readBodyStart(response: Response, limits: BodyReadLimits): Promise<Uint8Array> {
-  let reader: ReadableStreamDefaultReader<Uint8Array>
-  try {
-    const body = response.body
-    if (!body) return new Uint8Array(0)
-    reader = body.getReader()
-  } catch {
-    // Already read or locked: nothing left to read.
-    return new Uint8Array(0)
-  }
+export async function readBodyStart(response: Response, { maxBytes, ms, signal }: BodyReadLimits): Promise<Uint8Array[]> {
   const chunks: Uint8Array[] = []
-  let total = 0
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined
   // Cancelling ends a pending read with `done`, so the loop below stops at once.
-  const stop = () => void reader.cancel().catch(() => undefined)
-  const deadline = setUnrefTimeout(stop, Math.max(0, limits.ms))
-  limits.signal?.addEventListener('abort', stop)
-  if (limits.signal?.aborted) stop()
+  const stop = () => void reader?.cancel().catch(() => undefined)
+  const deadline = setUnrefTimeout(stop, ms)
+  signal?.addEventListener('abort', stop)
   try {
-    while (total < limits.maxBytes) {
+    // Throws for a body already read or locked: nothing left to read then.
+    reader = response.body?.getReader()
+    if (signal?.aborted) stop()
+    for (let total = 0; reader && total < maxBytes; ) {
       const { done, value } = await reader.read()
       if (done) break
-      const part = value.subarray(0, limits.maxBytes - total)
-      chunks.push(part)
-      total += part.byteLength
+      chunks.push(value.subarray(0, maxBytes - total))
+      total += value.byteLength
     }
   } catch {
     // A body that fails half way still gives what it gave so far.
   } finally {
     clearTimeout(deadline)
-    limits.signal?.removeEventListener('abort', stop)
+    signal?.removeEventListener('abort', stop)
     stop()
   }
-  const bytes = new Uint8Array(total)
-  let offset = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return bytes
+  return chunks
 }
