@@ -182,6 +182,16 @@ describe('responses that never become a 2xx: each attempt ends, and the batch fa
     expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
   })
 
+  it.each([301, 302, 303, 307, 308])('a %i redirect: ERR_REJECTED naming the status, never followed (a followed 301-303 would drop the body and count the GET as delivered)', async (status) => {
+    const outcomes = await sendOneAgainst((socket, connection) => {
+      if (connection === server?.connections[0]) socket.end(`HTTP/1.1 ${status} Moved\r\nlocation: /elsewhere\r\ncontent-length: 0\r\n\r\n`)
+      else socket.end(`${OK_HEAD}content-length: 2\r\n\r\n{}`)
+    })
+    expect(outcomes.sent).toEqual([])
+    expect(outcomes.errors.map((error) => [error.code, error.status])).toEqual([['ERR_REJECTED', status]])
+    expect(server?.requests).toBe(1)
+  })
+
   it('a 400 whose reason trickles forever: ERR_REJECTED within the timeout, the reason cut off', async () => {
     const outcomes = await sendOneAgainst((socket) => {
       socket.write('HTTP/1.1 400 Bad Request\r\ncontent-length: 100000\r\n\r\nbad write key')

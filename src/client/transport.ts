@@ -92,6 +92,11 @@ export function createKyTransport(settings: KyTransportSettings): BatchTransport
     headers: { 'content-type': 'application/json', authorization: basicAuthorization(settings.writeKey), ...USER_AGENT_HEADER },
     timeout: settings.timeout,
     throwHttpErrors: true,
+    // A followed 301-303 turns the POST into a GET without the batch, whose 2xx would count as
+    // delivered; a 307 or 308 would resend the write key to wherever it points. A redirect is
+    // answered like any other status >= 300: ERR_REJECTED (in browsers with status 0, an opaque
+    // redirect), so the endpoint gets fixed.
+    redirect: 'manual',
     ...(settings.fetch ? { fetch: settings.fetch } : {}),
     retry: {
       limit: retry.limit,
