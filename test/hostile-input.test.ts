@@ -32,6 +32,38 @@ describe('hostile and broken input (property-based, fast-check)', () => {
     )
   })
 
+  it('sends any value exactly as given (-0 as 0, the one documented change), or refuses it: sparse arrays and -0 included', () => {
+    // A strict yardstick, unlike JSON's own round trip: toStrictEqual tells a hole from null and -0 from 0.
+    const { value } = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        fc.oneof(fc.string(), fc.double(), fc.constantFrom(-0, 0, null, true)),
+        fc.array(tie('value'), { maxLength: 4 }),
+        fc.sparseArray(tie('value'), { maxLength: 6 }),
+        fc.dictionary(fc.string(), tie('value'), { maxKeys: 4 }),
+      ),
+    }))
+    const withoutNegativeZero = (item: unknown): unknown => {
+      if (Object.is(item, -0)) return 0
+      if (Array.isArray(item)) return item.map(withoutNegativeZero)
+      if (typeof item === 'object' && item !== null) return Object.fromEntries(Object.entries(item).map(([key, inner]) => [key, withoutNegativeZero(inner)]))
+      return item
+    }
+    fc.assert(
+      fc.property(value, (given) => {
+        let json: string
+        try {
+          json = wireJson({ given })
+        } catch (error) {
+          expect(error).toMatchObject({ code: 'ERR_NOT_SERIALIZABLE' })
+          return
+        }
+        expect(JSON.parse(json).properties.given).toStrictEqual(withoutNegativeZero(given))
+      }),
+      { numRuns: 500 },
+    )
+  })
+
   it('answers anything at all with success or a typed error, and keeps accepting calls', () => {
     const target = client()
     fc.assert(
@@ -81,6 +113,10 @@ describe('hostile and broken input (property-based, fast-check)', () => {
     ['a symbol', Symbol('s'), 'properties.value'],
     ['an invalid Date', new Date('nope'), 'properties.value'],
     ['undefined in an array', [1, undefined, 3], 'properties.value[1]'],
+    // eslint-disable-next-line no-sparse-arrays
+    ['a hole in an array', [1, , 3], 'properties.value[1]'],
+    ['a hole at the end of an array', Object.assign([1], { length: 2 }), 'properties.value[1]'],
+    ['an array with a named property', Object.assign([1], { extra: true }), 'properties.value'],
     ['a typed array', new Uint8Array(2), 'properties.value'],
   ])('refuses %s with ERR_NOT_SERIALIZABLE naming the path', (_name, value, path) => {
     let thrown: unknown
@@ -91,6 +127,10 @@ describe('hostile and broken input (property-based, fast-check)', () => {
     }
     expect(thrown).toBeInstanceOf(ValidationError)
     expect(thrown).toMatchObject({ code: 'ERR_NOT_SERIALIZABLE', field: path })
+  })
+
+  it('sends -0 as 0, as JSON writes it, wherever it is', () => {
+    expect(wireJson({ value: -0, list: [-0], nested: { deep: -0 } })).toContain('"properties":{"value":0,"list":[0],"nested":{"deep":0}}')
   })
 
   it('sends valid dates as ISO strings, objects with toJSON as they choose, and undefined properties as absent', () => {

@@ -8,7 +8,7 @@ import {
   ValidationError,
   type ErrorCode,
 } from '../src/index.js'
-import { toWireMessage } from '../src/core/validate.js'
+import { isMessageId, MAX_MESSAGE_ID_LENGTH, toWireMessage } from '../src/core/validate.js'
 
 function newClient(): Client {
   // Nothing here is sent: every call is invalid or the client is closed before a flush.
@@ -43,6 +43,12 @@ describe('call validation', () => {
     ['an invalid Date', (c) => c.track({ userId: 'u1', event: 'E', timestamp: new Date('nope') }), 'ERR_INVALID_FIELD', 'timestamp'],
     ['an unparseable timestamp', (c) => c.track({ userId: 'u1', event: 'E', timestamp: 'yesterday' }), 'ERR_INVALID_FIELD', 'timestamp'],
     ['an empty messageId', (c) => c.track({ userId: 'u1', event: 'E', messageId: '' }), 'ERR_INVALID_FIELD', 'messageId'],
+    ['a messageId with CR/LF', (c) => c.track({ userId: 'u1', event: 'E', messageId: 'm1\r\nX-Injected: 1' }), 'ERR_INVALID_FIELD', 'messageId'],
+    ['a messageId with a non-Latin-1 character', (c) => c.track({ userId: 'u1', event: 'E', messageId: 'évènement-☕' }), 'ERR_INVALID_FIELD', 'messageId'],
+    ['a messageId with a leading space', (c) => c.track({ userId: 'u1', event: 'E', messageId: ' m1' }), 'ERR_INVALID_FIELD', 'messageId'],
+    ['a messageId with a trailing space', (c) => c.track({ userId: 'u1', event: 'E', messageId: 'm1 ' }), 'ERR_INVALID_FIELD', 'messageId'],
+    ['a messageId with a tab', (c) => c.track({ userId: 'u1', event: 'E', messageId: 'm\t1' }), 'ERR_INVALID_FIELD', 'messageId'],
+    [`a messageId over ${MAX_MESSAGE_ID_LENGTH} characters`, (c) => c.track({ userId: 'u1', event: 'E', messageId: 'm'.repeat(MAX_MESSAGE_ID_LENGTH + 1) }), 'ERR_INVALID_FIELD', 'messageId'],
     ['a non-function callback', (c) => c.track({ userId: 'u1', event: 'E' }, 'cb' as never), 'ERR_INVALID_FIELD', 'callback'],
   ]
 
@@ -58,6 +64,21 @@ describe('call validation', () => {
     expect((thrown as ValidationError).code).toBe(code)
     expect((thrown as ValidationError).field).toBe(field)
     expect(client.pending).toBe(0)
+  })
+
+  it(`accepts any messageId of 1 to ${MAX_MESSAGE_ID_LENGTH} printable ASCII characters, spaces inside included, as it travels as a header value`, () => {
+    const client = newClient()
+    const printable = Array.from({ length: 0x7e - 0x21 + 1 }, (_, index) => String.fromCharCode(0x21 + index)).join('')
+    for (const messageId of [printable, "I'm unique", 'm'.repeat(MAX_MESSAGE_ID_LENGTH), 'x', crypto.randomUUID(), 'ajs-next-1c2f:evt/3?a=b#c']) {
+      expect(codeOf(() => client.track({ userId: 'u1', event: 'E', messageId }))).toBeUndefined()
+    }
+    expect(isMessageId('m')).toBe(true)
+    expect(isMessageId('m\n')).toBe(false)
+  })
+
+  it('names the character a messageId cannot carry, without echoing the rest', () => {
+    const client = newClient()
+    expect(() => client.track({ userId: 'u1', event: 'E', messageId: 'order-17\nsecret' })).toThrow('not "\\n" (at 9)')
   })
 
   it('accepts an anonymousId in place of a userId', () => {

@@ -1,4 +1,5 @@
 import { EventwireError } from '../core/errors/eventwire-error.js'
+import { withoutCredentials } from '../core/option-checks.js'
 
 /**
  * The command line is wrong and nothing was attempted: the program prints the message on stderr
@@ -11,12 +12,16 @@ export function usageError(message: string): never {
   throw new UsageError(message)
 }
 
-/** Builds something from the user's options; an option the library refuses (an `EventwireError`) is a usage error. */
+/**
+ * Builds something from the user's options; an option the library refuses (an `EventwireError`) is
+ * a usage error. Its message is printed without URL credentials, whichever part of the library
+ * wrote it: a terminal's scrollback and CI logs are no place for a password.
+ */
 export function fromOptions<T>(build: () => T): T {
   try {
     return build()
   } catch (error) {
-    if (error instanceof EventwireError) usageError(error.message)
+    if (error instanceof EventwireError) usageError(withoutCredentials(error.message))
     throw error
   }
 }

@@ -1,6 +1,6 @@
-import { consoleLogger, isDebugEnabled, type Logger } from '../core/debug.js'
+import { consoleLogger, guardLogger, isDebugEnabled, type Logger } from '../core/debug.js'
 import { OptionsError } from '../core/errors/options-error.js'
-import { checkOptionNames, integerOption, parseHttpUrl } from '../core/option-checks.js'
+import { checkOptionNames, integerOption, parseHttpUrl, withoutCredentials } from '../core/option-checks.js'
 import { MAX_MESSAGE_BYTES } from '../core/limits.js'
 import { MAX_TIMER_MS } from '../core/timers.js'
 import { isObject } from '../core/validate.js'
@@ -127,15 +127,26 @@ const OTHER_CLIENTS_NAMES: Readonly<Record<string, string>> = {
   httpClient: 'fetch',
 }
 
+/** A value as an endpoint message quotes it: JSON, with any URL credentials in it left out. */
+function quoted(value: unknown): string {
+  return withoutCredentials(String(JSON.stringify(value)))
+}
+
 function resolveEndpoint(value: unknown): string {
   if (value === undefined) return `${DEFAULTS.endpoint}/v1/batch`
   const url = parseHttpUrl(value)
-  if (!url) throw new OptionsError('endpoint', `expected an absolute http:// or https:// URL, got ${JSON.stringify(value)}.`)
+  if (!url) throw new OptionsError('endpoint', `expected an absolute http:// or https:// URL, got ${quoted(value)}.`)
+  if (url.username || url.password) {
+    // fetch refuses such a URL, and the write key is what authenticates.
+    url.username = ''
+    url.password = ''
+    throw new OptionsError('endpoint', `expected no user name or password in it (the write key authenticates); use ${quoted(url.href.replace(/\/+$/, ''))}.`)
+  }
   if (url.search || url.hash) {
     throw new OptionsError('endpoint', 'expected a base URL without query or fragment; /v1/batch is appended to it.')
   }
   if (/\/v1\/batch\/*$/.test(url.pathname)) {
-    throw new OptionsError('endpoint', `expected the base URL, since /v1/batch is appended to it: ${JSON.stringify(url.href.replace(/\/v1\/batch\/*$/, ''))}.`)
+    throw new OptionsError('endpoint', `expected the base URL, since /v1/batch is appended to it: ${quoted(url.href.replace(/\/v1\/batch\/*$/, ''))}.`)
   }
   return `${url.href.replace(/\/+$/, '')}/v1/batch`
 }
@@ -166,7 +177,7 @@ function resolveLogger(value: unknown): Logger {
   if (!isObject(value) || typeof value['log'] !== 'function' || typeof value['error'] !== 'function') {
     throw new OptionsError('logger', 'expected an object with log(message) and error(message) methods.')
   }
-  return value as unknown as Logger
+  return guardLogger(value as unknown as Logger)
 }
 
 /**

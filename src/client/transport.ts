@@ -1,7 +1,9 @@
 import ky, { isHTTPError, type KyInstance } from 'ky'
 import { sleep } from '../core/timers.js'
 import type { ResolvedRetryOptions } from './options.js'
+import { abortable } from '../core/abortable.js'
 import { bodyExcerpt } from '../core/body-excerpt.js'
+import { readBodyStart } from '../core/read-body.js'
 import { parseRetryAfter } from '../core/retry-after.js'
 import { USER_AGENT_HEADER } from '../core/version.js'
 
@@ -41,6 +43,18 @@ export interface KyTransportSettings {
   readonly fetch: typeof fetch | undefined
 }
 
+/**
+ * Bytes of a 2xx response body the client reads at most. A 2xx status is the endpoint's word that
+ * it accepted the batch, so the body has nothing to add: the client reads a little of it (a small
+ * body read to its end lets the connection be reused) and lets the rest go.
+ */
+export const RESPONSE_READ_BYTES = 64 * 1024
+
+/** Lets go of a response the client has no use for, so its connection is not held. */
+function discard(response: Response): void {
+  void response.body?.cancel().catch(() => undefined)
+}
+
 /** 408, 429 and every 5xx: worth another attempt. */
 const RETRYABLE_STATUSES = [408, 429, ...Array.from({ length: 100 }, (_, index) => 500 + index)]
 
@@ -78,6 +92,11 @@ export function createKyTransport(settings: KyTransportSettings): BatchTransport
     headers: { 'content-type': 'application/json', authorization: basicAuthorization(settings.writeKey), ...USER_AGENT_HEADER },
     timeout: settings.timeout,
     throwHttpErrors: true,
+    // A followed 301-303 turns the POST into a GET without the batch, whose 2xx would count as
+    // delivered; a 307 or 308 would resend the write key to wherever it points. A redirect is
+    // answered like any other status >= 300: ERR_REJECTED (in browsers with status 0, an opaque
+    // redirect), so the endpoint gets fixed.
+    redirect: 'manual',
     ...(settings.fetch ? { fetch: settings.fetch } : {}),
     retry: {
       limit: retry.limit,
@@ -112,9 +131,13 @@ export function createKyTransport(settings: KyTransportSettings): BatchTransport
   return {
     async send(body, signal, onRetry, keepalive = false) {
       let attempts = 0
+      let attemptStarted = 0
       let lastFailure: unknown
+      // One attempt's timeout covers connect, headers and body together: ky times the first two,
+      // the body is read within what is left.
+      const timeLeft = () => settings.timeout - (Date.now() - attemptStarted)
       try {
-        const response = await api(settings.url, {
+        const sending = api(settings.url, {
           body,
           signal,
           ...(keepalive ? { keepalive } : {}),
@@ -123,6 +146,8 @@ export function createKyTransport(settings: KyTransportSettings): BatchTransport
           retry: {
             shouldRetry: ({ error }) => {
               lastFailure = error
+              // A retried response's body goes unread; a final one's may be quoted (see below).
+              if (isHTTPError(error) && RETRYABLE_STATUSES.includes(error.response.status)) discard(error.response)
               return undefined
             },
           },
@@ -130,13 +155,14 @@ export function createKyTransport(settings: KyTransportSettings): BatchTransport
             beforeRequest: [
               () => {
                 attempts++
+                attemptStarted = Date.now()
               },
             ],
             beforeRetry: [({ error, retryCount }) => onRetry(retryCount, error)],
           },
         })
-        // Reading the (small) body lets the connection be reused.
-        await response.arrayBuffer().catch(() => undefined)
+        const response = await abortable(sending, signal, discard)
+        await readBodyStart(response, { maxBytes: RESPONSE_READ_BYTES, ms: timeLeft(), signal })
         return { ok: true, status: response.status, attempts }
       } catch (error) {
         const status = isHTTPError(error) ? error.response.status : undefined
@@ -145,9 +171,13 @@ export function createKyTransport(settings: KyTransportSettings): BatchTransport
           : status !== undefined && !RETRYABLE_STATUSES.includes(status)
             ? 'rejected'
             : 'exhausted'
-        if (reason === 'aborted') return { ok: false, reason, status, attempts, error: lastFailure }
-        // A refusal is final: what the server says about it is worth the wait (bounded by the timeout).
-        const responseText = reason === 'rejected' && isHTTPError(error) ? await bodyExcerpt(error.response, settings.timeout) : undefined
+        if (reason !== 'rejected') {
+          if (isHTTPError(error)) discard(error.response)
+          if (reason === 'aborted') return { ok: false, reason, status, attempts, error: lastFailure }
+          return { ok: false, reason, status, attempts, error }
+        }
+        // A refusal is final: what the server says about it is worth the rest of the attempt's time.
+        const responseText = isHTTPError(error) ? await bodyExcerpt(error.response, timeLeft(), signal) : undefined
         return { ok: false, reason, status, attempts, error, responseText }
       }
     },

@@ -12,6 +12,20 @@ export function consoleLogger(namespace: string): Logger {
   }
 }
 
+/**
+ * `logger` with methods that cannot throw: a logger is the user's code, and a broken one must not
+ * break a call, a delivery or its accounting. What it throws is dropped, since the logger is where
+ * it would have been reported.
+ */
+export function guardLogger(logger: Logger): Logger {
+  const guarded = (method: keyof Logger) => (message: string) => {
+    try {
+      logger[method](message)
+    } catch {}
+  }
+  return { log: guarded('log'), error: guarded('error') }
+}
+
 interface HostGlobals {
   process?: { env?: Record<string, string | undefined> }
   Deno?: { env?: { get(name: string): string | undefined } }

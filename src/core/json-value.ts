@@ -15,7 +15,8 @@ export interface JsonSerializable {
 /**
  * Any value that survives JSON unchanged, as the client checks at run time: no
  * `BigInt`, functions, symbols or `undefined` array items. `NaN`, infinities and invalid dates are
- * numbers and `Date`s to the type system, so only the run-time check refuses them.
+ * numbers and `Date`s to the type system, and a sparse array is an array, so only the run-time
+ * check refuses them. `-0` is a number JSON writes as `0`, and is sent so.
  */
 export type JsonValue = JsonPrimitive | JsonSerializable | readonly JsonValue[] | JsonObject
 
@@ -71,13 +72,15 @@ function isPlain(value: object): boolean {
 /**
  * Checks that a value survives JSON unchanged, so that what is sent is what was given. Refused,
  * naming the path: `BigInt`, `NaN` and infinities (JSON would write `null`), functions and
- * symbols, `undefined` inside arrays (would become `null`), invalid dates, `Map`, `Set` and other
+ * symbols, `undefined` and holes inside arrays (would become `null`), arrays with named
+ * properties (JSON drops them), invalid dates, `Map`, `Set` and other
  * non-plain objects without a `toJSON` method (they would become `{}` or lose their prototype),
  * a value that contains itself (named as circular, with the path it refers back to), and nesting
  * deeper than {@link MAX_DEPTH}. Allowed: plain objects and arrays,
  * strings (lone surrogates are escaped), finite numbers, booleans, null, valid dates (sent as ISO
  * 8601) and objects with their own `toJSON`. `undefined` as an object property means absent, as
- * in JSON.
+ * in JSON. `-0` is sent as `0`, as JSON writes it: the two are equal (`-0 === 0`), and refusing it
+ * would throw on the results of ordinary arithmetic (`Math.round(-0.4)`).
  *
  * @throws {@link ValidationError} `ERR_NOT_SERIALIZABLE` with `field` set to the path.
  */
@@ -110,10 +113,14 @@ function walk(value: unknown, path: string, depth: number, parents: object[], pa
   parents.push(object)
   parentPaths.push(path)
   if (Array.isArray(object)) {
-    object.forEach((item, index) => {
-      if (item === undefined) refuse(`${path}[${index}]`, 'is undefined inside an array (JSON would write null)')
-      walk(item, `${path}[${index}]`, depth + 1, parents, parentPaths)
-    })
+    // A loop over indexes, not forEach: forEach skips the holes of a sparse array.
+    for (let index = 0; index < object.length; index++) {
+      const itemPath = `${path}[${index}]`
+      if (!Object.hasOwn(object, index)) refuse(itemPath, 'is a hole in a sparse array (JSON would write null)')
+      if (object[index] === undefined) refuse(itemPath, 'is undefined inside an array (JSON would write null)')
+      walk(object[index], itemPath, depth + 1, parents, parentPaths)
+    }
+    if (Object.keys(object).length > object.length) refuse(path, 'is an array with named properties (JSON would drop them)')
   } else if (object instanceof Date) {
     if (Number.isNaN(object.getTime())) refuse(path, 'is an invalid Date')
   } else if (typeof (object as { toJSON?: unknown }).toJSON !== 'function') {

@@ -61,3 +61,14 @@ export function parseHttpUrl(value: unknown): URL | undefined {
     return undefined
   }
 }
+
+/**
+ * `text` with the user name and password of every URL in it replaced by `***` (`https://***@host`),
+ * a `user:password@` without a scheme at the start or after a quote included: for messages that
+ * quote a URL the user gave.
+ * Everything up to the last `@` of the URL goes, `/`, `?` and `#` included: in a string that does
+ * not parse, nobody can tell where a password with a `/` in it ends.
+ */
+export function withoutCredentials(text: string): string {
+  return text.replace(/(^|"|[a-z][a-z\d+.-]*:\/\/)[^\s"'`]*@/gi, '$1***@')
+}

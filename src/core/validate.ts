@@ -130,10 +130,38 @@ function toTimestamp(value: unknown, type: MessageType): string {
   )
 }
 
+/** Longest `messageId` accepted, in characters (a UUID has 36). */
+export const MAX_MESSAGE_ID_LENGTH = 255
+
+/** A `messageId`: 1 to {@link MAX_MESSAGE_ID_LENGTH} printable ASCII characters, no space at either end. */
+const MESSAGE_ID = new RegExp(`^(?! )[\\x20-\\x7e]{0,${MAX_MESSAGE_ID_LENGTH - 1}}[\\x21-\\x7e]$`)
+
+/**
+ * Whether `value` can be a `messageId`: 1 to {@link MAX_MESSAGE_ID_LENGTH} printable ASCII
+ * characters (0x20-0x7E), not starting or ending with a space. The webhook engine sends the id as
+ * the `Webhook-Id` header and signs it, so the rule is what a header value carries unchanged
+ * everywhere: no CR, LF or other control character, nothing beyond ASCII (Latin-1 would pass
+ * `fetch` but not every receiver's decoding), and no space at either end (receivers trim it).
+ * Spaces inside are kept: the Go client's own fixtures send `I'm unique`. The client,
+ * `eventwire dev` and the webhook side share it, so that an id one of them accepts is never
+ * refused by the next.
+ */
+export function isMessageId(value: unknown): value is string {
+  return typeof value === 'string' && MESSAGE_ID.test(value)
+}
+
 function toMessageId(value: unknown, type: MessageType): string {
   if (value === undefined) return crypto.randomUUID()
-  if (typeof value === 'string' && value !== '') return value
-  throw new ValidationError('ERR_INVALID_FIELD', 'messageId', `${type}(): \`messageId\` must be a non-empty string.`)
+  if (isMessageId(value)) return value
+  // Names the first character at fault rather than quoting an id that may break a log line.
+  const at = typeof value === 'string' ? value.search(/[^\x20-\x7e]/) : -1
+  throw new ValidationError(
+    'ERR_INVALID_FIELD',
+    'messageId',
+    `${type}(): \`messageId\` must be 1 to ${MAX_MESSAGE_ID_LENGTH} printable ASCII characters, no space at either end (it is sent as the Webhook-Id header)${
+      at < 0 ? '' : `, not ${JSON.stringify((value as string)[at])} (at ${at + 1})`
+    }.`,
+  )
 }
 
 /**

@@ -77,6 +77,9 @@ describe('eventwire dev', () => {
       [{ batch: [{ type: 'alias', userId: 'u1' }] }, 400, 'ERR_MISSING_PREVIOUS_ID', 'batch[0]: alias() needs a non-empty `previousId`.'],
       [{ batch: [{ type: 'group', userId: 'u1' }] }, 400, 'ERR_MISSING_GROUP_ID', 'batch[0]'],
       [{ batch: [{ type: 'track', userId: 'u1', event: 'E', properties: 'x' }] }, 400, 'ERR_INVALID_FIELD', '`properties` must be a plain object'],
+      // The webhook engine sends the messageId as the Webhook-Id header: one no header can carry is refused here.
+      [{ batch: [{ type: 'track', userId: 'u1', event: 'E', messageId: 'évènement' }] }, 400, 'ERR_INVALID_FIELD', 'batch[0]: track(): `messageId`'],
+      [{ batch: [{ type: 'track', userId: 'u1', event: 'E', messageId: 'm1\r\nX-Injected: 1' }] }, 400, 'ERR_INVALID_FIELD', 'not "\\r" (at 3)'],
       [{ batch: [{ type: 'delete', userId: 'u1' }] }, 400, 'ERR_BAD_BATCH', '`type` must be one of identify, track, page, screen, group, alias; got "delete"'],
       [{ batch: [] }, 400, 'ERR_BAD_BATCH', '`batch` is empty.'],
       [{ messages: [] }, 400, 'ERR_BAD_BATCH', 'a `batch` array'],
@@ -185,5 +188,15 @@ describe('eventwire dev', () => {
     expect(cases[0]!.stderr).toContain('webhooks')
     expect(cases[1]!.stderr).toContain("required option '-w, --webhook <url>' not specified")
     expect(cases[3]!.stderr).toContain('header')
+  })
+
+  it('prints no password from a --webhook URL it refuses, well-formed or not', async () => {
+    const cases = await Promise.all([
+      runCli(['dev', '--port', '0', '--webhook', 'http://user:s3cret@127.0.0.1:9000']),
+      runCli(['dev', '--port', '0', '--webhook', 'http://user:s3cret@127.0.0.1:99999']),
+      runCli(['dev', '--port', '0', '--webhook', 'user:s3cret@127.0.0.1']),
+    ])
+    expect(cases.map((run) => run.code)).toEqual([2, 2, 2])
+    for (const run of cases) expect(`${run.stdout}${run.stderr}`).not.toContain('s3cret')
   })
 })

@@ -64,6 +64,21 @@ describe('eventwire send', () => {
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, code: 'ERR_REJECTED', status: 401 })
   })
 
+  it('exits 2 for an endpoint with a user name and password, printing neither, with or without --json', async () => {
+    const endpoint = ['--endpoint', 'http://user:s3cret@127.0.0.1:9', '--write-key', 'k', '--user', 'u1', '--event', 'E']
+    for (const result of await Promise.all([runCli(['send', 'track', ...endpoint]), runCli(['send', 'track', ...endpoint, '--json'])])) {
+      expect(result.code).toBe(2)
+      expect(result.stderr).toContain('Invalid option `endpoint`')
+      expect(`${result.stdout}${result.stderr}`).not.toContain('s3cret')
+    }
+  })
+
+  it('prints no password from a malformed URL, whatever refuses it', async () => {
+    const result = await runCli(['send', 'track', '--endpoint', 'http://user:s3cret@127.0.0.1:99999', '--write-key', 'k', '--user', 'u1', '--event', 'E'])
+    expect(result.code).toBe(2)
+    expect(`${result.stdout}${result.stderr}`).not.toContain('s3cret')
+  })
+
   it('exits 1 after its retries when nothing listens', async () => {
     const { code, stdout } = await runCli(['send', 'track', '--endpoint', 'http://127.0.0.1:9', '--write-key', 'k', '--user', 'u1', '--event', 'E', '--retries', '1', '--json'])
     expect(code).toBe(1)

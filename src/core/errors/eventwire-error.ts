@@ -25,7 +25,16 @@ export type ErrorCode =
   | 'ERR_CALLBACK'
 
 /**
- * Base class of every error eventwire throws or emits.
+ * Marks every eventwire error, whichever copy of the library made it. `Symbol.for` returns the
+ * same symbol in every module format, bundle and realm, where each copy has its own classes.
+ */
+const BRAND = Symbol.for('eventwire.error')
+
+/**
+ * Base class of every error eventwire throws or emits. To recognise one, prefer
+ * {@link isEventwireError} to `instanceof`: an application that loads eventwire twice (`import`
+ * here, `require` in a dependency; two bundles; a `vm` context or an iframe) has two classes,
+ * and `instanceof` against one of them is false for the other's errors.
  *
  * @example
  * ```ts
@@ -47,5 +56,30 @@ export class EventwireError<Code extends ErrorCode = ErrorCode> extends Error {
     super(message, options)
     this.code = code
     this.name = new.target.name
+    // Not enumerable: the brand stays out of logs, JSON and deep equality.
+    Object.defineProperty(this, BRAND, { value: true })
   }
+}
+
+/**
+ * Whether `value` is an error eventwire threw or emitted, from any copy of the library: its ESM
+ * and CommonJS builds, another bundle, or another realm (`vm`, an iframe, a worker's transferred
+ * value is a copy and does not count). It checks a brand (`Symbol.for('eventwire.error')`) rather
+ * than the class, as ky's `isKyError` does. Narrow further on `code`, which is stable.
+ *
+ * @example
+ * ```ts
+ * import { Client, isEventwireError } from 'eventwire'
+ *
+ * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
+ * try {
+ *   client.track({ userId: 'u1', event: '' })
+ * } catch (error) {
+ *   if (isEventwireError(error) && error.code === 'ERR_MISSING_EVENT') console.error(error.message)
+ *   else throw error
+ * }
+ * ```
+ */
+export function isEventwireError(value: unknown): value is EventwireError {
+  return typeof value === 'object' && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true
 }
