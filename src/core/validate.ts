@@ -150,7 +150,13 @@ export function isMessageId(value: unknown): value is string {
   return typeof value === 'string' && MESSAGE_ID.test(value)
 }
 
-function toMessageId(value: unknown, type: MessageType): string {
+/**
+ * The `messageId` to send: the given one when {@link isMessageId} accepts it, a new UUID v4 when
+ * none is given. `caller` prefixes the message (`track()`, `deliver()`).
+ *
+ * @throws {@link ValidationError} `ERR_INVALID_FIELD` naming the first character at fault.
+ */
+export function toMessageId(value: unknown, caller: string): string {
   if (value === undefined) return crypto.randomUUID()
   if (isMessageId(value)) return value
   // Names the first character at fault rather than quoting an id that may break a log line.
@@ -158,7 +164,7 @@ function toMessageId(value: unknown, type: MessageType): string {
   throw new ValidationError(
     'ERR_INVALID_FIELD',
     'messageId',
-    `${type}(): \`messageId\` must be 1 to ${MAX_MESSAGE_ID_LENGTH} printable ASCII characters, no space at either end (it is sent as the Webhook-Id header)${
+    `${caller}: \`messageId\` must be 1 to ${MAX_MESSAGE_ID_LENGTH} printable ASCII characters, no space at either end (it is sent as the Webhook-Id header)${
       at < 0 ? '' : `, not ${JSON.stringify((value as string)[at])} (at ${at + 1})`
     }.`,
   )
@@ -191,7 +197,7 @@ export function toWireMessage(type: MessageType, input: unknown): WireMessage {
       `${type}() needs a \`userId\` or an \`anonymousId\` to say who the call is about.`,
     )
   }
-  wire['messageId'] = toMessageId(input['messageId'], type)
+  wire['messageId'] = toMessageId(input['messageId'], `${type}()`)
   wire['timestamp'] = toTimestamp(input['timestamp'], type)
   return wire as WireMessage
 }

@@ -1,7 +1,7 @@
 import { describeError } from '../core/describe-error.js'
 import { ValidationError } from '../core/errors/validation-error.js'
 import { serializeMessage } from '../core/serialize.js'
-import { isObject } from '../core/validate.js'
+import { isObject, toMessageId } from '../core/validate.js'
 import { isEnabledFor } from './integrations.js'
 import { toWebhookPayload } from './payload.js'
 
@@ -32,16 +32,13 @@ export function checkEvent(event: unknown): CheckedEvent {
     if (integrations !== undefined && !isObject(integrations)) {
       throw new ValidationError('ERR_INVALID_FIELD', 'integrations', '`integrations` must be a plain object such as { Webhooks: false }.')
     }
-    // Rules for `messageId` (it travels as the Webhook-Id header) belong to core and are applied here.
-    return { eventId: eventIdOf(input['messageId']), body, enabled: isEnabledFor(integrations) }
+    // The id travels as the Webhook-Id header: the client's rule, so that an id it sent is never refused here.
+    const messageId = input['messageId']
+    const eventId = toMessageId(messageId === '' ? undefined : messageId, `${String(input['type'])} event`)
+    return { eventId, body, enabled: isEnabledFor(integrations) }
   } catch (error) {
     if (error instanceof ValidationError) throw error
     // A getter or a proxy of the caller's threw while the event was read.
     throw new ValidationError('ERR_INVALID_FIELD', 'event', `Reading the event threw (${describeError(error)}); pass plain data.`, { cause: error })
   }
-}
-
-/** The given `messageId`, or a new UUID. */
-function eventIdOf(messageId: unknown): string {
-  return typeof messageId === 'string' && messageId !== '' ? messageId : crypto.randomUUID()
 }

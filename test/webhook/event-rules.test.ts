@@ -41,6 +41,10 @@ const INVALID: Array<[name: string, event: unknown, code: ValidationErrorCode, f
   ['a numeric screen name', { type: 'screen', userId: 'u1', name: 7 }, 'ERR_INVALID_FIELD', 'name'],
   ['an unparseable timestamp', { type: 'identify', userId: 'u1', timestamp: 'yesterday' }, 'ERR_INVALID_FIELD', 'timestamp'],
   ['an unknown type', { type: 'purchase', userId: 'u1' }, 'ERR_INVALID_FIELD', 'type'],
+  // The id travels as the Webhook-Id header: what a header cannot carry would fail every attempt.
+  ['a messageId with CR/LF', { type: 'identify', userId: 'u1', messageId: 'm1\r\nX-Injected: 1' }, 'ERR_INVALID_FIELD', 'messageId'],
+  ['a messageId beyond ASCII', { type: 'identify', userId: 'u1', messageId: 'commande-é' }, 'ERR_INVALID_FIELD', 'messageId'],
+  ['a numeric messageId', { type: 'identify', userId: 'u1', messageId: 42 }, 'ERR_INVALID_FIELD', 'messageId'],
   ['a string as integrations', { type: 'identify', userId: 'u1', integrations: 'none' }, 'ERR_INVALID_FIELD', 'integrations'],
   ['null', null, 'ERR_INVALID_FIELD', 'event'],
   ['an array', [], 'ERR_INVALID_FIELD', 'event'],
