@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Client } from '../../src/index.js'
 import { postBatch, runCli, startCli, startDev, type CliProcess } from '../helpers/cli.js'
+import { startHostileReceiver } from '../helpers/hostile-receiver.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'
 
 const running: CliProcess[] = []
@@ -198,5 +199,19 @@ describe('eventwire dev', () => {
     ])
     expect(cases.map((run) => run.code)).toEqual([2, 2, 2])
     for (const run of cases) expect(`${run.stdout}${run.stderr}`).not.toContain('s3cret')
+  })
+
+  it('stops on SIGTERM although a receiver answered and then trickles its body', async () => {
+    // Before attempts had a deadline for the body too, dev kept running 30 s after SIGTERM here.
+    const trickling = await startHostileReceiver('slow-body')
+    try {
+      const { cli, url, writeKey } = await dev(['--webhook', trickling.url])
+      await postBatch(url, writeKey, { batch: [{ type: 'track', userId: 'u1', event: 'E' }] })
+      await trickling.received(1)
+      expect(await cli.stop('SIGTERM')).toBe(0)
+      expect(cli.records().at(-1)).toMatchObject({ event: 'stopped' })
+    } finally {
+      await trickling.close()
+    }
   })
 })

@@ -4,6 +4,7 @@ import { WebhookQueue, WebhookWorker } from '../../src/webhook/bullmq/index.js'
 import { toWebhookPayload, ValidationError, type WebhookSettings } from '../../src/webhook/node.js'
 import { startRedis, type RedisServer } from '../helpers/redis.js'
 import { isInstalled, REDIS } from '../helpers/services.js'
+import { startHostileReceiver } from '../helpers/hostile-receiver.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'
 
 let redis: RedisServer
@@ -48,6 +49,18 @@ async function receiver(respond?: Responder): Promise<Sink> {
 }
 
 describe.runIf(withRedis)('durable delivery on BullMQ and a real Redis', () => {
+  it('closes a worker whose receiver answered and then trickles its body', async () => {
+    // Before every attempt had one deadline for headers and body, close() waited for the body.
+    const trickling = await startHostileReceiver('slow-body')
+    open.push(trickling)
+    const producer = queue()
+    const hub = await worker({ webhooks: [{ url: trickling.url }] })
+    await producer.enqueue({ type: 'track', userId: 'u1', event: 'Paid' })
+    await trickling.received(1)
+    await hub.close()
+    expect(trickling.requests()).toBe(1)
+  })
+
   it('delivers with the same bytes, headers and signature as the in-memory engine', async () => {
     const sink = await receiver()
     const producer = queue()
