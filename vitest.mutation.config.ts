@@ -1,0 +1,21 @@
+import { defineConfig, mergeConfig } from 'vitest/config'
+import base from './vitest.config.js'
+
+// The tests StrykerJS runs against each mutant: those that exercise the sources in this process.
+// Tests that start the CLI, workers or another runtime as child processes run code a mutant
+// cannot be switched on in, so they would only slow the run without telling anything.
+export default mergeConfig(
+  base,
+  defineConfig({
+    test: {
+      exclude: [
+        'test/cli/**',
+        'test/runtimes/**',
+        'test/webhook/bullmq-processes.test.ts',
+        'test/bench-smoke.test.ts',
+        'test/error-guard.test.ts',
+        'node_modules/**',
+      ],
+    },
+  }),
+)
