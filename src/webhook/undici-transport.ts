@@ -11,8 +11,9 @@ export interface UndiciTransportOptions {
   connections?: number | undefined
   /**
    * TLS and socket options, e.g. `{ ca }` for receivers behind a private certificate authority. A
-   * connector function of your own gets literal addresses checked when the guard is on, but resolves
-   * host names itself: the guard cannot see what they resolve to.
+   * connector function of your own resolves host names itself, so when the guard is on the address
+   * its socket reached is checked once it has connected, and a socket to a non-public address is
+   * destroyed before any byte is sent.
    */
   connect?: Pool.Options['connect'] | undefined
   /**
@@ -46,11 +47,28 @@ function publicOnlyLookup(hostname: string, options: LookupOptions, callback: Lo
  * {@link publicOnlyLookup}.
  */
 function guardedConnector(connect: UndiciTransportOptions['connect']): buildConnector.connector {
-  const connector = typeof connect === 'function' ? connect : buildConnector({ ...connect, lookup: publicOnlyLookup })
+  const connector = typeof connect === 'function' ? peerChecked(connect) : buildConnector({ ...connect, lookup: publicOnlyLookup })
   return (options, callback) => {
     const range = blockedRangeOf(options.hostname)
     if (range !== undefined) callback(blockedAddressError(options.hostname, range), null)
     else connector(options, callback)
+  }
+}
+
+/**
+ * A connector function of the user's, whose sockets are checked once connected: it may resolve
+ * names any way it likes (or ignore them), so only the address it reached can be trusted.
+ */
+function peerChecked(connect: buildConnector.connector): buildConnector.connector {
+  return (options, callback) => {
+    connect(options, (error, socket) => {
+      if (error || !socket) return callback(error, socket)
+      const address = socket.remoteAddress
+      const range = address === undefined ? 'an unknown address' : blockedRangeOf(address)
+      if (range === undefined) return callback(null, socket)
+      socket.destroy()
+      callback(blockedAddressError(`${options.hostname} (connected to ${address ?? 'an address the socket does not report'})`, range), null)
+    })
   }
 }
 

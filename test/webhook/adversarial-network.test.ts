@@ -1,3 +1,4 @@
+import { connect as connectTcp } from 'node:net'
 import fc from 'fast-check'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createFetchTransport, OptionsError, WebhookDestination, type WebhookRequest, type WebhookTransport } from '../../src/webhook/node.js'
@@ -53,6 +54,24 @@ describe('blockPrivateNetworks: literal addresses, at construction and again bef
     expect(result.urls[0]).toMatchObject({ status: 'failed', attempts: 1 })
     expect(result.urls[0]?.lastError?.code).toBe('ERR_BLOCKED_TARGET')
     expect(result.urls[0]?.lastError?.message).toMatch(/localhost resolves to (127\.0\.0\.1|::1)/)
+    expect(sink.requests).toHaveLength(0)
+  })
+
+  it('keeps the guard when createUndiciTransport is given a connector function that resolves names itself', async () => {
+    sink = await startSink()
+    const { port } = new URL(sink.url)
+    const transport = createUndiciTransport({
+      connect: (options, callback) => {
+        const socket = connectTcp({ host: options.hostname, port: Number(options.port) })
+        socket.once('connect', () => callback(null, socket))
+        socket.once('error', (error) => callback(error, null))
+      },
+    })
+    const destination = new WebhookDestination({ webhooks: [{ url: `http://localhost:${port}/in` }], blockPrivateNetworks: true, transport })
+    const result = await destination.deliver({ type: 'identify', userId: 'u1' })
+    await destination.close()
+    expect(result.urls[0]?.lastError?.code).toBe('ERR_BLOCKED_TARGET')
+    expect(result.urls[0]?.lastError?.message).toMatch(/localhost \(connected to (127\.0\.0\.1|::1)\)/)
     expect(sink.requests).toHaveLength(0)
   })
 
