@@ -243,7 +243,24 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
       else this.#idle = resolve
     })
     // Requests still in flight end within timeoutMs; connections are released after them.
-    if (await settlesWithin(settled, timeout)) await this.#transport.close?.()
-    else void settled.then(() => this.#transport.close?.())
+    const deadline = Date.now() + timeout
+    if (await settlesWithin(settled, timeout)) await settlesWithin(this.#closeTransport(), Math.max(0, deadline - Date.now()))
+    else void settled.then(() => this.#closeTransport())
+  }
+
+  /**
+   * Releases the transport's connections. A transport of the user's may hang or fail here: that
+   * must neither hold `close()` past its deadline nor make it reject, so its failure is only told.
+   */
+  async #closeTransport(): Promise<void> {
+    try {
+      await this.#transport.close?.()
+    } catch (error) {
+      try {
+        this.onListenerError(error)
+      } catch {
+        // Nowhere left to report it.
+      }
+    }
   }
 }

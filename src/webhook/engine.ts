@@ -29,9 +29,7 @@ export interface Engine {
 export function createEngine(settings: WebhookSettings, platform: WebhookPlatform): Engine {
   const resolved = resolveWebhookSettings(settings)
   const given = (settings as { transport?: unknown }).transport
-  if (given !== undefined && (typeof given !== 'object' || given === null || typeof (given as WebhookTransport).send !== 'function')) {
-    throw new OptionsError('transport', 'expected an object with send(request).')
-  }
+  if (given !== undefined && !isTransport(given)) throw new OptionsError('transport', 'expected an object with send(request).')
   const transport = (given as WebhookTransport | undefined) ?? platform.transport({ blockPrivateNetworks: resolved.blockPrivateNetworks })
   return {
     settings: resolved,
@@ -39,5 +37,14 @@ export function createEngine(settings: WebhookSettings, platform: WebhookPlatfor
     transport,
     send: createSender(resolved, transport),
     sign: resolved.sharedSecret === undefined ? undefined : platform.signer(resolved.sharedSecret),
+  }
+}
+
+/** Whether `value` has a `send` method; a getter that throws while we look means no. */
+function isTransport(value: unknown): value is WebhookTransport {
+  try {
+    return typeof value === 'object' && value !== null && typeof (value as WebhookTransport).send === 'function'
+  } catch {
+    return false
   }
 }

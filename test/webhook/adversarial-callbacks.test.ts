@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import {
+  OptionsError,
   WebhookDestination,
   WebhookDestinationBase,
   WebhookError,
@@ -199,6 +200,33 @@ describe('a custom transport that throws, rejects, returns garbage or never answ
     expect(result.urls[0]?.lastError?.code).toBe('ERR_TIMEOUT')
     await target.close({ timeout: 1_000 })
   }, 5_000)
+
+  it.each<[string, () => Promise<void>]>([
+    ['never settles', () => new Promise(() => {})],
+    ['rejects', () => Promise.reject(new Error('close exploded'))],
+    [
+      'throws',
+      (): Promise<void> => {
+        throw new Error('close exploded')
+      },
+    ],
+  ])('returns from close({ timeout }) by its deadline, without rejecting, when the transport\'s close() %s', async (_name, close) => {
+    const reported: unknown[] = []
+    const target = destination({ webhooks: [{ url: 'http://127.0.0.1:9/' }], transport: { send: async () => ({ ok: true, status: 200, retryAfter: null }), close } })
+    vi.spyOn(console, 'error').mockImplementation((...args) => void reported.push(args))
+    expect((await target.deliver(track)).status).toBe('delivered')
+    await expect(target.close({ timeout: 300 })).resolves.toBeUndefined()
+    vi.restoreAllMocks()
+  }, 5_000)
+
+  it('refuses at construction a transport whose send getter throws', () => {
+    const transport = {
+      get send(): never {
+        throw new Error('send getter')
+      },
+    }
+    expect(() => destination({ webhooks: [{ url: 'http://127.0.0.1:9/' }], transport })).toThrow(OptionsError)
+  })
 
   it('settles every delivery whatever a transport does (property)', async () => {
     const behaviour = fc.constantFrom('throw', 'reject', 'garbage', 'hang', 'ok', 'fail')
