@@ -15,6 +15,13 @@ function newClient(): Client {
   return new Client('key', { endpoint: 'http://127.0.0.1:9', flushAfter: 60_000 })
 }
 
+/** A proxy that throws on every use: what a revoked proxy does. */
+function revoked(): object {
+  const { proxy, revoke } = Proxy.revocable({}, {})
+  revoke()
+  return proxy
+}
+
 function codeOf(action: () => unknown): ErrorCode | undefined {
   try {
     action()
@@ -42,6 +49,14 @@ describe('call validation', () => {
     ['array properties', (c) => c.track({ userId: 'u1', event: 'E', properties: [] } as never), 'ERR_INVALID_FIELD', 'properties'],
     ['an invalid Date', (c) => c.track({ userId: 'u1', event: 'E', timestamp: new Date('nope') }), 'ERR_INVALID_FIELD', 'timestamp'],
     ['an unparseable timestamp', (c) => c.track({ userId: 'u1', event: 'E', timestamp: 'yesterday' }), 'ERR_INVALID_FIELD', 'timestamp'],
+    ['a Date as properties', (c) => c.track({ userId: 'u1', event: 'E', properties: new Date() as never }), 'ERR_INVALID_FIELD', 'properties'],
+    ['a toJSON that returns NaN', (c) => c.track({ userId: 'u1', event: 'E', properties: { a: { toJSON: () => Number.NaN } } }), 'ERR_NOT_SERIALIZABLE', 'properties.a'],
+    ['a toJSON that returns undefined', (c) => c.track({ userId: 'u1', event: 'E', properties: { a: { toJSON: () => undefined } } }), 'ERR_NOT_SERIALIZABLE', 'properties.a'],
+    ['a toJSON that returns a function', (c) => c.track({ userId: 'u1', event: 'E', properties: { a: { toJSON: () => () => 1 } } } as never), 'ERR_NOT_SERIALIZABLE', 'properties.a'],
+    ['a getter that throws', (c) => c.track({ userId: 'u1', event: 'E', properties: { get x(): number { throw new Error('getter') } } }), 'ERR_INVALID_FIELD', 'message'],
+    ['a message whose userId getter throws', (c) => c.track({ event: 'E', get userId(): string { throw new Error('getter') } }), 'ERR_INVALID_FIELD', 'message'],
+    ['a revoked proxy as message', (c) => c.track(revoked() as never), 'ERR_INVALID_FIELD', 'message'],
+    ['a Date timestamp whose toISOString throws', (c) => c.track({ userId: 'u1', event: 'E', timestamp: Object.assign(new Date(), { toISOString: () => { throw new Error('iso') } }) }), 'ERR_INVALID_FIELD', 'message'],
     ['an empty messageId', (c) => c.track({ userId: 'u1', event: 'E', messageId: '' }), 'ERR_INVALID_FIELD', 'messageId'],
     ['a messageId with CR/LF', (c) => c.track({ userId: 'u1', event: 'E', messageId: 'm1\r\nX-Injected: 1' }), 'ERR_INVALID_FIELD', 'messageId'],
     ['a messageId with a non-Latin-1 character', (c) => c.track({ userId: 'u1', event: 'E', messageId: 'évènement-☕' }), 'ERR_INVALID_FIELD', 'messageId'],
@@ -133,7 +148,7 @@ describe('call validation', () => {
     } catch (error) {
       thrown = error
     }
-    expect(thrown).toMatchObject({ code: 'ERR_NOT_SERIALIZABLE', field: 'properties' })
+    expect(thrown).toMatchObject({ code: 'ERR_NOT_SERIALIZABLE', field: 'properties.money' })
     expect((thrown as ValidationError).cause).toBe(boom)
   })
 

@@ -64,7 +64,26 @@ function refuse(path: string, what: string): never {
   throw new ValidationError('ERR_NOT_SERIALIZABLE', path, `\`${path}\` ${what}: it cannot be sent as JSON without loss.`)
 }
 
-function isPlain(value: object): boolean {
+/** The key JSON.stringify passes to a `toJSON`: the last property name or index of the path. */
+function lastKey(path: string): string {
+  const match = /(?:\.([^.[]*)|\[(\d+)\])$/.exec(path)
+  return match?.[1] ?? match?.[2] ?? ''
+}
+
+/** What `toJSON` gives for the value at `path`, called as JSON.stringify calls it. */
+function replacement(object: { toJSON(key: string): unknown }, path: string): unknown {
+  try {
+    const value = object.toJSON(lastKey(path))
+    if (value === undefined) refuse(path, 'has a toJSON that returns undefined (JSON would drop it)')
+    return value
+  } catch (error) {
+    if (error instanceof ValidationError) throw error
+    throw new ValidationError('ERR_NOT_SERIALIZABLE', path, `\`${path}\` has a toJSON that threw: it cannot be sent as JSON.`, { cause: error })
+  }
+}
+
+/** True for an object literal or a null-prototype object: what JSON writes key by key. */
+export function isPlain(value: object): boolean {
   const prototype = Object.getPrototypeOf(value)
   return prototype === Object.prototype || prototype === null
 }
@@ -78,7 +97,8 @@ function isPlain(value: object): boolean {
  * a value that contains itself (named as circular, with the path it refers back to), and nesting
  * deeper than {@link MAX_DEPTH}. Allowed: plain objects and arrays,
  * strings (lone surrogates are escaped), finite numbers, booleans, null, valid dates (sent as ISO
- * 8601) and objects with their own `toJSON`. `undefined` as an object property means absent, as
+ * 8601) and objects with their own `toJSON`, whose result is checked by the same rules (it is what
+ * is sent; a `toJSON` that throws or returns `undefined` is refused). `undefined` as an object property means absent, as
  * in JSON. `-0` is sent as `0`, as JSON writes it: the two are equal (`-0 === 0`), and refusing it
  * would throw on the results of ordinary arithmetic (`Math.round(-0.4)`).
  *
@@ -123,8 +143,11 @@ function walk(value: unknown, path: string, depth: number, parents: object[], pa
     if (Object.keys(object).length > object.length) refuse(path, 'is an array with named properties (JSON would drop them)')
   } else if (object instanceof Date) {
     if (Number.isNaN(object.getTime())) refuse(path, 'is an invalid Date')
-  } else if (typeof (object as { toJSON?: unknown }).toJSON !== 'function') {
-    // An object that says how it becomes JSON (decimal and date libraries do) is taken at its word.
+  } else if (typeof (object as { toJSON?: unknown }).toJSON === 'function') {
+    // An object that says how it becomes JSON (decimal and date libraries do): what it says is
+    // what is sent, so that is what is checked (a toJSON may return NaN, a function, undefined).
+    walk(replacement(object as { toJSON(key: string): unknown }, path), path, depth + 1, parents, parentPaths)
+  } else {
     if (!isPlain(object)) refuse(path, `is a ${object.constructor?.name ?? 'non-plain object'}; send a plain object or array`)
     for (const key in object) {
       if (Object.hasOwn(object, key)) walk((object as Record<string, unknown>)[key], `${path}.${key}`, depth + 1, parents, parentPaths)

@@ -1,6 +1,8 @@
 import { isoNow } from './clock.js'
 import { ValidationError, type ValidationErrorCode } from './errors/validation-error.js'
-import { checkJsonValue } from './json-value.js'
+import { describeError } from './describe-error.js'
+import { EventwireError } from './errors/eventwire-error.js'
+import { checkJsonValue, isPlain } from './json-value.js'
 import type { MessageType, WireMessage } from './messages.js'
 
 type FieldKind = 'string' | 'object'
@@ -59,6 +61,7 @@ export function isObject(value: unknown): value is Record<string, unknown> {
 function describe(value: unknown): string {
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'an array'
+  if (typeof value === 'object' && !isPlain(value)) return `a ${value.constructor?.name ?? 'non-plain object'}`
   return typeof value
 }
 
@@ -86,7 +89,7 @@ function copyFields(
   for (const [name, kind] of fields) {
     const value = input[name]
     if (value === undefined || value === '') continue
-    if (kind === 'string' ? typeof value !== 'string' : !isObject(value)) {
+    if (kind === 'string' ? typeof value !== 'string' : !isObject(value) || !isPlain(value)) {
       throw new ValidationError(
         'ERR_INVALID_FIELD',
         name,
@@ -177,6 +180,16 @@ export function toMessageId(value: unknown, caller: string): string {
  * @throws {@link ValidationError} naming the first field that breaks a rule.
  */
 export function toWireMessage(type: MessageType, input: unknown): WireMessage {
+  try {
+    return buildWireMessage(type, input)
+  } catch (error) {
+    if (error instanceof EventwireError) throw error
+    // A getter, a proxy trap or a Date's method of the caller's threw while the message was read.
+    throw new ValidationError('ERR_INVALID_FIELD', 'message', `${type}(): reading the message threw (${describeError(error)}); pass plain data.`, { cause: error })
+  }
+}
+
+function buildWireMessage(type: MessageType, input: unknown): WireMessage {
   if (!isObject(input)) {
     throw new ValidationError('ERR_INVALID_FIELD', 'message', `${type}() takes a message object, got ${describe(input)}.`)
   }
