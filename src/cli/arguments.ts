@@ -1,3 +1,5 @@
+import { MAX_TIMER_MS } from '../core/timers.js'
+
 /**
  * A value that does not parse, thrown by the parsers below with what was expected; the command
  * line parser adds which option it was given to.
@@ -16,9 +18,11 @@ function wholeNumber(value: string, expected: string): number {
   return Number(value)
 }
 
-/** A whole number of milliseconds, 0 or more. */
+/** A whole number of milliseconds, 0 to {@link MAX_TIMER_MS}: Node fires a longer timer at once. */
 export function millisecondsArgument(value: string): number {
-  return wholeNumber(value, 'a whole number of milliseconds')
+  const ms = wholeNumber(value, 'a whole number of milliseconds')
+  if (ms > MAX_TIMER_MS) throw new InvalidArgumentError(`expected at most ${MAX_TIMER_MS} ms (some 24 days).`)
+  return ms
 }
 
 /** A whole number, 0 or more. */

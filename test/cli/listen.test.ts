@@ -93,6 +93,10 @@ describe('eventwire listen', () => {
     const bad = await runCli(['listen', '--fail-rate', '2'])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain('expected a number from 0 to 1')
+    // A timer longer than 2^31 - 1 ms would fire at once: the delay would silently be none.
+    const tooLong = await runCli(['listen', '--delay', '99999999999'])
+    expect(tooLong.code).toBe(2)
+    expect(tooLong.stderr).toContain('expected at most 2147483647 ms')
     const taken = createServer()
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
     const { port } = taken.address() as { port: number }

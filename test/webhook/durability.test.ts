@@ -167,11 +167,22 @@ describe.runIf(withRedis)('Redis down', () => {
     expect(failure).toMatchObject({ code: 'ERR_TIMEOUT', timeoutMs: 500 })
     expect((failure as Error).message).toMatch(/Could not store event "m1" in Redis within 500 ms \(last error: .*ECONNREFUSED.*\)\. Check that Redis is up/)
     expect((failure as Error).cause).toBeInstanceOf(Error)
+    expect((failure as Error).message).toContain('then enqueue it again: it may be stored already, and the same messageId is stored once')
 
     await redis.restart()
     // Enqueueing again is safe: the same messageId is stored once, even if the first call got through late.
     await expect.poll(() => queue.enqueue(event(1)).then((result) => result.status, () => 'failed'), { timeout: 10_000 }).toBe('queued')
     expect((await queue.counts()).waiting).toBe(2)
+  })
+})
+
+describe.runIf(withRedis)('a timed-out enqueue() of an event without a messageId', () => {
+  it('does not advise a plain retry: without a messageId a second enqueue is a second event', async () => {
+    const { queue } = queueOn(await freePort(), { enqueueTimeout: 300 })
+    const failure = await queue.enqueue({ type: 'identify', userId: 'u9' }).catch((error: unknown) => error)
+    expect(failure).toBeInstanceOf(RedisTimeoutError)
+    expect((failure as Error).message).toContain('give events a messageId before enqueueing them again')
+    expect((failure as Error).message).not.toContain('then try again')
   })
 })
 

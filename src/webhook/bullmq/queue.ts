@@ -127,14 +127,14 @@ export class WebhookQueue extends Emitter<WebhookQueueEvents> {
     return this.#checked
   }
 
-  /** `work`, or a `RedisTimeoutError` once `enqueueTimeout` has passed. */
-  async #bounded(work: Promise<unknown>, what: string): Promise<void> {
+  /** `work`, or a `RedisTimeoutError` once `enqueueTimeout` has passed; `advice` says what to do then. */
+  async #bounded(work: Promise<unknown>, what: string, advice = 'then try again'): Promise<void> {
     // Redis may still answer after the deadline; nobody waits for that outcome any more.
     work.catch(() => undefined)
     if (await settlesWithin(work, this.#timeoutMs)) return
     const last = this.#lastError === undefined ? 'no error reported yet' : `last error: ${this.#lastError.message}`
     throw new RedisTimeoutError(
-      `${what} within ${this.#timeoutMs} ms (${last}). Check that Redis is up and reachable, then try again; raise enqueueTimeout to wait longer.`,
+      `${what} within ${this.#timeoutMs} ms (${last}). Check that Redis is up and reachable, ${advice}; raise enqueueTimeout to wait longer.`,
       this.#timeoutMs,
       this.#lastError,
     )
@@ -165,7 +165,12 @@ export class WebhookQueue extends Emitter<WebhookQueueEvents> {
       await this.#check()
       await this.#queue.add('deliver', { eventId, body }, { jobId: jobIdOf(eventId), removeOnComplete: true, removeOnFail: false })
     }
-    await this.#bounded(store(), `Could not store event ${JSON.stringify(eventId)} in Redis`)
+    // Redis may still store it once it answers: a retry is only safe when it names the same event.
+    const given = typeof (event as { messageId?: unknown }).messageId === 'string' && (event as { messageId: string }).messageId !== ''
+    const advice = given
+      ? 'then enqueue it again: it may be stored already, and the same messageId is stored once'
+      : 'and give events a messageId before enqueueing them again: this one may still be stored when Redis answers, and without a messageId a second enqueue is a second event'
+    await this.#bounded(store(), `Could not store event ${JSON.stringify(eventId)} in Redis`, advice)
     return { eventId, status: 'queued' }
   }
 
