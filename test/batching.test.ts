@@ -38,7 +38,7 @@ describe('wire format', () => {
     const client = newClient()
     client.identify({ userId: 'u1', traits: { plan: 'pro' } })
     client.page({ userId: 'u1', name: 'Home', category: 'Docs', properties: { path: '/' } })
-    client.screen({ anonymousId: 'a1', name: 'Main' })
+    client.screen({ anonymousId: 'a1', name: 'Main', category: 'Tabs', properties: { tab: 1 } })
     client.group({ userId: 'u1', groupId: 'g1', traits: { size: 20 } })
     client.alias({ previousId: 'anon-1', userId: 'u1' })
     await client.flush()
@@ -47,7 +47,7 @@ describe('wire format', () => {
     expect(batch.map(strip)).toEqual([
       { type: 'identify', userId: 'u1', traits: { plan: 'pro' } },
       { type: 'page', userId: 'u1', name: 'Home', category: 'Docs', properties: { path: '/' } },
-      { type: 'screen', anonymousId: 'a1', name: 'Main' },
+      { type: 'screen', anonymousId: 'a1', name: 'Main', category: 'Tabs', properties: { tab: 1 } },
       { type: 'group', userId: 'u1', groupId: 'g1', traits: { size: 20 } },
       { type: 'alias', userId: 'u1', previousId: 'anon-1' },
     ])
