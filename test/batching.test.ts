@@ -23,6 +23,8 @@ describe('wire format', () => {
     expect(captured).toHaveLength(1)
     const [request] = captured
     expect(request?.headers.get('content-type')).toBe('application/json')
+    // keepalive is for page hide only: browsers cap such bodies at 64 KiB in all.
+    expect(request?.keepalive).toBe(false)
     expect(request?.headers.get('authorization')).toBe(`Basic ${btoa('write-key:')}`)
     expect(request?.json.context).toEqual({ library: { name: 'eventwire', version: LIBRARY.version } })
     expect(request?.json.messageId).toMatch(UUID_V4)

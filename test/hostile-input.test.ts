@@ -129,6 +129,22 @@ describe('hostile and broken input (property-based, fast-check)', () => {
     expect(thrown).toMatchObject({ code: 'ERR_NOT_SERIALIZABLE', field: path })
   })
 
+  it('refuses an object whose prototype has no constructor with ERR_NOT_SERIALIZABLE, as any other non-plain object', () => {
+    const value = Object.create(Object.create(null) as object) as object
+    expect(() => wireJson({ value })).toThrow(expect.objectContaining({ code: 'ERR_NOT_SERIALIZABLE', field: 'properties.value' }))
+  })
+
+  it('neither sends nor checks inherited properties, as JSON ignores them, even when Object.prototype is polluted', () => {
+    Object.defineProperty(Object.prototype, 'pollutedForTest', { value: 10n, enumerable: true, configurable: true, writable: true })
+    let json: string
+    try {
+      json = wireJson({ plan: 'pro' })
+    } finally {
+      delete (Object.prototype as Record<string, unknown>)['pollutedForTest']
+    }
+    expect(JSON.parse(json).properties).toStrictEqual({ plan: 'pro' })
+  })
+
   it('sends -0 as 0, as JSON writes it, wherever it is', () => {
     expect(wireJson({ value: -0, list: [-0], nested: { deep: -0 } })).toContain('"properties":{"value":0,"list":[0],"nested":{"deep":0}}')
   })

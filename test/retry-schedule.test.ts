@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { resolveClientOptions, type ClientOptions } from '../src/client/options.js'
-import { backoffDelay, createKyTransport, JITTER_MIN, type SendResult } from '../src/client/transport.js'
+import { resolveClientOptions } from '../src/client/options.js'
+import { backoffDelay, JITTER_MIN } from '../src/client/transport.js'
+import { answer, fakeEndpoint } from './helpers/fake-endpoint.js'
 
 it('rides out an outage of at least 30 s with the default retry budget, even with the shortest jitter', () => {
   const { retry, timeout } = resolveClientOptions('key', {})
@@ -13,29 +14,6 @@ it('rides out an outage of at least 30 s with the default retry budget, even wit
   expect(timeout).toBe(10_000)
 })
 
-/**
- * The transport over a fetch that answers at once from `answer`, on a fake clock: each request is
- * recorded with the fake time it went out at, so waits are read exactly, without real delays.
- */
-function fakeEndpoint(answer: (index: number, body: string) => Response, retry: ClientOptions['retry'] = {}) {
-  const requests: Array<{ body: string; at: number }> = []
-  const fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
-    const body = await new Request(input, init).text()
-    const index = requests.push({ body, at: Date.now() }) - 1
-    return answer(index, body)
-  }
-  const { retry: resolved } = resolveClientOptions('key', { retry: { baseDelay: 1_000, maxDelay: 60_000, ...retry } })
-  const transport = createKyTransport({ url: 'https://ingest.test/v1/batch', writeKey: 'key', timeout: 10_000, retry: resolved, fetch })
-  const send = (body: string): Promise<SendResult> => transport.send(body, new AbortController().signal, () => undefined)
-  /** Fake milliseconds between the n-th request with `body` and the one before it. */
-  const gaps = (body: string) => {
-    const times = requests.filter((request) => request.body === body).map((request) => request.at)
-    return times.slice(1).map((at, index) => at - (times[index] ?? 0))
-  }
-  return { requests, send, gaps }
-}
-
-const answer = (status: number, headers: Record<string, string> = {}) => new Response('{}', { status, headers })
 
 describe('the retry schedule', () => {
   let started = 0
