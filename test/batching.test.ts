@@ -23,6 +23,8 @@ describe('wire format', () => {
     expect(captured).toHaveLength(1)
     const [request] = captured
     expect(request?.headers.get('content-type')).toBe('application/json')
+    // keepalive is for page hide only: browsers cap such bodies at 64 KiB in all.
+    expect(request?.keepalive).toBe(false)
     expect(request?.headers.get('authorization')).toBe(`Basic ${btoa('write-key:')}`)
     expect(request?.json.context).toEqual({ library: { name: 'eventwire', version: LIBRARY.version } })
     expect(request?.json.messageId).toMatch(UUID_V4)
@@ -38,7 +40,7 @@ describe('wire format', () => {
     const client = newClient()
     client.identify({ userId: 'u1', traits: { plan: 'pro' } })
     client.page({ userId: 'u1', name: 'Home', category: 'Docs', properties: { path: '/' } })
-    client.screen({ anonymousId: 'a1', name: 'Main' })
+    client.screen({ anonymousId: 'a1', name: 'Main', category: 'Tabs', properties: { tab: 1 } })
     client.group({ userId: 'u1', groupId: 'g1', traits: { size: 20 } })
     client.alias({ previousId: 'anon-1', userId: 'u1' })
     await client.flush()
@@ -47,7 +49,7 @@ describe('wire format', () => {
     expect(batch.map(strip)).toEqual([
       { type: 'identify', userId: 'u1', traits: { plan: 'pro' } },
       { type: 'page', userId: 'u1', name: 'Home', category: 'Docs', properties: { path: '/' } },
-      { type: 'screen', anonymousId: 'a1', name: 'Main' },
+      { type: 'screen', anonymousId: 'a1', name: 'Main', category: 'Tabs', properties: { tab: 1 } },
       { type: 'group', userId: 'u1', groupId: 'g1', traits: { size: 20 } },
       { type: 'alias', userId: 'u1', previousId: 'anon-1' },
     ])

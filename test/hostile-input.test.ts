@@ -129,6 +129,22 @@ describe('hostile and broken input (property-based, fast-check)', () => {
     expect(thrown).toMatchObject({ code: 'ERR_NOT_SERIALIZABLE', field: path })
   })
 
+  it('refuses an object whose prototype has no constructor with ERR_NOT_SERIALIZABLE, as any other non-plain object', () => {
+    const value = Object.create(Object.create(null) as object) as object
+    expect(() => wireJson({ value })).toThrow(expect.objectContaining({ code: 'ERR_NOT_SERIALIZABLE', field: 'properties.value' }))
+  })
+
+  it('neither sends nor checks inherited properties, as JSON ignores them, even when Object.prototype is polluted', () => {
+    Object.defineProperty(Object.prototype, 'pollutedForTest', { value: 10n, enumerable: true, configurable: true, writable: true })
+    let json: string
+    try {
+      json = wireJson({ plan: 'pro' })
+    } finally {
+      delete (Object.prototype as Record<string, unknown>)['pollutedForTest']
+    }
+    expect(JSON.parse(json).properties).toStrictEqual({ plan: 'pro' })
+  })
+
   it('sends -0 as 0, as JSON writes it, wherever it is', () => {
     expect(wireJson({ value: -0, list: [-0], nested: { deep: -0 } })).toContain('"properties":{"value":0,"list":[0],"nested":{"deep":0}}')
   })
@@ -138,14 +154,43 @@ describe('hostile and broken input (property-based, fast-check)', () => {
     expect(JSON.parse(json).properties).toEqual({ at: '2024-01-01T00:00:00.000Z', money: '5.00 EUR' })
   })
 
-  it(`refuses nesting deeper than ${MAX_DEPTH} levels, and accepts ${MAX_DEPTH - 2}`, () => {
-    const nest = (levels: number) => {
-      let value: Record<string, unknown> = {}
-      for (let level = 0; level < levels; level++) value = { inner: value }
-      return value
+  /** Levels of nesting of a JSON value: 0 for a primitive, 1 more than its deepest item for an object or array. */
+  const levels = (value: unknown): number =>
+    typeof value === 'object' && value !== null ? 1 + Math.max(0, ...Object.values(value).map(levels)) : 0
+
+  it.each<[string, ReadonlyArray<'object' | 'array'>]>([
+    ['objects', ['object']],
+    ['arrays', ['array']],
+    ['objects and arrays in turn', ['array', 'object']],
+  ])(`accepts a message whose JSON nests ${MAX_DEPTH} levels, the message itself counted, and refuses one level more, through %s`, (_name, kinds) => {
+    /** `properties: { value }` with `value` nested `count` containers deep, and the path of the innermost one. */
+    const nested = (count: number) => {
+      let value: unknown = 'leaf'
+      const segments: string[] = []
+      for (let level = 0; level < count; level++) {
+        const kind = kinds[level % kinds.length]
+        value = kind === 'object' ? { inner: value } : [value]
+        segments.unshift(kind === 'object' ? '.inner' : '[0]')
+      }
+      return { properties: { value }, innermost: `properties.value${segments.slice(0, -1).join('')}` }
     }
-    expect(() => wireJson(nest(MAX_DEPTH - 2))).not.toThrow()
-    expect(() => wireJson(nest(MAX_DEPTH + 10))).toThrow(ValidationError)
+    // The message and `properties` are two of the levels.
+    const deepest = nested(MAX_DEPTH - 2)
+    expect(levels(JSON.parse(wireJson(deepest.properties)))).toBe(MAX_DEPTH)
+    const tooDeep = nested(MAX_DEPTH - 1)
+    let thrown: unknown
+    try {
+      wireJson(tooDeep.properties)
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(ValidationError)
+    expect(thrown).toMatchObject({ code: 'ERR_NOT_SERIALIZABLE', field: tooDeep.innermost })
+  })
+
+  it('sends an object without a prototype (Object.create(null), as parsers and caches make) as the plain data it is', () => {
+    const properties = Object.assign(Object.create(null) as Record<string, unknown>, { plan: 'pro', nested: Object.assign(Object.create(null) as object, { seats: 3 }) })
+    expect(JSON.parse(wireJson(properties)).properties).toEqual({ plan: 'pro', nested: { seats: 3 } })
   })
 
   it('refuses a 10 MB string as too large, then accepts the next call', () => {

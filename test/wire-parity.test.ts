@@ -49,11 +49,13 @@ describe('the wire, beside the Go client', () => {
     '2024-05-06T12:00:00.123456+02:00',
     '2024-05-06T10:00:00-0700',
     '2024-02-29T23:59:59z',
+    '2024-05-06T10:00:00+23:59',
+    '2024-05-06T10:00:00-00:00',
   ])('sends the ISO 8601 timestamp %s as given', async (timestamp) => {
     expect((await sent((client) => client.track({ userId: 'u1', event: 'E', timestamp })))['timestamp']).toBe(timestamp)
   })
 
-  it.each(['1', 'May 6, 2024', '2024-05-06', '2024-05-06T10:00:00', '2024-05-06 10:00:00Z', '2023-02-29T00:00:00Z', '2024-13-01T00:00:00Z', '2024-05-06T24:00:00Z'])(
+  it.each(['1', 'May 6, 2024', '2024-05-06', '2024-05-06T10:00:00', '2024-05-06 10:00:00Z', '2023-02-29T00:00:00Z', '2024-13-01T00:00:00Z', '2024-05-06T24:00:00Z', '2024-05-06T10:00:00+24:00', 'x2024-05-06T10:00:00Z', '2024-05-06T10:00:00Z (UTC)'])(
     'refuses the timestamp %j, which is not an ISO 8601 date-time with a zone',
     (timestamp) => {
       const client = new Client('key', { endpoint: ENDPOINT, flushAfter: 60_000 })

@@ -65,10 +65,6 @@ function describe(value: unknown): string {
   return typeof value
 }
 
-function isPresent(value: unknown): boolean {
-  return value !== undefined && value !== ''
-}
-
 /** True for an object JSON would write as `{}`: no property, or only `undefined` ones. */
 function isEmptyObject(value: Record<string, unknown>): boolean {
   for (const key in value) if (value[key] !== undefined) return false
@@ -198,12 +194,13 @@ function buildWireMessage(type: MessageType, input: unknown): WireMessage {
   copyFields(wire, input, TYPE_FIELDS[type], type)
   copyFields(wire, input, TRAILING_FIELDS, type)
 
+  // copyFields left '' and empty objects off the wire: what is on it is set.
   for (const [name, code] of REQUIRED[type]) {
-    if (!isPresent(wire[name])) {
+    if (wire[name] === undefined) {
       throw new ValidationError(code, name, `${type}() needs a non-empty \`${name}\`.`)
     }
   }
-  if (type !== 'alias' && !isPresent(wire['userId']) && !isPresent(wire['anonymousId'])) {
+  if (type !== 'alias' && wire['userId'] === undefined && wire['anonymousId'] === undefined) {
     throw new ValidationError(
       'ERR_MISSING_IDENTITY',
       'userId',
