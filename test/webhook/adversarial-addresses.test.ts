@@ -166,3 +166,23 @@ describe('the private-address guard (BlockList with the IANA ranges as the oracl
     expect(parseIpAddress(text)).toBeUndefined()
   })
 })
+
+describe('IPv4 parts: 0 to 255, written in decimal', () => {
+  it.each(['0.0.0.0', '255.255.255.255', '1.22.199.250', '::ffff:255.255.255.255'])('%s is an address: every part is within 0 to 255', (text) => {
+    expect(parseIpAddress(text)).toBeDefined()
+  })
+
+  it.each(['256.0.0.1', '1.2.3.256', '999.999.999.999', '10.0.0.300', '127.0.0.256', '::ffff:127.0.0.256', '1.2.3.4.5', '1.2.3.', '1.2.3.1000'])(
+    '%s is not an address: a part over 255 or out of place is not wrapped or guessed at',
+    (text) => {
+      expect(parseIpAddress(text)).toBeUndefined()
+      expect(isPrivateAddress(text)).toBe(false)
+    },
+  )
+
+  it('reads each part into its own byte, in order', () => {
+    expect([...(parseIpAddress('1.22.199.250') ?? [])]).toEqual([1, 22, 199, 250])
+    expect([...(parseIpAddress('::ffff:1.22.199.250') ?? [])]).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 1, 22, 199, 250])
+    expect([...(parseIpAddress('1:23:456:789a:bcde:f0:0:ffff') ?? [])]).toEqual([0, 1, 0, 0x23, 0x04, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0, 0xf0, 0, 0, 0xff, 0xff])
+  })
+})
