@@ -70,6 +70,18 @@ describe('WebhookDestination settings', () => {
   })
 })
 
+describe('WebhookDestination setting names', () => {
+  it.each([
+    ['urls', 'webhooks'],
+    ['secret', 'sharedSecret'],
+    ['timeout', 'timeoutMs'],
+    ['concurrency', 'maxConcurrency'],
+  ])('refuses %s, a name other clients use, pointing to ours (%s)', (theirs, ours) => {
+    expect(optionOf({ webhooks: [{ url }], [theirs]: 1 })).toBe(theirs)
+    expect(() => new WebhookDestination({ webhooks: [{ url }], [theirs]: 1 } as WebhookSettings)).toThrow(`\`${ours}\``)
+  })
+})
+
 describe('WebhookDestination defaults', () => {
   it('retries for four hours, waits 5 s per attempt, 256 requests at once, 64 per URL, mode any, unsigned, guard off', () => {
     expect(resolveWebhookSettings({ webhooks: [{ url }] })).toMatchObject({
