@@ -65,6 +65,12 @@ describe('verifySignature', () => {
     expect(await verifySignature(body, [good], secret)).toBe(true)
   })
 
+  it('takes the secret as a string only: a number is not read as its digits', async () => {
+    const signedWithDigits = nodeHmac(body, '123')
+    expect(await verifySignature(body, signedWithDigits, '123')).toBe(true)
+    expect(await verifySignature(body, signedWithDigits, 123 as never)).toBe(false)
+  })
+
   it('accepts an ArrayBuffer body by its bytes, and refuses it once one byte differs', async () => {
     const bytes = new TextEncoder().encode(body)
     expect(await verifySignature(bytes.slice().buffer, good, secret)).toBe(true)
