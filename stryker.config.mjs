@@ -17,6 +17,7 @@ export default {
     'src/webhook/signature.ts',
     'src/webhook/settings.ts',
     'src/webhook/private-address.ts',
+    'src/webhook/ip-address.ts',
     'src/webhook/payload.ts',
     'src/webhook/round.ts',
     'src/core/queue.ts',

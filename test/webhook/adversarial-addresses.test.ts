@@ -166,3 +166,60 @@ describe('the private-address guard (BlockList with the IANA ranges as the oracl
     expect(parseIpAddress(text)).toBeUndefined()
   })
 })
+
+describe('IPv4 parts: 0 to 255, written in decimal', () => {
+  it.each(['0.0.0.0', '255.255.255.255', '1.22.199.250', '::ffff:255.255.255.255'])('%s is an address: every part is within 0 to 255', (text) => {
+    expect(parseIpAddress(text)).toBeDefined()
+  })
+
+  it.each(['256.0.0.1', '1.2.3.256', '999.999.999.999', '10.0.0.300', '127.0.0.256', '::ffff:127.0.0.256', '1.2.3.4.5', '1.2.3.', '1.2.3.1000'])(
+    '%s is not an address: a part over 255 or out of place is not wrapped or guessed at',
+    (text) => {
+      expect(parseIpAddress(text)).toBeUndefined()
+      expect(isPrivateAddress(text)).toBe(false)
+    },
+  )
+
+  it('reads each part into its own byte, in order', () => {
+    expect([...(parseIpAddress('1.22.199.250') ?? [])]).toEqual([1, 22, 199, 250])
+    expect([...(parseIpAddress('::ffff:1.22.199.250') ?? [])]).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 1, 22, 199, 250])
+    expect([...(parseIpAddress('1:23:456:789a:bcde:f0:0:ffff') ?? [])]).toEqual([0, 1, 0, 0x23, 0x04, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0, 0xf0, 0, 0, 0xff, 0xff])
+  })
+})
+
+describe('blockedRangeOf: a refusal says which range and what it is for', () => {
+  it.each([
+    ['0.1.2.3', '0.0.0.0/8 ("this network")'],
+    ['10.9.8.7', '10.0.0.0/8 (private)'],
+    ['100.127.0.1', '100.64.0.0/10 (shared address space)'],
+    ['127.0.0.1', '127.0.0.0/8 (loopback)'],
+    ['169.254.169.254', '169.254.0.0/16 (link-local, cloud metadata)'],
+    ['172.31.0.1', '172.16.0.0/12 (private)'],
+    ['192.0.0.9', '192.0.0.0/24 (IETF protocol assignments)'],
+    ['192.0.2.1', '192.0.2.0/24 (documentation)'],
+    ['192.88.99.1', '192.88.99.0/24 (6to4 relay anycast)'],
+    ['192.168.1.1', '192.168.0.0/16 (private)'],
+    ['198.19.255.1', '198.18.0.0/15 (benchmarking)'],
+    ['198.51.100.1', '198.51.100.0/24 (documentation)'],
+    ['203.0.113.1', '203.0.113.0/24 (documentation)'],
+    ['239.1.1.1', '224.0.0.0/4 (multicast)'],
+    ['255.255.255.255', '240.0.0.0/4 (reserved, limited broadcast)'],
+    ['::1', '::/96 (unspecified, loopback, IPv4-compatible)'],
+    ['64:ff9b:1::1', '64:ff9b:1::/48 (local-use IPv4/IPv6 translation)'],
+    ['100::1:1', '100::/63 (discard-only, dummy prefix)'],
+    ['2001:1::1', '2001::/23 (IETF protocol assignments, Teredo)'],
+    ['2001:db8::1', '2001:db8::/32 (documentation)'],
+    ['3fff:fff::1', '3fff::/20 (documentation)'],
+    ['5f00:1::1', '5f00::/16 (segment routing)'],
+    ['fd00::1', 'fc00::/7 (unique local)'],
+    ['[fe80::1]', 'fe80::/10 (link-local)'],
+    ['fec0::1', 'fec0::/10 (site-local)'],
+    ['ff02::1', 'ff00::/8 (multicast)'],
+    ['::ffff:10.0.0.1', '::ffff:0:0/96 (IPv4-mapped) of 10.0.0.0/8 (private)'],
+    ['::ffff:0:127.0.0.1', '::ffff:0:0:0/96 (IPv4-translated) of 127.0.0.0/8 (loopback)'],
+    ['64:ff9b::a9fe:a9fe', '64:ff9b::/96 (NAT64) of 169.254.0.0/16 (link-local, cloud metadata)'],
+    ['2002:c0a8:101::1', '2002::/16 (6to4) of 192.168.0.0/16 (private)'],
+  ])('%s is in %s', (address, range) => {
+    expect(blockedRangeOf(address)).toBe(range)
+  })
+})

@@ -55,6 +55,17 @@ describe('toWebhookPayload: the body every webhook request carries', () => {
     expect(toWebhookPayload({ type: 'identify', userId: 'u' }).timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
   })
 
+  it('sends a screen without a name with no name field', () => {
+    expect(toWebhookPayload({ type: 'screen', userId: 'u', timestamp })).toStrictEqual({ version: 1, type: 'screen', userId: 'u', timestamp, context: {} })
+  })
+
+  it('refuses a value JSON cannot carry unchanged, naming its path', () => {
+    expect(() => toWebhookPayload({ type: 'track', userId: 'u', event: 'E', properties: { n: Number.NaN } })).toThrow(
+      expect.objectContaining({ field: 'properties.n' }),
+    )
+    expect(() => toWebhookPayload({ type: 'identify', userId: 'u', context: { f: () => 1 } as never })).toThrow(expect.objectContaining({ field: 'context.f' }))
+  })
+
   it('defaults context, traits and properties to empty objects', () => {
     expect(toWebhookPayload({ type: 'track', userId: 'u', event: 'E', timestamp })).toStrictEqual({
       version: 1, type: 'track', userId: 'u', timestamp, context: {}, event: 'E', properties: {},
@@ -81,6 +92,21 @@ describe('toWebhookPayload: the body every webhook request carries', () => {
     ['a bad timestamp', { type: 'identify', userId: 'u', timestamp: 'soon' }, 'ERR_INVALID_FIELD', 'timestamp'],
     ['array traits', { type: 'identify', userId: 'u', traits: [] }, 'ERR_INVALID_FIELD', 'traits'],
     ['a non-object', 'track', 'ERR_INVALID_FIELD', 'event'],
+    ['null', null, 'ERR_INVALID_FIELD', 'event'],
+    ['an empty userId (empty is missing)', { type: 'track', userId: '', event: 'E' }, 'ERR_MISSING_USER_ID', 'userId'],
+    ['an empty event name', { type: 'track', userId: 'u', event: '' }, 'ERR_MISSING_EVENT', 'event'],
+    ['an empty groupId', { type: 'group', userId: 'u', groupId: '' }, 'ERR_MISSING_GROUP_ID', 'groupId'],
+    ['an empty previousId', { type: 'alias', userId: 'u', previousId: '' }, 'ERR_MISSING_PREVIOUS_ID', 'previousId'],
+    ['a numeric userId', { type: 'identify', userId: 42 }, 'ERR_INVALID_FIELD', 'userId'],
+    ['a numeric event name', { type: 'track', userId: 'u', event: 7 }, 'ERR_INVALID_FIELD', 'event'],
+    ['a screen name that is not a string', { type: 'screen', userId: 'u', name: 3 }, 'ERR_INVALID_FIELD', 'name'],
+    ['a number as timestamp (not read as epoch ms)', { type: 'identify', userId: 'u', timestamp: 0 }, 'ERR_INVALID_FIELD', 'timestamp'],
+    ['an invalid Date', { type: 'identify', userId: 'u', timestamp: new Date(Number.NaN) }, 'ERR_INVALID_FIELD', 'timestamp'],
+    ['a context that is not an object', { type: 'identify', userId: 'u', context: 'web' }, 'ERR_INVALID_FIELD', 'context'],
+    ['an alias context that is not an object', { type: 'alias', userId: 'u', previousId: 'p', context: [] }, 'ERR_INVALID_FIELD', 'context'],
+    ['page properties that are not an object', { type: 'page', userId: 'u', properties: 'x' }, 'ERR_INVALID_FIELD', 'properties'],
+    ['track properties that are not an object', { type: 'track', userId: 'u', event: 'E', properties: 1 }, 'ERR_INVALID_FIELD', 'properties'],
+    ['group traits that are not an object', { type: 'group', userId: 'u', groupId: 'g', traits: [] }, 'ERR_INVALID_FIELD', 'traits'],
   ])('rejects %s with a typed error naming the field', (_name, event, code, field) => {
     let thrown: unknown
     try {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { OptionsError, WebhookDestination, type WebhookSettings } from '../../src/webhook/index.js'
-import { resolveWebhookSettings } from '../../src/webhook/settings.js'
+import { MAX_TIMER_MS } from '../../src/core/timers.js'
+import { resolveWebhookSettings, USER_AGENT } from '../../src/webhook/settings.js'
 
 function optionOf(settings: unknown): string | undefined {
   try {
@@ -66,5 +67,143 @@ describe('WebhookDestination settings', () => {
     ['a transport without send', { webhooks: [{ url }], transport: {} }, 'transport'],
   ])('rejects %s at construction', (_name, settings, option) => {
     expect(optionOf(settings)).toBe(option)
+  })
+})
+
+describe('WebhookDestination setting names', () => {
+  it.each([
+    ['urls', 'webhooks'],
+    ['secret', 'sharedSecret'],
+    ['timeout', 'timeoutMs'],
+    ['concurrency', 'maxConcurrency'],
+  ])('refuses %s, a name other clients use, pointing to ours (%s)', (theirs, ours) => {
+    expect(optionOf({ webhooks: [{ url }], [theirs]: 1 })).toBe(theirs)
+    expect(() => new WebhookDestination({ webhooks: [{ url }], [theirs]: 1 } as WebhookSettings)).toThrow(`\`${ours}\``)
+  })
+})
+
+describe('WebhookDestination defaults', () => {
+  it('retries for four hours, waits 5 s per attempt, 256 requests at once, 64 per URL, mode any, unsigned, guard off', () => {
+    expect(resolveWebhookSettings({ webhooks: [{ url }] })).toMatchObject({
+      retryWindowMs: 4 * 60 * 60 * 1_000,
+      timeoutMs: 5_000,
+      maxConcurrency: 256,
+      maxConcurrencyPerUrl: 64,
+      mode: 'any',
+      sharedSecret: undefined,
+      blockPrivateNetworks: false,
+    })
+  })
+
+  it('waits 5 s before the first retry, doubling each time, within ±10% jitter', () => {
+    const { backoff } = resolveWebhookSettings({ webhooks: [{ url }] })
+    for (let attempt = 0; attempt <= 10; attempt++) {
+      const base = 5_000 * 2 ** attempt
+      const delays = Array.from({ length: 200 }, () => backoff(attempt))
+      for (const delay of delays) {
+        expect(delay).toBeGreaterThanOrEqual(base * 0.9)
+        expect(delay).toBeLessThanOrEqual(base * 1.1)
+      }
+      // Jitter spreads retries: the delays are not all the same, and fall on both sides of the base.
+      expect(Math.min(...delays)).toBeLessThan(base)
+      expect(Math.max(...delays)).toBeGreaterThan(base)
+    }
+  })
+
+  it('sends Content-Type application/json and the eventwire User-Agent, with static headers by their lowercase names', () => {
+    const [webhook] = resolveWebhookSettings({ webhooks: [{ url: `${url}?a=1`, headers: { 'X-Team': 'data' } }] }).webhooks
+    expect(webhook).toEqual({
+      url: `${url}?a=1`,
+      origin: 'https://hooks.example.com',
+      path: '/in?a=1',
+      headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT, 'x-team': 'data' },
+    })
+  })
+})
+
+describe('WebhookDestination header rules', () => {
+  // Reserved: set by eventwire itself, or the request would break (framing, routing).
+  it.each(['Content-Type', 'Content-Length', 'User-Agent', 'X-Signature', 'Webhook-Id', 'Host'])(
+    '%s is set by eventwire and cannot be configured, in any case',
+    (name) => {
+      for (const spelled of [name, name.toLowerCase(), name.toUpperCase()]) {
+        expect(optionOf({ webhooks: [{ url, headers: { [spelled]: 'x' } }] })).toBe('webhooks[0].headers')
+      }
+    },
+  )
+
+  it.each(['Connection', 'Keep-Alive', 'Proxy-Connection', 'TE', 'Trailer', 'Transfer-Encoding', 'Upgrade', 'Expect'])(
+    '%s is a hop-by-hop or framing header and cannot be configured, in any case',
+    (name) => {
+      for (const spelled of [name, name.toLowerCase(), name.toUpperCase()]) {
+        expect(optionOf({ webhooks: [{ url, headers: { [spelled]: 'x' } }] })).toBe('webhooks[0].headers')
+      }
+    },
+  )
+
+  it('takes any other token as a header name, and an empty value, tabs and obs-text as values', () => {
+    const headers = { Authorization: 'Bearer t', "x-!#$%&'*+.^_`|~0": 'a\tb \u00ff', 'X-Empty': '' }
+    expect(optionOf({ webhooks: [{ url, headers }] })).toBeUndefined()
+  })
+
+  it.each([
+    ['a NUL', 'a\u0000b'],
+    ['a DEL', 'a\u007fb'],
+    ['a character above U+00FF', 'caf\u00e9 \u2615'],
+  ])('refuses a header value with %s', (_name, value) => {
+    expect(optionOf({ webhooks: [{ url, headers: { 'X-Team': value } }] })).toBe('webhooks[0].headers')
+  })
+
+  it.each([null, [], 'X-Team: a'])('refuses headers that are not an object of names to values (%j)', (headers) => {
+    expect(optionOf({ webhooks: [{ url, headers }] })).toBe('webhooks[0].headers')
+  })
+})
+
+describe('WebhookDestination URL rules', () => {
+  it.each([
+    ['a user name and password', 'https://user:pw@hooks.example.com/in'],
+    ['a user name only', 'https://user@hooks.example.com/in'],
+    ['a password only', 'https://:pw@hooks.example.com/in'],
+  ])('refuses credentials in the URL (%s): they would not be sent', (_name, credentialed) => {
+    expect(optionOf({ webhooks: [{ url }, { url: credentialed }] })).toBe('webhooks[1].url')
+  })
+
+  it.each([null, 'https://hooks.example.com/in', 42])('refuses an entry that is not an object (%j)', (entry) => {
+    expect(optionOf({ webhooks: [entry] })).toBe('webhooks[0]')
+  })
+
+  it.each([undefined, 'https://hooks.example.com/in', { 0: { url } }])('refuses webhooks that are not an array (%j)', (webhooks) => {
+    expect(optionOf({ webhooks })).toBe('webhooks')
+  })
+})
+
+describe('WebhookDestination numeric and boolean settings', () => {
+  it.each<[string, number, number]>([
+    ['timeoutMs', 1, MAX_TIMER_MS],
+    ['retryWindowMs', 0, Number.MAX_SAFE_INTEGER],
+    ['maxConcurrency', 1, 100_000],
+    ['maxConcurrencyPerUrl', 1, 100_000],
+  ])('%s takes whole numbers from %i to %i, and names itself when refused', (option, min, max) => {
+    expect(resolveWebhookSettings({ webhooks: [{ url }], [option]: min })).toMatchObject({ [option]: min })
+    expect(resolveWebhookSettings({ webhooks: [{ url }], [option]: max })).toMatchObject({ [option]: max })
+    for (const bad of [min - 1, max + 1, 1.5, '10', Number.NaN]) {
+      expect(optionOf({ webhooks: [{ url }], [option]: bad })).toBe(option)
+    }
+  })
+
+  it('takes blockPrivateNetworks as true or false only', () => {
+    expect(resolveWebhookSettings({ webhooks: [{ url }], blockPrivateNetworks: true }).blockPrivateNetworks).toBe(true)
+    expect(optionOf({ webhooks: [{ url }], blockPrivateNetworks: 'yes' })).toBe('blockPrivateNetworks')
+  })
+
+  it('keeps the mode, the secret and the backoff it is given', () => {
+    const backoff = () => 1
+    expect(resolveWebhookSettings({ webhooks: [{ url }], mode: 'each', sharedSecret: 's', backoff })).toMatchObject({ mode: 'each', sharedSecret: 's', backoff })
+  })
+
+  it('refuses a private target when blockPrivateNetworks is on, naming the entry, and allows it when off', () => {
+    const webhooks = [{ url }, { url: 'http://10.0.0.1/in' }]
+    expect(optionOf({ webhooks, blockPrivateNetworks: true })).toBe('webhooks[1].url')
+    expect(optionOf({ webhooks })).toBeUndefined()
   })
 })

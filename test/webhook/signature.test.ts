@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createWebCryptoSigner, signPayload, verifySignature } from '../../src/webhook/node.js'
 import { createNodeSigner } from '../../src/webhook/node-only.js'
+import { constantTimeEqual } from '../../src/webhook/signature.js'
 
 const body = '{"version":1,"type":"track","userId":"u1","event":"Café ☕ 😀","properties":{}}'
 const secret = 's3cret'
@@ -62,6 +63,20 @@ describe('verifySignature', () => {
     expect(await verifySignature(new TextEncoder().encode(body), good, secret)).toBe(true)
     expect(await verifySignature(Buffer.from(body), good, secret)).toBe(true)
     expect(await verifySignature(body, [good], secret)).toBe(true)
+  })
+
+  it('takes the secret as a string only: a number is not read as its digits', async () => {
+    const signedWithDigits = nodeHmac(body, '123')
+    expect(await verifySignature(body, signedWithDigits, '123')).toBe(true)
+    expect(await verifySignature(body, signedWithDigits, 123 as never)).toBe(false)
+  })
+
+  it('accepts an ArrayBuffer body by its bytes, and refuses it once one byte differs', async () => {
+    const bytes = new TextEncoder().encode(body)
+    expect(await verifySignature(bytes.slice().buffer, good, secret)).toBe(true)
+    const tampered = bytes.slice()
+    tampered[0] = (tampered[0] ?? 0) ^ 1
+    expect(await verifySignature(tampered.buffer, good, secret)).toBe(false)
   })
 
   it.each<[string, unknown, unknown, unknown]>([
@@ -180,5 +195,21 @@ describe('verifySignature on bodies it cannot check', () => {
       }),
       { numRuns: 200 },
     )
+  })
+})
+
+describe('constantTimeEqual', () => {
+  it.each([
+    ['the same string', 'a1b2', 'a1b2', true],
+    ['two empty strings', '', '', true],
+    ['a prefix (shorter)', 'a1b2', 'a1b', false],
+    ['a longer string that starts the same', 'a1b2', 'a1b2c', false],
+    ['an empty string against a non-empty one', '', 'a', false],
+    ['a difference in the first character', 'a1b2', 'b1b2', false],
+    ['a difference in the last character', 'a1b2', 'a1b3', false],
+    ['a case difference', 'abcd', 'abcD', false],
+  ])('is true only for equal strings of equal length: %s', (_name, expected, actual, equal) => {
+    expect(constantTimeEqual(expected, actual)).toBe(equal)
+    expect(constantTimeEqual(actual, expected)).toBe(equal)
   })
 })
