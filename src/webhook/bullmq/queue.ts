@@ -1,5 +1,6 @@
 import type { ConnectionOptions, Job } from 'bullmq'
 import { Emitter } from '../../core/emitter.js'
+import { EventwireError } from '../../core/errors/eventwire-error.js'
 import { ValidationError } from '../../core/errors/validation-error.js'
 import type { JsonObject } from '../../core/json-value.js'
 import { timeoutOption } from '../../core/option-checks.js'
@@ -131,12 +132,21 @@ export class WebhookQueue extends Emitter<WebhookQueueEvents> {
   async #bounded(work: Promise<unknown>, what: string, advice = 'then try again'): Promise<void> {
     // Redis may still answer after the deadline; nobody waits for that outcome any more.
     work.catch(() => undefined)
-    if (await settlesWithin(work, this.#timeoutMs)) return
-    const last = this.#lastError === undefined ? 'no error reported yet' : `last error: ${this.#lastError.message}`
+    let failure: Error | undefined
+    try {
+      if (await settlesWithin(work, this.#timeoutMs)) return
+    } catch (error) {
+      // Our own refusals (durability) stand; a connection that failed before the deadline is the
+      // same news as one that never answered, and gets the same typed error.
+      if (error instanceof EventwireError || !(error instanceof Error)) throw error
+      failure = error
+    }
+    const cause = failure ?? this.#lastError
+    const last = cause === undefined ? 'no error reported yet' : `last error: ${cause.message}`
     throw new RedisTimeoutError(
       `${what} within ${this.#timeoutMs} ms (${last}). Check that Redis is up and reachable, ${advice}; raise enqueueTimeout to wait longer.`,
       this.#timeoutMs,
-      this.#lastError,
+      cause,
     )
   }
 
