@@ -31,7 +31,7 @@ export type RetryListener = (attempt: number, error: unknown) => void
 /** Sends one batch body, retrying as configured. Never rejects: the outcome is a value. */
 export interface BatchTransport {
   /** `keepalive` lets the request outlive the page (browsers cap such bodies at 64 KiB in all). */
-  send(body: string, signal: AbortSignal, onRetry: RetryListener, keepalive?: boolean): Promise<SendResult>
+  send(body: string, signal: AbortSignal, onRetry: RetryListener, keepalive: boolean): Promise<SendResult>
 }
 
 /** Settings of {@link createKyTransport}. */
@@ -129,7 +129,7 @@ export function createKyTransport(settings: KyTransportSettings): BatchTransport
   })
 
   return {
-    async send(body, signal, onRetry, keepalive = false) {
+    async send(body, signal, onRetry, keepalive) {
       let attempts = 0
       let attemptStarted = 0
       let lastFailure: unknown

@@ -15,7 +15,7 @@ export function fakeEndpoint(respond: (index: number, body: string) => Response 
   }
   const { retry: resolved } = resolveClientOptions('key', { retry: { baseDelay: 1_000, maxDelay: 60_000, ...retry } })
   const transport = createKyTransport({ url: 'https://ingest.test/v1/batch', writeKey: 'key', timeout: 10_000, retry: resolved, fetch })
-  const send = (body: string): Promise<SendResult> => transport.send(body, new AbortController().signal, () => undefined)
+  const send = (body: string): Promise<SendResult> => transport.send(body, new AbortController().signal, () => undefined, false)
   /** Fake milliseconds between the n-th request with `body` and the one before it. */
   const gaps = (body: string) => {
     const times = requests.filter((request) => request.body === body).map((request) => request.at)
