@@ -176,12 +176,20 @@ export function toMessageId(value: unknown, caller: string): string {
  * @throws {@link ValidationError} naming the first field that breaks a rule.
  */
 export function toWireMessage(type: MessageType, input: unknown): WireMessage {
+  return readingCallerData('message', `${type}(): reading the message`, () => buildWireMessage(type, input))
+}
+
+/**
+ * Runs `read` over data the caller gave. A getter, a proxy trap or a method of theirs (a Date's)
+ * that throws while it is read becomes a `ValidationError` `ERR_INVALID_FIELD` on `field`, naming
+ * what was thrown and keeping it as `cause`; eventwire's own errors pass through as they are.
+ */
+export function readingCallerData<T>(field: string, doing: string, read: () => T): T {
   try {
-    return buildWireMessage(type, input)
+    return read()
   } catch (error) {
     if (error instanceof EventwireError) throw error
-    // A getter, a proxy trap or a Date's method of the caller's threw while the message was read.
-    throw new ValidationError('ERR_INVALID_FIELD', 'message', `${type}(): reading the message threw (${describeError(error)}); pass plain data.`, { cause: error })
+    throw new ValidationError('ERR_INVALID_FIELD', field, `${doing} threw (${describeError(error)}); pass plain data.`, { cause: error })
   }
 }
 

@@ -1,7 +1,6 @@
-import { describeError } from '../core/describe-error.js'
 import { ValidationError } from '../core/errors/validation-error.js'
 import { serializeMessage } from '../core/serialize.js'
-import { isObject, toMessageId } from '../core/validate.js'
+import { isObject, readingCallerData, toMessageId } from '../core/validate.js'
 import { isEnabledFor } from './integrations.js'
 import { toWebhookPayload } from './payload.js'
 
@@ -25,7 +24,7 @@ export interface CheckedEvent {
  * @throws {@link ValidationError} naming the field or path; also for an event whose getters throw.
  */
 export function checkEvent(event: unknown): CheckedEvent {
-  try {
+  return readingCallerData('event', 'Reading the event', () => {
     const body = serializeMessage(toWebhookPayload(event as never))
     const input = event as Record<string, unknown>
     const integrations = input['integrations']
@@ -36,9 +35,5 @@ export function checkEvent(event: unknown): CheckedEvent {
     const messageId = input['messageId']
     const eventId = toMessageId(messageId === '' ? undefined : messageId, `${String(input['type'])} event`)
     return { eventId, body, enabled: isEnabledFor(integrations) }
-  } catch (error) {
-    if (error instanceof ValidationError) throw error
-    // A getter or a proxy of the caller's threw while the event was read.
-    throw new ValidationError('ERR_INVALID_FIELD', 'event', `Reading the event threw (${describeError(error)}); pass plain data.`, { cause: error })
-  }
+  })
 }
