@@ -21,6 +21,7 @@ export default {
     'src/webhook/payload.ts',
     'src/webhook/round.ts',
     'src/core/queue.ts',
+    'src/client/holdings.ts',
     'src/webhook/scheduler.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],

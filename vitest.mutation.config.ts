@@ -1,5 +1,6 @@
 import { defineConfig, mergeConfig } from 'vitest/config'
 import base from './vitest.config.js'
+import { LoadFailureReporter } from './test/mutation/load-failure-reporter.js'
 
 // The tests StrykerJS runs against each mutant: those that exercise the sources in this process.
 // Tests that start the CLI, workers or another runtime as child processes run code a mutant
@@ -8,6 +9,7 @@ export default mergeConfig(
   base,
   defineConfig({
     test: {
+      reporters: ['default', new LoadFailureReporter()],
       exclude: [
         'test/cli/**',
         'test/runtimes/**',

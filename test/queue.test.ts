@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { Queue } from '../src/core/queue.js'
+import { countAlive } from './helpers/gc.js'
 
 type Operation = { kind: 'push'; count: number } | { kind: 'shift'; count: number } | { kind: 'takeAll' }
 
@@ -61,5 +62,53 @@ describe('Queue', () => {
     queue.push('a')
     expect(queue.shift()).toBe('a')
     expect([queue.shift(), queue.peek(), queue.length, queue.takeAll()]).toEqual([undefined, undefined, 0, []])
+  })
+
+  describe('memory: consumed items are let go', () => {
+    /** A queue holding `count` fresh objects, with a weak reference to each. */
+    function filled(count: number): { queue: Queue<object>; watched: WeakRef<object>[] } {
+      const queue = new Queue<object>()
+      const watched: WeakRef<object>[] = []
+      for (let index = 0; index < count; index++) {
+        const item = { index }
+        queue.push(item)
+        watched.push(new WeakRef(item))
+      }
+      return { queue, watched }
+    }
+
+    it('keeps nothing it gave back once it is empty, however few items passed through', async () => {
+      const { queue, watched } = filled(10)
+      for (let index = 0; index < 10; index++) queue.shift()
+      expect(await countAlive(watched)).toBe(0)
+    })
+
+    it('lets go of the consumed head once 1024 items were taken and they are at least half of what it holds', async () => {
+      const { queue, watched } = filled(2_048)
+      for (let index = 0; index < 1_024; index++) queue.shift()
+      expect(await countAlive(watched)).toBe(1_024)
+    })
+
+    // Bounded memory: the consumed items kept alive are never more than 1023 or the number waiting.
+    it('keeps no more consumed items alive than 1023 or the number still waiting, whichever is larger', async () => {
+      for (const [pushed, taken] of [
+        [3_000, 2_999],
+        [5_000, 2_600],
+        [10_000, 3_000],
+        [10_000, 9_000],
+      ] as const) {
+        const { queue, watched } = filled(pushed)
+        for (let index = 0; index < taken; index++) queue.shift()
+        const consumedAlive = (await countAlive(watched)) - queue.length
+        expect(consumedAlive).toBeLessThanOrEqual(Math.max(1_023, queue.length))
+      }
+    })
+
+    it('keeps nothing after takeAll', async () => {
+      const { queue, watched } = filled(50)
+      queue.shift()
+      queue.takeAll()
+      expect(await countAlive(watched)).toBe(0)
+    })
   })
 })

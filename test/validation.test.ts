@@ -156,6 +156,35 @@ describe('call validation', () => {
     expect((thrown as ValidationError).cause).toBe(boom)
   })
 
+  it('keeps the cause when a getter of the caller throws', () => {
+    const boom = new Error('getter')
+    let thrown: unknown
+    try {
+      newClient().track({ userId: 'u1', event: 'E', properties: { get x(): number { throw boom } } })
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toMatchObject({ code: 'ERR_INVALID_FIELD', field: 'message' })
+    expect((thrown as ValidationError).cause).toBe(boom)
+  })
+
+  // The message says what the field must be and what was given instead.
+  it.each<[string, unknown, RegExp]>([
+    ['a number for a string field', { userId: 42, event: 'E' }, /`userId` must be a string, got number/],
+    ['an object for a string field', { userId: {}, event: 'E' }, /`userId` must be a string, got object/],
+    ['null for an object field', { userId: 'u1', event: 'E', properties: null }, /`properties` must be a plain object, got null/],
+    ['an array for an object field', { userId: 'u1', event: 'E', properties: [] }, /`properties` must be a plain object, got an array/],
+    ['a Map for an object field', { userId: 'u1', event: 'E', properties: new Map() }, /`properties` must be a plain object, got a Map/],
+    ['an object without a constructor', { userId: 'u1', event: 'E', properties: Object.create(Object.create(null)) }, /got a non-plain object/],
+  ])('names what was given instead: %s', (_name, message, expected) => {
+    expect(() => newClient().track(message as never)).toThrow(expected)
+  })
+
+  it('names what was given instead of a message object', () => {
+    expect(() => newClient().track(null as never)).toThrow(/track\(\) takes a message object, got null/)
+    expect(() => newClient().identify([] as never)).toThrow(/identify\(\) takes a message object, got an array/)
+  })
+
   it('keeps what was queued when a bad call follows good ones, and keeps accepting', () => {
     const client = newClient()
     client.track({ userId: 'u1', event: 'A' })

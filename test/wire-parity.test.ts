@@ -51,11 +51,15 @@ describe('the wire, beside the Go client', () => {
     '2024-02-29T23:59:59z',
     '2024-05-06T10:00:00+23:59',
     '2024-05-06T10:00:00-00:00',
+    '2000-02-29T00:00:00Z',
+    '2024-12-31T23:59:59Z',
+    // ISO 8601 counts years on the Gregorian calendar extended backwards: year 0 was a leap year.
+    '0000-02-29T00:00:00Z',
   ])('sends the ISO 8601 timestamp %s as given', async (timestamp) => {
     expect((await sent((client) => client.track({ userId: 'u1', event: 'E', timestamp })))['timestamp']).toBe(timestamp)
   })
 
-  it.each(['1', 'May 6, 2024', '2024-05-06', '2024-05-06T10:00:00', '2024-05-06 10:00:00Z', '2023-02-29T00:00:00Z', '2024-13-01T00:00:00Z', '2024-05-06T24:00:00Z', '2024-05-06T10:00:00+24:00', 'x2024-05-06T10:00:00Z', '2024-05-06T10:00:00Z (UTC)'])(
+  it.each(['1', 'May 6, 2024', '2024-05-06', '2024-05-06T10:00:00', '2024-05-06 10:00:00Z', '2023-02-29T00:00:00Z', '1900-02-29T00:00:00Z', '2024-02-30T00:00:00Z', '2024-04-31T00:00:00Z', '2024-05-00T00:00:00Z', '2024-00-10T00:00:00Z', '2024-13-01T00:00:00Z', '2024-05-06T24:00:00Z', '2024-05-06T10:00:00+24:00', 'x2024-05-06T10:00:00Z', '2024-05-06T10:00:00Z (UTC)'])(
     'refuses the timestamp %j, which is not an ISO 8601 date-time with a zone',
     (timestamp) => {
       const client = new Client('key', { endpoint: ENDPOINT, flushAfter: 60_000 })

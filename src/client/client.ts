@@ -23,6 +23,7 @@ import { takeBatch, type Batch, type MessageCallback, type MessageRecord, type Q
 import { DeliveryError, type DeliveryErrorCode } from './delivery-error.js'
 import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './options.js'
 import { Queue } from '../core/queue.js'
+import { Holdings } from './holdings.js'
 import { KEEPALIVE_MAX_BYTES, onPageHide } from './page-hide.js'
 import { createKyTransport, type BatchTransport, type SendResult } from './transport.js'
 
@@ -95,14 +96,12 @@ export class Client extends Emitter<ClientEvents> {
   /** Batches being sent or retried, each with the promise that settles with it. */
   readonly #inFlight = new Map<Batch, Promise<void>>()
   readonly #abort = new AbortController()
-  /** Messages and bytes held: queued, in flight and retrying. */
-  #heldMessages = 0
-  #heldBytes = 0
+  /** Messages and bytes held (queued, in flight and retrying) and the backpressure they cause. */
+  readonly #holdings: Holdings
   #lastSeq = 0
   /** Messages up to this `seq` are sent without waiting for `flushAt`. */
   #flushMark = 0
   #timer: ReturnType<typeof setTimeout> | undefined
-  #needDrain = false
   /** Calls dropped at a full queue in this tick, reported together. */
   readonly #dropped: QueuedMessage[] = []
   #closed = false
@@ -125,6 +124,7 @@ export class Client extends Emitter<ClientEvents> {
       retry: this.#options.retry,
       fetch: this.#options.fetch,
     })
+    this.#holdings = new Holdings(this.#options)
     this.#maxBatchCount = this.#options.flushAt === 1 ? 1 : Number.POSITIVE_INFINITY
     this.#stopPageHide = this.#options.flushOnPageHide ? onPageHide(() => this.#flushForPageHide()) : () => {}
   }
@@ -237,17 +237,17 @@ export class Client extends Emitter<ClientEvents> {
 
   /** Messages accepted and not yet settled (queued, in flight or retrying). */
   get pending(): number {
-    return this.#heldMessages
+    return this.#holdings.messages
   }
 
   /** Whether a call returned `false` and `'drain'` has not been emitted since. */
   get needDrain(): boolean {
-    return this.#needDrain
+    return this.#holdings.needDrain
   }
 
   /** Resolves at once when the queue has room, else on the next `'drain'`. */
   whenDrained(): Promise<void> {
-    if (!this.#needDrain) return Promise.resolve()
+    if (!this.#holdings.needDrain) return Promise.resolve()
     return new Promise((resolve) => this.once('drain', resolve))
   }
 
@@ -315,22 +315,15 @@ export class Client extends Emitter<ClientEvents> {
 
     const options = this.#options
     const message: QueuedMessage = { type, messageId: wire.messageId, json, bytes, seq: this.#lastSeq + 1, callback }
-    if (this.#heldMessages >= options.maxQueueSize || this.#heldBytes + bytes > options.maxQueueBytes) {
-      this.#needDrain = true
+    if (!this.#holdings.admit(bytes)) {
       this.#drop(message)
       return false
     }
     this.#lastSeq = message.seq
     this.#queue.push(message)
-    this.#heldMessages++
-    this.#heldBytes += bytes
     if (this.#queue.length >= options.flushAt) this.#pump()
     else this.#armTimer()
-
-    if (this.#heldMessages * 2 >= options.maxQueueSize || this.#heldBytes >= options.highWaterBytes) {
-      this.#needDrain = true
-    }
-    return !this.#needDrain
+    return !this.#holdings.needDrain
   }
 
   /**
@@ -384,8 +377,7 @@ export class Client extends Emitter<ClientEvents> {
 
   #settle(batch: Batch, result: SendResult): void {
     this.#inFlight.delete(batch)
-    this.#heldMessages -= batch.messages.length
-    this.#heldBytes -= batch.messageBytes
+    this.#holdings.release(batch.messages.length, batch.messageBytes)
     const options = this.#options
     if (result.ok) {
       if (options.verbose) {
@@ -455,11 +447,7 @@ export class Client extends Emitter<ClientEvents> {
   }
 
   #checkDrain(): void {
-    const options = this.#options
-    if (this.#needDrain && this.#heldMessages * 4 <= options.maxQueueSize && this.#heldBytes * 2 <= options.highWaterBytes) {
-      this.#needDrain = false
-      this.emit('drain')
-    }
+    if (this.#holdings.drained()) this.emit('drain')
   }
 
   /** Whether a message with `seq <= target` is still queued or in flight. */
@@ -495,10 +483,7 @@ export class Client extends Emitter<ClientEvents> {
       this.#abort.abort(new Error('close() timed out'))
       const left = this.#queue.takeAll()
       if (left.length > 0) {
-        for (const message of left) {
-          this.#heldMessages--
-          this.#heldBytes -= message.bytes
-        }
+        this.#holdings.release(left.length, left.reduce((bytes, message) => bytes + message.bytes, 0))
         this.#fail(left, this.#deliveryError('ERR_CLOSE_TIMEOUT', left, undefined))
         this.#checkDrain()
       }

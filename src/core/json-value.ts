@@ -64,16 +64,10 @@ function refuse(path: string, what: string): never {
   throw new ValidationError('ERR_NOT_SERIALIZABLE', path, `\`${path}\` ${what}: it cannot be sent as JSON without loss.`)
 }
 
-/** The key JSON.stringify passes to a `toJSON`: the last property name or index of the path. */
-function lastKey(path: string): string {
-  const match = /(?:\.([^.[]*)|\[(\d+)\])$/.exec(path)
-  return match?.[1] ?? match?.[2] ?? ''
-}
-
-/** What `toJSON` gives for the value at `path`, called as JSON.stringify calls it. */
-function replacement(object: { toJSON(key: string): unknown }, path: string): unknown {
+/** What `toJSON` gives for the value at `path`, called as JSON.stringify calls it: with the value's key. */
+function replacement(object: { toJSON(key: string): unknown }, key: string, path: string): unknown {
   try {
-    const value = object.toJSON(lastKey(path))
+    const value = object.toJSON(key)
     if (value === undefined) refuse(path, 'has a toJSON that returns undefined (JSON would drop it)')
     return value
   } catch (error) {
@@ -105,11 +99,27 @@ export function isPlain(value: object): boolean {
  * @throws {@link ValidationError} `ERR_NOT_SERIALIZABLE` with `field` set to the path.
  */
 export function checkJsonValue(value: unknown, path: string, depth = 0): void {
-  walk(value, path, depth, [], [])
+  // The value sits under the key `path` in the message JSON.stringify writes.
+  walk(value, { path, key: path, depth, replaced: false }, { objects: [], paths: [] })
 }
 
-/** `parents` and `parentPaths`: the objects on the way down to `value` and their paths, to name a cycle. */
-function walk(value: unknown, path: string, depth: number, parents: object[], parentPaths: string[]): void {
+/** Where a value sits: its path for messages, its key for `toJSON`, and how deep it is nested. */
+interface Place {
+  readonly path: string
+  readonly key: string
+  readonly depth: number
+  /** The value is what a `toJSON` returned: JSON.stringify calls `toJSON` once, not on its result. */
+  readonly replaced: boolean
+}
+
+/** The objects on the way down to a value and their paths, to name a cycle. */
+interface Ancestors {
+  readonly objects: object[]
+  readonly paths: string[]
+}
+
+function walk(value: unknown, place: Place, ancestors: Ancestors): void {
+  const { path, depth } = place
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -127,32 +137,33 @@ function walk(value: unknown, path: string, depth: number, parents: object[], pa
   }
   if (value === null) return
   const object = value as object
-  const parent = parents.indexOf(object)
-  if (parent !== -1) refuse(path, `refers back to \`${parentPaths[parent]}\` (a circular structure)`)
+  const parent = ancestors.objects.indexOf(object)
+  if (parent !== -1) refuse(path, `refers back to \`${ancestors.paths[parent]}\` (a circular structure)`)
   if (depth >= MAX_DEPTH) refuse(path, `is nested deeper than ${MAX_DEPTH} levels`)
-  parents.push(object)
-  parentPaths.push(path)
+  ancestors.objects.push(object)
+  ancestors.paths.push(path)
+  const child = (key: string, childPath: string): Place => ({ path: childPath, key, depth: depth + 1, replaced: false })
   if (Array.isArray(object)) {
     // A loop over indexes, not forEach: forEach skips the holes of a sparse array.
     for (let index = 0; index < object.length; index++) {
       const itemPath = `${path}[${index}]`
       if (!Object.hasOwn(object, index)) refuse(itemPath, 'is a hole in a sparse array (JSON would write null)')
       if (object[index] === undefined) refuse(itemPath, 'is undefined inside an array (JSON would write null)')
-      walk(object[index], itemPath, depth + 1, parents, parentPaths)
+      walk(object[index], child(String(index), itemPath), ancestors)
     }
     if (Object.keys(object).length > object.length) refuse(path, 'is an array with named properties (JSON would drop them)')
-  } else if (object instanceof Date) {
+  } else if (!place.replaced && object instanceof Date) {
     if (Number.isNaN(object.getTime())) refuse(path, 'is an invalid Date')
-  } else if (typeof (object as { toJSON?: unknown }).toJSON === 'function') {
+  } else if (!place.replaced && typeof (object as { toJSON?: unknown }).toJSON === 'function') {
     // An object that says how it becomes JSON (decimal and date libraries do): what it says is
-    // what is sent, so that is what is checked (a toJSON may return NaN, a function, undefined).
-    walk(replacement(object as { toJSON(key: string): unknown }, path), path, depth + 1, parents, parentPaths)
+    // what is sent, in its place, so that is what is checked (a toJSON may return NaN, a function, undefined).
+    walk(replacement(object as { toJSON(key: string): unknown }, place.key, path), { ...place, replaced: true }, ancestors)
   } else {
     if (!isPlain(object)) refuse(path, `is a ${object.constructor?.name ?? 'non-plain object'}; send a plain object or array`)
     for (const key in object) {
-      if (Object.hasOwn(object, key)) walk((object as Record<string, unknown>)[key], `${path}.${key}`, depth + 1, parents, parentPaths)
+      if (Object.hasOwn(object, key)) walk((object as Record<string, unknown>)[key], child(key, `${path}.${key}`), ancestors)
     }
   }
-  parents.pop()
-  parentPaths.pop()
+  ancestors.objects.pop()
+  ancestors.paths.pop()
 }

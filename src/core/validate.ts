@@ -65,6 +65,10 @@ function describe(value: unknown): string {
   return typeof value
 }
 
+function wrongType(type: MessageType, name: string, expected: string, value: unknown): ValidationError {
+  return new ValidationError('ERR_INVALID_FIELD', name, `${type}(): \`${name}\` must be ${expected}, got ${describe(value)}.`)
+}
+
 /** True for an object JSON would write as `{}`: no property, or only `undefined` ones. */
 function isEmptyObject(value: Record<string, unknown>): boolean {
   for (const key in value) if (value[key] !== undefined) return false
@@ -85,16 +89,12 @@ function copyFields(
   for (const [name, kind] of fields) {
     const value = input[name]
     if (value === undefined || value === '') continue
-    if (kind === 'string' ? typeof value !== 'string' : !isObject(value) || !isPlain(value)) {
-      throw new ValidationError(
-        'ERR_INVALID_FIELD',
-        name,
-        `${type}(): \`${name}\` must be ${kind === 'string' ? 'a string' : 'a plain object'}, got ${describe(value)}.`,
-      )
-    }
-    if (kind === 'object') {
+    if (kind === 'string') {
+      if (typeof value !== 'string') throw wrongType(type, name, 'a string', value)
+    } else {
+      if (!isObject(value) || !isPlain(value)) throw wrongType(type, name, 'a plain object', value)
       checkJsonValue(value, name, 1)
-      if (isEmptyObject(value as Record<string, unknown>)) continue
+      if (isEmptyObject(value)) continue
     }
     wire[name] = value
   }
@@ -113,9 +113,12 @@ function isIsoDateTime(value: string): boolean {
   const match = ISO_DATE_TIME.exec(value)
   if (match === null) return false
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])]
-  // Date.UTC rolls 2024-02-30 over to March: a day that does not exist comes back different.
-  const date = new Date(Date.UTC(year, month - 1, day))
-  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+  // A date that does not exist rolls over into another month: 2024-02-30 into March, day 00 into
+  // the month before, month 13 into the next year. (setUTCFullYear, not Date.UTC, which reads
+  // years 0 to 99 as 1900 to 1999.)
+  const date = new Date(0)
+  date.setUTCFullYear(year, month - 1, day)
+  return date.getUTCMonth() === month - 1
 }
 
 function toTimestamp(value: unknown, type: MessageType): string {
@@ -208,7 +211,8 @@ function buildWireMessage(type: MessageType, input: unknown): WireMessage {
       throw new ValidationError(code, name, `${type}() needs a non-empty \`${name}\`.`)
     }
   }
-  if (type !== 'alias' && wire['userId'] === undefined && wire['anonymousId'] === undefined) {
+  // Alias requires userId above; the others need one of the two.
+  if (wire['userId'] === undefined && wire['anonymousId'] === undefined) {
     throw new ValidationError(
       'ERR_MISSING_IDENTITY',
       'userId',

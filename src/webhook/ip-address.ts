@@ -20,14 +20,15 @@ function parseV6(text: string): Uint8Array | undefined {
   if (zoneAt !== -1 && !ZONE.test(text.slice(zoneAt))) return undefined
   const halves = (zoneAt === -1 ? text : text.slice(0, zoneAt)).split('::')
   if (halves.length > 2) return undefined
-  const groups = halves.map((half) => (half === '' ? [] : half.split(':')))
-  const head = groups[0] ?? []
-  const tail = groups[1] ?? []
+  // `split` gives at least one part, so there is always a head.
+  const [head, tail = []] = halves.map((half) => (half === '' ? [] : half.split(':'))) as [string[], string[]?]
   // An IPv4 address may stand for the last 32 bits, and only there.
   const last = halves.length === 2 ? tail : head
+  const lastGroup = last.at(-1)
   let v4: Uint8Array | undefined
-  if (last.at(-1)?.includes('.')) {
-    v4 = parseV4(last.pop() ?? '')
+  if (lastGroup?.includes('.')) {
+    last.pop()
+    v4 = parseV4(lastGroup)
     if (!v4) return undefined
   }
   const words = head.length + tail.length + (v4 ? 2 : 0)

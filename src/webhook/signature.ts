@@ -77,10 +77,12 @@ export async function verifySignature(
   // Whatever arrives (a proxy that throws, a buffer detached by postMessage), the answer is a boolean.
   try {
     const given = Array.isArray(signature) ? (signature.length === 1 ? signature[0] : undefined) : signature
-    if (typeof given !== 'string' || !/^[0-9a-fA-F]{40}$/.test(given) || typeof secret !== 'string' || secret === '') {
-      return false
-    }
+    // A secret must be a string: TextEncoder would read a number as its digits.
+    if (typeof given !== 'string' || typeof secret !== 'string') return false
     const bytes = checkableBytes(body)
+    // The expected value is 40 lowercase hex digits, so anything else (another length, not hex)
+    // fails the comparison; an empty secret fails at importKey (Web Crypto refuses a zero-length
+    // HMAC key) and resolves false through the catch.
     return bytes !== undefined && constantTimeEqual(await signPayload(bytes, secret), given.toLowerCase())
   } catch {
     return false

@@ -162,7 +162,7 @@ describe('the private-address guard (BlockList with the IANA ranges as the oracl
     expect(blockedRangeOf(address)).toBeUndefined()
   })
 
-  it.each(['example.com', '1.2.3', '01.2.3.4', '[::1', '::1]', '1::2::3', '', '::ffff:1.2.3.04'])('%s is not an address: not judged here', (text) => {
+  it.each(['example.com', '1.2.3', '01.2.3.4', '[::1', '::1]', '1::2::3', '1:2:3:4:5:6:7::8::', '', '::ffff:1.2.3.04'])('%s is not an address: not judged here', (text) => {
     expect(parseIpAddress(text)).toBeUndefined()
   })
 })
@@ -221,5 +221,10 @@ describe('blockedRangeOf: a refusal says which range and what it is for', () => 
     ['2002:c0a8:101::1', '2002::/16 (6to4) of 192.168.0.0/16 (private)'],
   ])('%s is in %s', (address, range) => {
     expect(blockedRangeOf(address)).toBe(range)
+  })
+
+  // Brackets come off only as a pair: a string with one is not an address, whatever is left without it.
+  it.each(['110.0.0.1]', '[10.0.0.19', '[::1', '::1]'])('%s, with one bracket, is not an address', (text) => {
+    expect(blockedRangeOf(text)).toBeUndefined()
   })
 })

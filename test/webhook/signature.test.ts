@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createWebCryptoSigner, signPayload, verifySignature } from '../../src/webhook/node.js'
 import { createNodeSigner } from '../../src/webhook/node-only.js'
-import { constantTimeEqual } from '../../src/webhook/signature.js'
+import { constantTimeEqual, importSigningKey } from '../../src/webhook/signature.js'
 
 const body = '{"version":1,"type":"track","userId":"u1","event":"Café ☕ 😀","properties":{}}'
 const secret = 's3cret'
@@ -44,6 +44,12 @@ describe('signPayload', () => {
   it('gives the same signature from the Node build signer (node:crypto) and the Web Crypto one', async () => {
     expect(await createNodeSigner(secret)(body)).toBe(nodeHmac(body, secret))
     expect(await createWebCryptoSigner(secret)(body)).toBe(nodeHmac(body, secret))
+  })
+
+  it('holds the secret as a key that cannot be exported back out', async () => {
+    const key = await importSigningKey(secret)
+    expect(key.extractable).toBe(false)
+    await expect(crypto.subtle.exportKey('raw', key)).rejects.toThrow()
   })
 
   it('signs string, Uint8Array and ArrayBuffer bodies alike', async () => {
@@ -93,6 +99,7 @@ describe('verifySignature', () => {
     ['a null signature', body, null, secret],
     ['two header values', body, [good, good], secret],
     ['a numeric signature', body, 12345, secret],
+    ['an object that reads as the right signature', body, { toLowerCase: () => good, toString: () => good }, secret],
     ['a parsed object as body', JSON.parse(body), good, secret],
     ['a signature with one flipped digit', body, (good[0] === 'a' ? 'b' : 'a') + good.slice(1), secret],
   ])('returns false, without throwing, for %s', async (_name, data, signature, key) => {
