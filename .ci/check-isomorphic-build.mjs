@@ -17,7 +17,9 @@ function offenders(file, seen = new Set()) {
   return found
 }
 
-const found = ['dist/index.js', 'dist/index.cjs', 'dist/webhook.js', 'dist/webhook.cjs'].flatMap((file) => offenders(file))
+const found = ['dist/index.js', 'dist/index.cjs', 'dist/webhook.js', 'dist/webhook.cjs'].flatMap((file) =>
+  offenders(file),
+)
 const probe = offenders('dist/webhook-node.js')
 if (probe.length === 0) {
   console.error('check-isomorphic-build: found no undici import in dist/webhook-node.js either; the check is blind')

@@ -8,7 +8,8 @@ import { libraries } from './libraries.mjs'
 const { library, mode, events, sink, rate, pad } = JSON.parse(process.argv[2])
 const client = await libraries[library](sink)
 const padding = pad ? 'x'.repeat(pad) : undefined
-const properties = (index) => (padding ? { index, sku: `SKU-${index}`, price: 9.99, padding } : { index, sku: `SKU-${index}`, price: 9.99 })
+const properties = (index) =>
+  padding ? { index, sku: `SKU-${index}`, price: 9.99, padding } : { index, sku: `SKU-${index}`, price: 9.99 }
 
 const cpuBefore = process.cpuUsage()
 const started = performance.now()
@@ -44,5 +45,7 @@ for (let last = -1, still = 0; still < 100; ) {
 }
 const wallMs = performance.now() - started
 const cpu = process.cpuUsage(cpuBefore)
-console.log(JSON.stringify({ wallMs, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMb: process.resourceUsage().maxRSS / 1024 }))
+console.log(
+  JSON.stringify({ wallMs, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMb: process.resourceUsage().maxRSS / 1024 }),
+)
 process.exit(0)

@@ -12,7 +12,9 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { installPinned } from '../scripts/install-pinned.mjs'
 
-const { values: flags } = parseArgs({ options: { smoke: { type: 'boolean' }, runs: { type: 'string' }, out: { type: 'string' } } })
+const { values: flags } = parseArgs({
+  options: { smoke: { type: 'boolean' }, runs: { type: 'string' }, out: { type: 'string' } },
+})
 const smoke = flags.smoke ?? false
 const runs = Number(flags.runs ?? (smoke ? 1 : 3))
 const here = import.meta.dirname
@@ -23,17 +25,23 @@ const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split
 /** Starts a helper process that prints its port. */
 async function startHelper(script, args = []) {
   const child = spawn(process.execPath, [join(here, script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
-  const port = await new Promise((resolve) => child.stdout.once('data', (chunk) => resolve(Number(String(chunk).trim()))))
+  const port = await new Promise((resolve) =>
+    child.stdout.once('data', (chunk) => resolve(Number(String(chunk).trim()))),
+  )
   return { child, url: `http://127.0.0.1:${port}` }
 }
 
 function runChild(script, config, extraArgs = []) {
-  const output = execFileSync(process.execPath, [...nodeArgs, ...extraArgs, join(here, script), JSON.stringify(config)], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 2 ** 20,
-    stdio: ['ignore', 'pipe', 'inherit'],
-    timeout: 900_000,
-  })
+  const output = execFileSync(
+    process.execPath,
+    [...nodeArgs, ...extraArgs, join(here, script), JSON.stringify(config)],
+    {
+      encoding: 'utf8',
+      maxBuffer: 64 * 2 ** 20,
+      stdio: ['ignore', 'pipe', 'inherit'],
+      timeout: 900_000,
+    },
+  )
   return JSON.parse(output.trim().split('\n').pop())
 }
 
@@ -52,10 +60,19 @@ async function clientScenario(sink, scenario) {
     const samples = []
     for (let attempt = 0; attempt < runs; attempt++) {
       await fetch(`${sink.url}/reset`, { method: 'POST' })
-      const metrics = runChild('client-run.mjs', { library, events, sink: sink.url, mode: scenario.mode, rate: scenario.rate, pad: scenario.pad })
+      const metrics = runChild('client-run.mjs', {
+        library,
+        events,
+        sink: sink.url,
+        mode: scenario.mode,
+        rate: scenario.rate,
+        pad: scenario.pad,
+      })
       const seen = await stats(sink)
       samples.push({ ...metrics, delivered: seen.events, unique: seen.unique, requests: seen.requests })
-      console.log(`${library}: ${round(metrics.wallMs)} ms, ${round(metrics.cpuMs)} ms CPU, ${round(metrics.peakRssMb)} MB peak RSS, ${seen.events}/${events} events (${seen.unique} unique) in ${seen.requests} requests`)
+      console.log(
+        `${library}: ${round(metrics.wallMs)} ms, ${round(metrics.cpuMs)} ms CPU, ${round(metrics.peakRssMb)} MB peak RSS, ${seen.events}/${events} events (${seen.unique} unique) in ${seen.requests} requests`,
+      )
     }
     const chosen = samples.find((sample) => sample.wallMs === median(samples.map((s) => s.wallMs)))
     rows.push({
@@ -87,21 +104,45 @@ function webhookScenario(receiver, failing) {
   const cases = [
     { name: 'eventwire, 1 URL, signed', config: { mode: 'eventwire', urls: [url], secret: 's3cret', deliveries } },
     { name: 'eventwire, 1 URL, unsigned', config: { mode: 'eventwire', urls: [url], deliveries } },
-    { name: 'eventwire, 5 URLs, signed', config: { mode: 'eventwire', urls: [1, 2, 3, 4, 5].map((n) => `${url}/${n}`), secret: 's3cret', deliveries: deliveries / 5 } },
-    { name: 'floor: undici Pool.request, signed', config: { mode: 'undici', urls: [url], secret: 's3cret', deliveries } },
+    {
+      name: 'eventwire, 5 URLs, signed',
+      config: {
+        mode: 'eventwire',
+        urls: [1, 2, 3, 4, 5].map((n) => `${url}/${n}`),
+        secret: 's3cret',
+        deliveries: deliveries / 5,
+      },
+    },
+    {
+      name: 'floor: undici Pool.request, signed',
+      config: { mode: 'undici', urls: [url], secret: 's3cret', deliveries },
+    },
     { name: 'raw fetch, signed', config: { mode: 'fetch', urls: [url], secret: 's3cret', deliveries } },
   ]
   const rows = cases.map(({ name, config }) => {
     const samples = Array.from({ length: runs }, () => runChild('webhook-run.mjs', config))
     const chosen = samples.find((sample) => sample.wallMs === median(samples.map((s) => s.wallMs)))
     console.log(`${name}: ${round(chosen.perSecond)} requests/s (${samples.map((s) => round(s.perSecond)).join(', ')})`)
-    return { name, requestsPerSecond: round(chosen.perSecond), cpuMs: round(chosen.cpuMs), samples: samples.map((s) => round(s.perSecond)) }
+    return {
+      name,
+      requestsPerSecond: round(chosen.perSecond),
+      cpuMs: round(chosen.cpuMs),
+      samples: samples.map((s) => round(s.perSecond)),
+    }
   })
   const pendingCount = smoke ? 1_000 : 100_000
-  const pending = runChild('webhook-run.mjs', { mode: 'pending', urls: [`${failing.url}/in`], secret: 's3cret', deliveries: pendingCount }, ['--expose-gc'])
-  console.log(`${pendingCount} deliveries waiting for a retry: ${round(pending.heapMb)} MB heap, ${round(pending.rssMb)} MB RSS (peak ${round(pending.peakRssMb)})`)
+  const pending = runChild(
+    'webhook-run.mjs',
+    { mode: 'pending', urls: [`${failing.url}/in`], secret: 's3cret', deliveries: pendingCount },
+    ['--expose-gc'],
+  )
+  console.log(
+    `${pendingCount} deliveries waiting for a retry: ${round(pending.heapMb)} MB heap, ${round(pending.rssMb)} MB RSS (peak ${round(pending.peakRssMb)})`,
+  )
   const signing = runChild('webhook-run.mjs', { mode: 'sign', ops: smoke ? 1_000 : 100_000 })
-  console.log(`per operation: createHmac ${round(signing.createHmacUs, 2)} µs, signPayload ${round(signing.signPayloadUs, 2)} µs, verifySignature ${round(signing.verifySignatureUs, 2)} µs`)
+  console.log(
+    `per operation: createHmac ${round(signing.createHmacUs, 2)} µs, signPayload ${round(signing.signPayloadUs, 2)} µs, verifySignature ${round(signing.verifySignatureUs, 2)} µs`,
+  )
   return { rows, pending: { deliveries: pendingCount, ...pending }, signing }
 }
 
@@ -112,17 +153,51 @@ function targets(client, webhooks) {
   const million = row('1,000,000 small events, producer honouring backpressure', 'eventwire')
   const rate = (name) => webhooks.rows.find((r) => r.name === name)?.requestsPerSecond
   const list = [
-    ['100k: at least 10x faster than @segment/analytics-node', burst('segment') && ours.eventsPerSecond / burst('segment').eventsPerSecond, 10, '>='],
-    ['100k: at least 4x faster than posthog-node', burst('posthog') && ours.eventsPerSecond / burst('posthog').eventsPerSecond, 4, '>='],
-    ['100k: within 1.5x of the floor (wall time ratio)', burst('floor') && ours.wallMs / burst('floor').wallMs, 1.5, '<='],
+    [
+      '100k: at least 10x faster than @segment/analytics-node',
+      burst('segment') && ours.eventsPerSecond / burst('segment').eventsPerSecond,
+      10,
+      '>=',
+    ],
+    [
+      '100k: at least 4x faster than posthog-node',
+      burst('posthog') && ours.eventsPerSecond / burst('posthog').eventsPerSecond,
+      4,
+      '>=',
+    ],
+    [
+      '100k: within 1.5x of the floor (wall time ratio)',
+      burst('floor') && ours.wallMs / burst('floor').wallMs,
+      1.5,
+      '<=',
+    ],
     ['100k: peak RSS under 200 MB', ours?.peakRssMb, 200, '<'],
     ['1M with backpressure: peak RSS under 300 MB', million?.peakRssMb, 300, '<'],
     ['1M with backpressure: zero lost', million?.lost, 0, '=='],
-    ['webhooks: at least 70% of the undici floor, signed', rate('eventwire, 1 URL, signed') / rate('floor: undici Pool.request, signed'), 0.7, '>='],
-    ['webhooks: 100,000 pending retries under 150 MB (RSS)', webhooks.pending.deliveries === 100_000 ? webhooks.pending.rssMb : undefined, 150, '<'],
+    [
+      'webhooks: at least 70% of the undici floor, signed',
+      rate('eventwire, 1 URL, signed') / rate('floor: undici Pool.request, signed'),
+      0.7,
+      '>=',
+    ],
+    [
+      'webhooks: 100,000 pending retries under 150 MB (RSS)',
+      webhooks.pending.deliveries === 100_000 ? webhooks.pending.rssMb : undefined,
+      150,
+      '<',
+    ],
   ]
   return list.map(([name, value, goal, op]) => {
-    const holds = value === undefined ? undefined : op === '>=' ? value >= goal : op === '<=' ? value <= goal : op === '<' ? value < goal : value === goal
+    const holds =
+      value === undefined
+        ? undefined
+        : op === '>='
+          ? value >= goal
+          : op === '<='
+            ? value <= goal
+            : op === '<'
+              ? value < goal
+              : value === goal
     return { name, value: value === undefined ? undefined : round(value, 2), goal, holds }
   })
 }
@@ -134,28 +209,88 @@ const receiver = await startHelper('receiver.mjs', ['200'])
 const failing = await startHelper('receiver.mjs', ['500'])
 try {
   const small = smoke ? 2_000 : 100_000
-  const peers = smoke ? [] : [{ library: 'segment', events: small }, { library: 'posthog', events: small }, { library: 'rudderstack', events: 2_000 }]
+  const peers = smoke
+    ? []
+    : [
+        { library: 'segment', events: small },
+        { library: 'posthog', events: small },
+        { library: 'rudderstack', events: 2_000 },
+      ]
   const scenarios = [
-    { name: '100,000 small events, as fast as they can be enqueued', mode: 'burst', libraries: [{ library: 'eventwire', events: small }, ...peers, { library: 'floor', events: small }] },
-    { name: '1,000,000 small events, producer honouring backpressure', mode: 'backpressure', libraries: [{ library: 'eventwire', events: smoke ? 5_000 : 1_000_000 }, { library: 'floor', events: smoke ? 5_000 : 1_000_000 }] },
-    { name: 'steady 20,000 events/s for 10 s', mode: 'steady', rate: smoke ? 2_000 : 20_000, libraries: [{ library: 'eventwire', events: smoke ? 2_000 : 200_000 }, ...(smoke ? [] : [{ library: 'segment', events: 200_000 }, { library: 'posthog', events: 200_000 }]), { library: 'floor', events: smoke ? 2_000 : 200_000 }] },
-    { name: '5,000 large events (~20 KB each)', mode: 'burst', pad: 20_000, libraries: [{ library: 'eventwire', events: smoke ? 100 : 5_000 }, ...(smoke ? [] : [{ library: 'segment', events: 5_000 }, { library: 'posthog', events: 5_000 }]), { library: 'floor', events: smoke ? 100 : 5_000 }] },
+    {
+      name: '100,000 small events, as fast as they can be enqueued',
+      mode: 'burst',
+      libraries: [{ library: 'eventwire', events: small }, ...peers, { library: 'floor', events: small }],
+    },
+    {
+      name: '1,000,000 small events, producer honouring backpressure',
+      mode: 'backpressure',
+      libraries: [
+        { library: 'eventwire', events: smoke ? 5_000 : 1_000_000 },
+        { library: 'floor', events: smoke ? 5_000 : 1_000_000 },
+      ],
+    },
+    {
+      name: 'steady 20,000 events/s for 10 s',
+      mode: 'steady',
+      rate: smoke ? 2_000 : 20_000,
+      libraries: [
+        { library: 'eventwire', events: smoke ? 2_000 : 200_000 },
+        ...(smoke
+          ? []
+          : [
+              { library: 'segment', events: 200_000 },
+              { library: 'posthog', events: 200_000 },
+            ]),
+        { library: 'floor', events: smoke ? 2_000 : 200_000 },
+      ],
+    },
+    {
+      name: '5,000 large events (~20 KB each)',
+      mode: 'burst',
+      pad: 20_000,
+      libraries: [
+        { library: 'eventwire', events: smoke ? 100 : 5_000 },
+        ...(smoke
+          ? []
+          : [
+              { library: 'segment', events: 5_000 },
+              { library: 'posthog', events: 5_000 },
+            ]),
+        { library: 'floor', events: smoke ? 100 : 5_000 },
+      ],
+    },
   ]
   const client = []
   for (const scenario of scenarios) client.push(await clientScenario(sink, scenario))
   const webhooks = webhookScenario(receiver, failing)
-  const results = { date: new Date().toISOString(), smoke, runs, machine: { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model }, client, webhooks, targets: smoke ? [] : targets(client, webhooks) }
+  const results = {
+    date: new Date().toISOString(),
+    smoke,
+    runs,
+    machine: { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model },
+    client,
+    webhooks,
+    targets: smoke ? [] : targets(client, webhooks),
+  }
 
-  console.log('\n| scenario | library | events | wall ms | events/s | CPU ms / 1k events | peak RSS MB | requests | lost | duplicates | eventwire is x faster |')
+  console.log(
+    '\n| scenario | library | events | wall ms | events/s | CPU ms / 1k events | peak RSS MB | requests | lost | duplicates | eventwire is x faster |',
+  )
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')
   for (const scenario of client) {
     for (const row of scenario.rows) {
-      console.log(`| ${scenario.name} | ${row.library} | ${row.events} | ${row.wallMs} | ${row.eventsPerSecond} | ${row.cpuMsPer1000} | ${row.peakRssMb} | ${row.requests} | ${row.lost} | ${row.duplicates} | ${row.eventwireSpeedup} |`)
+      console.log(
+        `| ${scenario.name} | ${row.library} | ${row.events} | ${row.wallMs} | ${row.eventsPerSecond} | ${row.cpuMsPer1000} | ${row.peakRssMb} | ${row.requests} | ${row.lost} | ${row.duplicates} | ${row.eventwireSpeedup} |`,
+      )
     }
   }
   console.log('\n| webhook scenario | requests/s |\n| --- | --- |')
   for (const row of webhooks.rows) console.log(`| ${row.name} | ${row.requestsPerSecond} |`)
-  for (const target of results.targets) console.log(`${target.holds === undefined ? 'n/a ' : target.holds ? 'HOLDS' : 'MISSED'}  ${target.name}: ${target.value} (goal ${target.goal})`)
+  for (const target of results.targets)
+    console.log(
+      `${target.holds === undefined ? 'n/a ' : target.holds ? 'HOLDS' : 'MISSED'}  ${target.name}: ${target.value} (goal ${target.goal})`,
+    )
 
   const out = flags.out ?? join(here, 'results')
   mkdirSync(out, { recursive: true })

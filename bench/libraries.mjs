@@ -26,7 +26,8 @@ export const libraries = {
     const { Analytics } = await importPeer('@segment/analytics-node')
     const analytics = new Analytics({ writeKey: 'bench-key', host: sink })
     return {
-      send: (index, properties) => void analytics.track({ userId: `user-${index % 1000}`, event: 'Item Viewed', properties }),
+      send: (index, properties) =>
+        void analytics.track({ userId: `user-${index % 1000}`, event: 'Item Viewed', properties }),
       finish: () => analytics.closeAndFlush({ timeout: 600_000 }),
     }
   },
@@ -36,7 +37,8 @@ export const libraries = {
     // posthog-node drops what exceeds maxQueueSize (default 1,000) without telling the caller: raise it so nothing is lost.
     const posthog = new PostHog('bench-key', { host: sink, maxQueueSize: 10_000_000 })
     return {
-      send: (index, properties) => void posthog.capture({ distinctId: `user-${index % 1000}`, event: 'Item Viewed', properties }),
+      send: (index, properties) =>
+        void posthog.capture({ distinctId: `user-${index % 1000}`, event: 'Item Viewed', properties }),
       finish: () => posthog.shutdown(600_000),
     }
   },
@@ -45,7 +47,8 @@ export const libraries = {
     const { default: Analytics } = await importPeer('@rudderstack/rudder-sdk-node')
     const client = new Analytics('bench-key', { dataPlaneUrl: sink, logLevel: 'error' })
     return {
-      send: (index, properties) => void client.track({ userId: `user-${index % 1000}`, event: 'Item Viewed', properties }),
+      send: (index, properties) =>
+        void client.track({ userId: `user-${index % 1000}`, event: 'Item Viewed', properties }),
       // flush() sends one batch of flushAt; call it until the queue is empty.
       async finish() {
         while (client.queue.length > 0) await new Promise((resolve) => client.flush(resolve))
@@ -62,7 +65,12 @@ export const libraries = {
     let isoAt = 0
     let iso = ''
     const post = () => {
-      const request = pool.request({ method: 'POST', path: '/v1/batch', headers: { 'content-type': 'application/json' }, body: `{"batch":[${body}]}` })
+      const request = pool.request({
+        method: 'POST',
+        path: '/v1/batch',
+        headers: { 'content-type': 'application/json' },
+        body: `{"batch":[${body}]}`,
+      })
       sent.push(request.then((response) => response.body.dump()))
       body = ''
     }
@@ -70,7 +78,14 @@ export const libraries = {
       send(index, properties) {
         const now = Date.now()
         if (now !== isoAt) iso = new Date((isoAt = now)).toISOString()
-        const json = JSON.stringify({ type: 'track', userId: `user-${index % 1000}`, event: 'Item Viewed', properties, messageId: randomUUID(), timestamp: iso })
+        const json = JSON.stringify({
+          type: 'track',
+          userId: `user-${index % 1000}`,
+          event: 'Item Viewed',
+          properties,
+          messageId: randomUUID(),
+          timestamp: iso,
+        })
         if (body.length + json.length > 490_000) post()
         body += body === '' ? json : `,${json}`
       },

@@ -7,15 +7,22 @@ import { createHmac } from 'node:crypto'
 const config = JSON.parse(process.argv[2])
 const webhookEntry = process.env.EVENTWIRE_WEBHOOK_ENTRY ?? 'eventwire/webhook'
 const { WebhookDestination, signPayload, verifySignature, toWebhookPayload } = await import(webhookEntry)
-const event = (index) => ({ type: 'track', userId: `user-${index % 1000}`, event: 'Order Completed', properties: { index, total: 42.5, currency: 'EUR' } })
+const event = (index) => ({
+  type: 'track',
+  userId: `user-${index % 1000}`,
+  event: 'Order Completed',
+  properties: { index, total: 42.5, currency: 'EUR' },
+})
 const hmac = (body, secret) => createHmac('sha1', secret).update(body).digest('hex')
 
 /** Runs `total` jobs with `inFlight` at a time. */
 async function pool(total, inFlight, job) {
   let next = 0
-  await Promise.all(Array.from({ length: inFlight }, async () => {
-    while (next < total) await job(next++)
-  }))
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < total) await job(next++)
+    }),
+  )
 }
 
 async function throughput(run) {
@@ -24,14 +31,23 @@ async function throughput(run) {
   await run()
   const wallMs = performance.now() - started
   const cpu = process.cpuUsage(cpuBefore)
-  return { wallMs, perSecond: (config.deliveries * config.urls.length) / (wallMs / 1000), cpuMs: (cpu.user + cpu.system) / 1000 }
+  return {
+    wallMs,
+    perSecond: (config.deliveries * config.urls.length) / (wallMs / 1000),
+    cpuMs: (cpu.user + cpu.system) / 1000,
+  }
 }
 
 let result
 if (config.mode === 'eventwire') {
-  const destination = new WebhookDestination({ webhooks: config.urls.map((url) => ({ url })), sharedSecret: config.secret })
+  const destination = new WebhookDestination({
+    webhooks: config.urls.map((url) => ({ url })),
+    sharedSecret: config.secret,
+  })
   result = await throughput(async () => {
-    const results = await Promise.all(Array.from({ length: config.deliveries }, (_, index) => destination.deliver(event(index))))
+    const results = await Promise.all(
+      Array.from({ length: config.deliveries }, (_, index) => destination.deliver(event(index))),
+    )
     const failed = results.filter((delivery) => delivery.status !== 'delivered').length
     if (failed > 0) throw new Error(`${failed} deliveries failed`)
   })
@@ -63,12 +79,21 @@ if (config.mode === 'eventwire') {
     }),
   )
 } else if (config.mode === 'pending') {
-  const destination = new WebhookDestination({ webhooks: [{ url: config.urls[0] }], sharedSecret: config.secret, backoff: () => 3_600_000 })
+  const destination = new WebhookDestination({
+    webhooks: [{ url: config.urls[0] }],
+    sharedSecret: config.secret,
+    backoff: () => 3_600_000,
+  })
   const deliveries = Array.from({ length: config.deliveries }, (_, index) => destination.deliver(event(index)))
   while (destination.pendingRetries < config.deliveries) await new Promise((resolve) => setTimeout(resolve, 50))
   globalThis.gc?.()
   const memory = process.memoryUsage()
-  result = { pending: destination.pendingRetries, heapMb: memory.heapUsed / 2 ** 20, rssMb: memory.rss / 2 ** 20, peakRssMb: process.resourceUsage().maxRSS / 1024 }
+  result = {
+    pending: destination.pendingRetries,
+    heapMb: memory.heapUsed / 2 ** 20,
+    rssMb: memory.rss / 2 ** 20,
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+  }
   await destination.close({ timeout: 1_000 })
   await Promise.all(deliveries)
 } else if (config.mode === 'sign') {

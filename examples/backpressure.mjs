@@ -31,4 +31,6 @@ for (let index = 0; index < 1_000_000; index++) {
 }
 await client.close()
 sink.close()
-console.log(`delivered ${delivered} events, waited for 'drain' ${waits} times, peak RSS ${Math.round(peakRss / 1e6)} MB`)
+console.log(
+  `delivered ${delivered} events, waited for 'drain' ${waits} times, peak RSS ${Math.round(peakRss / 1e6)} MB`,
+)

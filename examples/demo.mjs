@@ -46,19 +46,29 @@ const receiver = start(['listen', '--port', '0', '--secret', SECRET], (line) => 
   console.log(`  receiver │ ${line}`)
   for (const watch of receiverWatchers) watch(line)
 })
-const receiverUrl = await waitFor((watch) => receiverWatchers.push(watch), (line) => /http:\/\/127\.0\.0\.1:\d+/.exec(line)?.[0])
+const receiverUrl = await waitFor(
+  (watch) => receiverWatchers.push(watch),
+  (line) => /http:\/\/127\.0\.0\.1:\d+/.exec(line)?.[0],
+)
 
 // 2. The platform: the ingest API the client sends to, forwarding every event to the receiver.
 const activity = []
 const devWatchers = []
-const dev = start(['dev', '--port', '0', '--json', '--write-key', WRITE_KEY, '--secret', SECRET, '--webhook', `${receiverUrl}/hooks`], (line) => {
-  const record = JSON.parse(line)
-  activity.push(record)
-  if (record.event === 'batch') console.log(`  dev      │ accepted a batch of ${record.messages} event(s)`)
-  if (record.event === 'skipped') console.log(`  dev      │ skipped ${record.type} "${record.label}": its integrations turn Webhooks off`)
-  for (const watch of devWatchers) watch(record)
-})
-const devUrl = await waitFor((watch) => devWatchers.push(watch), (record) => (record.event === 'listening' ? record.url : undefined))
+const dev = start(
+  ['dev', '--port', '0', '--json', '--write-key', WRITE_KEY, '--secret', SECRET, '--webhook', `${receiverUrl}/hooks`],
+  (line) => {
+    const record = JSON.parse(line)
+    activity.push(record)
+    if (record.event === 'batch') console.log(`  dev      │ accepted a batch of ${record.messages} event(s)`)
+    if (record.event === 'skipped')
+      console.log(`  dev      │ skipped ${record.type} "${record.label}": its integrations turn Webhooks off`)
+    for (const watch of devWatchers) watch(record)
+  },
+)
+const devUrl = await waitFor(
+  (watch) => devWatchers.push(watch),
+  (record) => (record.event === 'listening' ? record.url : undefined),
+)
 console.log(`\neventwire dev on ${devUrl}, forwarding to ${receiverUrl}/hooks, signed with "${SECRET}"\n`)
 
 // 3. The app: a visitor browses, signs up (an alias sequence), joins a team; an
@@ -85,15 +95,31 @@ for (const { type, ...call } of syncs) client.identify(call)
 
 const calls = 8 + syncs.length
 await client.close()
-await waitFor((watch) => devWatchers.push(watch), () => (activity.filter((record) => ['delivered', 'failed', 'skipped', 'unroutable'].includes(record.event)).length >= calls ? true : undefined))
+await waitFor(
+  (watch) => devWatchers.push(watch),
+  () =>
+    activity.filter((record) => ['delivered', 'failed', 'skipped', 'unroutable'].includes(record.event)).length >= calls
+      ? true
+      : undefined,
+)
 
 // 4. Someone without the secret: the receiver marks the request forged and answers 401.
 const forged = await fetch(`${receiverUrl}/hooks`, {
   method: 'POST',
   headers: { 'content-type': 'application/json', 'x-signature': '0'.repeat(40) },
-  body: JSON.stringify({ version: 1, type: 'track', userId: 'user-42', event: 'Refund Issued', timestamp: new Date().toISOString(), context: {} }),
+  body: JSON.stringify({
+    version: 1,
+    type: 'track',
+    userId: 'user-42',
+    event: 'Refund Issued',
+    timestamp: new Date().toISOString(),
+    context: {},
+  }),
 })
-await waitFor((watch) => receiverWatchers.push(watch), (line) => (line.includes('Refund Issued') ? true : undefined))
+await waitFor(
+  (watch) => receiverWatchers.push(watch),
+  (line) => (line.includes('Refund Issued') ? true : undefined),
+)
 
 await dev.stop()
 await receiver.stop()
@@ -101,10 +127,18 @@ await receiver.stop()
 const count = (event) => activity.filter((record) => record.event === event).length
 const verified = Number(/(\d+) verified/.exec(receiverLines.at(-1))?.[1] ?? 0)
 console.log('\nsummary')
-console.log(`  client    ${calls} calls in ${sent.length} batches, every one answered HTTP ${[...new Set(sent.map((info) => info.status))].join(', ')}`)
-console.log(`  dev       ${count('delivered')} delivered, ${count('skipped')} skipped by integrations, ${count('failed')} failed, ${count('unroutable')} not forwarded`)
+console.log(
+  `  client    ${calls} calls in ${sent.length} batches, every one answered HTTP ${[...new Set(sent.map((info) => info.status))].join(', ')}`,
+)
+console.log(
+  `  dev       ${count('delivered')} delivered, ${count('skipped')} skipped by integrations, ${count('failed')} failed, ${count('unroutable')} not forwarded`,
+)
 console.log(`  receiver  ${verified} verified; the demo's own forged request was answered ${forged.status}`)
 
-const ok = sent.reduce((total, info) => total + info.messages.length, 0) === calls && count('delivered') === calls - 1 && verified === calls - 1 && forged.status === 401
+const ok =
+  sent.reduce((total, info) => total + info.messages.length, 0) === calls &&
+  count('delivered') === calls - 1 &&
+  verified === calls - 1 &&
+  forged.status === 401
 console.log(ok ? `\nall ${calls - 1} forwarded calls arrived verified` : '\nsomething did not arrive: see above')
 process.exit(ok ? 0 : 1)

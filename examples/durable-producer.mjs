@@ -11,12 +11,22 @@ const queue = new WebhookQueue({ connection: { host, port: Number(port || 6379) 
 
 for (let index = 0; index < 100; index++) {
   // Resolves once Redis holds the event; a bad event rejects here, not in a worker.
-  await queue.enqueue({ type: 'track', userId: `user-${index}`, event: 'Order Completed', properties: { total: index } })
+  await queue.enqueue({
+    type: 'track',
+    userId: `user-${index}`,
+    event: 'Order Completed',
+    properties: { total: index },
+  })
 }
 console.log('queued 100 events; counts now', await queue.counts())
 
 // The operator's view: events that failed for good or ran out of their 4-hour window.
 for (const letter of await queue.deadLetters()) {
-  console.log('dead letter', letter.eventId, letter.reason, letter.urls.map((url) => `${url.url} ${url.failure?.code} ${url.failure?.status ?? ''}`))
+  console.log(
+    'dead letter',
+    letter.eventId,
+    letter.reason,
+    letter.urls.map((url) => `${url.url} ${url.failure?.code} ${url.failure?.status ?? ''}`),
+  )
 }
 await queue.close()

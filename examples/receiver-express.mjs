@@ -9,7 +9,10 @@ import express from 'express'
 import { verifySignature } from 'eventwire/webhook'
 
 /** Builds the app; exported so the tests can run it. */
-export function createReceiver(secret, onEvent = (event) => console.log('verified', event.type, event.userId ?? event['User ID'])) {
+export function createReceiver(
+  secret,
+  onEvent = (event) => console.log('verified', event.type, event.userId ?? event['User ID']),
+) {
   const app = express()
   app.post('/webhooks', express.raw({ type: 'application/json', limit: '1mb' }), async (req, res) => {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)

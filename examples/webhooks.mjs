@@ -16,8 +16,26 @@ const destination = new WebhookDestination({ webhooks: [{ url, headers: { 'X-Tea
 destination.on('retry', (notice) => console.log(`retry ${notice.url}: ${notice.error.code}`))
 
 const events = [
-  { type: 'page', userId: 'u1', properties: { path: '/pricing', title: 'Pricing', url: 'https://example.com/pricing', referrer: 'https://search.example/' } },
-  { type: 'screen', userId: 'u1', name: 'Dashboard', context: { device: { model: 'Pixel', type: 'android' }, os: { name: 'Android', version: '15' }, app: { build: '42', name: 'Shop', version: '2.1' } } },
+  {
+    type: 'page',
+    userId: 'u1',
+    properties: {
+      path: '/pricing',
+      title: 'Pricing',
+      url: 'https://example.com/pricing',
+      referrer: 'https://search.example/',
+    },
+  },
+  {
+    type: 'screen',
+    userId: 'u1',
+    name: 'Dashboard',
+    context: {
+      device: { model: 'Pixel', type: 'android' },
+      os: { name: 'Android', version: '15' },
+      app: { build: '42', name: 'Shop', version: '2.1' },
+    },
+  },
   { type: 'identify', userId: 'u1', traits: { email: 'ada@example.com', plan: 'pro' } },
   { type: 'track', userId: 'u1', event: 'Order Completed', properties: { total: 42.5 } },
   { type: 'alias', previousId: 'anon-1', userId: 'u1' },
@@ -31,7 +49,11 @@ for (const event of events) {
   console.log(`${event.type.padEnd(8)} ${result.status.padEnd(9)} attempts ${result.attempts}`)
 }
 
-const forged = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-signature': '0'.repeat(40) }, body: '{"type":"track"}' })
+const forged = await fetch(url, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json', 'x-signature': '0'.repeat(40) },
+  body: '{"type":"track"}',
+})
 console.log(`forged request answered HTTP ${forged.status}`)
 
 await destination.close()

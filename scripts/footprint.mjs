@@ -27,7 +27,8 @@ function measure(spec, label) {
     npm(['install', '--no-audit', '--no-fund', '--omit=dev', spec], dir)
     const packages = npm(['ls', '--all', '--parseable'], dir).trim().split('\n').length - 1
     // du counts whole file-system blocks: what the install really takes on this disk.
-    const disk = Number(execFileSync('du', ['-sk', join(dir, 'node_modules')], { encoding: 'utf8' }).split('\t')[0]) * 1024
+    const disk =
+      Number(execFileSync('du', ['-sk', join(dir, 'node_modules')], { encoding: 'utf8' }).split('\t')[0]) * 1024
     return { label, packages, bytes: bytesUnder(join(dir, 'node_modules')), disk }
   } finally {
     rmSync(dir, { recursive: true, force: true })

@@ -10,6 +10,9 @@ export function installPinned(dir, specs) {
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
   writeFileSync(join(dir, 'package.json'), '{"private":true}\n')
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock', ...specs], { cwd: dir, stdio: 'inherit' })
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock', ...specs], {
+    cwd: dir,
+    stdio: 'inherit',
+  })
   writeFileSync(marker, JSON.stringify(specs))
 }

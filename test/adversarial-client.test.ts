@@ -177,20 +177,26 @@ describe('responses that never become a 2xx: each attempt ends, and the batch fa
   })
 
   it('a Content-Length and a chunked Transfer-Encoding at once (request smuggling shape): ERR_RETRIES_EXHAUSTED', async () => {
-    const outcomes = await sendOneAgainst((socket) => socket.write(`${OK_HEAD}content-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n`))
+    const outcomes = await sendOneAgainst((socket) =>
+      socket.write(`${OK_HEAD}content-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n`),
+    )
     expect(outcomes.sent.length + outcomes.errors.length).toBe(1)
     expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
   })
 
-  it.each([301, 302, 303, 307, 308])('a %i redirect: ERR_REJECTED naming the status, never followed (a followed 301-303 would drop the body and count the GET as delivered)', async (status) => {
-    const outcomes = await sendOneAgainst((socket, connection) => {
-      if (connection === server?.connections[0]) socket.end(`HTTP/1.1 ${status} Moved\r\nlocation: /elsewhere\r\ncontent-length: 0\r\n\r\n`)
-      else socket.end(`${OK_HEAD}content-length: 2\r\n\r\n{}`)
-    })
-    expect(outcomes.sent).toEqual([])
-    expect(outcomes.errors.map((error) => [error.code, error.status])).toEqual([['ERR_REJECTED', status]])
-    expect(server?.requests).toBe(1)
-  })
+  it.each([301, 302, 303, 307, 308])(
+    'a %i redirect: ERR_REJECTED naming the status, never followed (a followed 301-303 would drop the body and count the GET as delivered)',
+    async (status) => {
+      const outcomes = await sendOneAgainst((socket, connection) => {
+        if (connection === server?.connections[0])
+          socket.end(`HTTP/1.1 ${status} Moved\r\nlocation: /elsewhere\r\ncontent-length: 0\r\n\r\n`)
+        else socket.end(`${OK_HEAD}content-length: 2\r\n\r\n{}`)
+      })
+      expect(outcomes.sent).toEqual([])
+      expect(outcomes.errors.map((error) => [error.code, error.status])).toEqual([['ERR_REJECTED', status]])
+      expect(server?.requests).toBe(1)
+    },
+  )
 
   it('a 400 whose reason trickles forever: ERR_REJECTED within the timeout, the reason cut off', async () => {
     const outcomes = await sendOneAgainst((socket) => {
@@ -205,10 +211,13 @@ describe('responses that never become a 2xx: each attempt ends, and the batch fa
 describe('close({ timeout }) returns by its deadline whatever the peer does', () => {
   const behaviours: Array<[string, RawBehaviour]> = [
     ['200 then silence', (socket) => socket.write(`${OK_HEAD}content-length: 100\r\n\r\n`)],
-    ['200 then a trickle', (socket) => {
-      socket.write(`${OK_HEAD}content-length: 1000000\r\n\r\n`)
-      trickle(socket, 'x', 300)
-    }],
+    [
+      '200 then a trickle',
+      (socket) => {
+        socket.write(`${OK_HEAD}content-length: 1000000\r\n\r\n`)
+        trickle(socket, 'x', 300)
+      },
+    ],
     ['headers never sent', () => {}],
   ]
   it.each(behaviours)('%s, with a client timeout far longer than close()', async (_name, behaviour) => {
@@ -245,12 +254,21 @@ describe('hostile option values', () => {
   })
 
   it.each<[string, typeof globalThis.fetch]>([
-    ['throws synchronously', () => {
-      throw new Error('boom')
-    }],
+    [
+      'throws synchronously',
+      () => {
+        throw new Error('boom')
+      },
+    ],
     ['resolves to something that is not a Response', async () => ({}) as Response],
-    ['resolves to a 200 whose body errors at once', async () => new Response(new ReadableStream({ start: (controller) => controller.error(new Error('broken')) }))],
-    ['resolves to a 200 whose body ignores cancel', async () => new Response(new ReadableStream({ cancel: () => new Promise(() => {}) }))],
+    [
+      'resolves to a 200 whose body errors at once',
+      async () => new Response(new ReadableStream({ start: (controller) => controller.error(new Error('broken')) })),
+    ],
+    [
+      'resolves to a 200 whose body ignores cancel',
+      async () => new Response(new ReadableStream({ cancel: () => new Promise(() => {}) })),
+    ],
   ])('a fetch that %s: one outcome per message, nothing thrown', async (_name, fetch) => {
     const { client, outcomes } = clientFor('http://127.0.0.1:9', { fetch, timeout: 300 })
     client.track({ userId: 'u1', event: 'E' })
@@ -267,7 +285,14 @@ describe('hostile option values', () => {
         throw new Error('error broke')
       },
     }
-    const client = new Client('key', { endpoint: 'http://127.0.0.1:9', flushAt: 1, timeout: 300, retry: { limit: 0 }, logger, verbose: true })
+    const client = new Client('key', {
+      endpoint: 'http://127.0.0.1:9',
+      flushAt: 1,
+      timeout: 300,
+      retry: { limit: 0 },
+      logger,
+      verbose: true,
+    })
     const settled: unknown[] = []
     client.track({ userId: 'u1', event: 'E' }, (error) => settled.push(error))
     await expect(client.flush()).resolves.toBeUndefined()
@@ -299,7 +324,9 @@ describe('credentials in the endpoint URL', () => {
   })
 
   it('names the URL to use instead', () => {
-    expect(() => new Client('key', { endpoint: 'https://user:s3cret@ingest.example.com/base' })).toThrow('"https://ingest.example.com/base"')
+    expect(() => new Client('key', { endpoint: 'https://user:s3cret@ingest.example.com/base' })).toThrow(
+      '"https://ingest.example.com/base"',
+    )
   })
 })
 
@@ -307,20 +334,28 @@ describe('credentials in the endpoint URL (property-based)', () => {
   it('refuses every endpoint with credentials, and never shows the password of one it refuses, well-formed or not', () => {
     const text = fc.string({ unit: fc.constantFrom(...'abcXYZ019-._~%!$&()*+,;=/?#@:'), minLength: 1, maxLength: 12 })
     fc.assert(
-      fc.property(fc.constantFrom('http', 'https', 'ftp', 'HTTP', ''), text, text, fc.constantFrom('127.0.0.1', 'ingest.example.com', 'bad host', '[::1]'), fc.constantFrom('', ':8787', ':99999', ':x'), fc.constantFrom('', '/', '/base', '/v1/batch', '?a=1', '#f'), (scheme, user, secret, host, port, rest) => {
-        const password = `PW${secret}`
-        const endpoint = `${scheme === '' ? '' : `${scheme}://`}${user}:${password}@${host}${port}${rest}`
-        try {
-          new Client('key', { endpoint })
-        } catch (error) {
-          expect(error).toBeInstanceOf(OptionsError)
-          expect((error as Error).message).not.toContain(password)
-          return
-        }
-        // Accepted: then what looked like credentials is, by the URL standard, part of the path.
-        const parsed = new URL(endpoint)
-        expect([parsed.username, parsed.password]).toEqual(['', ''])
-      }),
+      fc.property(
+        fc.constantFrom('http', 'https', 'ftp', 'HTTP', ''),
+        text,
+        text,
+        fc.constantFrom('127.0.0.1', 'ingest.example.com', 'bad host', '[::1]'),
+        fc.constantFrom('', ':8787', ':99999', ':x'),
+        fc.constantFrom('', '/', '/base', '/v1/batch', '?a=1', '#f'),
+        (scheme, user, secret, host, port, rest) => {
+          const password = `PW${secret}`
+          const endpoint = `${scheme === '' ? '' : `${scheme}://`}${user}:${password}@${host}${port}${rest}`
+          try {
+            new Client('key', { endpoint })
+          } catch (error) {
+            expect(error).toBeInstanceOf(OptionsError)
+            expect((error as Error).message).not.toContain(password)
+            return
+          }
+          // Accepted: then what looked like credentials is, by the URL standard, part of the path.
+          const parsed = new URL(endpoint)
+          expect([parsed.username, parsed.password]).toEqual(['', ''])
+        },
+      ),
       { numRuns: 500 },
     )
   })

@@ -51,7 +51,12 @@ describe('bounded memory and backpressure', () => {
     expect(errors).toEqual([error])
     release()
     await client.flush()
-    expect(captured.flatMap((request) => request.json.batch.map((m) => m['event']))).toEqual(['Kept0', 'Kept1', 'Kept2', 'Kept3'])
+    expect(captured.flatMap((request) => request.json.batch.map((m) => m['event']))).toEqual([
+      'Kept0',
+      'Kept1',
+      'Kept2',
+      'Kept3',
+    ])
   })
 
   it('returns false from the call that reaches highWaterMark bytes, and drains at half of it', async () => {
@@ -73,7 +78,9 @@ describe('bounded memory and backpressure', () => {
     client.track({ userId: 'u1', event: 'Kept' })
     const callbacks: string[] = []
     for (let index = 0; index < 1_000; index++) {
-      client.track({ userId: 'u1', event: 'Dropped', messageId: `d${index}` }, (error) => callbacks.push(error?.code ?? 'sent'))
+      client.track({ userId: 'u1', event: 'Dropped', messageId: `d${index}` }, (error) =>
+        callbacks.push(error?.code ?? 'sent'),
+      )
     }
     await Promise.resolve()
     expect(errors).toHaveLength(1)

@@ -136,7 +136,9 @@ describe('when batches are sent', () => {
     const sizes = captured.map((request) => new TextEncoder().encode(request.body).length)
     expect(sizes.length).toBeGreaterThanOrEqual(3)
     for (const size of sizes) expect(size).toBeLessThanOrEqual(MAX_BATCH_BYTES)
-    const indexes = captured.flatMap((request) => request.json.batch.map((m) => (m['properties'] as { index: number }).index))
+    const indexes = captured.flatMap((request) =>
+      request.json.batch.map((m) => (m['properties'] as { index: number }).index),
+    )
     expect(indexes).toEqual(Array.from({ length: 1_200 }, (_, index) => index))
   })
 

@@ -7,7 +7,9 @@ import { expect, it } from 'vitest'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
-it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the floor) delivers everything', { timeout: 120_000 }, () => {
+it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the floor) delivers everything', {
+  timeout: 120_000,
+}, () => {
   const out = mkdtempSync(join(tmpdir(), 'eventwire-bench-'))
   try {
     execFileSync(process.execPath, [join(root, 'bench/index.mjs'), '--smoke', '--out', out], {

@@ -19,11 +19,18 @@ const fast = { baseDelay: 20, maxDelay: 100 }
 async function run(url: string, count: number, options: ClientOptions = {}, closeTimeout = 30_000) {
   const client = new Client('key', { endpoint: url, flushAt: 10, retry: fast, ...options })
   const outcomes = new Map<string, Array<'sent' | DeliveryErrorCode>>()
-  const note = (id: string, outcome: 'sent' | DeliveryErrorCode) => outcomes.set(id, [...(outcomes.get(id) ?? []), outcome])
+  const note = (id: string, outcome: 'sent' | DeliveryErrorCode) =>
+    outcomes.set(id, [...(outcomes.get(id) ?? []), outcome])
   client.on('sent', (info) => info.messages.forEach((message) => note(message.messageId, 'sent')))
   client.on('error', (error) => error.messages.forEach((message) => note(message.messageId, error.code)))
   const ids = Array.from({ length: count }, (_, index) => `m${index}`)
-  for (const id of ids) client.track({ userId: 'u1', event: 'Chaos', messageId: id, properties: { pad: 'x'.repeat(options.flushAt === 1 ? 0 : 200) } })
+  for (const id of ids)
+    client.track({
+      userId: 'u1',
+      event: 'Chaos',
+      messageId: id,
+      properties: { pad: 'x'.repeat(options.flushAt === 1 ? 0 : 200) },
+    })
   const started = Date.now()
   await client.close({ timeout: closeTimeout })
   return { ids, outcomes, closedAfter: Date.now() - started }
@@ -46,7 +53,9 @@ describe('the client under faults (chaos sink on loopback)', () => {
   })
 
   it('waits out a 429 with Retry-After, then delivers everything', async () => {
-    sink = await startChaosSink((index) => (index === 0 ? { kind: 'answer', status: 429, headers: { 'retry-after': '1' } } : ok))
+    sink = await startChaosSink((index) =>
+      index === 0 ? { kind: 'answer', status: 429, headers: { 'retry-after': '1' } } : ok,
+    )
     const result = await run(sink.url, 30)
     expectExactAccounting(result, sink.accepted)
     expect(sink.accepted).toHaveLength(30)
@@ -88,7 +97,8 @@ describe('the client under faults (chaos sink on loopback)', () => {
       rejected.push(...error.messages.map((message) => message.messageId))
     })
     const ids = Array.from({ length: 60 }, (_, index) => `m${index}`)
-    for (const id of ids) client.track({ userId: 'u1', event: 'E', messageId: id, properties: { pad: 'x'.repeat(200) } })
+    for (const id of ids)
+      client.track({ userId: 'u1', event: 'E', messageId: id, properties: { pad: 'x'.repeat(200) } })
     await client.close()
     expect(reasons).toEqual(new Set(['ERR_REJECTED 413']))
     expect(rejected.length).toBeGreaterThan(0)

@@ -15,14 +15,19 @@ async function refusingUrl(): Promise<string> {
 describe('describeError', () => {
   it('follows cause to the system error that fetch hides behind "fetch failed"', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1234'), { code: 'ECONNREFUSED' })
-    expect(describeError(new TypeError('fetch failed', { cause: refused }))).toBe('TypeError: fetch failed: connect ECONNREFUSED 127.0.0.1:1234')
+    expect(describeError(new TypeError('fetch failed', { cause: refused }))).toBe(
+      'TypeError: fetch failed: connect ECONNREFUSED 127.0.0.1:1234',
+    )
   })
 
   it('names the code of an AggregateError with no message (one connect attempt per address)', () => {
-    const attempts = new AggregateError([Object.assign(new Error('connect ECONNREFUSED ::1:80'), { code: 'ECONNREFUSED' })], '')
-    expect(describeError(new TypeError('fetch failed', { cause: Object.assign(attempts, { code: 'ECONNREFUSED' }) }))).toBe(
-      'TypeError: fetch failed: connect ECONNREFUSED ::1:80',
+    const attempts = new AggregateError(
+      [Object.assign(new Error('connect ECONNREFUSED ::1:80'), { code: 'ECONNREFUSED' })],
+      '',
     )
+    expect(
+      describeError(new TypeError('fetch failed', { cause: Object.assign(attempts, { code: 'ECONNREFUSED' }) })),
+    ).toBe('TypeError: fetch failed: connect ECONNREFUSED ::1:80')
   })
 
   it('adds a code the message lacks, stops on a cycle, and takes non-errors as text', () => {
@@ -58,12 +63,18 @@ describe('a refused connection is named as such', () => {
     client.track({ userId: 'u1', event: 'E' })
     await client.close({ timeout: 300 })
     expect(errors.map((error) => error.code)).toEqual(['ERR_CLOSE_TIMEOUT'])
-    expect(errors[0]?.message).toMatch(/close\(\) timed out .*; the last failed attempt: TypeError: fetch failed: .*ECONNREFUSED/)
+    expect(errors[0]?.message).toMatch(
+      /close\(\) timed out .*; the last failed attempt: TypeError: fetch failed: .*ECONNREFUSED/,
+    )
     expect(errors[0]?.cause).toBeInstanceOf(TypeError)
   })
 
   it("in a webhook attempt's lastError over fetch", async () => {
-    const destination = new WebhookDestination({ webhooks: [{ url: await refusingUrl() }], transport: createFetchTransport(), retryWindowMs: 0 })
+    const destination = new WebhookDestination({
+      webhooks: [{ url: await refusingUrl() }],
+      transport: createFetchTransport(),
+      retryWindowMs: 0,
+    })
     const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'E' })
     await destination.close()
     expect(result.urls[0]?.lastError?.code).toBe('ERR_NETWORK')
@@ -71,14 +82,30 @@ describe('a refused connection is named as such', () => {
   })
 
   it('in what eventwire send prints', async () => {
-    const { code, stderr } = await runCli(['send', 'track', '--endpoint', await refusingUrl(), '--write-key', 'k', '--user', 'u1', '--event', 'E', '--retries', '0'])
+    const { code, stderr } = await runCli([
+      'send',
+      'track',
+      '--endpoint',
+      await refusingUrl(),
+      '--write-key',
+      'k',
+      '--user',
+      'u1',
+      '--event',
+      'E',
+      '--retries',
+      '0',
+    ])
     expect(code).toBe(1)
     expect(stderr).toMatch(/ECONNREFUSED/)
   })
 })
 
 /** A loopback server that answers every request with `answer`; closed after `use`. */
-async function withServer(answer: (response: ServerResponse) => void, use: (url: string) => Promise<void>): Promise<void> {
+async function withServer(
+  answer: (response: ServerResponse) => void,
+  use: (url: string) => Promise<void>,
+): Promise<void> {
   const server = createServer((request, response) => {
     request.resume()
     answer(response)
@@ -104,11 +131,16 @@ async function rejection(url: string, timeout = 10_000): Promise<DeliveryError |
 describe("a refused batch quotes the server's reason", () => {
   it('from the response body', async () => {
     await withServer(
-      (response) => response.writeHead(400, { 'content-type': 'application/json' }).end('{"code":"ERR_MISSING_EVENT","error":"batch[0]: track() needs a non-empty `event`."}'),
+      (response) =>
+        response
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end('{"code":"ERR_MISSING_EVENT","error":"batch[0]: track() needs a non-empty `event`."}'),
       async (url) => {
         const error = await rejection(url)
         expect(error?.code).toBe('ERR_REJECTED')
-        expect(error?.message).toContain('with HTTP 400 ({"code":"ERR_MISSING_EVENT","error":"batch[0]: track() needs a non-empty `event`."}); not retried.')
+        expect(error?.message).toContain(
+          'with HTTP 400 ({"code":"ERR_MISSING_EVENT","error":"batch[0]: track() needs a non-empty `event`."}); not retried.',
+        )
       },
     )
   })
@@ -131,7 +163,10 @@ describe("a refused batch quotes the server's reason", () => {
         response.writeHead(403)
         response.write('forbidden, and then nothing more')
       },
-      async (url) => expect((await rejection(url, 300))?.message).toContain('with HTTP 403 (forbidden, and then nothing more); not retried.'),
+      async (url) =>
+        expect((await rejection(url, 300))?.message).toContain(
+          'with HTTP 403 (forbidden, and then nothing more); not retried.',
+        ),
     )
   })
 })

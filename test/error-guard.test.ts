@@ -45,7 +45,13 @@ describe('isEventwireError: one guard for every copy of the library', () => {
     // The reason for the guard: two builds, two classes.
     expect(fromCjs instanceof esm.ValidationError).toBe(false)
     expect(fromEsm instanceof cjs.ValidationError).toBe(false)
-    for (const guard of [esm.isEventwireError, cjs.isEventwireError, webhookEsm.isEventwireError, webhookCjs.isEventwireError, isEventwireError]) {
+    for (const guard of [
+      esm.isEventwireError,
+      cjs.isEventwireError,
+      webhookEsm.isEventwireError,
+      webhookCjs.isEventwireError,
+      isEventwireError,
+    ]) {
       expect(guard(fromEsm)).toBe(true)
       expect(guard(fromCjs)).toBe(true)
     }
@@ -53,9 +59,29 @@ describe('isEventwireError: one guard for every copy of the library', () => {
   })
 
   it('recognises errors made in another realm (a vm context running the browser bundle)', async () => {
-    const bundle = await build({ entryPoints: [dist('index.js')], bundle: true, format: 'iife', globalName: 'eventwire', platform: 'browser', write: false, logLevel: 'error' })
+    const bundle = await build({
+      entryPoints: [dist('index.js')],
+      bundle: true,
+      format: 'iife',
+      globalName: 'eventwire',
+      platform: 'browser',
+      write: false,
+      logLevel: 'error',
+    })
     // The Web APIs the bundle reads as it loads; its classes, Error included, are the context's own.
-    const context = createContext({ TextEncoder, TextDecoder, URL, AbortController, AbortSignal, Headers, Request, Response, fetch, setTimeout, clearTimeout })
+    const context = createContext({
+      TextEncoder,
+      TextDecoder,
+      URL,
+      AbortController,
+      AbortSignal,
+      Headers,
+      Request,
+      Response,
+      fetch,
+      setTimeout,
+      clearTimeout,
+    })
     runInContext(bundle.outputFiles[0]!.text, context)
     const foreign = runInContext("try { new eventwire.Client('') } catch (error) { error }", context) as unknown
     expect(foreign instanceof OptionsError).toBe(false)
@@ -69,7 +95,16 @@ describe('isEventwireError: one guard for every copy of the library', () => {
   })
 
   it('says no to everything else: plain errors, look-alikes with a code, primitives', () => {
-    for (const value of [new Error('x'), Object.assign(new Error('x'), { code: 'ERR_CLOSED', name: 'ClosedError' }), { code: 'ERR_CLOSED' }, null, undefined, 'ERR_CLOSED', 42, Symbol.for('eventwire.error')]) {
+    for (const value of [
+      new Error('x'),
+      Object.assign(new Error('x'), { code: 'ERR_CLOSED', name: 'ClosedError' }),
+      { code: 'ERR_CLOSED' },
+      null,
+      undefined,
+      'ERR_CLOSED',
+      42,
+      Symbol.for('eventwire.error'),
+    ]) {
       expect(isEventwireError(value)).toBe(false)
     }
   })
@@ -77,7 +112,13 @@ describe('isEventwireError: one guard for every copy of the library', () => {
   it('keeps the brand out of sight: not enumerable, not in JSON, not in deep equality', () => {
     const error = new ValidationError('ERR_MISSING_EVENT', 'event', 'x')
     expect(Object.keys(error)).not.toContain(String(Symbol.for('eventwire.error')))
-    expect(Object.getOwnPropertySymbols(error).every((symbol) => !Object.getOwnPropertyDescriptor(error, symbol)?.enumerable)).toBe(true)
-    expect(JSON.stringify(error)).toBe(JSON.stringify({ code: 'ERR_MISSING_EVENT', name: 'ValidationError', field: 'event' }))
+    expect(
+      Object.getOwnPropertySymbols(error).every(
+        (symbol) => !Object.getOwnPropertyDescriptor(error, symbol)?.enumerable,
+      ),
+    ).toBe(true)
+    expect(JSON.stringify(error)).toBe(
+      JSON.stringify({ code: 'ERR_MISSING_EVENT', name: 'ValidationError', field: 'event' }),
+    )
   })
 })

@@ -5,7 +5,10 @@ import { isInstalled, SERVICES } from './helpers/services.js'
 /** What is skipped for want of a system service, and how to get it; empty when nothing is. */
 function missingServices(): string {
   return SERVICES.filter((service) => !isInstalled(service.executable))
-    .map((service) => `${service.executable} is not installed, so these suites are skipped: ${service.suites.join(', ')}.\nInstall it with: ${service.install}`)
+    .map(
+      (service) =>
+        `${service.executable} is not installed, so these suites are skipped: ${service.suites.join(', ')}.\nInstall it with: ${service.install}`,
+    )
     .join('\n')
 }
 

@@ -13,7 +13,11 @@ function normalize(value: unknown): string {
   const sort = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(sort)
     if (node !== null && typeof node === 'object') {
-      return Object.fromEntries(Object.keys(node).sort().map((key) => [key, sort((node as Record<string, unknown>)[key])]))
+      return Object.fromEntries(
+        Object.keys(node)
+          .sort()
+          .map((key) => [key, sort((node as Record<string, unknown>)[key])]),
+      )
     }
     return node
   }
@@ -22,7 +26,11 @@ function normalize(value: unknown): string {
 
 /** What the Go tests enqueue for each fixture (analytics-go v3's analytics_test.go). */
 const FIXED = { messageId: "I'm unique", timestamp: '2009-11-10T23:00:00Z' }
-const DOWNLOAD = { event: 'Download', userId: '123456', properties: { application: 'Segment Desktop', version: '1.1.0', platform: 'osx' } }
+const DOWNLOAD = {
+  event: 'Download',
+  userId: '123456',
+  properties: { application: 'Segment Desktop', version: '1.1.0', platform: 'osx' },
+}
 const CALLS: Record<string, Array<{ [Type in MessageType]: [Type, MessageByType[Type]] }[MessageType]>> = {
   'test-enqueue-alias.json': [['alias', { ...FIXED, previousId: 'A', userId: 'B' }]],
   'test-enqueue-group.json': [['group', { ...FIXED, groupId: 'A', userId: 'B' }]],
@@ -32,7 +40,9 @@ const CALLS: Record<string, Array<{ [Type in MessageType]: [Type, MessageByType[
   'test-enqueue-track.json': [['track', { ...FIXED, ...DOWNLOAD }]],
   'test-interval-track.json': [['track', { ...FIXED, ...DOWNLOAD }]],
   'test-context-track.json': [['track', { ...FIXED, ...DOWNLOAD, context: { whatever: 'here' } }]],
-  'test-integrations-track.json': [['track', { ...FIXED, ...DOWNLOAD, integrations: { All: true, Intercom: false, Mixpanel: true } }]],
+  'test-integrations-track.json': [
+    ['track', { ...FIXED, ...DOWNLOAD, integrations: { All: true, Intercom: false, Mixpanel: true } }],
+  ],
   'test-messageid-track.json': [['track', { ...FIXED, ...DOWNLOAD, messageId: 'abc' }]],
   'test-timestamp-track.json': [['track', { ...FIXED, ...DOWNLOAD, timestamp: '2015-07-10T23:00:00Z' }]],
   'test-many-track.json': [0, 1, 2].map((version) => [
@@ -43,7 +53,11 @@ const CALLS: Record<string, Array<{ [Type in MessageType]: [Type, MessageByType[
 
 describe("the Go client's own expected batch bodies", () => {
   it('covers every fixture file', () => {
-    expect(readdirSync(FIXTURES).filter((name) => name.endsWith('.json')).sort()).toEqual(Object.keys(CALLS).sort())
+    expect(
+      readdirSync(FIXTURES)
+        .filter((name) => name.endsWith('.json'))
+        .sort(),
+    ).toEqual(Object.keys(CALLS).sort())
   })
 
   it.each(Object.keys(CALLS))('%s: same body apart from library, batch messageId and sentAt', async (file) => {

@@ -77,7 +77,18 @@ describe('checkJsonValue: a refusal names what is wrong', () => {
     ['a Map', { a: new Map() }, 'properties.a', /Map/],
     ['an object without a constructor', { a: nullPrototypeChain }, 'properties.a', /non-plain object/],
     ['a toJSON that returns undefined', { a: { toJSON: () => undefined } }, 'properties.a', /returns undefined/],
-    ['a toJSON that throws', { a: { toJSON: () => { throw new Error('no') } } }, 'properties.a', /threw/],
+    [
+      'a toJSON that throws',
+      {
+        a: {
+          toJSON: () => {
+            throw new Error('no')
+          },
+        },
+      },
+      'properties.a',
+      /threw/,
+    ],
   ])('%s', (_name, value, field, reason) => {
     const error = refusal(value)
     expect(error).toMatchObject({ code: 'ERR_NOT_SERIALIZABLE', field })

@@ -30,16 +30,26 @@ describe('Client options', () => {
   })
 
   it('appends /v1/batch to the endpoint, with or without a path or trailing slash', () => {
-    expect(resolveClientOptions('k', { endpoint: 'http://127.0.0.1:8080' }).batchUrl).toBe('http://127.0.0.1:8080/v1/batch')
-    expect(resolveClientOptions('k', { endpoint: 'https://x.test/ingest/' }).batchUrl).toBe('https://x.test/ingest/v1/batch')
+    expect(resolveClientOptions('k', { endpoint: 'http://127.0.0.1:8080' }).batchUrl).toBe(
+      'http://127.0.0.1:8080/v1/batch',
+    )
+    expect(resolveClientOptions('k', { endpoint: 'https://x.test/ingest/' }).batchUrl).toBe(
+      'https://x.test/ingest/v1/batch',
+    )
   })
 
   it('refuses an option it does not know, naming ours where another client calls it differently', () => {
     const attempt = (options: Record<string, unknown>) => () => resolveClientOptions('k', options)
-    expect(attempt({ host: 'http://127.0.0.1:8787' })).toThrow('Invalid option `host`: no such option; use `endpoint` instead.')
+    expect(attempt({ host: 'http://127.0.0.1:8787' })).toThrow(
+      'Invalid option `host`: no such option; use `endpoint` instead.',
+    )
     expect(attempt({ flushInterval: 1_000 })).toThrow('use `flushAfter` instead')
-    expect(attempt({ flushAfterr: 1_000 })).toThrow(/Invalid option `flushAfterr`: no such option; the options are endpoint, flushAt, .*flushOnPageHide\./)
-    expect(attempt({ retry: { limits: 3 } })).toThrow(/Invalid option `retry.limits`: no such option; the options are limit, baseDelay/)
+    expect(attempt({ flushAfterr: 1_000 })).toThrow(
+      /Invalid option `flushAfterr`: no such option; the options are endpoint, flushAt, .*flushOnPageHide\./,
+    )
+    expect(attempt({ retry: { limits: 3 } })).toThrow(
+      /Invalid option `retry.limits`: no such option; the options are limit, baseDelay/,
+    )
     expect(optionOf(attempt({ host: 'x' }))).toBe('host')
   })
 

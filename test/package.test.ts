@@ -9,22 +9,34 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 function sourceFiles(dir: string, extensions = ['.ts']): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name)
-    return statSync(path).isDirectory() ? sourceFiles(path, extensions) : extensions.some((extension) => path.endsWith(extension)) ? [path] : []
+    return statSync(path).isDirectory()
+      ? sourceFiles(path, extensions)
+      : extensions.some((extension) => path.endsWith(extension))
+        ? [path]
+        : []
   })
 }
 
 /** Files only the Node builds load: the Node webhook build and the BullMQ adapter. */
 const NODE_ONLY = new Set([
-  ...['src/webhook/node.ts', 'src/webhook/node-only.ts', 'src/webhook/node-destination.ts', 'src/webhook/undici-transport.ts', 'src/webhook/node-signer.ts'].map((path) =>
-    join(root, path),
-  ),
+  ...[
+    'src/webhook/node.ts',
+    'src/webhook/node-only.ts',
+    'src/webhook/node-destination.ts',
+    'src/webhook/undici-transport.ts',
+    'src/webhook/node-signer.ts',
+  ].map((path) => join(root, path)),
   ...sourceFiles(join(root, 'src/webhook/bullmq')),
 ])
-const isomorphicFiles = ['src/client', 'src/core', 'src/webhook'].flatMap((dir) => sourceFiles(join(root, dir))).filter((file) => !NODE_ONLY.has(file))
+const isomorphicFiles = ['src/client', 'src/core', 'src/webhook']
+  .flatMap((dir) => sourceFiles(join(root, dir)))
+  .filter((file) => !NODE_ONLY.has(file))
 
 /** The module specifiers a file imports or re-exports. */
 function importsOf(file: string): string[] {
-  return [...readFileSync(file, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]/g)].map((match) => match[1] ?? '')
+  return [...readFileSync(file, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]/g)].map(
+    (match) => match[1] ?? '',
+  )
 }
 
 describe('package', () => {
@@ -41,7 +53,8 @@ describe('package', () => {
       // process is only read through the guarded globalThis lookup in debug.ts.
       if (/(?<![.\w])process\./.test(text)) offenders.push(`${file}: process`)
       for (const specifier of importsOf(file)) {
-        if (specifier.startsWith('node:') || ['undici', 'bullmq', 'ioredis'].includes(specifier)) offenders.push(`${file}: imports ${specifier}`)
+        if (specifier.startsWith('node:') || ['undici', 'bullmq', 'ioredis'].includes(specifier))
+          offenders.push(`${file}: imports ${specifier}`)
         if (specifier.startsWith('.') && NODE_ONLY.has(resolve(dirname(file), specifier.replace(/\.js$/, '.ts')))) {
           offenders.push(`${file}: imports the Node-only ${specifier}`)
         }
@@ -52,7 +65,9 @@ describe('package', () => {
   })
 
   it('reads nothing outside the repository from tests, benches, scripts or examples (a fresh clone has only itself)', () => {
-    const files = ['test', 'bench', 'scripts', 'examples'].flatMap((dir) => sourceFiles(join(root, dir), ['.ts', '.mjs', '.js']))
+    const files = ['test', 'bench', 'scripts', 'examples'].flatMap((dir) =>
+      sourceFiles(join(root, dir), ['.ts', '.mjs', '.js']),
+    )
     const outside = files.flatMap((file) =>
       [...readFileSync(file, 'utf8').matchAll(/new URL\(\s*['"](\.\.?\/[^'"]*)['"]\s*,\s*import\.meta\.url/g)]
         .map((match) => resolve(dirname(file), match[1] ?? ''))
@@ -63,9 +78,13 @@ describe('package', () => {
     expect(outside).toEqual([])
   })
 
-  it('keeps the CLI on Node\'s own modules and the library: no package in dependencies only for the CLI', () => {
+  it("keeps the CLI on Node's own modules and the library: no package in dependencies only for the CLI", () => {
     const cliFiles = sourceFiles(join(root, 'src/cli'))
-    const packages = cliFiles.flatMap((file) => importsOf(file).filter((specifier) => !specifier.startsWith('node:') && !specifier.startsWith('.')).map((specifier) => `${file}: imports ${specifier}`))
+    const packages = cliFiles.flatMap((file) =>
+      importsOf(file)
+        .filter((specifier) => !specifier.startsWith('node:') && !specifier.startsWith('.'))
+        .map((specifier) => `${file}: imports ${specifier}`),
+    )
     expect(cliFiles.length).toBeGreaterThan(20)
     expect(packages).toEqual([])
   })

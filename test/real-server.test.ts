@@ -39,7 +39,9 @@ describe('against a real HTTP server on loopback', () => {
   it('retries a 500 from a real server and reports success through the per-call callback', async () => {
     sink = await startSink((_request, index) => ({ status: index === 0 ? 500 : 200 }))
     const client = new Client('key', { endpoint: sink.url, retry: { baseDelay: 5 } })
-    const outcome = new Promise<DeliveryError | undefined>((resolve) => client.track({ userId: 'u1', event: 'E' }, resolve))
+    const outcome = new Promise<DeliveryError | undefined>((resolve) =>
+      client.track({ userId: 'u1', event: 'E' }, resolve),
+    )
     await client.close()
     expect(await outcome).toBeUndefined()
     expect(sink.requests).toHaveLength(2)
@@ -55,7 +57,11 @@ describe('against a real HTTP server on loopback', () => {
     })
     client.track({ userId: 'ü-1', event: 'Café ☕', properties: { emoji: '😀👍🏽', cjk: '東京' } })
     await client.close()
-    expect(sink.delivered()[0]).toMatchObject({ userId: 'ü-1', event: 'Café ☕', properties: { emoji: '😀👍🏽', cjk: '東京' } })
+    expect(sink.delivered()[0]).toMatchObject({
+      userId: 'ü-1',
+      event: 'Café ☕',
+      properties: { emoji: '😀👍🏽', cjk: '東京' },
+    })
     expect(sentBytes).toBe(sink.requests[0]?.bytes)
   })
 

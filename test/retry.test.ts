@@ -6,28 +6,39 @@ import { ENDPOINT, useBatchEndpoint } from './helpers/msw.js'
 const { captured, respond } = useBatchEndpoint()
 
 function newClient(options: ClientOptions = {}): { client: Client; errors: DeliveryError[] } {
-  const client = new Client('key', { endpoint: ENDPOINT, flushAfter: 60_000, retry: { baseDelay: 1, maxDelay: 5 }, ...options })
+  const client = new Client('key', {
+    endpoint: ENDPOINT,
+    flushAfter: 60_000,
+    retry: { baseDelay: 1, maxDelay: 5 },
+    ...options,
+  })
   const errors: DeliveryError[] = []
   client.on('error', (error) => errors.push(error))
   return { client, errors }
 }
 
-const status = (code: number, headers?: Record<string, string>) => new HttpResponse('{}', { status: code, ...(headers ? { headers } : {}) })
+const status = (code: number, headers?: Record<string, string>) =>
+  new HttpResponse('{}', { status: code, ...(headers ? { headers } : {}) })
 
 describe('retries', () => {
-  it.each([500, 502, 503, 504, 599, 408, 429])('retries HTTP %i, then succeeds, resending the same body', async (code) => {
-    respond.current = (index) => (index < 2 ? status(code) : status(200))
-    const { client, errors } = newClient()
-    const retries: number[] = []
-    client.on('retry', (info) => retries.push(info.attempt))
-    const outcome = new Promise<DeliveryError | undefined>((resolve) => client.track({ userId: 'u1', event: 'E' }, resolve))
-    await client.flush()
-    expect(captured).toHaveLength(3)
-    expect(new Set(captured.map((request) => request.body)).size).toBe(1)
-    expect(retries).toEqual([1, 2])
-    expect(errors).toEqual([])
-    expect(await outcome).toBeUndefined()
-  })
+  it.each([500, 502, 503, 504, 599, 408, 429])(
+    'retries HTTP %i, then succeeds, resending the same body',
+    async (code) => {
+      respond.current = (index) => (index < 2 ? status(code) : status(200))
+      const { client, errors } = newClient()
+      const retries: number[] = []
+      client.on('retry', (info) => retries.push(info.attempt))
+      const outcome = new Promise<DeliveryError | undefined>((resolve) =>
+        client.track({ userId: 'u1', event: 'E' }, resolve),
+      )
+      await client.flush()
+      expect(captured).toHaveLength(3)
+      expect(new Set(captured.map((request) => request.body)).size).toBe(1)
+      expect(retries).toEqual([1, 2])
+      expect(errors).toEqual([])
+      expect(await outcome).toBeUndefined()
+    },
+  )
 
   it('retries network errors', async () => {
     respond.current = (index) => (index === 0 ? 'network' : status(200))
@@ -50,20 +61,23 @@ describe('retries', () => {
     expect(errors).toEqual([])
   })
 
-  it.each([400, 401, 403, 404, 413, 422])('does not retry HTTP %i: one request, ERR_REJECTED with the messages', async (code) => {
-    respond.current = () => status(code)
-    const { client, errors } = newClient()
-    const outcome = new Promise<DeliveryError | undefined>((resolve) =>
-      client.track({ userId: 'u1', event: 'E', messageId: 'm1' }, resolve),
-    )
-    await client.flush()
-    expect(captured).toHaveLength(1)
-    expect(errors).toHaveLength(1)
-    expect(errors[0]).toMatchObject({ code: 'ERR_REJECTED', status: code, attempts: 1 })
-    expect(errors[0]?.messages.map((m) => m.messageId)).toEqual(['m1'])
-    expect(JSON.parse(errors[0]?.messages[0]?.json ?? '')).toMatchObject({ event: 'E' })
-    expect(await outcome).toBe(errors[0])
-  })
+  it.each([400, 401, 403, 404, 413, 422])(
+    'does not retry HTTP %i: one request, ERR_REJECTED with the messages',
+    async (code) => {
+      respond.current = () => status(code)
+      const { client, errors } = newClient()
+      const outcome = new Promise<DeliveryError | undefined>((resolve) =>
+        client.track({ userId: 'u1', event: 'E', messageId: 'm1' }, resolve),
+      )
+      await client.flush()
+      expect(captured).toHaveLength(1)
+      expect(errors).toHaveLength(1)
+      expect(errors[0]).toMatchObject({ code: 'ERR_REJECTED', status: code, attempts: 1 })
+      expect(errors[0]?.messages.map((m) => m.messageId)).toEqual(['m1'])
+      expect(JSON.parse(errors[0]?.messages[0]?.json ?? '')).toMatchObject({ event: 'E' })
+      expect(await outcome).toBe(errors[0])
+    },
+  )
 
   it('gives up after retry.limit retries with ERR_RETRIES_EXHAUSTED, the cause kept', async () => {
     respond.current = () => status(503)

@@ -18,7 +18,8 @@ client.alias({ userId: 'u1' })
 client.page({ userId: 'u1', timestamp: 1_700_000_000 })
 
 const accepted: boolean = client.track({ userId: 'u1', event: 'E' }, (error) => {
-  const code: 'ERR_QUEUE_FULL' | 'ERR_REJECTED' | 'ERR_RETRIES_EXHAUSTED' | 'ERR_CLOSE_TIMEOUT' | undefined = error?.code
+  const code: 'ERR_QUEUE_FULL' | 'ERR_REJECTED' | 'ERR_RETRIES_EXHAUSTED' | 'ERR_CLOSE_TIMEOUT' | undefined =
+    error?.code
   void code
 })
 void accepted
@@ -41,8 +42,17 @@ void message
 // `undefined` (an unset environment variable) and mean the default.
 new Client('k', { endpoint: process.env['EVENTWIRE_ENDPOINT'], flushAt: undefined, retry: { limit: undefined } })
 void new Client('k').close({ timeout: undefined })
-new WebhookDestination({ webhooks: [{ url: 'https://hooks.example.com/in', headers: undefined }], sharedSecret: process.env['WEBHOOK_SECRET'] })
-client.track({ userId: 'u1', event: 'E', messageId: process.env['MESSAGE_ID'], anonymousId: undefined, properties: undefined })
+new WebhookDestination({
+  webhooks: [{ url: 'https://hooks.example.com/in', headers: undefined }],
+  sharedSecret: process.env['WEBHOOK_SECRET'],
+})
+client.track({
+  userId: 'u1',
+  event: 'E',
+  messageId: process.env['MESSAGE_ID'],
+  anonymousId: undefined,
+  properties: undefined,
+})
 client.alias({ userId: 'u1', previousId: 'a1', context: undefined })
 
 // Traits and properties: what JSON carries, in the shapes programs hold it in.
@@ -78,7 +88,14 @@ client.screen({ userId: 'u1', properties: JSON.parse('{}') })
 client.track({
   userId: 'u1',
   event: 'E',
-  properties: { at: new Date(), price: new Money(500), none: null, gone: undefined, list: [1, 'two', { three: true }], fixed: ['a', 'b'] as const },
+  properties: {
+    at: new Date(),
+    price: new Money(500),
+    none: null,
+    gone: undefined,
+    list: [1, 'two', { three: true }],
+    fixed: ['a', 'b'] as const,
+  },
   context: { ip: '203.0.113.9', device: { type: 'ios' } },
   integrations: { All: false, Mixpanel: true, Amplitude: { session_id: 1 } },
 })

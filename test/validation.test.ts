@@ -48,27 +48,151 @@ describe('call validation', () => {
     ['a null message', (c) => c.track(null as never), 'ERR_INVALID_FIELD', 'message'],
     ['an array as the message', (c) => c.identify([] as never), 'ERR_INVALID_FIELD', 'message'],
     ['a numeric userId', (c) => c.track({ userId: 42, event: 'E' } as never), 'ERR_INVALID_FIELD', 'userId'],
-    ['array properties', (c) => c.track({ userId: 'u1', event: 'E', properties: [] } as never), 'ERR_INVALID_FIELD', 'properties'],
-    ['an invalid Date', (c) => c.track({ userId: 'u1', event: 'E', timestamp: new Date('nope') }), 'ERR_INVALID_FIELD', 'timestamp'],
-    ['an unparseable timestamp', (c) => c.track({ userId: 'u1', event: 'E', timestamp: 'yesterday' }), 'ERR_INVALID_FIELD', 'timestamp'],
-    ['a Date as properties', (c) => c.track({ userId: 'u1', event: 'E', properties: new Date() as never }), 'ERR_INVALID_FIELD', 'properties'],
-    ['a toJSON that returns NaN', (c) => c.track({ userId: 'u1', event: 'E', properties: { a: { toJSON: () => Number.NaN } } }), 'ERR_NOT_SERIALIZABLE', 'properties.a'],
-    ['a toJSON that returns undefined', (c) => c.track({ userId: 'u1', event: 'E', properties: { a: { toJSON: () => undefined } } }), 'ERR_NOT_SERIALIZABLE', 'properties.a'],
-    ['a toJSON that returns a function', (c) => c.track({ userId: 'u1', event: 'E', properties: { a: { toJSON: () => () => 1 } } } as never), 'ERR_NOT_SERIALIZABLE', 'properties.a'],
-    ['a getter that throws', (c) => c.track({ userId: 'u1', event: 'E', properties: { get x(): number { throw new Error('getter') } } }), 'ERR_INVALID_FIELD', 'message'],
-    ['a message whose userId getter throws', (c) => c.track({ event: 'E', get userId(): string { throw new Error('getter') } }), 'ERR_INVALID_FIELD', 'message'],
+    [
+      'array properties',
+      (c) => c.track({ userId: 'u1', event: 'E', properties: [] } as never),
+      'ERR_INVALID_FIELD',
+      'properties',
+    ],
+    [
+      'an invalid Date',
+      (c) => c.track({ userId: 'u1', event: 'E', timestamp: new Date('nope') }),
+      'ERR_INVALID_FIELD',
+      'timestamp',
+    ],
+    [
+      'an unparseable timestamp',
+      (c) => c.track({ userId: 'u1', event: 'E', timestamp: 'yesterday' }),
+      'ERR_INVALID_FIELD',
+      'timestamp',
+    ],
+    [
+      'a Date as properties',
+      (c) => c.track({ userId: 'u1', event: 'E', properties: new Date() as never }),
+      'ERR_INVALID_FIELD',
+      'properties',
+    ],
+    [
+      'a toJSON that returns NaN',
+      (c) => c.track({ userId: 'u1', event: 'E', properties: { a: { toJSON: () => Number.NaN } } }),
+      'ERR_NOT_SERIALIZABLE',
+      'properties.a',
+    ],
+    [
+      'a toJSON that returns undefined',
+      (c) => c.track({ userId: 'u1', event: 'E', properties: { a: { toJSON: () => undefined } } }),
+      'ERR_NOT_SERIALIZABLE',
+      'properties.a',
+    ],
+    [
+      'a toJSON that returns a function',
+      (c) => c.track({ userId: 'u1', event: 'E', properties: { a: { toJSON: () => () => 1 } } } as never),
+      'ERR_NOT_SERIALIZABLE',
+      'properties.a',
+    ],
+    [
+      'a getter that throws',
+      (c) =>
+        c.track({
+          userId: 'u1',
+          event: 'E',
+          properties: {
+            get x(): number {
+              throw new Error('getter')
+            },
+          },
+        }),
+      'ERR_INVALID_FIELD',
+      'message',
+    ],
+    [
+      'a message whose userId getter throws',
+      (c) =>
+        c.track({
+          event: 'E',
+          get userId(): string {
+            throw new Error('getter')
+          },
+        }),
+      'ERR_INVALID_FIELD',
+      'message',
+    ],
     ['a revoked proxy as message', (c) => c.track(revoked() as never), 'ERR_INVALID_FIELD', 'message'],
-    ['a Date timestamp whose toISOString throws', (c) => c.track({ userId: 'u1', event: 'E', timestamp: Object.assign(new Date(), { toISOString: () => { throw new Error('iso') } }) }), 'ERR_INVALID_FIELD', 'message'],
-    ['a null messageId', (c) => c.track({ userId: 'u1', event: 'E', messageId: null as never }), 'ERR_INVALID_FIELD', 'messageId'],
-    ['a numeric messageId', (c) => c.track({ userId: 'u1', event: 'E', messageId: 42 as never }), 'ERR_INVALID_FIELD', 'messageId'],
-    ['an empty messageId', (c) => c.track({ userId: 'u1', event: 'E', messageId: '' }), 'ERR_INVALID_FIELD', 'messageId'],
-    ['a messageId with CR/LF', (c) => c.track({ userId: 'u1', event: 'E', messageId: 'm1\r\nX-Injected: 1' }), 'ERR_INVALID_FIELD', 'messageId'],
-    ['a messageId with a non-Latin-1 character', (c) => c.track({ userId: 'u1', event: 'E', messageId: 'évènement-☕' }), 'ERR_INVALID_FIELD', 'messageId'],
-    ['a messageId with a leading space', (c) => c.track({ userId: 'u1', event: 'E', messageId: ' m1' }), 'ERR_INVALID_FIELD', 'messageId'],
-    ['a messageId with a trailing space', (c) => c.track({ userId: 'u1', event: 'E', messageId: 'm1 ' }), 'ERR_INVALID_FIELD', 'messageId'],
-    ['a messageId with a tab', (c) => c.track({ userId: 'u1', event: 'E', messageId: 'm\t1' }), 'ERR_INVALID_FIELD', 'messageId'],
-    [`a messageId over ${MAX_MESSAGE_ID_LENGTH} characters`, (c) => c.track({ userId: 'u1', event: 'E', messageId: 'm'.repeat(MAX_MESSAGE_ID_LENGTH + 1) }), 'ERR_INVALID_FIELD', 'messageId'],
-    ['a non-function callback', (c) => c.track({ userId: 'u1', event: 'E' }, 'cb' as never), 'ERR_INVALID_FIELD', 'callback'],
+    [
+      'a Date timestamp whose toISOString throws',
+      (c) =>
+        c.track({
+          userId: 'u1',
+          event: 'E',
+          timestamp: Object.assign(new Date(), {
+            toISOString: () => {
+              throw new Error('iso')
+            },
+          }),
+        }),
+      'ERR_INVALID_FIELD',
+      'message',
+    ],
+    [
+      'a null messageId',
+      (c) => c.track({ userId: 'u1', event: 'E', messageId: null as never }),
+      'ERR_INVALID_FIELD',
+      'messageId',
+    ],
+    [
+      'a numeric messageId',
+      (c) => c.track({ userId: 'u1', event: 'E', messageId: 42 as never }),
+      'ERR_INVALID_FIELD',
+      'messageId',
+    ],
+    [
+      'an empty messageId',
+      (c) => c.track({ userId: 'u1', event: 'E', messageId: '' }),
+      'ERR_INVALID_FIELD',
+      'messageId',
+    ],
+    [
+      'a messageId with CR/LF',
+      (c) => c.track({ userId: 'u1', event: 'E', messageId: 'm1\r\nX-Injected: 1' }),
+      'ERR_INVALID_FIELD',
+      'messageId',
+    ],
+    [
+      'a messageId with a non-Latin-1 character',
+      (c) => c.track({ userId: 'u1', event: 'E', messageId: 'évènement-☕' }),
+      'ERR_INVALID_FIELD',
+      'messageId',
+    ],
+    [
+      'a messageId with a leading space',
+      (c) => c.track({ userId: 'u1', event: 'E', messageId: ' m1' }),
+      'ERR_INVALID_FIELD',
+      'messageId',
+    ],
+    [
+      'a messageId with a trailing space',
+      (c) => c.track({ userId: 'u1', event: 'E', messageId: 'm1 ' }),
+      'ERR_INVALID_FIELD',
+      'messageId',
+    ],
+    [
+      'a messageId with a tab',
+      (c) => c.track({ userId: 'u1', event: 'E', messageId: 'm\t1' }),
+      'ERR_INVALID_FIELD',
+      'messageId',
+    ],
+    [
+      `a messageId over ${MAX_MESSAGE_ID_LENGTH} characters`,
+      (c) => c.track({ userId: 'u1', event: 'E', messageId: 'm'.repeat(MAX_MESSAGE_ID_LENGTH + 1) }),
+      'ERR_INVALID_FIELD',
+      'messageId',
+    ],
+    [
+      'a non-function callback',
+      (c) => c.track({ userId: 'u1', event: 'E' }, 'cb' as never),
+      'ERR_INVALID_FIELD',
+      'callback',
+    ],
   ]
 
   it.each(cases)('rejects %s synchronously, naming the field, and queues nothing', (_name, call, code, field) => {
@@ -88,7 +212,14 @@ describe('call validation', () => {
   it(`accepts any messageId of 1 to ${MAX_MESSAGE_ID_LENGTH} printable ASCII characters, spaces inside included, as it travels as a header value`, () => {
     const client = newClient()
     const printable = Array.from({ length: 0x7e - 0x21 + 1 }, (_, index) => String.fromCharCode(0x21 + index)).join('')
-    for (const messageId of [printable, "I'm unique", 'm'.repeat(MAX_MESSAGE_ID_LENGTH), 'x', crypto.randomUUID(), 'ajs-next-1c2f:evt/3?a=b#c']) {
+    for (const messageId of [
+      printable,
+      "I'm unique",
+      'm'.repeat(MAX_MESSAGE_ID_LENGTH),
+      'x',
+      crypto.randomUUID(),
+      'ajs-next-1c2f:evt/3?a=b#c',
+    ]) {
       expect(codeOf(() => client.track({ userId: 'u1', event: 'E', messageId }))).toBeUndefined()
     }
     expect(isMessageId('m')).toBe(true)
@@ -118,7 +249,9 @@ describe('call validation', () => {
       timestamp: undefined,
     })
     expect(Object.keys(wire).sort()).toEqual(['event', 'messageId', 'timestamp', 'type', 'userId'])
-    expect(codeOf(() => newClient().alias({ userId: 'u1', previousId: 'a1', anonymousId: undefined, context: undefined }))).toBeUndefined()
+    expect(
+      codeOf(() => newClient().alias({ userId: 'u1', previousId: 'a1', anonymousId: undefined, context: undefined })),
+    ).toBeUndefined()
   })
 
   it('rejects circular and BigInt values as not serializable, with the cause kept', () => {
@@ -134,10 +267,14 @@ describe('call validation', () => {
     expect(thrown).toBeInstanceOf(ValidationError)
     expect((thrown as ValidationError).code).toBe('ERR_NOT_SERIALIZABLE')
     expect((thrown as ValidationError).field).toBe('properties.self')
-    expect((thrown as ValidationError).message).toBe('`properties.self` refers back to `properties` (a circular structure): it cannot be sent as JSON without loss.')
+    expect((thrown as ValidationError).message).toBe(
+      '`properties.self` refers back to `properties` (a circular structure): it cannot be sent as JSON without loss.',
+    )
     const shared = { plan: 'pro' }
     // The same object twice, side by side, is no cycle: JSON writes it twice.
-    expect(codeOf(() => client.track({ userId: 'u1', event: 'E', properties: { a: shared, b: [shared] } }))).toBeUndefined()
+    expect(
+      codeOf(() => client.track({ userId: 'u1', event: 'E', properties: { a: shared, b: [shared] } })),
+    ).toBeUndefined()
     // @ts-expect-error: the type refuses a BigInt as well; this checks that JavaScript callers are refused too
     expect(codeOf(() => client.identify({ userId: 'u1', traits: { big: 1n } }))).toBe('ERR_NOT_SERIALIZABLE')
     expect(client.pending).toBe(1)
@@ -148,7 +285,17 @@ describe('call validation', () => {
     const boom = new Error('boom')
     let thrown: unknown
     try {
-      client.track({ userId: 'u1', event: 'E', properties: { money: { toJSON: () => { throw boom } } } })
+      client.track({
+        userId: 'u1',
+        event: 'E',
+        properties: {
+          money: {
+            toJSON: () => {
+              throw boom
+            },
+          },
+        },
+      })
     } catch (error) {
       thrown = error
     }
@@ -160,7 +307,15 @@ describe('call validation', () => {
     const boom = new Error('getter')
     let thrown: unknown
     try {
-      newClient().track({ userId: 'u1', event: 'E', properties: { get x(): number { throw boom } } })
+      newClient().track({
+        userId: 'u1',
+        event: 'E',
+        properties: {
+          get x(): number {
+            throw boom
+          },
+        },
+      })
     } catch (error) {
       thrown = error
     }
@@ -172,10 +327,26 @@ describe('call validation', () => {
   it.each<[string, unknown, RegExp]>([
     ['a number for a string field', { userId: 42, event: 'E' }, /`userId` must be a string, got number/],
     ['an object for a string field', { userId: {}, event: 'E' }, /`userId` must be a string, got object/],
-    ['null for an object field', { userId: 'u1', event: 'E', properties: null }, /`properties` must be a plain object, got null/],
-    ['an array for an object field', { userId: 'u1', event: 'E', properties: [] }, /`properties` must be a plain object, got an array/],
-    ['a Map for an object field', { userId: 'u1', event: 'E', properties: new Map() }, /`properties` must be a plain object, got a Map/],
-    ['an object without a constructor', { userId: 'u1', event: 'E', properties: Object.create(Object.create(null)) }, /got a non-plain object/],
+    [
+      'null for an object field',
+      { userId: 'u1', event: 'E', properties: null },
+      /`properties` must be a plain object, got null/,
+    ],
+    [
+      'an array for an object field',
+      { userId: 'u1', event: 'E', properties: [] },
+      /`properties` must be a plain object, got an array/,
+    ],
+    [
+      'a Map for an object field',
+      { userId: 'u1', event: 'E', properties: new Map() },
+      /`properties` must be a plain object, got a Map/,
+    ],
+    [
+      'an object without a constructor',
+      { userId: 'u1', event: 'E', properties: Object.create(Object.create(null)) },
+      /got a non-plain object/,
+    ],
   ])('names what was given instead: %s', (_name, message, expected) => {
     expect(() => newClient().track(message as never)).toThrow(expected)
   })
@@ -198,8 +369,17 @@ describe('call validation', () => {
 
 describe('the 32 KB per-call limit', () => {
   /** A track call whose JSON is exactly `bytes` long, padded with `unit` (1 to 4 UTF-8 bytes). */
-  function trackOfSize(bytes: number, unit = 'x'): { userId: string; event: string; messageId: string; timestamp: string; properties: { pad: string } } {
-    const base = { userId: 'u1', event: 'E', messageId: 'm', timestamp: '2020-01-01T00:00:00.000Z', properties: { pad: '' } }
+  function trackOfSize(
+    bytes: number,
+    unit = 'x',
+  ): { userId: string; event: string; messageId: string; timestamp: string; properties: { pad: string } } {
+    const base = {
+      userId: 'u1',
+      event: 'E',
+      messageId: 'm',
+      timestamp: '2020-01-01T00:00:00.000Z',
+      properties: { pad: '' },
+    }
     const overhead = new TextEncoder().encode(JSON.stringify({ type: 'track', ...base })).length
     const unitBytes = new TextEncoder().encode(unit).length
     const room = bytes - overhead

@@ -9,12 +9,14 @@ export class InvalidArgumentError extends Error {}
 /** `--port`: 0 (any free port) to 65535. */
 export function portArgument(value: string): number {
   const port = Number(value)
-  if (!/^\d+$/.test(value) || port > 65_535) throw new InvalidArgumentError('expected a port number from 0 (any free port) to 65535.')
+  if (!/^\d+$/.test(value) || port > 65_535)
+    throw new InvalidArgumentError('expected a port number from 0 (any free port) to 65535.')
   return port
 }
 
 function wholeNumber(value: string, expected: string): number {
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError(`expected ${expected}.`)
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)))
+    throw new InvalidArgumentError(`expected ${expected}.`)
   return Number(value)
 }
 
@@ -33,7 +35,8 @@ export function countArgument(value: string): number {
 /** A probability, from 0 to 1. */
 export function rateArgument(value: string): number {
   const rate = Number(value)
-  if (value.trim() === '' || !(rate >= 0 && rate <= 1)) throw new InvalidArgumentError('expected a number from 0 to 1, e.g. 0.3 to fail 30% of requests.')
+  if (value.trim() === '' || !(rate >= 0 && rate <= 1))
+    throw new InvalidArgumentError('expected a number from 0 to 1, e.g. 0.3 to fail 30% of requests.')
   return rate
 }
 
@@ -54,11 +57,17 @@ export function headerArgument(value: string, previous: Readonly<Record<string, 
  * Repeatable `key=value` field option (a string) or `key:=json` (any JSON value: numbers,
  * booleans, objects), collected into one object, as HTTPie writes them.
  */
-export function fieldArgument(value: string, previous: Readonly<Record<string, unknown>> = {}): Record<string, unknown> {
+export function fieldArgument(
+  value: string,
+  previous: Readonly<Record<string, unknown>> = {},
+): Record<string, unknown> {
   const separator = value.indexOf('=')
   const raw = separator > 0 && value[separator - 1] === ':'
   const key = separator > 0 ? value.slice(0, raw ? separator - 1 : separator) : ''
-  if (key === '') throw new InvalidArgumentError('expected key=value (a string) or key:=json (a number, boolean, object...), e.g. plan=pro or seats:=3.')
+  if (key === '')
+    throw new InvalidArgumentError(
+      'expected key=value (a string) or key:=json (a number, boolean, object...), e.g. plan=pro or seats:=3.',
+    )
   const text = value.slice(separator + 1)
   if (!raw) return { ...previous, [key]: text }
   try {
@@ -69,7 +78,10 @@ export function fieldArgument(value: string, previous: Readonly<Record<string, u
 }
 
 /** Repeatable `Name=true|false` destination switch, collected into one `integrations` object. */
-export function switchArgument(value: string, previous: Readonly<Record<string, boolean>> = {}): Record<string, boolean> {
+export function switchArgument(
+  value: string,
+  previous: Readonly<Record<string, boolean>> = {},
+): Record<string, boolean> {
   const match = /^([^=]+)=(true|false)$/.exec(value)
   if (!match?.[1]) throw new InvalidArgumentError('expected Name=true or Name=false, e.g. Webhooks=false.')
   return { ...previous, [match[1]]: match[2] === 'true' }

@@ -8,7 +8,10 @@ export type Style = 'bold' | 'dim' | 'red' | 'green' | 'yellow' | 'blue' | 'cyan
  * (but `FORCE_COLOR=0`), otherwise only on a terminal that has colours. Node 20's `styleText`
  * colours unconditionally, so the CLI asks this once and styles nothing when it says no.
  */
-export function colorsEnabled(stream: Pick<NodeJS.WriteStream, 'isTTY' | 'hasColors'>, env: NodeJS.ProcessEnv = process.env): boolean {
+export function colorsEnabled(
+  stream: Pick<NodeJS.WriteStream, 'isTTY' | 'hasColors'>,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
   if (env['NO_COLOR'] !== undefined) return false
   if (env['FORCE_COLOR'] !== undefined) return env['FORCE_COLOR'] !== '0' && env['FORCE_COLOR'] !== 'false'
   // hasColors() says no for TERM=dumb and the like.

@@ -45,9 +45,14 @@ function describe(option: OptionSpec): string {
   return notes.length === 0 ? option.description : `${option.description} (${notes.join('; ')})`
 }
 
-function checkOperands<A extends string>(command: string, operand: OperandSpec<A> | undefined, operands: readonly string[]): A | undefined {
+function checkOperands<A extends string>(
+  command: string,
+  operand: OperandSpec<A> | undefined,
+  operands: readonly string[],
+): A | undefined {
   const expected = operand === undefined ? 0 : 1
-  if (operands.length > expected) usageError(`too many arguments for '${command}'. Expected ${expected} argument(s) but got ${operands.length}.`)
+  if (operands.length > expected)
+    usageError(`too many arguments for '${command}'. Expected ${expected} argument(s) but got ${operands.length}.`)
   if (operand === undefined) return undefined
   const [value] = operands
   if (value === undefined) usageError(`missing required argument '${operand.name}'`)
@@ -62,9 +67,19 @@ export function defineCommand<S extends OptionSpecs, A extends string = never>(s
   const usage = `${spec.name} [options]${spec.operand ? ` <${spec.operand.name}>` : ''}`
   const help = (width: number) => {
     const sections: HelpSection[] = []
-    if (spec.operand) sections.push({ title: 'Arguments', rows: [[spec.operand.name, `${spec.operand.description} (one of: ${spec.operand.choices.join(', ')})`]] })
-    sections.push({ title: 'Options', rows: [...Object.values(spec.options), HELP].map((option) => [flags(option), describe(option)] as const) })
-    return formatHelp({ usage: `eventwire ${usage}`, description: spec.description, sections, epilog: spec.epilog }, width)
+    if (spec.operand)
+      sections.push({
+        title: 'Arguments',
+        rows: [[spec.operand.name, `${spec.operand.description} (one of: ${spec.operand.choices.join(', ')})`]],
+      })
+    sections.push({
+      title: 'Options',
+      rows: [...Object.values(spec.options), HELP].map((option) => [flags(option), describe(option)] as const),
+    })
+    return formatHelp(
+      { usage: `eventwire ${usage}`, description: spec.description, sections, epilog: spec.epilog },
+      width,
+    )
   }
   return {
     name: spec.name,

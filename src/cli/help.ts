@@ -41,7 +41,13 @@ export function formatHelp(page: HelpPage, width: number): string {
   const descriptionWidth = Math.max(MIN_DESCRIPTION_WIDTH, width - termWidth - 4)
   const indent = ' '.repeat(termWidth + 4)
   const section = ({ title, rows }: HelpSection) =>
-    [`${title}:`, ...rows.map(([term, description]) => `  ${term.padEnd(termWidth)}  ${wrap(description, descriptionWidth).join(`\n${indent}`)}`)].join('\n')
+    [
+      `${title}:`,
+      ...rows.map(
+        ([term, description]) =>
+          `  ${term.padEnd(termWidth)}  ${wrap(description, descriptionWidth).join(`\n${indent}`)}`,
+      ),
+    ].join('\n')
   const parts = [`Usage: ${page.usage}`, wrap(page.description, width).join('\n'), ...page.sections.map(section)]
   if (page.epilog !== undefined) parts.push(page.epilog)
   return `${parts.join('\n\n')}\n`

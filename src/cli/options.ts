@@ -40,7 +40,9 @@ type ValueOf<O> = O extends { parse(text: string, previous: never): infer T }
 
 /** The values a command's options parse to; `undefined` for one neither given, required nor defaulted. */
 export type OptionValues<S extends OptionSpecs> = {
-  -readonly [K in keyof S]: S[K] extends { default: unknown } | { required: true } ? ValueOf<S[K]> : ValueOf<S[K]> | undefined
+  -readonly [K in keyof S]: S[K] extends { default: unknown } | { required: true }
+    ? ValueOf<S[K]>
+    : ValueOf<S[K]> | undefined
 }
 
 /** `-h, --help`, which every command takes. */
@@ -54,10 +56,12 @@ export function flags(option: OptionSpec): string {
 /** `given` says where the text came from, for the message: `argument 'x'`, `value 'x' from env 'NAME'`. */
 function parseValue(option: OptionSpec, text: string, previous: unknown, given: string): unknown {
   try {
-    if (option.choices && !option.choices.includes(text)) throw new InvalidArgumentError(`Allowed choices are ${option.choices.join(', ')}.`)
+    if (option.choices && !option.choices.includes(text))
+      throw new InvalidArgumentError(`Allowed choices are ${option.choices.join(', ')}.`)
     return option.parse ? option.parse(text, previous) : text
   } catch (error) {
-    if (error instanceof InvalidArgumentError) usageError(`option '${flags(option)}' ${given} is invalid. ${error.message}`)
+    if (error instanceof InvalidArgumentError)
+      usageError(`option '${flags(option)}' ${given} is invalid. ${error.message}`)
     throw error
   }
 }
@@ -67,13 +71,30 @@ function parseValue(option: OptionSpec, text: string, previous: unknown, given: 
  * collect and every message names the option as help shows it; then fills in what is missing
  * from the environment and the defaults. Returns `undefined` when help was asked for.
  */
-export function parseCommandLine(options: OptionSpecs, argv: readonly string[]): { values: Record<string, unknown>; operands: string[] } | undefined {
-  const known = new Map([...Object.entries(options), ['help', HELP] as const].map(([key, option]) => [option.long, { key, option }]))
+export function parseCommandLine(
+  options: OptionSpecs,
+  argv: readonly string[],
+): { values: Record<string, unknown>; operands: string[] } | undefined {
+  const known = new Map(
+    [...Object.entries(options), ['help', HELP] as const].map(([key, option]) => [option.long, { key, option }]),
+  )
   const config: ParseArgsConfig['options'] = Object.fromEntries(
-    [...known.values()].map(({ option }) => [option.long, { type: option.value === undefined ? 'boolean' : 'string', ...(option.short === undefined ? {} : { short: option.short }) }]),
+    [...known.values()].map(({ option }) => [
+      option.long,
+      {
+        type: option.value === undefined ? 'boolean' : 'string',
+        ...(option.short === undefined ? {} : { short: option.short }),
+      },
+    ]),
   )
   // Not strict: unknown options come back as tokens, and the messages are ours.
-  const { tokens } = parseArgs({ args: [...argv], options: config, strict: false, allowPositionals: true, tokens: true })
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: config,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  })
   if (tokens.some((token) => token.kind === 'option' && token.name === HELP.long)) return undefined
   const values: Record<string, unknown> = {}
   const operands: string[] = []
@@ -92,7 +113,8 @@ export function parseCommandLine(options: OptionSpecs, argv: readonly string[]):
   for (const [key, option] of Object.entries(options)) {
     if (key in values) continue
     const fromEnv = option.env === undefined ? undefined : process.env[option.env]
-    if (fromEnv !== undefined) values[key] = parseValue(option, fromEnv, undefined, `value '${fromEnv}' from env '${option.env}'`)
+    if (fromEnv !== undefined)
+      values[key] = parseValue(option, fromEnv, undefined, `value '${fromEnv}' from env '${option.env}'`)
     else if (option.default !== undefined) values[key] = option.default
     else if (option.required) usageError(`required option '${flags(option)}' not specified`)
   }

@@ -18,7 +18,8 @@ function programHelp(): string {
   return formatHelp(
     {
       usage: 'eventwire [options] [command]',
-      description: 'A local platform for eventwire: an ingest API that forwards to webhooks, a webhook receiver, and one-off calls.',
+      description:
+        'A local platform for eventwire: an ingest API that forwards to webhooks, a webhook receiver, and one-off calls.',
       sections: [
         {
           title: 'Options',
@@ -27,7 +28,13 @@ function programHelp(): string {
             ['-h, --help', 'display help for command'],
           ],
         },
-        { title: 'Commands', rows: [...COMMANDS.map((command) => [command.usage, command.summary] as const), ['help [command]', 'display help for command']] },
+        {
+          title: 'Commands',
+          rows: [
+            ...COMMANDS.map((command) => [command.usage, command.summary] as const),
+            ['help [command]', 'display help for command'],
+          ],
+        },
       ],
       epilog: 'Exit codes: 0 ok, 1 failed (not delivered, port taken), 2 bad command line or message.',
     },

@@ -11,7 +11,14 @@ export interface AddressOptions {
 /** `--port` (0: any free port) and `--host`, for a server command's options. */
 export function addressOptions(defaultPort: number) {
   return {
-    port: { long: 'port', short: 'p', value: 'port', description: 'port to listen on; 0 picks a free one', parse: portArgument, default: defaultPort },
+    port: {
+      long: 'port',
+      short: 'p',
+      value: 'port',
+      description: 'port to listen on; 0 picks a free one',
+      parse: portArgument,
+      default: defaultPort,
+    },
     host: { long: 'host', value: 'host', description: 'address to listen on', default: '127.0.0.1' },
   } as const
 }
@@ -24,7 +31,9 @@ export async function startServer(server: Server, name: string, options: Address
   try {
     return await listenOn(server, options.port, options.host)
   } catch (error) {
-    process.stderr.write(`eventwire ${name}: cannot listen on ${options.host}:${options.port}: ${(error as Error).message}\n`)
+    process.stderr.write(
+      `eventwire ${name}: cannot listen on ${options.host}:${options.port}: ${(error as Error).message}\n`,
+    )
     return undefined
   }
 }

@@ -20,7 +20,10 @@ const RAW_IN_JSON = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
  * so a terminal showing the lines has nothing to act on either.
  */
 export function writeJsonLine(stream: Writable, value: unknown): void {
-  const json = JSON.stringify(value).replace(RAW_IN_JSON, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  const json = JSON.stringify(value).replace(
+    RAW_IN_JSON,
+    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  )
   stream.write(`${json}\n`)
 }
 

@@ -159,7 +159,10 @@ export class Client extends Emitter<ClientEvents> {
    * client.track({ userId: 'u1', event: 'Signed Up', properties: { source: 'ad' } })
    * ```
    */
-  track<Properties extends object = JsonObject>(message: TrackMessage<Properties>, callback?: MessageCallback): boolean {
+  track<Properties extends object = JsonObject>(
+    message: TrackMessage<Properties>,
+    callback?: MessageCallback,
+  ): boolean {
     return this.#enqueue('track', message, callback)
   }
 
@@ -193,7 +196,10 @@ export class Client extends Emitter<ClientEvents> {
    * client.screen({ userId: 'u1', name: 'Dashboard', category: 'Billing', properties: { tab: 'usage' } })
    * ```
    */
-  screen<Properties extends object = JsonObject>(message: ScreenMessage<Properties>, callback?: MessageCallback): boolean {
+  screen<Properties extends object = JsonObject>(
+    message: ScreenMessage<Properties>,
+    callback?: MessageCallback,
+  ): boolean {
     return this.#enqueue('screen', message, callback)
   }
 
@@ -300,7 +306,9 @@ export class Client extends Emitter<ClientEvents> {
   }
 
   protected override onListenerError(error: unknown): void {
-    this.#options.logger.error(`a listener threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
+    this.#options.logger.error(
+      `a listener threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    )
   }
 
   #enqueue(type: MessageType, input: unknown, callback: MessageCallback | undefined): boolean {
@@ -371,7 +379,9 @@ export class Client extends Emitter<ClientEvents> {
     }
     this.#inFlight.set(
       batch,
-      this.#transport.send(batch.body, this.#abort.signal, onRetry, keepalive).then((result) => this.#settle(batch, result)),
+      this.#transport
+        .send(batch.body, this.#abort.signal, onRetry, keepalive)
+        .then((result) => this.#settle(batch, result)),
     )
   }
 
@@ -395,7 +405,11 @@ export class Client extends Emitter<ClientEvents> {
       }
     } else {
       const code: DeliveryErrorCode =
-        result.reason === 'aborted' ? 'ERR_CLOSE_TIMEOUT' : result.reason === 'rejected' ? 'ERR_REJECTED' : 'ERR_RETRIES_EXHAUSTED'
+        result.reason === 'aborted'
+          ? 'ERR_CLOSE_TIMEOUT'
+          : result.reason === 'rejected'
+            ? 'ERR_REJECTED'
+            : 'ERR_RETRIES_EXHAUSTED'
       this.#fail(batch.messages, this.#deliveryError(code, batch.messages, result))
     }
     this.#checkDrain()
@@ -483,7 +497,10 @@ export class Client extends Emitter<ClientEvents> {
       this.#abort.abort(new Error('close() timed out'))
       const left = this.#queue.takeAll()
       if (left.length > 0) {
-        this.#holdings.release(left.length, left.reduce((bytes, message) => bytes + message.bytes, 0))
+        this.#holdings.release(
+          left.length,
+          left.reduce((bytes, message) => bytes + message.bytes, 0),
+        )
         this.#fail(left, this.#deliveryError('ERR_CLOSE_TIMEOUT', left, undefined))
         this.#checkDrain()
       }

@@ -62,7 +62,8 @@ export class Holdings {
   /** `true` once, when backpressure was on and holdings fell low enough to end it: emit `'drain'` then. */
   drained(): boolean {
     const limits = this.#limits
-    if (!this.#needDrain || this.#messages * 4 > limits.maxQueueSize || this.#bytes * 2 > limits.highWaterBytes) return false
+    if (!this.#needDrain || this.#messages * 4 > limits.maxQueueSize || this.#bytes * 2 > limits.highWaterBytes)
+      return false
     this.#needDrain = false
     return true
   }

@@ -109,7 +109,12 @@ const OPTION_NAMES: Readonly<Record<keyof ClientOptions, true>> = {
   flushOnPageHide: true,
 }
 
-const RETRY_OPTION_NAMES: Readonly<Record<keyof RetryOptions, true>> = { limit: true, baseDelay: true, maxDelay: true, maxRetryAfter: true }
+const RETRY_OPTION_NAMES: Readonly<Record<keyof RetryOptions, true>> = {
+  limit: true,
+  baseDelay: true,
+  maxDelay: true,
+  maxRetryAfter: true,
+}
 
 /** What other analytics clients (Segment's, PostHog's, the Go client) call our options. */
 const OTHER_CLIENTS_NAMES: Readonly<Record<string, string>> = {
@@ -140,13 +145,19 @@ function resolveEndpoint(value: unknown): string {
     // fetch refuses such a URL, and the write key is what authenticates.
     url.username = ''
     url.password = ''
-    throw new OptionsError('endpoint', `expected no user name or password in it (the write key authenticates); use ${quoted(url.href.replace(/\/+$/, ''))}.`)
+    throw new OptionsError(
+      'endpoint',
+      `expected no user name or password in it (the write key authenticates); use ${quoted(url.href.replace(/\/+$/, ''))}.`,
+    )
   }
   if (url.search || url.hash) {
     throw new OptionsError('endpoint', 'expected a base URL without query or fragment; /v1/batch is appended to it.')
   }
   if (/\/v1\/batch\/*$/.test(url.pathname)) {
-    throw new OptionsError('endpoint', `expected the base URL, since /v1/batch is appended to it: ${quoted(url.href.replace(/\/v1\/batch\/*$/, ''))}.`)
+    throw new OptionsError(
+      'endpoint',
+      `expected the base URL, since /v1/batch is appended to it: ${quoted(url.href.replace(/\/v1\/batch\/*$/, ''))}.`,
+    )
   }
   return `${url.href.replace(/\/+$/, '')}/v1/batch`
 }
@@ -155,7 +166,10 @@ function resolveFlushAt(options: ClientOptions): number {
   const flushAt = integerOption('flushAt', options.flushAt, DEFAULTS.flushAt, 1)
   const size = integerOption('size', options.size, flushAt, 1)
   if (options.flushAt !== undefined && options.size !== undefined && flushAt !== size) {
-    throw new OptionsError('size', `\`size\` is an alias of \`flushAt\`; they disagree (${size} and ${flushAt}). Set one.`)
+    throw new OptionsError(
+      'size',
+      `\`size\` is an alias of \`flushAt\`; they disagree (${size} and ${flushAt}). Set one.`,
+    )
   }
   return size
 }
@@ -168,7 +182,13 @@ function resolveRetry(value: unknown): ResolvedRetryOptions {
     limit: integerOption('retry.limit', value['limit'], DEFAULTS.retry.limit, 0, 1_000),
     baseDelay: integerOption('retry.baseDelay', value['baseDelay'], DEFAULTS.retry.baseDelay, 0, MAX_TIMER_MS),
     maxDelay: integerOption('retry.maxDelay', value['maxDelay'], DEFAULTS.retry.maxDelay, 0, MAX_TIMER_MS),
-    maxRetryAfter: integerOption('retry.maxRetryAfter', value['maxRetryAfter'], DEFAULTS.retry.maxRetryAfter, 0, MAX_TIMER_MS),
+    maxRetryAfter: integerOption(
+      'retry.maxRetryAfter',
+      value['maxRetryAfter'],
+      DEFAULTS.retry.maxRetryAfter,
+      0,
+      MAX_TIMER_MS,
+    ),
   }
 }
 
@@ -210,7 +230,13 @@ export function resolveClientOptions(writeKey: unknown, options: unknown): Resol
     flushAfter: integerOption('flushAfter', given.flushAfter, DEFAULTS.flushAfter, 1, MAX_TIMER_MS),
     timeout: integerOption('timeout', given.timeout, DEFAULTS.timeout, 1, MAX_TIMER_MS),
     retry: resolveRetry(given.retry),
-    maxConcurrentRequests: integerOption('maxConcurrentRequests', given.maxConcurrentRequests, DEFAULTS.maxConcurrentRequests, 1, 1_000),
+    maxConcurrentRequests: integerOption(
+      'maxConcurrentRequests',
+      given.maxConcurrentRequests,
+      DEFAULTS.maxConcurrentRequests,
+      1,
+      1_000,
+    ),
     maxQueueSize: integerOption('maxQueueSize', given.maxQueueSize, DEFAULTS.maxQueueSize, 1),
     maxQueueBytes,
     highWaterBytes: Math.min(highWaterMark, Math.floor(maxQueueBytes / 2)),

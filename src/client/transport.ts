@@ -89,7 +89,11 @@ export function createKyTransport(settings: KyTransportSettings): BatchTransport
 
   const api: KyInstance = ky.create({
     method: 'post',
-    headers: { 'content-type': 'application/json', authorization: basicAuthorization(settings.writeKey), ...USER_AGENT_HEADER },
+    headers: {
+      'content-type': 'application/json',
+      authorization: basicAuthorization(settings.writeKey),
+      ...USER_AGENT_HEADER,
+    },
     timeout: settings.timeout,
     throwHttpErrors: true,
     // A followed 301-303 turns the POST into a GET without the batch, whose 2xx would count as

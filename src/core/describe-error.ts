@@ -24,7 +24,9 @@ function describeOne(error: unknown): string {
  * ```
  */
 export function describeError(error: unknown): string {
-  const parts = [error instanceof Error && error.name !== 'Error' ? `${error.name}: ${describeOne(error)}` : describeOne(error)]
+  const parts = [
+    error instanceof Error && error.name !== 'Error' ? `${error.name}: ${describeOne(error)}` : describeOne(error),
+  ]
   let current = error
   for (let depth = 0; depth < MAX_CAUSES && current instanceof Error && current.cause !== undefined; depth++) {
     current = current.cause

@@ -61,7 +61,11 @@ export type JsonObjectInput<T> = T extends readonly unknown[] ? JsonObject : Jso
 export const MAX_DEPTH = 64
 
 function refuse(path: string, what: string): never {
-  throw new ValidationError('ERR_NOT_SERIALIZABLE', path, `\`${path}\` ${what}: it cannot be sent as JSON without loss.`)
+  throw new ValidationError(
+    'ERR_NOT_SERIALIZABLE',
+    path,
+    `\`${path}\` ${what}: it cannot be sent as JSON without loss.`,
+  )
 }
 
 /** What `toJSON` gives for the value at `path`, called as JSON.stringify calls it: with the value's key. */
@@ -72,7 +76,12 @@ function replacement(object: { toJSON(key: string): unknown }, key: string, path
     return value
   } catch (error) {
     if (error instanceof ValidationError) throw error
-    throw new ValidationError('ERR_NOT_SERIALIZABLE', path, `\`${path}\` has a toJSON that threw: it cannot be sent as JSON.`, { cause: error })
+    throw new ValidationError(
+      'ERR_NOT_SERIALIZABLE',
+      path,
+      `\`${path}\` has a toJSON that threw: it cannot be sent as JSON.`,
+      { cause: error },
+    )
   }
 }
 
@@ -151,17 +160,24 @@ function walk(value: unknown, place: Place, ancestors: Ancestors): void {
       if (object[index] === undefined) refuse(itemPath, 'is undefined inside an array (JSON would write null)')
       walk(object[index], child(String(index), itemPath), ancestors)
     }
-    if (Object.keys(object).length > object.length) refuse(path, 'is an array with named properties (JSON would drop them)')
+    if (Object.keys(object).length > object.length)
+      refuse(path, 'is an array with named properties (JSON would drop them)')
   } else if (!place.replaced && object instanceof Date) {
     if (Number.isNaN(object.getTime())) refuse(path, 'is an invalid Date')
   } else if (!place.replaced && typeof (object as { toJSON?: unknown }).toJSON === 'function') {
     // An object that says how it becomes JSON (decimal and date libraries do): what it says is
     // what is sent, in its place, so that is what is checked (a toJSON may return NaN, a function, undefined).
-    walk(replacement(object as { toJSON(key: string): unknown }, place.key, path), { ...place, replaced: true }, ancestors)
+    walk(
+      replacement(object as { toJSON(key: string): unknown }, place.key, path),
+      { ...place, replaced: true },
+      ancestors,
+    )
   } else {
-    if (!isPlain(object)) refuse(path, `is a ${object.constructor?.name ?? 'non-plain object'}; send a plain object or array`)
+    if (!isPlain(object))
+      refuse(path, `is a ${object.constructor?.name ?? 'non-plain object'}; send a plain object or array`)
     for (const key in object) {
-      if (Object.hasOwn(object, key)) walk((object as Record<string, unknown>)[key], child(key, `${path}.${key}`), ancestors)
+      if (Object.hasOwn(object, key))
+        walk((object as Record<string, unknown>)[key], child(key, `${path}.${key}`), ancestors)
     }
   }
   ancestors.objects.pop()

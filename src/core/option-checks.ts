@@ -20,7 +20,9 @@ export function checkOptionNames(
 ): void {
   for (const key of Object.keys(given)) {
     if (Object.hasOwn(known, key)) continue
-    const hint = Object.hasOwn(renamed, key) ? `use \`${renamed[key]}\` instead` : `the options are ${Object.keys(known).join(', ')}`
+    const hint = Object.hasOwn(renamed, key)
+      ? `use \`${renamed[key]}\` instead`
+      : `the options are ${Object.keys(known).join(', ')}`
     throw new OptionsError(`${prefix}${key}`, `no such option; ${hint}.`)
   }
 }
@@ -30,7 +32,13 @@ export function checkOptionNames(
  *
  * @throws {@link OptionsError} naming the option.
  */
-export function integerOption(name: string, value: unknown, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+export function integerOption(
+  name: string,
+  value: unknown,
+  fallback: number,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw new OptionsError(name, `expected a whole number from ${min} to ${max}, got ${shown(value)}.`)

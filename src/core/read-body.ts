@@ -20,7 +20,10 @@ export interface BodyReadLimits {
  * the signal a fetch was given may be a combined one that no longer forwards aborts once
  * collected.
  */
-export async function readBodyStart(response: Response, { maxBytes, ms, signal }: BodyReadLimits): Promise<Uint8Array[]> {
+export async function readBodyStart(
+  response: Response,
+  { maxBytes, ms, signal }: BodyReadLimits,
+): Promise<Uint8Array[]> {
   const chunks: Uint8Array[] = []
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined
   // Cancelling ends a pending read with `done`, so the loop below stops at once.

@@ -66,7 +66,11 @@ function describe(value: unknown): string {
 }
 
 function wrongType(type: MessageType, name: string, expected: string, value: unknown): ValidationError {
-  return new ValidationError('ERR_INVALID_FIELD', name, `${type}(): \`${name}\` must be ${expected}, got ${describe(value)}.`)
+  return new ValidationError(
+    'ERR_INVALID_FIELD',
+    name,
+    `${type}(): \`${name}\` must be ${expected}, got ${describe(value)}.`,
+  )
 }
 
 /** True for an object JSON would write as `{}`: no property, or only `undefined` ones. */
@@ -106,7 +110,8 @@ function copyFields(
  * optional; a date alone or a time without a zone is refused, because the receiver would have to
  * guess the zone.
  */
-const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)$/i
+const ISO_DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)$/i
 
 /** Whether the string is an ISO 8601 date-time with a zone, naming a day that exists. */
 function isIsoDateTime(value: string): boolean {
@@ -192,13 +197,22 @@ export function readingCallerData<T>(field: string, doing: string, read: () => T
     return read()
   } catch (error) {
     if (error instanceof EventwireError) throw error
-    throw new ValidationError('ERR_INVALID_FIELD', field, `${doing} threw (${describeError(error)}); pass plain data.`, { cause: error })
+    throw new ValidationError(
+      'ERR_INVALID_FIELD',
+      field,
+      `${doing} threw (${describeError(error)}); pass plain data.`,
+      { cause: error },
+    )
   }
 }
 
 function buildWireMessage(type: MessageType, input: unknown): WireMessage {
   if (!isObject(input)) {
-    throw new ValidationError('ERR_INVALID_FIELD', 'message', `${type}() takes a message object, got ${describe(input)}.`)
+    throw new ValidationError(
+      'ERR_INVALID_FIELD',
+      'message',
+      `${type}() takes a message object, got ${describe(input)}.`,
+    )
   }
   const wire: Record<string, unknown> = { type }
   copyFields(wire, input, COMMON_FIELDS, type)

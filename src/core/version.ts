@@ -12,4 +12,6 @@ const runtimeAgent = (globalThis as { navigator?: { userAgent?: unknown } }).nav
 const IN_BROWSER = 'document' in globalThis || (typeof runtimeAgent === 'string' && runtimeAgent.startsWith('Mozilla/'))
 
 /** `User-Agent: eventwire/<version>` where the runtime lets a library set it; nothing in browsers. */
-export const USER_AGENT_HEADER: Readonly<Record<string, string>> = IN_BROWSER ? {} : { 'user-agent': `${LIBRARY.name}/${LIBRARY.version}` }
+export const USER_AGENT_HEADER: Readonly<Record<string, string>> = IN_BROWSER
+  ? {}
+  : { 'user-agent': `${LIBRARY.name}/${LIBRARY.version}` }

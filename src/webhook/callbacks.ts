@@ -13,7 +13,8 @@ export interface CallbackFailure {
 
 function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value)
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined)
+    return String(value)
   if (typeof value === 'bigint') return `${value}n`
   // Only typeof: reading anything of a proxy could throw again.
   return `a value of type ${typeof value}`
@@ -33,7 +34,9 @@ export function backoffDelay(backoff: (attempt: number) => number, attempt: numb
   }
   if (typeof delay === 'number' && Number.isFinite(delay) && delay >= 0) return delay
   const kind = typeof delay === 'number' ? RangeError : TypeError
-  return { cause: new kind(`backoff(${attempt}) returned ${describeValue(delay)}; expected a finite number of ms >= 0.`) }
+  return {
+    cause: new kind(`backoff(${attempt}) returned ${describeValue(delay)}; expected a finite number of ms >= 0.`),
+  }
 }
 
 /** Visible ASCII: what a header value may safely carry, and more than a hex signature needs. */
@@ -41,7 +44,11 @@ const SIGNATURE = /^[\x21-\x7e]+$/
 
 function checkSignature(signature: unknown): string | CallbackFailure {
   if (typeof signature === 'string' && SIGNATURE.test(signature)) return signature
-  return { cause: new TypeError(`the signer returned ${describeValue(signature)}; expected a non-empty string of visible ASCII (the hex HMAC).`) }
+  return {
+    cause: new TypeError(
+      `the signer returned ${describeValue(signature)}; expected a non-empty string of visible ASCII (the hex HMAC).`,
+    ),
+  }
 }
 
 /**
@@ -49,7 +56,11 @@ function checkSignature(signature: unknown): string | CallbackFailure {
  * cannot be a header value, or did not answer within `timeoutMs`. A synchronous signer (node:crypto)
  * costs no tick and no timer.
  */
-export function signBody(sign: Signer, body: string, timeoutMs: number): string | CallbackFailure | Promise<string | CallbackFailure> {
+export function signBody(
+  sign: Signer,
+  body: string,
+  timeoutMs: number,
+): string | CallbackFailure | Promise<string | CallbackFailure> {
   let signature: string | Promise<string>
   try {
     signature = sign(body)
@@ -58,7 +69,11 @@ export function signBody(sign: Signer, body: string, timeoutMs: number): string 
   }
   if (typeof signature === 'string') return checkSignature(signature)
   const late = new Error(`the signer did not answer within ${timeoutMs} ms (timeoutMs).`)
-  return withDeadline(Promise.resolve(signature).then(checkSignature, (cause: unknown) => ({ cause })), timeoutMs, () => ({ cause: late }))
+  return withDeadline(
+    Promise.resolve(signature).then(checkSignature, (cause: unknown) => ({ cause })),
+    timeoutMs,
+    () => ({ cause: late }),
+  )
 }
 
 const FAILURES: ReadonlySet<string> = new Set<TransportFailure>(['timeout', 'network', 'tls', 'blocked'])
@@ -70,7 +85,10 @@ const FAILURES: ReadonlySet<string> = new Set<TransportFailure>(['timeout', 'net
 function readResponse(value: unknown): WebhookResponse | undefined {
   if (typeof value !== 'object' || value === null) return undefined
   const { ok, status, retryAfter, failure, cause } = value as Record<string, unknown>
-  if (ok === false) return typeof failure === 'string' && FAILURES.has(failure) ? { ok, failure: failure as TransportFailure, cause } : undefined
+  if (ok === false)
+    return typeof failure === 'string' && FAILURES.has(failure)
+      ? { ok, failure: failure as TransportFailure, cause }
+      : undefined
   const validStatus = typeof status === 'number' && Number.isInteger(status) && status >= 100 && status <= 999
   if (ok !== true || !validStatus || (retryAfter != null && typeof retryAfter !== 'string')) return undefined
   return { ok, status, retryAfter: retryAfter ?? null }
@@ -96,7 +114,9 @@ export function sendThrough(transport: WebhookTransport, request: WebhookRequest
         readResponse(value) ?? {
           ok: false,
           failure: 'network',
-          cause: new TypeError(`transport.send() resolved ${describeValue(value)}, not a WebhookResponse ({ ok: true, status, retryAfter } or { ok: false, failure, cause }).`),
+          cause: new TypeError(
+            `transport.send() resolved ${describeValue(value)}, not a WebhookResponse ({ ok: true, status, retryAfter } or { ok: false, failure, cause }).`,
+          ),
         },
     )
     // A rejection, or a getter of the answer that threw.

@@ -16,7 +16,15 @@ import type { Outgoing, Sender } from './sender.js'
 import type { ResolvedWebhookSettings, WebhookSettings } from './settings.js'
 import type { Signer } from './signer.js'
 import type { WebhookTransport } from './transport.js'
-import { attemptNotices, pendingTargets, retryNotices, toDeliveryResult, type AttemptNotice, type DeliveryResult, type RetryNotice } from './result.js'
+import {
+  attemptNotices,
+  pendingTargets,
+  retryNotices,
+  toDeliveryResult,
+  type AttemptNotice,
+  type DeliveryResult,
+  type RetryNotice,
+} from './result.js'
 
 /** The events a {@link WebhookDestination} emits. */
 export interface WebhookDestinationEvents {
@@ -153,7 +161,9 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
       this.emit('failed', result)
       return result
     }
-    return new Promise<DeliveryResult>((resolve) => this.#admit({ state, prepared: { eventId, body, signature }, resolve, dueAt: 0 }))
+    return new Promise<DeliveryResult>((resolve) =>
+      this.#admit({ state, prepared: { eventId, body, signature }, resolve, dueAt: 0 }),
+    )
   }
 
   /**
@@ -195,7 +205,9 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   async #round(job: Job): Promise<void> {
     const attempted = this.listenerCount('attempt') > 0 ? pendingTargets(job.state) : undefined
     const decision = await runRound(job.state, this.#settings, (index) => this.#send(index, job.prepared))
-    if (attempted) for (const notice of attemptNotices(job.state, attempted, this.#urls, this.#settings.timeoutMs)) this.emit('attempt', notice)
+    if (attempted)
+      for (const notice of attemptNotices(job.state, attempted, this.#urls, this.#settings.timeoutMs))
+        this.emit('attempt', notice)
     if (decision.kind === 'finished') {
       this.#finish(job, decision.delivered ? 'delivered' : 'failed')
     } else if (this.#closing) {
@@ -203,7 +215,8 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
     } else {
       job.dueAt = decision.dueAt
       if (this.listenerCount('retry') > 0) {
-        for (const notice of retryNotices(job.state, this.#urls, decision.dueAt, this.#settings.timeoutMs)) this.emit('retry', notice)
+        for (const notice of retryNotices(job.state, this.#urls, decision.dueAt, this.#settings.timeoutMs))
+          this.emit('retry', notice)
       }
       // A retry listener may have called close(): the stopped scheduler must not take the job.
       if (this.#closing) this.#abandon(job)
@@ -222,7 +235,9 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
     job.state.targets.forEach((target, index) => {
       if (target.status !== 'pending') return
       target.status = 'failed'
-      const cause = target.failure ? toWebhookError(target.failure, this.#url(index), this.#settings.timeoutMs) : undefined
+      const cause = target.failure
+        ? toWebhookError(target.failure, this.#url(index), this.#settings.timeoutMs)
+        : undefined
       target.failure = { code: 'ERR_CLOSED', ...(cause ? { cause } : {}) }
     })
     this.#finish(job, isDelivered(job.state, this.#settings.mode) ? 'delivered' : 'failed')
@@ -244,7 +259,8 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
     })
     // Requests still in flight end within timeoutMs; connections are released after them.
     const deadline = Date.now() + timeout
-    if (await settlesWithin(settled, timeout)) await settlesWithin(this.#closeTransport(), Math.max(0, deadline - Date.now()))
+    if (await settlesWithin(settled, timeout))
+      await settlesWithin(this.#closeTransport(), Math.max(0, deadline - Date.now()))
     else void settled.then(() => this.#closeTransport())
   }
 

@@ -29,8 +29,11 @@ export interface Engine {
 export function createEngine(settings: WebhookSettings, platform: WebhookPlatform): Engine {
   const resolved = resolveWebhookSettings(settings)
   const given = (settings as { transport?: unknown }).transport
-  if (given !== undefined && !isTransport(given)) throw new OptionsError('transport', 'expected an object with send(request).')
-  const transport = (given as WebhookTransport | undefined) ?? platform.transport({ blockPrivateNetworks: resolved.blockPrivateNetworks })
+  if (given !== undefined && !isTransport(given))
+    throw new OptionsError('transport', 'expected an object with send(request).')
+  const transport =
+    (given as WebhookTransport | undefined) ??
+    platform.transport({ blockPrivateNetworks: resolved.blockPrivateNetworks })
   return {
     settings: resolved,
     urls: resolved.webhooks.map((webhook) => webhook.url),

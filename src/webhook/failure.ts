@@ -32,12 +32,22 @@ export function toWebhookError(failure: AttemptFailure, url: string, timeoutMs: 
         details,
       )
     case 'ERR_BLOCKED_TARGET':
-      return new WebhookError(code, url, `${url} is or resolves to an address that is not public (${describeError(cause)}); no connection was made. Use a public receiver, or turn blockPrivateNetworks off for internal ones.`, details)
+      return new WebhookError(
+        code,
+        url,
+        `${url} is or resolves to an address that is not public (${describeError(cause)}); no connection was made. Use a public receiver, or turn blockPrivateNetworks off for internal ones.`,
+        details,
+      )
     case 'ERR_CLOSED':
       return new WebhookError(code, url, 'The destination was closed before this event could be retried.', details)
     case 'ERR_CALLBACK':
       return callback === 'signer'
-        ? new WebhookError(code, url, `The platform's signer failed (${describeError(cause)}); nothing was sent to ${url}. A signer must return the signature as a string of visible ASCII, within timeoutMs.`, details)
+        ? new WebhookError(
+            code,
+            url,
+            `The platform's signer failed (${describeError(cause)}); nothing was sent to ${url}. A signer must return the signature as a string of visible ASCII, within timeoutMs.`,
+            details,
+          )
         : new WebhookError(
             code,
             url,

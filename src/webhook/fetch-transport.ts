@@ -43,7 +43,13 @@ export function createFetchTransport(options: { fetch?: typeof fetch | undefined
       }
       const deadline = startDeadline(request.timeoutMs)
       try {
-        const response = await send(request.url, { method: 'POST', headers: request.headers, body: request.body, redirect: 'manual', signal: deadline.signal })
+        const response = await send(request.url, {
+          method: 'POST',
+          headers: request.headers,
+          body: request.body,
+          redirect: 'manual',
+          signal: deadline.signal,
+        })
         drains.start(deadline, () => discard(response.body))
         return { ok: true, status: response.status, retryAfter: response.headers.get('retry-after') }
       } catch (cause) {

@@ -7,7 +7,15 @@ import type { WebhookEvent, WebhookEventType } from './event.js'
 /** A webhook request body, before serialization: the fields {@link toWebhookPayload} lists. */
 export type WebhookPayload = Record<string, unknown> & { type: WebhookEventType; timestamp: string }
 
-const TYPES: ReadonlySet<string> = new Set<WebhookEventType>(['page', 'screen', 'identify', 'track', 'alias', 'group', 'delete'])
+const TYPES: ReadonlySet<string> = new Set<WebhookEventType>([
+  'page',
+  'screen',
+  'identify',
+  'track',
+  'alias',
+  'group',
+  'delete',
+])
 
 function fail(code: ValidationErrorCode, field: string, message: string): never {
   throw new ValidationError(code, field, `toWebhookPayload(): ${message}`)
@@ -15,7 +23,8 @@ function fail(code: ValidationErrorCode, field: string, message: string): never 
 
 function requireString(event: Record<string, unknown>, field: string, code: ValidationErrorCode): string {
   const value = event[field]
-  if (value === undefined || value === '') fail(code, field, `a ${String(event['type'])} event needs a non-empty \`${field}\`.`)
+  if (value === undefined || value === '')
+    fail(code, field, `a ${String(event['type'])} event needs a non-empty \`${field}\`.`)
   if (typeof value !== 'string') fail('ERR_INVALID_FIELD', field, `\`${field}\` must be a string, got ${typeof value}.`)
   return value
 }
@@ -61,7 +70,11 @@ export function toWebhookPayload<Data extends object = JsonObject>(event: Webhoo
   const input = event as unknown as Record<string, unknown>
   const type = input['type']
   if (typeof type !== 'string' || !TYPES.has(type)) {
-    fail('ERR_INVALID_FIELD', 'type', `unknown event type ${JSON.stringify(type)}; expected one of ${[...TYPES].join(', ')}.`)
+    fail(
+      'ERR_INVALID_FIELD',
+      'type',
+      `unknown event type ${JSON.stringify(type)}; expected one of ${[...TYPES].join(', ')}.`,
+    )
   }
   const timestamp = timestampOf(input['timestamp'])
   if (type === 'delete') {
@@ -70,7 +83,14 @@ export function toWebhookPayload<Data extends object = JsonObject>(event: Webhoo
   if (type === 'alias') {
     const previousId = requireString(input, 'previousId', 'ERR_MISSING_PREVIOUS_ID')
     const userId = requireString(input, 'userId', 'ERR_MISSING_USER_ID')
-    return { version: 1, type, timestamp, context: optionalObject(input, 'context'), 'Previous ID': previousId, 'User ID': userId }
+    return {
+      version: 1,
+      type,
+      timestamp,
+      context: optionalObject(input, 'context'),
+      'Previous ID': previousId,
+      'User ID': userId,
+    }
   }
   const payload: WebhookPayload = {
     version: 1,

@@ -29,7 +29,11 @@ export function checkEvent(event: unknown): CheckedEvent {
     const input = event as Record<string, unknown>
     const integrations = input['integrations']
     if (integrations !== undefined && !isObject(integrations)) {
-      throw new ValidationError('ERR_INVALID_FIELD', 'integrations', '`integrations` must be a plain object such as { Webhooks: false }.')
+      throw new ValidationError(
+        'ERR_INVALID_FIELD',
+        'integrations',
+        '`integrations` must be a plain object such as { Webhooks: false }.',
+      )
     }
     // The id travels as the Webhook-Id header: the client's rule, so that an id it sent is never refused here.
     const messageId = input['messageId']

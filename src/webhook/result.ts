@@ -64,12 +64,23 @@ export interface RetryNotice {
 }
 
 /** One notice per URL that will be tried again at `retryAt`. */
-export function retryNotices(state: DeliveryState, urls: readonly string[], retryAt: number, timeoutMs: number): RetryNotice[] {
+export function retryNotices(
+  state: DeliveryState,
+  urls: readonly string[],
+  retryAt: number,
+  timeoutMs: number,
+): RetryNotice[] {
   const notices: RetryNotice[] = []
   state.targets.forEach((target, index) => {
     if (target.status !== 'pending' || !target.failure) return
     const url = urls[index] ?? ''
-    notices.push({ eventId: state.eventId, url, attempts: target.attempts, error: toWebhookError(target.failure, url, timeoutMs), retryAt })
+    notices.push({
+      eventId: state.eventId,
+      url,
+      attempts: target.attempts,
+      error: toWebhookError(target.failure, url, timeoutMs),
+      retryAt,
+    })
   })
   return notices
 }
@@ -98,7 +109,12 @@ export function pendingTargets(state: DeliveryState): number[] {
 }
 
 /** One notice per URL a round just sent to (`attempted`, from {@link pendingTargets} before the round). */
-export function attemptNotices(state: DeliveryState, attempted: readonly number[], urls: readonly string[], timeoutMs: number): AttemptNotice[] {
+export function attemptNotices(
+  state: DeliveryState,
+  attempted: readonly number[],
+  urls: readonly string[],
+  timeoutMs: number,
+): AttemptNotice[] {
   return attempted.map((index) => {
     const target = state.targets[index]!
     const url = urls[index] ?? ''

@@ -30,7 +30,9 @@ export interface RoundRules {
 }
 
 /** What to do after a round: report the event, or run another round at `dueAt`. */
-export type RoundDecision = { readonly kind: 'finished'; readonly delivered: boolean } | { readonly kind: 'retry'; readonly dueAt: number }
+export type RoundDecision =
+  | { readonly kind: 'finished'; readonly delivered: boolean }
+  | { readonly kind: 'retry'; readonly dueAt: number }
 
 /** A fresh state: every URL waiting for its first attempt. */
 export function newDeliveryState(eventId: string, urls: number, retryWindowMs: number, now: number): DeliveryState {
@@ -38,7 +40,13 @@ export function newDeliveryState(eventId: string, urls: number, retryWindowMs: n
     eventId,
     deadline: now + retryWindowMs,
     rounds: 0,
-    targets: Array.from({ length: urls }, () => ({ status: 'pending', attempts: 0, lastStatus: undefined, failure: undefined, retryAfterMs: undefined })),
+    targets: Array.from({ length: urls }, () => ({
+      status: 'pending',
+      attempts: 0,
+      lastStatus: undefined,
+      failure: undefined,
+      retryAfterMs: undefined,
+    })),
   }
 }
 
@@ -95,7 +103,9 @@ export async function runRound(
   state.rounds++
   await Promise.all(
     state.targets.map((target, index) =>
-      target.status === 'pending' ? send(index).then((response) => recordAttempt(target, response, Date.now())) : undefined,
+      target.status === 'pending'
+        ? send(index).then((response) => recordAttempt(target, response, Date.now()))
+        : undefined,
     ),
   )
   const pending = state.targets.filter((target) => target.status === 'pending')
@@ -114,7 +124,12 @@ export async function runRound(
     // No delay, no retry: each URL fails with the backoff's fault, keeping its last status.
     for (const target of pending) {
       target.status = 'failed'
-      target.failure = { code: 'ERR_CALLBACK', callback: 'backoff', cause: delay.cause, ...(target.failure?.status === undefined ? {} : { status: target.failure.status }) }
+      target.failure = {
+        code: 'ERR_CALLBACK',
+        callback: 'backoff',
+        cause: delay.cause,
+        ...(target.failure?.status === undefined ? {} : { status: target.failure.status }),
+      }
     }
     return { kind: 'finished', delivered: isDelivered(state, rules.mode) }
   }

@@ -92,7 +92,16 @@ const RESERVED = new Set(['content-type', 'content-length', 'user-agent', 'x-sig
  * connection, not the event, and undici refuses `Expect`, `Upgrade`, `Keep-Alive` and
  * `Transfer-Encoding` outright, so every request would fail.
  */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect'])
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'expect',
+])
 
 function defaultBackoff(attempt: number): number {
   return 5_000 * 2 ** attempt * (0.9 + Math.random() * 0.2)
@@ -113,7 +122,12 @@ const SETTING_NAMES: Readonly<Record<keyof WebhookSettings, true>> = {
 }
 const ENTRY_NAMES: Readonly<Record<keyof WebhookEntry, true>> = { url: true, headers: true }
 /** Names people reach for, mapped to ours. */
-const LIKELY_NAMES: Readonly<Record<string, string>> = { urls: 'webhooks', secret: 'sharedSecret', timeout: 'timeoutMs', concurrency: 'maxConcurrency' }
+const LIKELY_NAMES: Readonly<Record<string, string>> = {
+  urls: 'webhooks',
+  secret: 'sharedSecret',
+  timeout: 'timeoutMs',
+  concurrency: 'maxConcurrency',
+}
 
 function resolveEntry(entry: unknown, index: number): ResolvedWebhook {
   const name = `webhooks[${index}]`
@@ -132,15 +146,22 @@ function resolveEntry(entry: unknown, index: number): ResolvedWebhook {
   if (given !== undefined) {
     if (!isObject(given)) throw new OptionsError(`${name}.headers`, 'expected an object of header names to values.')
     for (const [key, value] of Object.entries(given)) {
-      if (!TOKEN.test(key)) throw new OptionsError(`${name}.headers`, `${JSON.stringify(key)} is not a valid header name.`)
+      if (!TOKEN.test(key))
+        throw new OptionsError(`${name}.headers`, `${JSON.stringify(key)} is not a valid header name.`)
       if (RESERVED.has(key.toLowerCase())) {
         throw new OptionsError(`${name}.headers`, `${key} is set by eventwire and cannot be configured.`)
       }
       if (HOP_BY_HOP.has(key.toLowerCase())) {
-        throw new OptionsError(`${name}.headers`, `${key} is a hop-by-hop or framing header: the connection's business, not the receiver's. Leave it out.`)
+        throw new OptionsError(
+          `${name}.headers`,
+          `${key} is a hop-by-hop or framing header: the connection's business, not the receiver's. Leave it out.`,
+        )
       }
       if (typeof value !== 'string' || !FIELD_VALUE.test(value)) {
-        throw new OptionsError(`${name}.headers`, `the value of ${key} must be a string without CR, LF or other control characters.`)
+        throw new OptionsError(
+          `${name}.headers`,
+          `the value of ${key} must be a string without CR, LF or other control characters.`,
+        )
       }
       headers[key.toLowerCase()] = value
     }
@@ -158,18 +179,23 @@ export function resolveWebhookSettings(settings: unknown): ResolvedWebhookSettin
   checkOptionNames(settings, SETTING_NAMES, LIKELY_NAMES)
   const webhooks = settings['webhooks']
   if (!Array.isArray(webhooks) || webhooks.length < 1 || webhooks.length > MAX_WEBHOOKS) {
-    throw new OptionsError('webhooks', `expected 1 to ${MAX_WEBHOOKS} entries, got ${Array.isArray(webhooks) ? webhooks.length : typeof webhooks}.`)
+    throw new OptionsError(
+      'webhooks',
+      `expected 1 to ${MAX_WEBHOOKS} entries, got ${Array.isArray(webhooks) ? webhooks.length : typeof webhooks}.`,
+    )
   }
   const secret = settings['sharedSecret']
   if (secret !== undefined && (typeof secret !== 'string' || secret === '')) {
     throw new OptionsError('sharedSecret', 'expected a non-empty string, or leave it out to send unsigned requests.')
   }
   const backoff = settings['backoff']
-  if (backoff !== undefined && typeof backoff !== 'function') throw new OptionsError('backoff', 'expected (attempt) => ms.')
+  if (backoff !== undefined && typeof backoff !== 'function')
+    throw new OptionsError('backoff', 'expected (attempt) => ms.')
   const block = settings['blockPrivateNetworks'] ?? false
   if (typeof block !== 'boolean') throw new OptionsError('blockPrivateNetworks', 'expected true or false.')
   const mode = settings['mode'] ?? 'any'
-  if (mode !== 'any' && mode !== 'each') throw new OptionsError('mode', `expected 'any' or 'each', got ${JSON.stringify(mode)}.`)
+  if (mode !== 'any' && mode !== 'each')
+    throw new OptionsError('mode', `expected 'any' or 'each', got ${JSON.stringify(mode)}.`)
   const resolved = webhooks.map(resolveEntry)
   if (block) {
     resolved.forEach((webhook, index) => {
@@ -187,7 +213,13 @@ export function resolveWebhookSettings(settings: unknown): ResolvedWebhookSettin
     webhooks: resolved,
     sharedSecret: secret,
     timeoutMs: integerOption('timeoutMs', settings['timeoutMs'], 5_000, 1, MAX_TIMER_MS),
-    retryWindowMs: integerOption('retryWindowMs', settings['retryWindowMs'], 4 * 60 * 60_000, 0, Number.MAX_SAFE_INTEGER),
+    retryWindowMs: integerOption(
+      'retryWindowMs',
+      settings['retryWindowMs'],
+      4 * 60 * 60_000,
+      0,
+      Number.MAX_SAFE_INTEGER,
+    ),
     backoff: (backoff as ((attempt: number) => number) | undefined) ?? defaultBackoff,
     mode,
     maxConcurrency: integerOption('maxConcurrency', settings['maxConcurrency'], 256, 1, 100_000),

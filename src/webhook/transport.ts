@@ -53,7 +53,10 @@ export const BLOCKED_ADDRESS_CODE = 'ERR_EVENTWIRE_BLOCKED_ADDRESS'
 
 /** The error a transport refuses a non-public address with: `subject` is the address, or the name and what it resolves to. */
 export function blockedAddressError(subject: string, range: string): Error {
-  return Object.assign(new Error(`${subject} is in ${range}, not the public internet, and blockPrivateNetworks is on`), { code: BLOCKED_ADDRESS_CODE })
+  return Object.assign(
+    new Error(`${subject} is in ${range}, not the public internet, and blockPrivateNetworks is on`),
+    { code: BLOCKED_ADDRESS_CODE },
+  )
 }
 
 /**
@@ -62,13 +65,22 @@ export function blockedAddressError(subject: string, range: string): Error {
  */
 const DENO_TLS_MESSAGE = /\binvalid peer certificate\b/
 
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT'])
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ETIMEDOUT',
+])
 
 /** Reads a thrown error and its `cause` chain for a certificate failure, a refused address or a timeout. */
 export function classifyFailure(error: unknown): TransportFailure {
   for (let current = error, depth = 0; current !== undefined && current !== null && depth < 8; depth++) {
     const { code, name, message } = current as { code?: unknown; name?: unknown; message?: unknown }
-    if ((typeof code === 'string' && TLS_CODES.has(code)) || (typeof message === 'string' && DENO_TLS_MESSAGE.test(message))) return 'tls'
+    if (
+      (typeof code === 'string' && TLS_CODES.has(code)) ||
+      (typeof message === 'string' && DENO_TLS_MESSAGE.test(message))
+    )
+      return 'tls'
     if (code === BLOCKED_ADDRESS_CODE) return 'blocked'
     if ((typeof code === 'string' && TIMEOUT_CODES.has(code)) || name === 'TimeoutError') return 'timeout'
     current = (current as { cause?: unknown }).cause

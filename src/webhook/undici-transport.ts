@@ -32,7 +32,8 @@ function publicOnlyLookup(hostname: string, options: LookupOptions, callback: Lo
     if (error) return callback(error, '')
     for (const entry of addresses) {
       const range = blockedRangeOf(entry.address)
-      if (range !== undefined) return callback(blockedAddressError(`${hostname} resolves to ${entry.address}`, range), '')
+      if (range !== undefined)
+        return callback(blockedAddressError(`${hostname} resolves to ${entry.address}`, range), '')
     }
     const [first] = addresses
     if (options.all) callback(null, addresses)
@@ -47,7 +48,8 @@ function publicOnlyLookup(hostname: string, options: LookupOptions, callback: Lo
  * {@link publicOnlyLookup}.
  */
 function guardedConnector(connect: UndiciTransportOptions['connect']): buildConnector.connector {
-  const connector = typeof connect === 'function' ? peerChecked(connect) : buildConnector({ ...connect, lookup: publicOnlyLookup })
+  const connector =
+    typeof connect === 'function' ? peerChecked(connect) : buildConnector({ ...connect, lookup: publicOnlyLookup })
   return (options, callback) => {
     const range = blockedRangeOf(options.hostname)
     if (range !== undefined) callback(blockedAddressError(options.hostname, range), null)
@@ -67,7 +69,13 @@ function peerChecked(connect: buildConnector.connector): buildConnector.connecto
       const range = address === undefined ? 'an unknown address' : blockedRangeOf(address)
       if (range === undefined) return callback(null, socket)
       socket.destroy()
-      callback(blockedAddressError(`${options.hostname} (connected to ${address ?? 'an address the socket does not report'})`, range), null)
+      callback(
+        blockedAddressError(
+          `${options.hostname} (connected to ${address ?? 'an address the socket does not report'})`,
+          range,
+        ),
+        null,
+      )
     })
   }
 }
@@ -121,7 +129,10 @@ export function createUndiciTransport(options: UndiciTransportOptions = {}): Web
     async send(request) {
       const deadline = startDeadline(request.timeoutMs)
       try {
-        const response = await poolFor(request.origin, options.blockPrivateNetworks === true || request.blockPrivateNetworks === true).request({
+        const response = await poolFor(
+          request.origin,
+          options.blockPrivateNetworks === true || request.blockPrivateNetworks === true,
+        ).request({
           method: 'POST',
           path: request.path,
           headers: request.headers,

@@ -1,7 +1,14 @@
 import { EventwireError } from '../core/errors/eventwire-error.js'
 
 /** Codes of {@link WebhookError}: why one request to one URL failed. */
-export type WebhookErrorCode = 'ERR_HTTP_STATUS' | 'ERR_TIMEOUT' | 'ERR_NETWORK' | 'ERR_TLS_CERTIFICATE' | 'ERR_BLOCKED_TARGET' | 'ERR_CLOSED' | 'ERR_CALLBACK'
+export type WebhookErrorCode =
+  | 'ERR_HTTP_STATUS'
+  | 'ERR_TIMEOUT'
+  | 'ERR_NETWORK'
+  | 'ERR_TLS_CERTIFICATE'
+  | 'ERR_BLOCKED_TARGET'
+  | 'ERR_CLOSED'
+  | 'ERR_CALLBACK'
 
 /**
  * Why an attempt to one URL failed:
@@ -25,7 +32,12 @@ export class WebhookError extends EventwireError<WebhookErrorCode> {
   /** HTTP status, for `ERR_HTTP_STATUS`. */
   readonly status: number | undefined
 
-  constructor(code: WebhookErrorCode, url: string, message: string, details: { status?: number; cause?: unknown } = {}) {
+  constructor(
+    code: WebhookErrorCode,
+    url: string,
+    message: string,
+    details: { status?: number; cause?: unknown } = {},
+  ) {
     super(code, message, details.cause === undefined ? undefined : { cause: details.cause })
     this.url = url
     this.status = details.status

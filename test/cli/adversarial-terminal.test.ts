@@ -25,14 +25,18 @@ const TITLE = '\u001b]0;pwned\u0007'
 const CLEAR = '\u001b[2J'
 const hostile = `${TITLE}${CLEAR}\u009b31m\u202eevil\u2066`
 
-const controlCharacter = fc.oneof(
-  fc.integer({ min: 0, max: 0x1f }),
-  fc.constant(0x7f),
-  fc.integer({ min: 0x80, max: 0x9f }),
-  fc.integer({ min: 0x202a, max: 0x202e }),
-  fc.integer({ min: 0x2066, max: 0x2069 }),
-).map((code) => String.fromCharCode(code))
-const hostileText = fc.array(fc.oneof(fc.string(), controlCharacter, fc.string({ unit: 'grapheme' })), { maxLength: 12 }).map((parts) => parts.join(''))
+const controlCharacter = fc
+  .oneof(
+    fc.integer({ min: 0, max: 0x1f }),
+    fc.constant(0x7f),
+    fc.integer({ min: 0x80, max: 0x9f }),
+    fc.integer({ min: 0x202a, max: 0x202e }),
+    fc.integer({ min: 0x2066, max: 0x2069 }),
+  )
+  .map((code) => String.fromCharCode(code))
+const hostileText = fc
+  .array(fc.oneof(fc.string(), controlCharacter, fc.string({ unit: 'grapheme' })), { maxLength: 12 })
+  .map((parts) => parts.join(''))
 
 describe('escapeControl', () => {
   it('lets no control character through, whatever the text', () => {
@@ -42,21 +46,46 @@ describe('escapeControl', () => {
   it('shows each one visibly, and leaves other text as it is', () => {
     expect(escapeControl(TITLE)).toBe('\\x1b]0;pwned\\x07')
     expect(escapeControl(`a\u202eb\u0085c\u007f\n`)).toBe('a\\u202eb\\x85c\\x7f\\x0a')
-    fc.assert(fc.property(fc.string({ unit: 'grapheme' }), (text) => CONTROL.test(text) || escapeControl(text) === text))
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), (text) => CONTROL.test(text) || escapeControl(text) === text),
+    )
   })
 })
 
 describe('pretty output of what the network sent', () => {
   const request = (payload: unknown, path = '/hooks'): ReceivedRequest =>
-    ({ time: Date.now(), method: 'POST', path, signature: 'unchecked', status: 200, payload, senderHungUp: false }) as unknown as ReceivedRequest
+    ({
+      time: Date.now(),
+      method: 'POST',
+      path,
+      signature: 'unchecked',
+      status: 200,
+      payload,
+      senderHungUp: false,
+    }) as unknown as ReceivedRequest
 
   it('listen: every field of any event, and the path', () => {
     fc.assert(
-      fc.property(fc.constantFrom('track', 'page', 'screen', 'group', 'alias', 'identify', hostile), hostileText, hostileText, (type, a, b) => {
-        const payload = { type, userId: a, event: b, name: b, groupId: a, 'Previous ID': a, 'User ID': b, properties: { [a]: b }, traits: { [b]: a } }
-        assertInert(formatRequest(request(payload, `/${a}`), 120))
-        assertInert(formatRequest(request(a, `/${b}`), 120))
-      }),
+      fc.property(
+        fc.constantFrom('track', 'page', 'screen', 'group', 'alias', 'identify', hostile),
+        hostileText,
+        hostileText,
+        (type, a, b) => {
+          const payload = {
+            type,
+            userId: a,
+            event: b,
+            name: b,
+            groupId: a,
+            'Previous ID': a,
+            'User ID': b,
+            properties: { [a]: b },
+            traits: { [b]: a },
+          }
+          assertInert(formatRequest(request(payload, `/${a}`), 120))
+          assertInert(formatRequest(request(a, `/${b}`), 120))
+        },
+      ),
     )
   })
 
@@ -64,11 +93,27 @@ describe('pretty output of what the network sent', () => {
     fc.assert(
       fc.property(hostileText, hostileText, (a, b) => {
         const activities: DevActivity[] = [
-          { event: 'delivered', eventId: a, type: 'page', userId: a, label: b, attempts: 1, urls: [{ url: 'http://127.0.0.1:1/', status: 'delivered', attempts: 1, lastStatus: 200 }] },
+          {
+            event: 'delivered',
+            eventId: a,
+            type: 'page',
+            userId: a,
+            label: b,
+            attempts: 1,
+            urls: [{ url: 'http://127.0.0.1:1/', status: 'delivered', attempts: 1, lastStatus: 200 }],
+          },
           { event: 'failed', eventId: a, type: 'track', userId: b, label: a, attempts: 1, urls: [] },
           { event: 'unroutable', eventId: a, type: 'identify', userId: a, reason: b },
           { event: 'rejected', status: 404, code: 'ERR_NOT_FOUND', reason: `nothing at /${a}` },
-          { event: 'retry', eventId: a, url: 'http://127.0.0.1:1/', attempts: 1, error: 'ERR_HTTP_STATUS', status: 500, retryAt: new Date().toISOString() },
+          {
+            event: 'retry',
+            eventId: a,
+            url: 'http://127.0.0.1:1/',
+            attempts: 1,
+            error: 'ERR_HTTP_STATUS',
+            status: 500,
+            retryAt: new Date().toISOString(),
+          },
         ]
         const lines = activities.map((activity) => formatActivity(activity))
         for (const line of lines) assertInert(line)
@@ -114,7 +159,15 @@ describe('end to end: a request carrying terminal escapes', () => {
     const banner = await listen.waitFor((line) => line.startsWith('eventwire listen: receiving'))
     const url = /http:\/\/127\.0\.0\.1:\d+/.exec(banner)![0]
     const body = JSON.stringify({ type: 'track', userId: TITLE, event: CLEAR, properties: { note: hostile } })
-    expect((await fetch(`${url}/${encodeURIComponent(TITLE)}`, { method: 'POST', body, headers: { 'content-type': 'application/json' } })).status).toBe(200)
+    expect(
+      (
+        await fetch(`${url}/${encodeURIComponent(TITLE)}`, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'application/json' },
+        })
+      ).status,
+    ).toBe(200)
     await fetch(`${url}/x`, { method: 'POST', body: `not json ${TITLE}` })
     await listen.waitFor((line) => line.includes('(not JSON)'))
     const output = listen.lines.join('\n')
@@ -128,7 +181,12 @@ describe('end to end: a request carrying terminal escapes', () => {
     const dev = await cli(['dev', '--port', '0', '--webhook', sink.url, '--write-key', 'wk'])
     const banner = await dev.waitFor((line) => line.startsWith('eventwire dev: ingest API on'))
     const url = /http:\/\/127\.0\.0\.1:\d+/.exec(banner)![0]
-    await postBatch(url, 'wk', { batch: [{ type: 'page', userId: TITLE, name: CLEAR }, { type: 'track', userId: hostile, event: TITLE }] })
+    await postBatch(url, 'wk', {
+      batch: [
+        { type: 'page', userId: TITLE, name: CLEAR },
+        { type: 'track', userId: hostile, event: TITLE },
+      ],
+    })
     await postBatch(url, 'wk', {}, `/${TITLE}`)
     await dev.waitFor((line) => line.includes('track') && line.includes('delivered:'))
     await dev.waitFor((line) => line.includes('refused 404'))
@@ -139,7 +197,11 @@ describe('end to end: a request carrying terminal escapes', () => {
 
   it('the live view of eventwire dev keeps its title and screen', async () => {
     const sink = await hook()
-    const terminal: TerminalCli = startOnTerminal(['dev', '--port', '0', '--webhook', sink.url, '--write-key', 'wk'], { columns: 140, rows: 40 }, { ...process.env, NO_COLOR: '1' })
+    const terminal: TerminalCli = startOnTerminal(
+      ['dev', '--port', '0', '--webhook', sink.url, '--write-key', 'wk'],
+      { columns: 140, rows: 40 },
+      { ...process.env, NO_COLOR: '1' },
+    )
     running.push({ stop: () => terminal.close() })
     const titles: string[] = []
     terminal.terminal.onTitleChange((title) => titles.push(title))

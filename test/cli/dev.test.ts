@@ -25,12 +25,27 @@ async function dev(args: readonly string[]) {
 }
 
 const settled = (cli: CliProcess, count: number) =>
-  cli.waitFor(() => cli.records().filter((record) => ['delivered', 'failed', 'skipped', 'unroutable'].includes(String(record['event']))).length >= count)
+  cli.waitFor(
+    () =>
+      cli
+        .records()
+        .filter((record) => ['delivered', 'failed', 'skipped', 'unroutable'].includes(String(record['event'])))
+        .length >= count,
+  )
 
 describe('eventwire dev', () => {
-  it('takes the client\'s batches and delivers each event as a signed webhook with the given headers', async () => {
+  it("takes the client's batches and delivers each event as a signed webhook with the given headers", async () => {
     const hook = await receiver()
-    const { cli, url } = await dev(['--write-key', 'wk', '--secret', 's3cret', '--webhook', `${hook.url}/in`, '--header', 'X-Team: data'])
+    const { cli, url } = await dev([
+      '--write-key',
+      'wk',
+      '--secret',
+      's3cret',
+      '--webhook',
+      `${hook.url}/in`,
+      '--header',
+      'X-Team: data',
+    ])
     const client = new Client('wk', { endpoint: url })
     client.identify({ userId: 'u1', traits: { plan: 'pro' }, messageId: 'm-1' })
     client.track({ userId: 'u1', event: 'Signed Up', properties: { source: 'ad' }, messageId: 'm-2' })
@@ -44,12 +59,23 @@ describe('eventwire dev', () => {
       expect(request.headers['x-team']).toBe('data')
       expect(request.headers['x-signature']).toBe(createHmac('sha1', 's3cret').update(request.raw).digest('hex'))
     }
-    expect(JSON.parse(byId['m-1']!.body)).toMatchObject({ version: 1, type: 'identify', userId: 'u1', traits: { plan: 'pro' } })
-    expect(JSON.parse(byId['m-2']!.body)).toMatchObject({ type: 'track', event: 'Signed Up', properties: { source: 'ad' } })
+    expect(JSON.parse(byId['m-1']!.body)).toMatchObject({
+      version: 1,
+      type: 'identify',
+      userId: 'u1',
+      traits: { plan: 'pro' },
+    })
+    expect(JSON.parse(byId['m-2']!.body)).toMatchObject({
+      type: 'track',
+      event: 'Signed Up',
+      properties: { source: 'ad' },
+    })
     expect(JSON.parse(byId['m-3']!.body)).toMatchObject({ type: 'alias', 'Previous ID': 'anon-1', 'User ID': 'u1' })
     const delivered = cli.records().filter((record) => record['event'] === 'delivered')
     expect(delivered.map((record) => record['eventId']).sort()).toEqual(['m-1', 'm-2', 'm-3'])
-    expect(delivered[0]).toMatchObject({ urls: [{ url: `${hook.url}/in`, status: 'delivered', attempts: 1, lastStatus: 200 }] })
+    expect(delivered[0]).toMatchObject({
+      urls: [{ url: `${hook.url}/in`, status: 'delivered', attempts: 1, lastStatus: 200 }],
+    })
   })
 
   it('refuses requests without the write key (401), on other paths (404) and with other methods (405)', async () => {
@@ -62,31 +88,91 @@ describe('eventwire dev', () => {
     expect(await noKey.json()).toMatchObject({ success: false, code: 'ERR_UNAUTHORIZED' })
     const wrongKey = await postBatch(url, 'wrong', batch)
     expect(wrongKey.status).toBe(401)
-    expect(await wrongKey.json()).toMatchObject({ code: 'ERR_UNAUTHORIZED', error: expect.stringMatching(/^that write key is not this server's/) })
+    expect(await wrongKey.json()).toMatchObject({
+      code: 'ERR_UNAUTHORIZED',
+      error: expect.stringMatching(/^that write key is not this server's/),
+    })
     expect((await postBatch(url, writeKey, batch, '/v1/track')).status).toBe(404)
     expect((await fetch(`${url}/v1/batch`)).status).toBe(405)
     await cli.waitFor(() => cli.records().filter((record) => record['event'] === 'rejected').length === 4)
     expect(hook.requests).toHaveLength(0)
   })
 
-  it('checks batches with the client\'s rules: one bad message refuses the batch with a 400 that says why', async () => {
+  it("checks batches with the client's rules: one bad message refuses the batch with a 400 that says why", async () => {
     const hook = await receiver()
     const { cli, url, writeKey } = await dev(['--webhook', hook.url])
     const cases: Array<[unknown, number, string, string]> = [
-      [{ batch: [{ type: 'track', userId: 'u1', event: 'Fine' }, { type: 'track', userId: 'u1' }] }, 400, 'ERR_MISSING_EVENT', 'batch[1]: track() needs a non-empty `event`.'],
-      [{ batch: [{ type: 'identify', traits: {} }] }, 400, 'ERR_MISSING_IDENTITY', 'batch[0]: identify() needs a `userId` or an `anonymousId`'],
-      [{ batch: [{ type: 'alias', userId: 'u1' }] }, 400, 'ERR_MISSING_PREVIOUS_ID', 'batch[0]: alias() needs a non-empty `previousId`.'],
+      [
+        {
+          batch: [
+            { type: 'track', userId: 'u1', event: 'Fine' },
+            { type: 'track', userId: 'u1' },
+          ],
+        },
+        400,
+        'ERR_MISSING_EVENT',
+        'batch[1]: track() needs a non-empty `event`.',
+      ],
+      [
+        { batch: [{ type: 'identify', traits: {} }] },
+        400,
+        'ERR_MISSING_IDENTITY',
+        'batch[0]: identify() needs a `userId` or an `anonymousId`',
+      ],
+      [
+        { batch: [{ type: 'alias', userId: 'u1' }] },
+        400,
+        'ERR_MISSING_PREVIOUS_ID',
+        'batch[0]: alias() needs a non-empty `previousId`.',
+      ],
       [{ batch: [{ type: 'group', userId: 'u1' }] }, 400, 'ERR_MISSING_GROUP_ID', 'batch[0]'],
-      [{ batch: [{ type: 'track', userId: 'u1', event: 'E', properties: 'x' }] }, 400, 'ERR_INVALID_FIELD', '`properties` must be a plain object'],
+      [
+        { batch: [{ type: 'track', userId: 'u1', event: 'E', properties: 'x' }] },
+        400,
+        'ERR_INVALID_FIELD',
+        '`properties` must be a plain object',
+      ],
       // The webhook engine sends the messageId as the Webhook-Id header: one no header can carry is refused here.
-      [{ batch: [{ type: 'track', userId: 'u1', event: 'E', messageId: 'évènement' }] }, 400, 'ERR_INVALID_FIELD', 'batch[0]: track(): `messageId`'],
-      [{ batch: [{ type: 'track', userId: 'u1', event: 'E', messageId: 'm1\r\nX-Injected: 1' }] }, 400, 'ERR_INVALID_FIELD', 'not "\\r" (at 3)'],
-      [{ batch: [{ type: 'delete', userId: 'u1' }] }, 400, 'ERR_BAD_BATCH', '`type` must be one of identify, track, page, screen, group, alias; got "delete"'],
+      [
+        { batch: [{ type: 'track', userId: 'u1', event: 'E', messageId: 'évènement' }] },
+        400,
+        'ERR_INVALID_FIELD',
+        'batch[0]: track(): `messageId`',
+      ],
+      [
+        { batch: [{ type: 'track', userId: 'u1', event: 'E', messageId: 'm1\r\nX-Injected: 1' }] },
+        400,
+        'ERR_INVALID_FIELD',
+        'not "\\r" (at 3)',
+      ],
+      [
+        { batch: [{ type: 'delete', userId: 'u1' }] },
+        400,
+        'ERR_BAD_BATCH',
+        '`type` must be one of identify, track, page, screen, group, alias; got "delete"',
+      ],
       [{ batch: [] }, 400, 'ERR_BAD_BATCH', '`batch` is empty.'],
       [{ messages: [] }, 400, 'ERR_BAD_BATCH', 'a `batch` array'],
       ['{"batch": [', 400, 'ERR_NOT_JSON', 'the body is not JSON'],
-      [{ batch: [{ type: 'track', userId: 'u1', event: 'E', properties: { blob: 'x'.repeat(32_000) } }] }, 400, 'ERR_MESSAGE_TOO_LARGE', 'the limit is 32000'],
-      [{ batch: Array.from({ length: 30 }, () => ({ type: 'track', userId: 'u1', event: 'E', properties: { blob: 'x'.repeat(20_000) } })) }, 413, 'ERR_BODY_TOO_LARGE', 'at most 500000 bytes'],
+      [
+        { batch: [{ type: 'track', userId: 'u1', event: 'E', properties: { blob: 'x'.repeat(32_000) } }] },
+        400,
+        'ERR_MESSAGE_TOO_LARGE',
+        'the limit is 32000',
+      ],
+      [
+        {
+          batch: Array.from({ length: 30 }, () => ({
+            type: 'track',
+            userId: 'u1',
+            event: 'E',
+            properties: { blob: 'x'.repeat(20_000) },
+          })),
+        },
+        413,
+        'ERR_BODY_TOO_LARGE',
+        'at most 500000 bytes',
+      ],
     ]
     for (const [body, status, code, reason] of cases) {
       const response = await postBatch(url, writeKey, body)
@@ -96,7 +182,10 @@ describe('eventwire dev', () => {
       expect(answer.error).toContain(reason)
     }
     await cli.waitFor(() => cli.records().filter((record) => record['event'] === 'rejected').length === cases.length)
-    expect(cli.records().find((record) => record['event'] === 'rejected')).toMatchObject({ status: 400, code: 'ERR_MISSING_EVENT' })
+    expect(cli.records().find((record) => record['event'] === 'rejected')).toMatchObject({
+      status: 400,
+      code: 'ERR_MISSING_EVENT',
+    })
     expect(hook.requests).toHaveLength(0)
   })
 
@@ -108,7 +197,14 @@ describe('eventwire dev', () => {
       batch: [
         { type: 'track', userId: 'u1', event: 'Off', messageId: 'off', integrations: { Webhooks: false } },
         { type: 'track', userId: 'u1', event: 'All off', messageId: 'all-off', integrations: { All: false } },
-        { type: 'track', userId: 'u1', event: 'Back on', messageId: 'on', integrations: { All: false, Webhooks: true }, context: { app: 'message' } },
+        {
+          type: 'track',
+          userId: 'u1',
+          event: 'Back on',
+          messageId: 'on',
+          integrations: { All: false, Webhooks: true },
+          context: { app: 'message' },
+        },
         { type: 'track', anonymousId: 'a1', event: 'Anonymous', messageId: 'anon' },
       ],
     })
@@ -116,14 +212,22 @@ describe('eventwire dev', () => {
     await settled(cli, 4)
     expect(hook.requests.map((request) => request.headers['webhook-id'])).toEqual(['on'])
     expect(JSON.parse(hook.requests[0]!.body)).toMatchObject({ context: { ip: '10.0.0.1', app: 'message' } })
-    const byId = Object.fromEntries(cli.records().filter((record) => 'eventId' in record).map((record) => [record['eventId'], record]))
+    const byId = Object.fromEntries(
+      cli
+        .records()
+        .filter((record) => 'eventId' in record)
+        .map((record) => [record['eventId'], record]),
+    )
     expect(byId['off']).toMatchObject({ event: 'skipped' })
     expect(byId['all-off']).toMatchObject({ event: 'skipped' })
     expect(byId['on']).toMatchObject({ event: 'delivered' })
     expect(byId['anon']).toMatchObject({ event: 'unroutable', type: 'track', userId: 'a1' })
     expect(String(byId['anon']!['reason'])).toContain('userId')
 
-    const batch = await postBatch(url, writeKey, { integrations: { Webhooks: false }, batch: [{ type: 'track', userId: 'u1', event: 'E', messageId: 'batch-off' }] })
+    const batch = await postBatch(url, writeKey, {
+      integrations: { Webhooks: false },
+      batch: [{ type: 'track', userId: 'u1', event: 'E', messageId: 'batch-off' }],
+    })
     expect(batch.status).toBe(200)
     expect(await cli.waitForRecord((record) => record['eventId'] === 'batch-off')).toMatchObject({ event: 'skipped' })
   })
@@ -140,7 +244,10 @@ describe('eventwire dev', () => {
     running.splice(running.indexOf(cli), 1)
     expect(await cli.stop('SIGTERM')).toBe(0)
     const records = cli.records()
-    expect(records.find((record) => record['event'] === 'failed')).toMatchObject({ eventId: 'm-r', urls: [{ status: 'failed', lastStatus: 503, error: 'ERR_CLOSED' }] })
+    expect(records.find((record) => record['event'] === 'failed')).toMatchObject({
+      eventId: 'm-r',
+      urls: [{ status: 'failed', lastStatus: 503, error: 'ERR_CLOSED' }],
+    })
     expect(records.at(-1)).toMatchObject({ event: 'stopped', batches: 1, received: 1, delivered: 0, failed: 1 })
   })
 
@@ -150,12 +257,18 @@ describe('eventwire dev', () => {
     const any = await dev(['--webhook', up.url, '--webhook', down.url])
     const each = await dev(['--webhook', up.url, '--webhook', down.url, '--mode', 'each'])
     await postBatch(any.url, any.writeKey, { batch: [{ type: 'track', userId: 'u1', event: 'E', messageId: 'any' }] })
-    await postBatch(each.url, each.writeKey, { batch: [{ type: 'track', userId: 'u1', event: 'E', messageId: 'each' }] })
+    await postBatch(each.url, each.writeKey, {
+      batch: [{ type: 'track', userId: 'u1', event: 'E', messageId: 'each' }],
+    })
     expect(await any.cli.waitForRecord((record) => record['eventId'] === 'any')).toMatchObject({
       event: 'delivered',
       urls: [{ status: 'delivered' }, { status: 'superseded', lastStatus: 500 }],
     })
-    expect(await each.cli.waitForRecord((record) => record['event'] === 'retry')).toMatchObject({ eventId: 'each', url: `${down.url}/`, status: 500 })
+    expect(await each.cli.waitForRecord((record) => record['event'] === 'retry')).toMatchObject({
+      eventId: 'each',
+      url: `${down.url}/`,
+      status: 500,
+    })
     expect(any.cli.records().some((record) => record['event'] === 'retry')).toBe(false)
   })
 

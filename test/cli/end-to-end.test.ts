@@ -14,7 +14,10 @@ describe('eventwire listen + dev + send, as three processes', () => {
     running.push(dev.cli)
 
     const env = plainEnv({ EVENTWIRE_ENDPOINT: dev.url, EVENTWIRE_WRITE_KEY: dev.writeKey })
-    const sent = await runCli(['send', 'track', '--user', 'u1', '--event', 'Signed Up', '--prop', 'plan=pro', '--json'], env)
+    const sent = await runCli(
+      ['send', 'track', '--user', 'u1', '--event', 'Signed Up', '--prop', 'plan=pro', '--json'],
+      env,
+    )
     expect(sent.code).toBe(0)
     const { messageId } = JSON.parse(sent.stdout) as { messageId: string }
 
@@ -26,7 +29,9 @@ describe('eventwire listen + dev + send, as three processes', () => {
       webhookId: messageId,
       payload: { version: 1, type: 'track', userId: 'u1', event: 'Signed Up', properties: { plan: 'pro' } },
     })
-    expect(await dev.cli.waitForRecord((record) => record['event'] === 'delivered')).toMatchObject({ eventId: messageId })
+    expect(await dev.cli.waitForRecord((record) => record['event'] === 'delivered')).toMatchObject({
+      eventId: messageId,
+    })
 
     running.splice(0)
     expect(await dev.cli.stop()).toBe(0)

@@ -14,10 +14,23 @@ async function listen(args: readonly string[] = []) {
   return started
 }
 
-const body = JSON.stringify({ version: 1, type: 'track', userId: 'u1', timestamp: '2026-01-01T00:00:00.000Z', context: {}, event: 'Signed Up', properties: { plan: 'pro' } })
+const body = JSON.stringify({
+  version: 1,
+  type: 'track',
+  userId: 'u1',
+  timestamp: '2026-01-01T00:00:00.000Z',
+  context: {},
+  event: 'Signed Up',
+  properties: { plan: 'pro' },
+})
 const sign = (text: string, secret: string) => createHmac('sha1', secret).update(text).digest('hex')
 const post = (url: string, headers: Record<string, string> = {}, text = body, init: RequestInit = {}) =>
-  fetch(`${url}/hooks`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: text, ...init })
+  fetch(`${url}/hooks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: text,
+    ...init,
+  })
 
 describe('eventwire listen', () => {
   it('verifies X-Signature: 200 and "verified" for a good one, 401 and "forged" or "missing" otherwise', async () => {
@@ -27,21 +40,42 @@ describe('eventwire listen', () => {
     expect(forged.status).toBe(401)
     expect(await forged.json()).toEqual({ error: 'X-Signature does not match the body and secret' })
     expect((await post(url)).status).toBe(401)
-    const requests = await Promise.all([1, 2, 3].map((count) => cli.waitFor(() => cli.records().filter((record) => record['event'] === 'request').length >= count)))
+    const requests = await Promise.all(
+      [1, 2, 3].map((count) =>
+        cli.waitFor(() => cli.records().filter((record) => record['event'] === 'request').length >= count),
+      ),
+    )
     expect(requests).toHaveLength(3)
     const records = cli.records().filter((record) => record['event'] === 'request')
-    expect(records[0]).toMatchObject({ signature: 'verified', status: 200, webhookId: 'evt-1', path: '/hooks', payload: JSON.parse(body) })
+    expect(records[0]).toMatchObject({
+      signature: 'verified',
+      status: 200,
+      webhookId: 'evt-1',
+      path: '/hooks',
+      payload: JSON.parse(body),
+    })
     expect(records[1]).toMatchObject({ signature: 'forged', status: 401 })
     expect(records[2]).toMatchObject({ signature: 'missing', status: 401 })
   })
 
   it('verifies the bytes received, not a re-encoded string (a body with invalid UTF-8 still verifies)', async () => {
     const { cli, url } = await listen(['--secret', 's3cret'])
-    const raw = Buffer.concat([Buffer.from('{"type":"track","userId":"u'), Buffer.from([0xff]), Buffer.from('","event":"E"}')])
+    const raw = Buffer.concat([
+      Buffer.from('{"type":"track","userId":"u'),
+      Buffer.from([0xff]),
+      Buffer.from('","event":"E"}'),
+    ])
     const signature = createHmac('sha1', 's3cret').update(raw).digest('hex')
-    const response = await fetch(`${url}/hooks`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-signature': signature }, body: raw })
+    const response = await fetch(`${url}/hooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-signature': signature },
+      body: raw,
+    })
     expect(response.status).toBe(200)
-    expect(await cli.waitForRecord((record) => record['event'] === 'request')).toMatchObject({ signature: 'verified', payload: { userId: 'u\ufffd' } })
+    expect(await cli.waitForRecord((record) => record['event'] === 'request')).toMatchObject({
+      signature: 'verified',
+      payload: { userId: 'u\ufffd' },
+    })
   })
 
   it('without --secret accepts every JSON body and marks it unchecked', async () => {
@@ -60,7 +94,11 @@ describe('eventwire listen', () => {
     const { cli, url } = await listen(['--secret', 's', '--fail-rate', '1'])
     const response = await post(url, { 'x-signature': sign(body, 's') })
     expect(response.status).toBe(500)
-    expect(await cli.waitForRecord((record) => record['event'] === 'request')).toMatchObject({ signature: 'verified', status: 500, reason: 'failed on purpose (--fail-rate)' })
+    expect(await cli.waitForRecord((record) => record['event'] === 'request')).toMatchObject({
+      signature: 'verified',
+      status: 500,
+      reason: 'failed on purpose (--fail-rate)',
+    })
   })
 
   it('--delay holds the answer, and notes a sender that hung up first', async () => {
@@ -78,7 +116,14 @@ describe('eventwire listen', () => {
     const url = /http:\/\/127\.0\.0\.1:\d+/.exec(banner)![0]
     await post(url, { 'x-signature': sign(body, 's3cret') })
     await post(url, { 'x-signature': sign(body, 'nope') })
-    const alias = JSON.stringify({ version: 1, type: 'alias', timestamp: '2026-01-01T00:00:00.000Z', context: {}, 'Previous ID': 'anon-1', 'User ID': 'u1' })
+    const alias = JSON.stringify({
+      version: 1,
+      type: 'alias',
+      timestamp: '2026-01-01T00:00:00.000Z',
+      context: {},
+      'Previous ID': 'anon-1',
+      'User ID': 'u1',
+    })
     await post(url, { 'x-signature': sign(alias, 's3cret') }, alias)
     await cli.waitFor((line) => line.includes('anon-1 → u1'))
     expect(await cli.stop()).toBe(0)
@@ -86,7 +131,9 @@ describe('eventwire listen', () => {
     expect(output).toMatch(/\d\d:\d\d:\d\d\.\d{3} ✔ verified track +"Signed Up" by u1\n +\{"plan":"pro"\}/)
     expect(output).toMatch(/✘ forged +track +"Signed Up" by u1 → 401 X-Signature does not match/)
     expect(output).toMatch(/✔ verified alias +anon-1 → u1/)
-    expect(cli.lines.at(-1)).toBe('eventwire listen: received 3 request(s): 2 verified, 1 forged; answered 2×200, 1×401')
+    expect(cli.lines.at(-1)).toBe(
+      'eventwire listen: received 3 request(s): 2 verified, 1 forged; answered 2×200, 1×401',
+    )
   })
 
   it('exits 2 on a bad option and 1 when the port is taken', async () => {

@@ -34,7 +34,25 @@ describe('eventwire dev on a terminal', () => {
     // deleted, not set to undefined, because node-pty would pass undefined on as text.
     const env: NodeJS.ProcessEnv = { ...plainEnv(), TERM: 'xterm-256color' }
     for (const name of ['NO_COLOR', 'CI', 'TMUX']) delete env[name]
-    dev = startOnTerminal(['dev', '--port', '0', '--write-key', 'wk', '--secret', 's3cret', '--mode', 'each', '--webhook', up, '--webhook', down], { columns: 150, rows: 40 }, env)
+    dev = startOnTerminal(
+      [
+        'dev',
+        '--port',
+        '0',
+        '--write-key',
+        'wk',
+        '--secret',
+        's3cret',
+        '--mode',
+        'each',
+        '--webhook',
+        up,
+        '--webhook',
+        down,
+      ],
+      { columns: 150, rows: 40 },
+      env,
+    )
 
     const first = await dev.waitForScreen((text) => text.includes('waiting for the first batch'))
     const url = /ingest API on (http:\/\/127\.0\.0\.1:\d+)\/v1\/batch/.exec(first)![1]!
@@ -49,7 +67,9 @@ describe('eventwire dev on a terminal', () => {
         { type: 'track', userId: 'u2', event: 'Signed Up' },
       ],
     })
-    const second = await dev.waitForScreen((text) => cells(rowOf(text, up))[0] === '3' && cells(rowOf(text, down))[1] === '3')
+    const second = await dev.waitForScreen(
+      (text) => cells(rowOf(text, up))[0] === '3' && cells(rowOf(text, down))[1] === '3',
+    )
     expect(second).toContain('received 3 event(s) in 1 batch(es)')
     expect(cells(rowOf(second, up))).toEqual(['3', '0', '0', expect.stringMatching(/^\d+\.\d$/), '200'])
     expect(Number(cells(rowOf(second, up))[3])).toBeGreaterThan(0)
@@ -69,7 +89,9 @@ describe('eventwire dev on a terminal', () => {
 
     dev.type('\x03')
     const last = await dev.waitForScreen((text) => text.includes('eventwire dev: 4 event(s) received'))
-    expect(last).toContain('eventwire dev: 4 event(s) received in 2 batch(es), 1 request(s) refused; 0 delivered, 4 failed, 0 skipped, 0 not forwarded')
+    expect(last).toContain(
+      'eventwire dev: 4 event(s) received in 2 batch(es), 1 request(s) refused; 0 delivered, 4 failed, 0 skipped, 0 not forwarded',
+    )
     expect(await dev.exited).toEqual({ exitCode: 0, signal: 0 })
     expect(dev.screen().split('eventwire dev: ingest API on').length - 1).toBe(1)
   })

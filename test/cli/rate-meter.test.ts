@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { RateMeter } from '../../src/cli/dev/rate-meter.js'
 
-describe('RateMeter (the live view\'s rates)', () => {
+describe("RateMeter (the live view's rates)", () => {
   it('averages over the time since start until ten seconds have passed, then over the last ten', () => {
     const start = 1_000_000
     const meter = new RateMeter(start)

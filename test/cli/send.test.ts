@@ -8,19 +8,45 @@ afterEach(async () => {
   sink = undefined
 })
 
-const batchOf = (sink: Sink, index = 0) => (JSON.parse(sink.requests[index]!.body) as { batch: Array<Record<string, unknown>> }).batch
+const batchOf = (sink: Sink, index = 0) =>
+  (JSON.parse(sink.requests[index]!.body) as { batch: Array<Record<string, unknown>> }).batch
 
 describe('eventwire send', () => {
   it('sends the call through the client: POST /v1/batch, basic auth, fields from the command line', async () => {
     sink = await startSink()
-    const { code, stdout } = await runCli(['send', 'track', '--endpoint', sink.url, '--write-key', 'k1', '--user', 'u1', '--event', 'Signed Up', '--prop', 'plan=pro', '--prop', 'seats:=3', '--prop', 'trial:=false', '--context', 'ip=10.0.0.1'])
+    const { code, stdout } = await runCli([
+      'send',
+      'track',
+      '--endpoint',
+      sink.url,
+      '--write-key',
+      'k1',
+      '--user',
+      'u1',
+      '--event',
+      'Signed Up',
+      '--prop',
+      'plan=pro',
+      '--prop',
+      'seats:=3',
+      '--prop',
+      'trial:=false',
+      '--context',
+      'ip=10.0.0.1',
+    ])
     expect(code).toBe(0)
     expect(sink.requests).toHaveLength(1)
     const [request] = sink.requests
     expect(request!.path).toBe('/v1/batch')
     expect(request!.headers.authorization).toBe(`Basic ${Buffer.from('k1:').toString('base64')}`)
     const [message] = batchOf(sink)
-    expect(message).toMatchObject({ type: 'track', userId: 'u1', event: 'Signed Up', properties: { plan: 'pro', seats: 3, trial: false }, context: { ip: '10.0.0.1' } })
+    expect(message).toMatchObject({
+      type: 'track',
+      userId: 'u1',
+      event: 'Signed Up',
+      properties: { plan: 'pro', seats: 3, trial: false },
+      context: { ip: '10.0.0.1' },
+    })
     expect(stdout).toContain(`✔ track ${String(message!['messageId'])} sent to ${sink.url} (HTTP 200)`)
   })
 
@@ -28,27 +54,63 @@ describe('eventwire send', () => {
     sink = await startSink()
     const common = ['--endpoint', sink.url, '--write-key', 'k', '--user', 'u1']
     const runs = await Promise.all([
-      runCli(['send', 'identify', ...common, '--trait', 'email=a@b.c', '--integration', 'All=false', '--integration', 'Webhooks=true']),
+      runCli([
+        'send',
+        'identify',
+        ...common,
+        '--trait',
+        'email=a@b.c',
+        '--integration',
+        'All=false',
+        '--integration',
+        'Webhooks=true',
+      ]),
       runCli(['send', 'page', ...common, '--name', 'Pricing', '--category', 'Docs', '--prop', 'path=/pricing']),
       runCli(['send', 'screen', ...common, '--name', 'Home']),
       runCli(['send', 'group', ...common, '--group', 'acme', '--trait', 'size:=20']),
       runCli(['send', 'alias', ...common, '--previous', 'anon-1']),
-      runCli(['send', 'track', '--endpoint', sink.url, '--write-key', 'k', '--anonymous', 'a1', '--event', 'E', '--message-id', 'm-1', '--timestamp', '2026-01-02T03:04:05.000Z']),
+      runCli([
+        'send',
+        'track',
+        '--endpoint',
+        sink.url,
+        '--write-key',
+        'k',
+        '--anonymous',
+        'a1',
+        '--event',
+        'E',
+        '--message-id',
+        'm-1',
+        '--timestamp',
+        '2026-01-02T03:04:05.000Z',
+      ]),
     ])
     expect(runs.map((run) => run.code)).toEqual([0, 0, 0, 0, 0, 0])
     const messages = sink.requests.map((_, index) => batchOf(sink!, index)[0]!)
     const byType = Object.fromEntries(messages.map((message) => [message['type'], message]))
-    expect(byType['identify']).toMatchObject({ traits: { email: 'a@b.c' }, integrations: { All: false, Webhooks: true } })
+    expect(byType['identify']).toMatchObject({
+      traits: { email: 'a@b.c' },
+      integrations: { All: false, Webhooks: true },
+    })
     expect(byType['page']).toMatchObject({ name: 'Pricing', category: 'Docs', properties: { path: '/pricing' } })
     expect(byType['screen']).toMatchObject({ name: 'Home' })
     expect(byType['group']).toMatchObject({ groupId: 'acme', traits: { size: 20 } })
     expect(byType['alias']).toMatchObject({ userId: 'u1', previousId: 'anon-1' })
-    expect(byType['track']).toMatchObject({ anonymousId: 'a1', event: 'E', messageId: 'm-1', timestamp: '2026-01-02T03:04:05.000Z' })
+    expect(byType['track']).toMatchObject({
+      anonymousId: 'a1',
+      event: 'E',
+      messageId: 'm-1',
+      timestamp: '2026-01-02T03:04:05.000Z',
+    })
   })
 
   it('prints one JSON object with --json, and takes the endpoint and key from the environment', async () => {
     sink = await startSink()
-    const { code, stdout } = await runCli(['send', 'track', '--user', 'u1', '--event', 'E', '--message-id', 'm-7', '--json'], plainEnv({ EVENTWIRE_ENDPOINT: sink.url, EVENTWIRE_WRITE_KEY: 'from-env' }))
+    const { code, stdout } = await runCli(
+      ['send', 'track', '--user', 'u1', '--event', 'E', '--message-id', 'm-7', '--json'],
+      plainEnv({ EVENTWIRE_ENDPOINT: sink.url, EVENTWIRE_WRITE_KEY: 'from-env' }),
+    )
     expect(code).toBe(0)
     expect(JSON.parse(stdout)).toEqual({ ok: true, type: 'track', messageId: 'm-7', endpoint: sink.url, status: 200 })
     expect(sink.requests[0]!.headers.authorization).toBe(`Basic ${Buffer.from('from-env:').toString('base64')}`)
@@ -56,17 +118,52 @@ describe('eventwire send', () => {
 
   it('exits 1 when the endpoint refuses the call, with the client error code', async () => {
     sink = await startSink(() => ({ status: 401 }))
-    const human = await runCli(['send', 'track', '--endpoint', sink.url, '--write-key', 'wrong', '--user', 'u1', '--event', 'E'])
+    const human = await runCli([
+      'send',
+      'track',
+      '--endpoint',
+      sink.url,
+      '--write-key',
+      'wrong',
+      '--user',
+      'u1',
+      '--event',
+      'E',
+    ])
     expect(human.code).toBe(1)
     expect(human.stderr).toMatch(/✘ track not sent: .*HTTP 401.*\[ERR_REJECTED\]/)
-    const json = await runCli(['send', 'track', '--endpoint', sink.url, '--write-key', 'wrong', '--user', 'u1', '--event', 'E', '--json'])
+    const json = await runCli([
+      'send',
+      'track',
+      '--endpoint',
+      sink.url,
+      '--write-key',
+      'wrong',
+      '--user',
+      'u1',
+      '--event',
+      'E',
+      '--json',
+    ])
     expect(json.code).toBe(1)
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, code: 'ERR_REJECTED', status: 401 })
   })
 
   it('exits 2 for an endpoint with a user name and password, printing neither, with or without --json', async () => {
-    const endpoint = ['--endpoint', 'http://user:s3cret@127.0.0.1:9', '--write-key', 'k', '--user', 'u1', '--event', 'E']
-    for (const result of await Promise.all([runCli(['send', 'track', ...endpoint]), runCli(['send', 'track', ...endpoint, '--json'])])) {
+    const endpoint = [
+      '--endpoint',
+      'http://user:s3cret@127.0.0.1:9',
+      '--write-key',
+      'k',
+      '--user',
+      'u1',
+      '--event',
+      'E',
+    ]
+    for (const result of await Promise.all([
+      runCli(['send', 'track', ...endpoint]),
+      runCli(['send', 'track', ...endpoint, '--json']),
+    ])) {
       expect(result.code).toBe(2)
       expect(result.stderr).toContain('Invalid option `endpoint`')
       expect(`${result.stdout}${result.stderr}`).not.toContain('s3cret')
@@ -74,13 +171,38 @@ describe('eventwire send', () => {
   })
 
   it('prints no password from a malformed URL, whatever refuses it', async () => {
-    const result = await runCli(['send', 'track', '--endpoint', 'http://user:s3cret@127.0.0.1:99999', '--write-key', 'k', '--user', 'u1', '--event', 'E'])
+    const result = await runCli([
+      'send',
+      'track',
+      '--endpoint',
+      'http://user:s3cret@127.0.0.1:99999',
+      '--write-key',
+      'k',
+      '--user',
+      'u1',
+      '--event',
+      'E',
+    ])
     expect(result.code).toBe(2)
     expect(`${result.stdout}${result.stderr}`).not.toContain('s3cret')
   })
 
   it('exits 1 after its retries when nothing listens', async () => {
-    const { code, stdout } = await runCli(['send', 'track', '--endpoint', 'http://127.0.0.1:9', '--write-key', 'k', '--user', 'u1', '--event', 'E', '--retries', '1', '--json'])
+    const { code, stdout } = await runCli([
+      'send',
+      'track',
+      '--endpoint',
+      'http://127.0.0.1:9',
+      '--write-key',
+      'k',
+      '--user',
+      'u1',
+      '--event',
+      'E',
+      '--retries',
+      '1',
+      '--json',
+    ])
     expect(code).toBe(1)
     expect(JSON.parse(stdout)).toMatchObject({ ok: false, code: 'ERR_RETRIES_EXHAUSTED' })
   })
@@ -102,7 +224,7 @@ describe('eventwire send', () => {
       runCli(['send', 'track', '--endpoint', 'ftp://x', '--write-key', 'k', '--user', 'u1', '--event', 'E']),
     ])
     expect(cases.map((run) => run.code)).toEqual([2, 2, 2, 2, 2, 2, 2, 2])
-    expect(cases[0]!.stderr).toContain("Allowed choices are identify, track, page, screen, group, alias")
+    expect(cases[0]!.stderr).toContain('Allowed choices are identify, track, page, screen, group, alias')
     expect(cases[1]!.stderr).toContain('expected key=value')
     expect(cases[2]!.stderr).toContain('is not JSON')
     expect(cases[3]!.stderr).toContain('track has no use for --trait')

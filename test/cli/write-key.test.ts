@@ -33,7 +33,9 @@ describe('the write-key comparison of eventwire dev', () => {
 
   it('does the same work whatever the given key’s length, so the key’s length does not leak', () => {
     const key = 'wk_0123456789abcdef'
-    const work = ['', 'w', 'wk_0123456789abcdeX', 'wk_0123456789abcdef0', 'x'.repeat(500)].map((given) => charactersRead(key, given))
+    const work = ['', 'w', 'wk_0123456789abcdeX', 'wk_0123456789abcdef0', 'x'.repeat(500)].map((given) =>
+      charactersRead(key, given),
+    )
     expect(new Set(work).size).toBe(1)
   })
 })

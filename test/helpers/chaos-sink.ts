@@ -20,7 +20,10 @@ export interface ChaosSink {
   close(): Promise<void>
 }
 
-export async function startChaosSink(script: (index: number, bytes: number) => ChaosAction, port = 0): Promise<ChaosSink> {
+export async function startChaosSink(
+  script: (index: number, bytes: number) => ChaosAction,
+  port = 0,
+): Promise<ChaosSink> {
   const accepted: string[] = []
   const sink = { url: '', port: 0, accepted, requests: 0, close: async () => {} } as ChaosSink
   const server: Server = createServer((request, response) => {

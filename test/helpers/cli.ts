@@ -10,7 +10,8 @@ export const CLI_BUNDLE = fileURLToPath(new URL('../../node_modules/.cache/event
 export function plainEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', ...extra }
   delete env['FORCE_COLOR']
-  for (const name of ['EVENTWIRE_WRITE_KEY', 'EVENTWIRE_ENDPOINT', 'EVENTWIRE_SECRET']) if (!(name in extra)) delete env[name]
+  for (const name of ['EVENTWIRE_WRITE_KEY', 'EVENTWIRE_ENDPOINT', 'EVENTWIRE_SECRET'])
+    if (!(name in extra)) delete env[name]
   return env
 }
 
@@ -24,7 +25,10 @@ export interface CliProcess {
   /** Stdout lines that are JSON objects, parsed. */
   records(): Array<Record<string, unknown>>
   /** Resolves with the first JSON record that matches. */
-  waitForRecord(predicate: (record: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>
+  waitForRecord(
+    predicate: (record: Record<string, unknown>) => boolean,
+    timeoutMs?: number,
+  ): Promise<Record<string, unknown>>
   /** Sends a signal (SIGINT: Ctrl+C) and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>
   readonly exited: Promise<number | null>
@@ -51,7 +55,11 @@ export async function startCli(args: readonly string[], env: NodeJS.ProcessEnv =
   })
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
   const waitFor = (predicate: (line: string) => boolean, timeoutMs = 10_000) =>
-    changes.until(() => lines.find(predicate), timeoutMs, () => `no matching line within ${timeoutMs} ms; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`)
+    changes.until(
+      () => lines.find(predicate),
+      timeoutMs,
+      () => `no matching line within ${timeoutMs} ms; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`,
+    )
   const records = () => lines.map(parse).filter((record) => record !== undefined)
   return {
     child,
@@ -59,7 +67,13 @@ export async function startCli(args: readonly string[], env: NodeJS.ProcessEnv =
     stderr: () => stderr,
     waitFor,
     records,
-    waitForRecord: async (predicate, timeoutMs) => parse(await waitFor((line) => { const record = parse(line); return record !== undefined && predicate(record) }, timeoutMs))!,
+    waitForRecord: async (predicate, timeoutMs) =>
+      parse(
+        await waitFor((line) => {
+          const record = parse(line)
+          return record !== undefined && predicate(record)
+        }, timeoutMs),
+      )!,
     stop: (signal = 'SIGINT') => {
       child.kill(signal)
       return exited
@@ -69,7 +83,10 @@ export async function startCli(args: readonly string[], env: NodeJS.ProcessEnv =
 }
 
 /** Runs a command to its end. */
-export async function runCli(args: readonly string[], env: NodeJS.ProcessEnv = plainEnv()): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runCli(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = plainEnv(),
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const cli = await startCli(args, env)
   const code = await cli.exited
   return { code, stdout: cli.lines.join('\n'), stderr: cli.stderr() }
@@ -93,7 +110,10 @@ export async function startDev(args: readonly string[]): Promise<{ cli: CliProce
 export function postBatch(url: string, writeKey: string | undefined, body: unknown, path = '/v1/batch') {
   return fetch(`${url}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(writeKey === undefined ? {} : { authorization: `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}` }) },
+    headers: {
+      'content-type': 'application/json',
+      ...(writeKey === undefined ? {} : { authorization: `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}` }),
+    },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   })
 }

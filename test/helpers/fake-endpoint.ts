@@ -6,7 +6,10 @@ import { createKyTransport, type SendResult } from '../../src/client/transport.j
  * network. Each request is recorded with the time it went out at: under fake timers, the waits
  * between them are read exactly, without real delays.
  */
-export function fakeEndpoint(respond: (index: number, body: string) => Response | Promise<Response>, retry: ClientOptions['retry'] = {}) {
+export function fakeEndpoint(
+  respond: (index: number, body: string) => Response | Promise<Response>,
+  retry: ClientOptions['retry'] = {},
+) {
   const requests: Array<{ body: string; at: number }> = []
   const fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
     const body = await new Request(input, init).text()
@@ -14,8 +17,15 @@ export function fakeEndpoint(respond: (index: number, body: string) => Response 
     return respond(index, body)
   }
   const { retry: resolved } = resolveClientOptions('key', { retry: { baseDelay: 1_000, maxDelay: 60_000, ...retry } })
-  const transport = createKyTransport({ url: 'https://ingest.test/v1/batch', writeKey: 'key', timeout: 10_000, retry: resolved, fetch })
-  const send = (body: string): Promise<SendResult> => transport.send(body, new AbortController().signal, () => undefined, false)
+  const transport = createKyTransport({
+    url: 'https://ingest.test/v1/batch',
+    writeKey: 'key',
+    timeout: 10_000,
+    retry: resolved,
+    fetch,
+  })
+  const send = (body: string): Promise<SendResult> =>
+    transport.send(body, new AbortController().signal, () => undefined, false)
   /** Fake milliseconds between the n-th request with `body` and the one before it. */
   const gaps = (body: string) => {
     const times = requests.filter((request) => request.body === body).map((request) => request.at)

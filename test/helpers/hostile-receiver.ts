@@ -25,7 +25,8 @@ export interface HostileReceiver {
 }
 
 function answer(socket: Socket, behaviour: HostileBehaviour, status: number, stopped: () => boolean): void {
-  const head = (framing: string) => socket.write(`HTTP/1.1 ${status} X\r\ncontent-type: text/plain\r\n${framing}\r\n\r\n`)
+  const head = (framing: string) =>
+    socket.write(`HTTP/1.1 ${status} X\r\ncontent-type: text/plain\r\n${framing}\r\n\r\n`)
   switch (behaviour) {
     case 'slow-body': {
       head('content-length: 10000')
@@ -90,7 +91,8 @@ export async function startHostileReceiver(behaviour: HostileBehaviour, status =
   return {
     url: `http://127.0.0.1:${port}/in`,
     requests: () => requests,
-    received: (count) => (requests >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve }))),
+    received: (count) =>
+      requests >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve })),
     closedByClient: () => closedByClient,
     close: () =>
       new Promise((resolve) => {

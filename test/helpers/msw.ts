@@ -27,7 +27,14 @@ export function useBatchEndpoint(): { captured: Captured[]; respond: { current: 
   const server = setupServer(
     http.post(BATCH_URL, async ({ request }) => {
       const body = await request.text()
-      const index = captured.push({ headers: request.headers, body, json: JSON.parse(body), at: Date.now(), keepalive: request.keepalive }) - 1
+      const index =
+        captured.push({
+          headers: request.headers,
+          body,
+          json: JSON.parse(body),
+          at: Date.now(),
+          keepalive: request.keepalive,
+        }) - 1
       const answer = await respond.current(index)
       return answer === 'network' ? HttpResponse.error() : answer
     }),

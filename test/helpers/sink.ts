@@ -16,7 +16,10 @@ export interface ReceivedRequest {
 }
 
 /** What the sink answers to the n-th request (0-based). */
-export type Responder = (request: ReceivedRequest, index: number) => { status: number; headers?: Record<string, string>; delayMs?: number }
+export type Responder = (
+  request: ReceivedRequest,
+  index: number,
+) => { status: number; headers?: Record<string, string>; delayMs?: number }
 
 /** A real HTTP (or HTTPS) server on 127.0.0.1 that records every request. */
 export interface Sink {

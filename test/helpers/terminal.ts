@@ -23,9 +23,18 @@ export interface TerminalCli {
  * Runs the bundled CLI on a pseudo-terminal (`@lydell/node-pty`) of a fixed size, its output fed
  * to a headless xterm.js, which keeps the screen as a terminal would draw it.
  */
-export function startOnTerminal(args: readonly string[], size: { columns: number; rows: number }, env: NodeJS.ProcessEnv): TerminalCli {
+export function startOnTerminal(
+  args: readonly string[],
+  size: { columns: number; rows: number },
+  env: NodeJS.ProcessEnv,
+): TerminalCli {
   const terminal = new Terminal({ cols: size.columns, rows: size.rows, scrollback: 1_000, allowProposedApi: true })
-  const pty = spawn(process.execPath, [CLI_BUNDLE, ...args], { cols: size.columns, rows: size.rows, env, name: 'xterm-256color' })
+  const pty = spawn(process.execPath, [CLI_BUNDLE, ...args], {
+    cols: size.columns,
+    rows: size.rows,
+    env,
+    name: 'xterm-256color',
+  })
   const changes = new Changes()
   let running = true
   // xterm.js parses asynchronously; the callback runs once this output is on its screen.
@@ -50,7 +59,11 @@ export function startOnTerminal(args: readonly string[], size: { columns: number
         const text = screen()
         return predicate(text) ? text : undefined
       }
-      return changes.until(matching, timeoutMs, () => `the screen did not match within ${timeoutMs} ms; last screen:\n${screen()}`)
+      return changes.until(
+        matching,
+        timeoutMs,
+        () => `the screen did not match within ${timeoutMs} ms; last screen:\n${screen()}`,
+      )
     },
     type: (keys) => pty.write(keys),
     exited,

@@ -31,14 +31,23 @@ export const cases = [
       const seen = await report(ctx, `/report/${run}`)
       check(seen.messages === 25, `expected 25 messages, the sink saw ${seen.messages}`)
       check(seen.uniqueIds === 25, `expected 25 unique messageIds, saw ${seen.uniqueIds}`)
-      check(seen.firstBatch === 10, `expected the first request to carry flushAt (10) messages, it carried ${seen.firstBatch}`)
+      check(
+        seen.firstBatch === 10,
+        `expected the first request to carry flushAt (10) messages, it carried ${seen.firstBatch}`,
+      )
       check(seen.requests >= 2, `expected at least 2 requests, saw ${seen.requests}`)
-      check(seen.auth.length === 1 && seen.auth[0] === `Basic ${btoa(`${ctx.writeKey}:`)}`, `auth headers: ${seen.auth}`)
+      check(
+        seen.auth.length === 1 && seen.auth[0] === `Basic ${btoa(`${ctx.writeKey}:`)}`,
+        `auth headers: ${seen.auth}`,
+      )
       check(seen.envelopeOk, 'a body lacked context.library, messageId or sentAt')
       check(seen.types.join() === 'alias,group,identify,page,track', `types: ${seen.types}`)
       // Browsers own User-Agent; everywhere else the library names itself.
       const ours = seen.userAgents.length === 1 && /^eventwire\/\d+\.\d+\.\d+/.test(seen.userAgents[0])
-      check(ctx.browser ? !seen.userAgents.some((agent) => agent.startsWith('eventwire/')) : ours, `User-Agent: ${seen.userAgents}`)
+      check(
+        ctx.browser ? !seen.userAgents.some((agent) => agent.startsWith('eventwire/')) : ours,
+        `User-Agent: ${seen.userAgents}`,
+      )
     },
   },
   {
@@ -48,7 +57,8 @@ export const cases = [
       const run = `${ctx.run}-burst`
       const client = new Client(ctx.writeKey, { endpoint: `${ctx.base}/ingest/${run}`, flushAt: 500 })
       const pad = 'x'.repeat(1_000)
-      for (let index = 0; index < 1_200; index++) client.track({ userId: 'u1', event: 'Big', properties: { index, pad } })
+      for (let index = 0; index < 1_200; index++)
+        client.track({ userId: 'u1', event: 'Big', properties: { index, pad } })
       await client.close()
       const seen = await report(ctx, `/report/${run}`)
       check(seen.messages === 1_200 && seen.uniqueIds === 1_200, `expected 1200 messages, saw ${seen.messages}`)
@@ -85,7 +95,10 @@ export const cases = [
       const { signPayload } = ctx.api
       for (const vector of ctx.vectors) {
         const signature = await signPayload(vector.body, vector.secret)
-        check(signature === vector.signature, `${JSON.stringify(vector.body).slice(0, 40)}: ${signature} != ${vector.signature}`)
+        check(
+          signature === vector.signature,
+          `${JSON.stringify(vector.body).slice(0, 40)}: ${signature} != ${vector.signature}`,
+        )
         const bytes = new TextEncoder().encode(vector.body)
         check((await signPayload(bytes, vector.secret)) === vector.signature, 'Uint8Array body signed differently')
       }
@@ -97,10 +110,16 @@ export const cases = [
       const { verifySignature } = ctx.api
       for (const vector of ctx.vectors) {
         check(await verifySignature(vector.body, vector.signature, vector.secret), 'valid signature refused')
-        check(await verifySignature(vector.body, vector.signature.toUpperCase(), vector.secret), 'upper-case hex refused')
+        check(
+          await verifySignature(vector.body, vector.signature.toUpperCase(), vector.secret),
+          'upper-case hex refused',
+        )
         check(!(await verifySignature(`${vector.body} `, vector.signature, vector.secret)), 'tampered body accepted')
         check(!(await verifySignature(vector.body, vector.signature, `${vector.secret}x`)), 'wrong secret accepted')
-        check(!(await verifySignature(vector.body, vector.signature.slice(1), vector.secret)), 'truncated signature accepted')
+        check(
+          !(await verifySignature(vector.body, vector.signature.slice(1), vector.secret)),
+          'truncated signature accepted',
+        )
         check(!(await verifySignature(vector.body, undefined, vector.secret)), 'missing signature accepted')
       }
     },
@@ -111,12 +130,23 @@ export const cases = [
     async run(ctx) {
       const { WebhookDestination } = ctx.api
       const run = `${ctx.run}-hook`
-      const destination = new WebhookDestination({ webhooks: [{ url: `${ctx.base}/hook/${run}`, headers: { 'X-Run': run } }], sharedSecret: 's3cret' })
-      const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'Paid', properties: { note: 'Café ☕' } })
+      const destination = new WebhookDestination({
+        webhooks: [{ url: `${ctx.base}/hook/${run}`, headers: { 'X-Run': run } }],
+        sharedSecret: 's3cret',
+      })
+      const result = await destination.deliver({
+        type: 'track',
+        userId: 'u1',
+        event: 'Paid',
+        properties: { note: 'Café ☕' },
+      })
       await destination.close()
       check(result.status === 'delivered', `status ${result.status}: ${result.urls[0]?.lastError?.message}`)
       const seen = await report(ctx, `/hook-report/${run}`)
-      check(seen.count === 1 && seen.verified === 1, `the receiver saw ${seen.count} request(s), ${seen.verified} verified`)
+      check(
+        seen.count === 1 && seen.verified === 1,
+        `the receiver saw ${seen.count} request(s), ${seen.verified} verified`,
+      )
       check(seen.userAgent.endsWith('/1.0'), `User-Agent ${seen.userAgent}`)
     },
   },
@@ -128,7 +158,11 @@ export const cases = [
       const run = `${ctx.run}-tls`
       const { url } = await report(ctx, '/tls-base')
       // A certificate failure taken for a network error would be retried: the short window shows it as attempts > 1.
-      const destination = new WebhookDestination({ webhooks: [{ url: `${url}/hook/${run}` }], backoff: () => 10, retryWindowMs: 2_000 })
+      const destination = new WebhookDestination({
+        webhooks: [{ url: `${url}/hook/${run}` }],
+        backoff: () => 10,
+        retryWindowMs: 2_000,
+      })
       const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'Untrusted' })
       await destination.close()
       const [outcome] = result.urls
@@ -146,12 +180,19 @@ export const cases = [
     async run(ctx) {
       const { WebhookDestination, createUndiciTransport } = ctx.api
       const run = `${ctx.run}-undici`
-      const destination = new WebhookDestination({ webhooks: [{ url: `${ctx.base}/hook/${run}` }], sharedSecret: 's3cret', transport: createUndiciTransport({ connections: 2 }) })
+      const destination = new WebhookDestination({
+        webhooks: [{ url: `${ctx.base}/hook/${run}` }],
+        sharedSecret: 's3cret',
+        transport: createUndiciTransport({ connections: 2 }),
+      })
       const result = await destination.deliver({ type: 'identify', userId: 'u1', traits: { plan: 'pro' } })
       await destination.close()
       check(result.status === 'delivered', `status ${result.status}: ${result.urls[0]?.lastError?.message}`)
       const seen = await report(ctx, `/hook-report/${run}`)
-      check(seen.count === 1 && seen.verified === 1, `the receiver saw ${seen.count} request(s), ${seen.verified} verified`)
+      check(
+        seen.count === 1 && seen.verified === 1,
+        `the receiver saw ${seen.count} request(s), ${seen.verified} verified`,
+      )
     },
   },
   {
@@ -164,7 +205,10 @@ export const cases = [
       // The matrix's Redis is a throwaway without the append-only file: weaker durability, said so.
       const durability = 'best-effort'
       const queue = new WebhookQueue({ connection, name: run, durability })
-      const worker = new WebhookWorker({ webhooks: [{ url: `${ctx.base}/hook/${run}` }], sharedSecret: 's3cret' }, { connection, name: run, durability })
+      const worker = new WebhookWorker(
+        { webhooks: [{ url: `${ctx.base}/hook/${run}` }], sharedSecret: 's3cret' },
+        { connection, name: run, durability },
+      )
       for (const side of [queue, worker]) side.on('warning', () => undefined)
       try {
         const queued = await queue.enqueue({ type: 'track', userId: 'u1', event: 'Queued' })
@@ -175,7 +219,10 @@ export const cases = [
           await new Promise((resolve) => setTimeout(resolve, 50))
           seen = await report(ctx, `/hook-report/${run}`)
         }
-        check(seen.count === 1 && seen.verified === 1, `the receiver saw ${seen.count} request(s), ${seen.verified} verified`)
+        check(
+          seen.count === 1 && seen.verified === 1,
+          `the receiver saw ${seen.count} request(s), ${seen.verified} verified`,
+        )
       } finally {
         await worker.close()
         await queue.close()

@@ -9,7 +9,14 @@ const node = !globalThis.Bun
 const nodeOnly = node ? { ...require('eventwire/webhook/node'), ...require('eventwire/webhook/bullmq') } : {}
 import('./conformance.mjs').then(async ({ runConformance }) => {
   const results = await runConformance(
-    { api: { ...client, ...webhook, ...nodeOnly }, base, run, vectors: JSON.parse(vectors), writeKey: `key-${run}`, redisPort: Number(redisPort) },
+    {
+      api: { ...client, ...webhook, ...nodeOnly },
+      base,
+      run,
+      vectors: JSON.parse(vectors),
+      writeKey: `key-${run}`,
+      redisPort: Number(redisPort),
+    },
     { server: true, node },
   )
   console.log(JSON.stringify(results))

@@ -8,9 +8,18 @@ import { runConformance } from './conformance.mjs'
 const args = globalThis.Deno?.args ?? globalThis.process.argv.slice(2)
 const [base, run, vectors, redisPort] = args
 const node = !globalThis.Deno && !globalThis.Bun
-const nodeOnly = node ? { ...(await import('eventwire/webhook/node')), ...(await import('eventwire/webhook/bullmq')) } : {}
+const nodeOnly = node
+  ? { ...(await import('eventwire/webhook/node')), ...(await import('eventwire/webhook/bullmq')) }
+  : {}
 const results = await runConformance(
-  { api: { ...client, ...webhook, ...nodeOnly }, base, run, vectors: JSON.parse(vectors), writeKey: `key-${run}`, redisPort: Number(redisPort) },
+  {
+    api: { ...client, ...webhook, ...nodeOnly },
+    base,
+    run,
+    vectors: JSON.parse(vectors),
+    writeKey: `key-${run}`,
+    redisPort: Number(redisPort),
+  },
   { server: true, node },
 )
 console.log(JSON.stringify(results))

@@ -8,7 +8,13 @@ export default {
     const params = new URL(request.url).searchParams
     const run = params.get('run')
     const results = await runConformance(
-      { api: { ...client, ...webhook }, base: params.get('base'), run, vectors: JSON.parse(params.get('vectors')), writeKey: `key-${run}` },
+      {
+        api: { ...client, ...webhook },
+        base: params.get('base'),
+        run,
+        vectors: JSON.parse(params.get('vectors')),
+        writeKey: `key-${run}`,
+      },
       { server: false },
     )
     return new Response(JSON.stringify(results), { headers: { 'content-type': 'application/json' } })

@@ -30,7 +30,15 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 const FLOOR = /^>=\s*(\d+\.\d+\.\d+)$/.exec(pkg.engines.node)?.[1]
 const floorTools = join(work, 'floor')
 
-const TOOLS = ['node@22.23.3', 'bun@1.4.5', 'deno@2.9.6', 'workerd@1.20261117.1', 'playwright-core@1.65.1', 'publint@0.3.25', '@arethetypeswrong/cli@0.18.5']
+const TOOLS = [
+  'node@22.23.3',
+  'bun@1.4.5',
+  'deno@2.9.6',
+  'workerd@1.20261117.1',
+  'playwright-core@1.65.1',
+  'publint@0.3.25',
+  '@arethetypeswrong/cli@0.18.5',
+]
 const CHROMIUM = '/usr/bin/chromium'
 /**
  * Most gzip bytes the browser bundle of `Client` (ky included) may weigh. Measured 13,084 on
@@ -40,9 +48,19 @@ const CHROMIUM = '/usr/bin/chromium'
  * messages: 13,084).
  */
 const CLIENT_GZIP_BUDGET = 13_500
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
 
-const run = (command, args, options = {}) => execFileSync(command, args, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', ...options })
+const run = (command, args, options = {}) =>
+  execFileSync(command, args, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', ...options })
 const step = (message) => console.log(`\n== ${message}`)
 
 function packAndInstall() {
@@ -58,7 +76,11 @@ function packAndInstall() {
         name: 'scratch',
         private: true,
         type: 'module',
-        dependencies: { eventwire: `file:../${filename}`, bullmq: pkg.devDependencies.bullmq, ioredis: pkg.devDependencies.ioredis },
+        dependencies: {
+          eventwire: `file:../${filename}`,
+          bullmq: pkg.devDependencies.bullmq,
+          ioredis: pkg.devDependencies.ioredis,
+        },
         devDependencies: { '@types/node': pkg.devDependencies['@types/node'] },
       },
       null,
@@ -66,7 +88,8 @@ function packAndInstall() {
     ),
   )
   run('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock'], { cwd: app })
-  for (const file of ['conformance.mjs', 'entry-process.mjs', 'entry-process.cjs']) copyFileSync(join(here, file), join(app, file))
+  for (const file of ['conformance.mjs', 'entry-process.mjs', 'entry-process.cjs'])
+    copyFileSync(join(here, file), join(app, file))
   return join(work, filename)
 }
 
@@ -90,10 +113,21 @@ function packagingChecks(tarball) {
 /** The browser bundle of `import { Client } from 'eventwire'`, minified and gzipped, against the budget. */
 async function sizeCheck() {
   writeFileSync(join(app, 'size.mjs'), "export { Client } from 'eventwire'\n")
-  const output = await build({ entryPoints: [join(app, 'size.mjs')], absWorkingDir: app, bundle: true, minify: true, format: 'esm', platform: 'browser', write: false, logLevel: 'error' })
+  const output = await build({
+    entryPoints: [join(app, 'size.mjs')],
+    absWorkingDir: app,
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser',
+    write: false,
+    logLevel: 'error',
+  })
   const gzip = gzipSync(output.outputFiles[0].contents, { level: 9 }).length
   const name = `browser bundle of Client: ${gzip} bytes gzip (budget ${CLIENT_GZIP_BUDGET})`
-  return gzip <= CLIENT_GZIP_BUDGET ? { name, ok: true } : { name, ok: false, error: `${gzip - CLIENT_GZIP_BUDGET} bytes over the budget` }
+  return gzip <= CLIENT_GZIP_BUDGET
+    ? { name, ok: true }
+    : { name, ok: false, error: `${gzip - CLIENT_GZIP_BUDGET} bytes over the budget` }
 }
 
 /** Starts a command and resolves with the first stdout line that is JSON, or rejects after 10 s. */
@@ -128,9 +162,15 @@ async function binCheck() {
     const dev = start(['dev', '--port', '0', '--secret', 's', '--write-key', 'k', '--webhook', receiver, '--json'])
     const { url: endpoint } = await firstJsonLine(dev)
     const arrived = firstJsonLine(listen)
-    await runAsync(bin, ['send', 'track', '--endpoint', endpoint, '--write-key', 'k', '--user', 'u1', '--event', 'Packed'], {}, 20_000)
+    await runAsync(
+      bin,
+      ['send', 'track', '--endpoint', endpoint, '--write-key', 'k', '--user', 'u1', '--event', 'Packed'],
+      {},
+      20_000,
+    )
     const request = await arrived
-    if (request.signature !== 'verified' || request.payload?.event !== 'Packed') throw new Error(`the receiver saw ${JSON.stringify(request)}`)
+    if (request.signature !== 'verified' || request.payload?.event !== 'Packed')
+      throw new Error(`the receiver saw ${JSON.stringify(request)}`)
     return { name, ok: true }
   } catch (error) {
     return { name, ok: false, error: error.message }
@@ -167,13 +207,21 @@ function runAsync(command, args, options, ms = 120_000) {
 const lastJsonLine = (output) => JSON.parse(output.trim().split('\n').pop())
 
 async function processRuntime(command, args, entry, sink, vectors, runId) {
-  return lastJsonLine(await runAsync(command, [...args, entry, sink.base, runId, JSON.stringify(vectors), String(redis.port)], { cwd: app }))
+  return lastJsonLine(
+    await runAsync(command, [...args, entry, sink.base, runId, JSON.stringify(vectors), String(redis.port)], {
+      cwd: app,
+    }),
+  )
 }
 
 /** A throwaway redis-server on loopback for the BullMQ case (nothing saved to disk). */
 async function startRedis() {
   const port = await freePort()
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  )
   await new Promise((resolve, reject) => {
     let output = ''
     child.on('error', reject)
@@ -188,7 +236,18 @@ async function startRedis() {
 
 async function workerdRuntime(sink, vectors, runId) {
   const bundle = join(app, 'worker.js')
-  await build({ entryPoints: [join(here, 'entry-worker.mjs')], absWorkingDir: app, nodePaths: [join(app, 'node_modules')], bundle: true, format: 'esm', platform: 'neutral', conditions: ['workerd', 'worker', 'browser', 'import'], mainFields: ['module', 'main'], outfile: bundle, logLevel: 'error' })
+  await build({
+    entryPoints: [join(here, 'entry-worker.mjs')],
+    absWorkingDir: app,
+    nodePaths: [join(app, 'node_modules')],
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    conditions: ['workerd', 'worker', 'browser', 'import'],
+    mainFields: ['module', 'main'],
+    outfile: bundle,
+    logLevel: 'error',
+  })
   const port = await freePort()
   writeFileSync(
     join(app, 'workerd.capnp'),
@@ -207,7 +266,9 @@ const worker :Workerd.Worker = (
 );
 `,
   )
-  const child = spawn(bin('workerd'), ['serve', join(app, 'workerd.capnp')], { stdio: ['ignore', 'inherit', 'inherit'] })
+  const child = spawn(bin('workerd'), ['serve', join(app, 'workerd.capnp')], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
   try {
     const url = `http://127.0.0.1:${port}/?${new URLSearchParams({ run: runId, base: sink.base, vectors: JSON.stringify(vectors) })}`
     for (let tries = 0; ; tries++) {
@@ -232,9 +293,11 @@ async function chromiumRuntime(sink, vectors, runId) {
     const errors = []
     page.on('pageerror', (error) => errors.push(String(error)))
     await page.goto(`${sink.base}/browser/?${new URLSearchParams({ run: runId, vectors: JSON.stringify(vectors) })}`)
-    await page.waitForFunction(() => document.title === 'done', null, { timeout: 90_000 }).catch(() => {
-      throw new Error(`the page did not finish: ${errors.join('; ')}`)
-    })
+    await page
+      .waitForFunction(() => document.title === 'done', null, { timeout: 90_000 })
+      .catch(() => {
+        throw new Error(`the page did not finish: ${errors.join('; ')}`)
+      })
     const results = sink.results.get(runId)
     await page.goto('about:blank')
     let arrived = 0
@@ -245,7 +308,11 @@ async function chromiumRuntime(sink, vectors, runId) {
     results.push(
       arrived === 30
         ? { name: 'client: flushes what is queued on pagehide (keepalive)', ok: true }
-        : { name: 'client: flushes what is queued on pagehide (keepalive)', ok: false, error: `${arrived} of 30 arrived` },
+        : {
+            name: 'client: flushes what is queued on pagehide (keepalive)',
+            ok: false,
+            error: `${arrived} of 30 arrived`,
+          },
     )
     return results
   } finally {
@@ -260,7 +327,11 @@ function signatureVectors() {
     ['', 'k'],
     [JSON.stringify({ pad: 'x'.repeat(10_000) }), 'x'.repeat(100)],
   ]
-  return bodies.map(([body, secret]) => ({ body, secret, signature: createHmac('sha1', secret).update(body).digest('hex') }))
+  return bodies.map(([body, secret]) => ({
+    body,
+    secret,
+    signature: createHmac('sha1', secret).update(body).digest('hex'),
+  }))
 }
 
 step('installing pinned runtimes into .runtimes/tools')
@@ -275,13 +346,23 @@ packaging.push(await binCheck())
 console.log(packaging.map((check) => `${check.ok ? 'ok  ' : 'FAIL'} ${check.name}`).join('\n'))
 
 const browserBundle = (
-  await build({ entryPoints: [join(here, 'entry-browser.mjs')], absWorkingDir: app, nodePaths: [join(app, 'node_modules')], bundle: true, format: 'esm', platform: 'browser', write: false, logLevel: 'error' })
+  await build({
+    entryPoints: [join(here, 'entry-browser.mjs')],
+    absWorkingDir: app,
+    nodePaths: [join(app, 'node_modules')],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    write: false,
+    logLevel: 'error',
+  })
 ).outputFiles[0].text
 const sink = await startMatrixSink({ browserBundle })
 const redis = await startRedis()
 const vectors = signatureVectors()
 
-const casesFor = ({ server = false, node = false }) => cases.filter((testCase) => (!testCase.server || server) && (!testCase.node || node)).length
+const casesFor = ({ server = false, node = false }) =>
+  cases.filter((testCase) => (!testCase.server || server) && (!testCase.node || node)).length
 const nodeCases = casesFor({ server: true, node: true })
 const serverCases = casesFor({ server: true })
 const edgeCases = casesFor({})
@@ -292,16 +373,40 @@ const bothFormats = (name, expected, command, version, args = []) =>
     name: `${name} ${format}`,
     expected,
     version,
-    run: (id) => processRuntime(command, args, format === 'ESM' ? 'entry-process.mjs' : 'entry-process.cjs', sink, vectors, id),
+    run: (id) =>
+      processRuntime(command, args, format === 'ESM' ? 'entry-process.mjs' : 'entry-process.cjs', sink, vectors, id),
   }))
 const runtimes = [
   ...bothFormats('Node 20', nodeCases, process.execPath, () => process.version),
   ...bothFormats(`Node ${FLOOR} (engines floor)`, nodeCases, floorNode, () => run(floorNode, ['--version']).trim()),
   ...bothFormats('Node 22', nodeCases, bin('node'), () => run(bin('node'), ['--version']).trim()),
   ...bothFormats('Bun', serverCases, bin('bun'), () => run(bin('bun'), ['--version']).trim()),
-  { name: 'Deno', expected: serverCases, version: () => run(bin('deno'), ['--version']).split('\n')[0].split(' ')[1], run: (id) => processRuntime(bin('deno'), ['run', '--allow-net', '--allow-read', '--allow-env'], 'entry-process.mjs', sink, vectors, id) },
-  { name: 'workerd', expected: edgeCases, version: () => run(bin('workerd'), ['--version']).trim().split(' ')[1], run: (id) => workerdRuntime(sink, vectors, id) },
-  { name: 'Chromium', expected: edgeCases + 1, version: () => run(CHROMIUM, ['--version']).trim().split(' ')[1], run: (id) => chromiumRuntime(sink, vectors, id) },
+  {
+    name: 'Deno',
+    expected: serverCases,
+    version: () => run(bin('deno'), ['--version']).split('\n')[0].split(' ')[1],
+    run: (id) =>
+      processRuntime(
+        bin('deno'),
+        ['run', '--allow-net', '--allow-read', '--allow-env'],
+        'entry-process.mjs',
+        sink,
+        vectors,
+        id,
+      ),
+  },
+  {
+    name: 'workerd',
+    expected: edgeCases,
+    version: () => run(bin('workerd'), ['--version']).trim().split(' ')[1],
+    run: (id) => workerdRuntime(sink, vectors, id),
+  },
+  {
+    name: 'Chromium',
+    expected: edgeCases + 1,
+    version: () => run(CHROMIUM, ['--version']).trim().split(' ')[1],
+    run: (id) => chromiumRuntime(sink, vectors, id),
+  },
 ]
 
 const rows = []
@@ -312,11 +417,19 @@ for (const runtime of runtimes) {
     const results = await runtime.run(runtime.name.toLowerCase().replace(/[^a-z0-9]+/g, ''))
     // A runtime must not get fewer checks than the others without anyone noticing.
     if (results.length !== runtime.expected) {
-      results.push({ name: 'ran every conformance case', ok: false, error: `ran ${results.length} of ${runtime.expected} cases` })
+      results.push({
+        name: 'ran every conformance case',
+        ok: false,
+        error: `ran ${results.length} of ${runtime.expected} cases`,
+      })
     }
     rows.push({ runtime: runtime.name, version, results })
   } catch (error) {
-    rows.push({ runtime: runtime.name, version, results: [{ name: 'runtime started and reported', ok: false, error: String(error.message) }] })
+    rows.push({
+      runtime: runtime.name,
+      version,
+      results: [{ name: 'runtime started and reported', ok: false, error: String(error.message) }],
+    })
   }
 }
 await sink.close()
@@ -331,7 +444,8 @@ for (const row of rows) {
   console.log(`| ${row.runtime} | ${row.version} | ${row.results.length - bad.length} | ${bad.length} |`)
 }
 for (const row of rows) {
-  for (const result of row.results.filter((result) => !result.ok)) console.log(`\nFAIL ${row.runtime}: ${result.name}\n${result.error}`)
+  for (const result of row.results.filter((result) => !result.ok))
+    console.log(`\nFAIL ${row.runtime}: ${result.name}\n${result.error}`)
 }
 const total = rows.reduce((sum, row) => sum + row.results.length, 0)
 console.log(`\nruntimes: ${total - failed} passed, ${failed} failed`)

@@ -27,12 +27,20 @@ export async function startMatrixSink({ browserBundle }) {
         response.end(typeof body === 'string' ? body : JSON.stringify(body))
       }
       if (request.method === 'POST' && kind === 'ingest') {
-        listOf(batches, run).push({ auth: request.headers.authorization, userAgent: request.headers['user-agent'] ?? '', bytes: raw.length, body: JSON.parse(raw.toString('utf8')) })
+        listOf(batches, run).push({
+          auth: request.headers.authorization,
+          userAgent: request.headers['user-agent'] ?? '',
+          bytes: raw.length,
+          body: JSON.parse(raw.toString('utf8')),
+        })
         return reply(200, { success: true })
       }
       if (request.method === 'POST' && kind === 'hook') {
         const expected = createHmac('sha1', 's3cret').update(raw).digest('hex')
-        listOf(hooks, run).push({ verified: request.headers['x-signature'] === expected, userAgent: request.headers['user-agent'] ?? '' })
+        listOf(hooks, run).push({
+          verified: request.headers['x-signature'] === expected,
+          userAgent: request.headers['user-agent'] ?? '',
+        })
         return reply(204)
       }
       if (request.method === 'POST' && kind === 'results') {
@@ -52,18 +60,29 @@ export async function startMatrixSink({ browserBundle }) {
           userAgents: [...new Set(received.map((batch) => batch.userAgent))],
           types: [...new Set(messages.map((message) => message.type))].sort(),
           envelopeOk: received.every(
-            (batch) => batch.body.context?.library?.name === 'eventwire' && typeof batch.body.messageId === 'string' && typeof batch.body.sentAt === 'string',
+            (batch) =>
+              batch.body.context?.library?.name === 'eventwire' &&
+              typeof batch.body.messageId === 'string' &&
+              typeof batch.body.sentAt === 'string',
           ),
         })
       }
       if (kind === 'hook-report') {
         const received = hooks.get(run) ?? []
-        return reply(200, { count: received.length, verified: received.filter((hook) => hook.verified).length, userAgent: received[0]?.userAgent ?? '' })
+        return reply(200, {
+          count: received.length,
+          verified: received.filter((hook) => hook.verified).length,
+          userAgent: received[0]?.userAgent ?? '',
+        })
       }
       if (kind === 'tls-base') return reply(200, { url: tlsBase })
       if (kind === 'browser' && request.url.includes('bundle.js')) return reply(200, browserBundle, 'text/javascript')
       if (kind === 'browser') {
-        return reply(200, '<!doctype html><title>running</title><script type="module" src="/browser/bundle.js"></script>', 'text/html')
+        return reply(
+          200,
+          '<!doctype html><title>running</title><script type="module" src="/browser/bundle.js"></script>',
+          'text/html',
+        )
       }
       reply(404, { error: 'not found' })
     })

@@ -12,7 +12,16 @@ import { fileURLToPath } from 'node:url'
 const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, '..', '..')
 
-const STRICT = { strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, noEmit: true, skipLibCheck: false, target: 'es2022', lib: ['es2022', 'dom'], types: ['node'] }
+const STRICT = {
+  strict: true,
+  exactOptionalPropertyTypes: true,
+  noUncheckedIndexedAccess: true,
+  noEmit: true,
+  skipLibCheck: false,
+  target: 'es2022',
+  lib: ['es2022', 'dom'],
+  types: ['node'],
+}
 const SETUPS = [
   { name: 'node16', options: { module: 'node16', moduleResolution: 'node16' }, extensions: ['.mts', '.cts'] },
   { name: 'bundler', options: { module: 'preserve', moduleResolution: 'bundler' }, extensions: ['.ts'] },
@@ -35,13 +44,25 @@ function fencedBlocks(file, lines) {
  * package's declaration files (what editors and the API docs show), each with where it starts.
  */
 export function snippets(app) {
-  const docs = ['README.md', ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)]
+  const docs = [
+    'README.md',
+    ...readdirSync(join(root, 'docs'))
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => `docs/${name}`),
+  ]
   const fromDocs = docs.flatMap((file) => fencedBlocks(file, readFileSync(join(root, file), 'utf8').split('\n')))
   const dist = join(app, 'node_modules', 'eventwire', 'dist')
   const declarations = readdirSync(dist).filter((name) => name.endsWith('.d.ts'))
   const seen = new Set()
   const fromTsdoc = declarations
-    .flatMap((name) => fencedBlocks(name, readFileSync(join(dist, name), 'utf8').split('\n').map((line) => line.replace(/^\s*\* ?/, ''))))
+    .flatMap((name) =>
+      fencedBlocks(
+        name,
+        readFileSync(join(dist, name), 'utf8')
+          .split('\n')
+          .map((line) => line.replace(/^\s*\* ?/, '')),
+      ),
+    )
     // Chunks of the build may carry the same declaration twice.
     .filter((block) => !seen.has(block.code) && seen.add(block.code))
   return [...fromDocs, ...fromTsdoc]
@@ -55,11 +76,17 @@ function asCommonJs(code) {
   const lines = code.split('\n')
   const isImport = (line) => /^import\s/.test(line)
   // A declaration the snippet exports becomes local to the function: only its types matter here.
-  const body = lines.filter((line) => !isImport(line)).map((line) => line.replace(/^export (?=async |function |const |class |interface |type )/, ''))
+  const body = lines
+    .filter((line) => !isImport(line))
+    .map((line) => line.replace(/^export (?=async |function |const |class |interface |type )/, ''))
   return [...lines.filter(isImport), 'void (async () => {', ...body, '})()', 'export {}'].join('\n')
 }
 
-const tsc = (project) => execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+const tsc = (project) =>
+  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
 
 /** Compiles `files` (name -> source) in a folder of `app` under one setup; returns tsc's output, '' when clean. */
 function compile(app, folder, setup, files) {
@@ -67,7 +94,10 @@ function compile(app, folder, setup, files) {
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
   for (const [name, source] of Object.entries(files)) writeFileSync(join(dir, name), source)
-  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...STRICT, ...setup.options }, files: Object.keys(files) }, null, 2))
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { ...STRICT, ...setup.options }, files: Object.keys(files) }, null, 2),
+  )
   try {
     tsc(dir)
     return ''
@@ -95,7 +125,9 @@ function consumerFiles(setup) {
  */
 function mistakesCheck(app, setup) {
   const source = readFileSync(join(here, 'consumers', 'mistakes.mts'), 'utf8')
-  const output = compile(app, `${setup.name}-mistakes`, setup, { [setup.name === 'bundler' ? 'mistakes.ts' : 'mistakes.mts']: source })
+  const output = compile(app, `${setup.name}-mistakes`, setup, {
+    [setup.name === 'bundler' ? 'mistakes.ts' : 'mistakes.mts']: source,
+  })
   const byLine = new Map()
   let current
   for (const text of output.split('\n')) {
@@ -111,7 +143,8 @@ function mistakesCheck(app, setup) {
     const errors = byLine.get(index + 1) ?? []
     const names = (error) => error.text.includes(expected) || line.startsWith(expected, error.column - 1)
     const shown = errors.map((error) => `(col ${error.column}) ${error.text}`).join(' | ') || 'none'
-    if (expected && !errors.some(names)) problems.push(`line ${index + 1} (${line.trim()}): wanted an error naming ${expected}, got: ${shown}`)
+    if (expected && !errors.some(names))
+      problems.push(`line ${index + 1} (${line.trim()}): wanted an error naming ${expected}, got: ${shown}`)
     if (!expected && errors.length > 0) problems.push(`line ${index + 1} (${line.trim()}): unexpected error: ${shown}`)
   })
   return problems.join('\n')
@@ -125,12 +158,21 @@ export function typescriptChecks(app) {
     const files = consumerFiles(setup)
     for (const snippet of found) {
       const base = `snippet-${basename(snippet.file).replace(/\W+/g, '-').toLowerCase()}-${snippet.line}`
-      for (const extension of setup.extensions) files[`${base}${extension}`] = extension === '.cts' ? asCommonJs(snippet.code) : snippet.code
+      for (const extension of setup.extensions)
+        files[`${base}${extension}`] = extension === '.cts' ? asCommonJs(snippet.code) : snippet.code
     }
     const output = compile(app, setup.name, setup, files)
-    results.push({ name: `TypeScript ${setup.name} (${setup.extensions.join(', ')}), strict + exactOptionalPropertyTypes: ${found.length} doc and TSDoc snippets and ${Object.keys(consumerFiles(setup)).length} consumer files compile`, ok: output === '', error: output })
+    results.push({
+      name: `TypeScript ${setup.name} (${setup.extensions.join(', ')}), strict + exactOptionalPropertyTypes: ${found.length} doc and TSDoc snippets and ${Object.keys(consumerFiles(setup)).length} consumer files compile`,
+      ok: output === '',
+      error: output,
+    })
     const mistakes = mistakesCheck(app, setup)
-    results.push({ name: `TypeScript ${setup.name}: each mistake fails with an error naming the field`, ok: mistakes === '', error: mistakes })
+    results.push({
+      name: `TypeScript ${setup.name}: each mistake fails with an error naming the field`,
+      ok: mistakes === '',
+      error: mistakes,
+    })
   }
   return results
 }

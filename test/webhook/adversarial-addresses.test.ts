@@ -8,8 +8,37 @@ import { OptionsError } from '../../src/webhook/index.js'
 
 // The ranges blockPrivateNetworks refuses, written out again as the specification (IANA's IPv4 and
 // IPv6 special-purpose registries, multicast, site-local), for node:net's BlockList to judge by.
-const V4_BLOCKED = ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24', '192.0.2.0/24', '192.88.99.0/24', '192.168.0.0/16', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4']
-const V6_BLOCKED = ['::/96', '64:ff9b:1::/48', '100::/64', '100:0:0:1::/64', '2001::/23', '2001:db8::/32', '3fff::/20', '5f00::/16', 'fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8']
+const V4_BLOCKED = [
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.0.0.0/24',
+  '192.0.2.0/24',
+  '192.88.99.0/24',
+  '192.168.0.0/16',
+  '198.18.0.0/15',
+  '198.51.100.0/24',
+  '203.0.113.0/24',
+  '224.0.0.0/4',
+  '240.0.0.0/4',
+]
+const V6_BLOCKED = [
+  '::/96',
+  '64:ff9b:1::/48',
+  '100::/64',
+  '100:0:0:1::/64',
+  '2001::/23',
+  '2001:db8::/32',
+  '3fff::/20',
+  '5f00::/16',
+  'fc00::/7',
+  'fe80::/10',
+  'fec0::/10',
+  'ff00::/8',
+]
 
 /** node:net's BlockList with the specification's ranges, and each IPv4 range again inside every IPv6 prefix that embeds IPv4. */
 function oracle(): BlockList {
@@ -35,14 +64,34 @@ const blockList = oracle()
 
 /** Full, uncompressed text of 16 bytes. */
 function fullV6(bytes: Uint8Array): string {
-  return Array.from({ length: 8 }, (_, index) => (((bytes[index * 2] ?? 0) << 8) | (bytes[index * 2 + 1] ?? 0)).toString(16)).join(':')
+  return Array.from({ length: 8 }, (_, index) =>
+    (((bytes[index * 2] ?? 0) << 8) | (bytes[index * 2 + 1] ?? 0)).toString(16),
+  ).join(':')
 }
 
 const byte = fc.integer({ min: 0, max: 255 })
 /** Zero often, so that `::` runs and the special ranges come up. */
 const group = fc.oneof(fc.constant(0), fc.constant(0xffff), fc.integer({ min: 0, max: 0xffff }))
 /** Prefixes of the ranges that matter, so that a run lands in and near them. */
-const prefix = fc.constantFrom<number[]>([], [0, 0, 0, 0, 0, 0xffff], [0, 0, 0, 0, 0xffff, 0], [0x64, 0xff9b, 0, 0, 0, 0], [0x64, 0xff9b, 1], [0x2002], [0x2001, 0], [0x2001, 0xdb8], [0xfe80], [0xfec0], [0xff02], [0xfd00], [0x100, 0, 0, 0], [0x100, 0, 0, 1], [0x3fff], [0x5f00], [0x2600])
+const prefix = fc.constantFrom<number[]>(
+  [],
+  [0, 0, 0, 0, 0, 0xffff],
+  [0, 0, 0, 0, 0xffff, 0],
+  [0x64, 0xff9b, 0, 0, 0, 0],
+  [0x64, 0xff9b, 1],
+  [0x2002],
+  [0x2001, 0],
+  [0x2001, 0xdb8],
+  [0xfe80],
+  [0xfec0],
+  [0xff02],
+  [0xfd00],
+  [0x100, 0, 0, 0],
+  [0x100, 0, 0, 1],
+  [0x3fff],
+  [0x5f00],
+  [0x2600],
+)
 
 const ipv4Text = fc.tuple(byte, byte, byte, byte).map((parts) => parts.join('.'))
 
@@ -76,7 +125,12 @@ const ipv6Text = fc
 
 /** Near misses: a valid address with one character inserted, replaced or dropped. */
 const mutated = fc
-  .tuple(fc.oneof(ipv4Text, ipv6Text), fc.nat(), fc.constantFrom('', ':', '::', '.', '0', 'g', '%', '1.2.3.4', '00000', ' ', '[', '-1'), fc.constantFrom('insert', 'replace', 'drop'))
+  .tuple(
+    fc.oneof(ipv4Text, ipv6Text),
+    fc.nat(),
+    fc.constantFrom('', ':', '::', '.', '0', 'g', '%', '1.2.3.4', '00000', ' ', '[', '-1'),
+    fc.constantFrom('insert', 'replace', 'drop'),
+  )
   .map(([text, at, piece, how]) => {
     const index = at % (text.length + 1)
     if (how === 'insert') return text.slice(0, index) + piece + text.slice(index)
@@ -87,9 +141,17 @@ const mutated = fc
 describe('parseIpAddress (node:net as the oracle)', () => {
   it('takes exactly the strings node:net calls addresses', () => {
     fc.assert(
-      fc.property(fc.oneof(ipv4Text, ipv6Text, mutated, fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF:.%'.split('')), maxLength: 45 })), (text) => {
-        expect(parseIpAddress(text) !== undefined).toBe(isIP(text) !== 0)
-      }),
+      fc.property(
+        fc.oneof(
+          ipv4Text,
+          ipv6Text,
+          mutated,
+          fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF:.%'.split('')), maxLength: 45 }),
+        ),
+        (text) => {
+          expect(parseIpAddress(text) !== undefined).toBe(isIP(text) !== 0)
+        },
+      ),
       { numRuns: 5_000 },
     )
   })
@@ -122,14 +184,17 @@ describe('the private-address guard (BlockList with the IANA ranges as the oracl
 
   it('gives a URL the answer its literal host gets, whatever spelling the URL parser rewrites it to', () => {
     fc.assert(
-      fc.property(ipv6Text.filter((text) => !text.includes('%')), (text) => {
-        const url = `http://[${text}]:8080/in`
-        const blocked = isPrivateAddress(text)
-        expect(isPrivateAddress(new URL(url).hostname)).toBe(blocked)
-        const build = () => resolveWebhookSettings({ webhooks: [{ url }], blockPrivateNetworks: true })
-        if (blocked) expect(build).toThrow(OptionsError)
-        else expect(build).not.toThrow()
-      }),
+      fc.property(
+        ipv6Text.filter((text) => !text.includes('%')),
+        (text) => {
+          const url = `http://[${text}]:8080/in`
+          const blocked = isPrivateAddress(text)
+          expect(isPrivateAddress(new URL(url).hostname)).toBe(blocked)
+          const build = () => resolveWebhookSettings({ webhooks: [{ url }], blockPrivateNetworks: true })
+          if (blocked) expect(build).toThrow(OptionsError)
+          else expect(build).not.toThrow()
+        },
+      ),
       { numRuns: 1_000 },
     )
   })
@@ -158,32 +223,58 @@ describe('the private-address guard (BlockList with the IANA ranges as the oracl
     expect(() => resolveWebhookSettings({ webhooks: [{ url }], blockPrivateNetworks: true })).toThrow(range)
   })
 
-  it.each(['8.8.8.8', '[::ffff:8.8.8.8]', '64:ff9b::8.8.8.8', '2002:808:808::1', '2606:4700::1111', '1.1.1.1', '192.0.3.1', '198.20.0.1'])('lets the public address %s through', (address) => {
+  it.each([
+    '8.8.8.8',
+    '[::ffff:8.8.8.8]',
+    '64:ff9b::8.8.8.8',
+    '2002:808:808::1',
+    '2606:4700::1111',
+    '1.1.1.1',
+    '192.0.3.1',
+    '198.20.0.1',
+  ])('lets the public address %s through', (address) => {
     expect(blockedRangeOf(address)).toBeUndefined()
   })
 
-  it.each(['example.com', '1.2.3', '01.2.3.4', '[::1', '::1]', '1::2::3', '1:2:3:4:5:6:7::8::', '', '::ffff:1.2.3.04'])('%s is not an address: not judged here', (text) => {
-    expect(parseIpAddress(text)).toBeUndefined()
-  })
+  it.each(['example.com', '1.2.3', '01.2.3.4', '[::1', '::1]', '1::2::3', '1:2:3:4:5:6:7::8::', '', '::ffff:1.2.3.04'])(
+    '%s is not an address: not judged here',
+    (text) => {
+      expect(parseIpAddress(text)).toBeUndefined()
+    },
+  )
 })
 
 describe('IPv4 parts: 0 to 255, written in decimal', () => {
-  it.each(['0.0.0.0', '255.255.255.255', '1.22.199.250', '::ffff:255.255.255.255'])('%s is an address: every part is within 0 to 255', (text) => {
-    expect(parseIpAddress(text)).toBeDefined()
-  })
-
-  it.each(['256.0.0.1', '1.2.3.256', '999.999.999.999', '10.0.0.300', '127.0.0.256', '::ffff:127.0.0.256', '1.2.3.4.5', '1.2.3.', '1.2.3.1000'])(
-    '%s is not an address: a part over 255 or out of place is not wrapped or guessed at',
+  it.each(['0.0.0.0', '255.255.255.255', '1.22.199.250', '::ffff:255.255.255.255'])(
+    '%s is an address: every part is within 0 to 255',
     (text) => {
-      expect(parseIpAddress(text)).toBeUndefined()
-      expect(isPrivateAddress(text)).toBe(false)
+      expect(parseIpAddress(text)).toBeDefined()
     },
   )
 
+  it.each([
+    '256.0.0.1',
+    '1.2.3.256',
+    '999.999.999.999',
+    '10.0.0.300',
+    '127.0.0.256',
+    '::ffff:127.0.0.256',
+    '1.2.3.4.5',
+    '1.2.3.',
+    '1.2.3.1000',
+  ])('%s is not an address: a part over 255 or out of place is not wrapped or guessed at', (text) => {
+    expect(parseIpAddress(text)).toBeUndefined()
+    expect(isPrivateAddress(text)).toBe(false)
+  })
+
   it('reads each part into its own byte, in order', () => {
     expect([...(parseIpAddress('1.22.199.250') ?? [])]).toEqual([1, 22, 199, 250])
-    expect([...(parseIpAddress('::ffff:1.22.199.250') ?? [])]).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 1, 22, 199, 250])
-    expect([...(parseIpAddress('1:23:456:789a:bcde:f0:0:ffff') ?? [])]).toEqual([0, 1, 0, 0x23, 0x04, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0, 0xf0, 0, 0, 0xff, 0xff])
+    expect([...(parseIpAddress('::ffff:1.22.199.250') ?? [])]).toEqual([
+      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 1, 22, 199, 250,
+    ])
+    expect([...(parseIpAddress('1:23:456:789a:bcde:f0:0:ffff') ?? [])]).toEqual([
+      0, 1, 0, 0x23, 0x04, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0, 0xf0, 0, 0, 0xff, 0xff,
+    ])
   })
 })
 

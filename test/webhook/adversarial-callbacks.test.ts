@@ -65,27 +65,45 @@ describe('a backoff that returns garbage or throws', () => {
     ['Infinity', () => Number.POSITIVE_INFINITY],
     ['a string', () => '100'],
     ['null', () => null],
-    ['a proxy that throws on every access', () => new Proxy({}, { get: () => { throw new Error('trap') }, getPrototypeOf: () => { throw new Error('trap') } })],
+    [
+      'a proxy that throws on every access',
+      () =>
+        new Proxy(
+          {},
+          {
+            get: () => {
+              throw new Error('trap')
+            },
+            getPrototypeOf: () => {
+              throw new Error('trap')
+            },
+          },
+        ),
+    ],
   ]
 
-  it.each(garbage)('ends the retries of an event whose backoff returns %s with ERR_CALLBACK', async (_name, backoff) => {
-    const sink = await receiver(fails500)
-    const target = destination({ webhooks: [{ url: sink.url }], backoff: backoff as () => number })
-    const failed: DeliveryResult[] = []
-    target.on('failed', (result) => failed.push(result))
-    const result = await target.deliver(track)
-    expect(result.status).toBe('failed')
-    expect(failed).toEqual([result])
-    const [url] = result.urls
-    expect(url?.attempts).toBe(1)
-    expect(url?.lastStatus).toBe(500)
-    expect(url?.lastError).toBeInstanceOf(WebhookError)
-    expect(url?.lastError?.code).toBe('ERR_CALLBACK')
-    expect(url?.lastError?.status).toBe(500)
-    expect(url?.lastError?.message).toMatch(/backoff/)
-    expect(url?.lastError?.cause).toBeInstanceOf(Error)
-    expect(target.pendingRetries).toBe(0)
-  }, 5_000)
+  it.each(garbage)(
+    'ends the retries of an event whose backoff returns %s with ERR_CALLBACK',
+    async (_name, backoff) => {
+      const sink = await receiver(fails500)
+      const target = destination({ webhooks: [{ url: sink.url }], backoff: backoff as () => number })
+      const failed: DeliveryResult[] = []
+      target.on('failed', (result) => failed.push(result))
+      const result = await target.deliver(track)
+      expect(result.status).toBe('failed')
+      expect(failed).toEqual([result])
+      const [url] = result.urls
+      expect(url?.attempts).toBe(1)
+      expect(url?.lastStatus).toBe(500)
+      expect(url?.lastError).toBeInstanceOf(WebhookError)
+      expect(url?.lastError?.code).toBe('ERR_CALLBACK')
+      expect(url?.lastError?.status).toBe(500)
+      expect(url?.lastError?.message).toMatch(/backoff/)
+      expect(url?.lastError?.cause).toBeInstanceOf(Error)
+      expect(target.pendingRetries).toBe(0)
+    },
+    5_000,
+  )
 
   it('ends the retries with ERR_CALLBACK whose cause is what the backoff threw, without an unhandled rejection', async () => {
     const sink = await receiver(fails500)
@@ -119,8 +137,14 @@ describe('a backoff that returns garbage or throws', () => {
     await fc.assert(
       fc.asyncProperty(fc.oneof(fc.double(), fc.anything(), fc.integer({ min: -5, max: 5 })), async (value) => {
         let answered = 0
-        const transport = scriptedTransport(async () => (answered++ === 0 ? { ok: true, status: 503, retryAfter: null } : { ok: true, status: 200, retryAfter: null }))
-        const target = new WebhookDestination({ webhooks: [{ url: 'http://127.0.0.1:9/' }], transport, backoff: () => value as number })
+        const transport = scriptedTransport(async () =>
+          answered++ === 0 ? { ok: true, status: 503, retryAfter: null } : { ok: true, status: 200, retryAfter: null },
+        )
+        const target = new WebhookDestination({
+          webhooks: [{ url: 'http://127.0.0.1:9/' }],
+          transport,
+          backoff: () => value as number,
+        })
         const valid = typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= 50
         // Large valid delays are not waited for: close() reports them ERR_CLOSED.
         const delivered = target.deliver(track)
@@ -152,14 +176,18 @@ describe('a custom transport that throws, rejects, returns garbage or never answ
     ['rejects', () => Promise.reject(thrown)],
   ]
 
-  it.each(broken)('counts a transport that %s as ERR_NETWORK with the thrown value as cause', async (_name, send) => {
-    const target = destination({ webhooks: [{ url: 'http://127.0.0.1:9/' }], transport: { send }, retryWindowMs: 0 })
-    const result = await target.deliver(track)
-    expect(result.status).toBe('failed')
-    expect(result.urls[0]?.lastError?.code).toBe('ERR_NETWORK')
-    expect(result.urls[0]?.lastError?.cause).toBe(thrown)
-    expect(result.urls[0]?.lastError?.message).toContain('socket exploded')
-  }, 5_000)
+  it.each(broken)(
+    'counts a transport that %s as ERR_NETWORK with the thrown value as cause',
+    async (_name, send) => {
+      const target = destination({ webhooks: [{ url: 'http://127.0.0.1:9/' }], transport: { send }, retryWindowMs: 0 })
+      const result = await target.deliver(track)
+      expect(result.status).toBe('failed')
+      expect(result.urls[0]?.lastError?.code).toBe('ERR_NETWORK')
+      expect(result.urls[0]?.lastError?.cause).toBe(thrown)
+      expect(result.urls[0]?.lastError?.message).toContain('socket exploded')
+    },
+    5_000,
+  )
 
   it('retries a throwing transport as it retries network errors', async () => {
     const transport = scriptedTransport(async (call) => {
@@ -182,19 +210,40 @@ describe('a custom transport that throws, rejects, returns garbage or never answ
     ['{ ok: true } without a status', { ok: true }],
     ['a status that is not an HTTP status', { ok: true, status: 42.5, retryAfter: null }],
     ['{ ok: false } with an unknown failure', { ok: false, failure: 'gremlins', cause: 'x' }],
-    ['an object whose getters throw', Object.defineProperty({}, 'ok', { get: () => { throw new TypeError('transport answer getter') }, enumerable: true })],
-  ])('counts a transport that resolves %s as ERR_NETWORK naming what it got', async (_name, value) => {
-    const target = destination({ webhooks: [{ url: 'http://127.0.0.1:9/' }], transport: { send: async () => value as WebhookResponse }, retryWindowMs: 0 })
-    const result = await target.deliver(track)
-    expect(result.status).toBe('failed')
-    const error = result.urls[0]?.lastError
-    expect(error?.code).toBe('ERR_NETWORK')
-    expect(error?.cause).toBeInstanceOf(TypeError)
-    expect(error?.message).toMatch(/transport/)
-  }, 5_000)
+    [
+      'an object whose getters throw',
+      Object.defineProperty({}, 'ok', {
+        get: () => {
+          throw new TypeError('transport answer getter')
+        },
+        enumerable: true,
+      }),
+    ],
+  ])(
+    'counts a transport that resolves %s as ERR_NETWORK naming what it got',
+    async (_name, value) => {
+      const target = destination({
+        webhooks: [{ url: 'http://127.0.0.1:9/' }],
+        transport: { send: async () => value as WebhookResponse },
+        retryWindowMs: 0,
+      })
+      const result = await target.deliver(track)
+      expect(result.status).toBe('failed')
+      const error = result.urls[0]?.lastError
+      expect(error?.code).toBe('ERR_NETWORK')
+      expect(error?.cause).toBeInstanceOf(TypeError)
+      expect(error?.message).toMatch(/transport/)
+    },
+    5_000,
+  )
 
   it('bounds a transport whose promise never settles by timeoutMs (ERR_TIMEOUT), and still closes', async () => {
-    const target = destination({ webhooks: [{ url: 'http://127.0.0.1:9/' }], transport: { send: () => new Promise(() => {}) }, timeoutMs: 50, retryWindowMs: 0 })
+    const target = destination({
+      webhooks: [{ url: 'http://127.0.0.1:9/' }],
+      transport: { send: () => new Promise(() => {}) },
+      timeoutMs: 50,
+      retryWindowMs: 0,
+    })
     const result = await target.deliver(track)
     expect(result.status).toBe('failed')
     expect(result.urls[0]?.lastError?.code).toBe('ERR_TIMEOUT')
@@ -210,14 +259,21 @@ describe('a custom transport that throws, rejects, returns garbage or never answ
         throw new Error('close exploded')
       },
     ],
-  ])('returns from close({ timeout }) by its deadline, without rejecting, when the transport\'s close() %s', async (_name, close) => {
-    const reported: unknown[] = []
-    const target = destination({ webhooks: [{ url: 'http://127.0.0.1:9/' }], transport: { send: async () => ({ ok: true, status: 200, retryAfter: null }), close } })
-    vi.spyOn(console, 'error').mockImplementation((...args) => void reported.push(args))
-    expect((await target.deliver(track)).status).toBe('delivered')
-    await expect(target.close({ timeout: 300 })).resolves.toBeUndefined()
-    vi.restoreAllMocks()
-  }, 5_000)
+  ])(
+    "returns from close({ timeout }) by its deadline, without rejecting, when the transport's close() %s",
+    async (_name, close) => {
+      const reported: unknown[] = []
+      const target = destination({
+        webhooks: [{ url: 'http://127.0.0.1:9/' }],
+        transport: { send: async () => ({ ok: true, status: 200, retryAfter: null }), close },
+      })
+      vi.spyOn(console, 'error').mockImplementation((...args) => void reported.push(args))
+      expect((await target.deliver(track)).status).toBe('delivered')
+      await expect(target.close({ timeout: 300 })).resolves.toBeUndefined()
+      vi.restoreAllMocks()
+    },
+    5_000,
+  )
 
   it('refuses at construction a transport whose send getter throws', () => {
     const transport = {
@@ -248,7 +304,13 @@ describe('a custom transport that throws, rejects, returns garbage or never answ
               return Promise.resolve({ ok: true, status: 503, retryAfter: null })
           }
         })
-        const target = new WebhookDestination({ webhooks: [{ url: 'http://127.0.0.1:9/' }, { url: 'http://127.0.0.1:9/b' }], transport, timeoutMs: 20, retryWindowMs: 100, backoff: () => 5 })
+        const target = new WebhookDestination({
+          webhooks: [{ url: 'http://127.0.0.1:9/' }, { url: 'http://127.0.0.1:9/b' }],
+          transport,
+          timeoutMs: 20,
+          retryWindowMs: 100,
+          backoff: () => 5,
+        })
         const result = await target.deliver(track)
         await target.close({ timeout: 1_000 })
         expect(['delivered', 'failed']).toContain(result.status)
@@ -337,19 +399,26 @@ describe('a platform signer that throws, rejects, returns garbage or never answe
     ['never settles', () => new Promise<string>(() => {})],
   ]
 
-  it.each(cases)('resolves deliver() failed with ERR_CALLBACK when the signer %s, and sends nothing', async (_name, signer) => {
-    const attempts: unknown[] = []
-    const failed: DeliveryResult[] = []
-    const target = new WebhookDestinationBase({ webhooks: [{ url: 'http://127.0.0.1:9/' }], sharedSecret: 's', timeoutMs: 50 }, platform(signer))
-    destinations.push(target)
-    target.on('attempt', (notice) => attempts.push(notice))
-    target.on('failed', (result) => failed.push(result))
-    const result = await target.deliver(track)
-    expect(result.status).toBe('failed')
-    expect(failed).toEqual([result])
-    expect(result.urls[0]?.attempts).toBe(0)
-    expect(result.urls[0]?.lastError?.code).toBe('ERR_CALLBACK')
-    expect(result.urls[0]?.lastError?.message).toMatch(/signer/)
-    expect(attempts).toEqual([])
-  }, 5_000)
+  it.each(cases)(
+    'resolves deliver() failed with ERR_CALLBACK when the signer %s, and sends nothing',
+    async (_name, signer) => {
+      const attempts: unknown[] = []
+      const failed: DeliveryResult[] = []
+      const target = new WebhookDestinationBase(
+        { webhooks: [{ url: 'http://127.0.0.1:9/' }], sharedSecret: 's', timeoutMs: 50 },
+        platform(signer),
+      )
+      destinations.push(target)
+      target.on('attempt', (notice) => attempts.push(notice))
+      target.on('failed', (result) => failed.push(result))
+      const result = await target.deliver(track)
+      expect(result.status).toBe('failed')
+      expect(failed).toEqual([result])
+      expect(result.urls[0]?.attempts).toBe(0)
+      expect(result.urls[0]?.lastError?.code).toBe('ERR_CALLBACK')
+      expect(result.urls[0]?.lastError?.message).toMatch(/signer/)
+      expect(attempts).toEqual([])
+    },
+    5_000,
+  )
 })

@@ -1,7 +1,13 @@
 import { connect as connectTcp } from 'node:net'
 import fc from 'fast-check'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import { createFetchTransport, OptionsError, WebhookDestination, type WebhookRequest, type WebhookTransport } from '../../src/webhook/node.js'
+import {
+  createFetchTransport,
+  OptionsError,
+  WebhookDestination,
+  type WebhookRequest,
+  type WebhookTransport,
+} from '../../src/webhook/node.js'
 import { createUndiciTransport } from '../../src/webhook/node-only.js'
 import { classifyFailure } from '../../src/webhook/transport.js'
 import { certificates } from '../helpers/certs.js'
@@ -24,22 +30,33 @@ afterEach(async () => {
 
 function requestTo(url: string, extra: Partial<WebhookRequest> = {}): WebhookRequest {
   const parsed = new URL(url)
-  return { url, origin: parsed.origin, path: parsed.pathname, headers: { 'content-type': 'application/json' }, body: '{}', timeoutMs: 2_000, ...extra }
+  return {
+    url,
+    origin: parsed.origin,
+    path: parsed.pathname,
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+    timeoutMs: 2_000,
+    ...extra,
+  }
 }
 
 describe('blockPrivateNetworks: literal addresses, at construction and again before connecting', () => {
-  it.each(transports)('refuses a literal non-public address before connecting, over %s, however it is spelled', async (_name, make) => {
-    sink = await startSink()
-    const { port } = new URL(sink.url)
-    const transport = make()
-    for (const host of ['[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '127.0.0.1']) {
-      const response = await transport.send(requestTo(`http://${host}:${port}/in`, { blockPrivateNetworks: true }))
-      expect(response).toMatchObject({ ok: false, failure: 'blocked' })
-      expect(String((response as { cause?: Error }).cause?.message)).toContain('127.0.0.0/8')
-    }
-    await transport.close?.()
-    expect(sink.requests).toHaveLength(0)
-  })
+  it.each(transports)(
+    'refuses a literal non-public address before connecting, over %s, however it is spelled',
+    async (_name, make) => {
+      sink = await startSink()
+      const { port } = new URL(sink.url)
+      const transport = make()
+      for (const host of ['[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '127.0.0.1']) {
+        const response = await transport.send(requestTo(`http://${host}:${port}/in`, { blockPrivateNetworks: true }))
+        expect(response).toMatchObject({ ok: false, failure: 'blocked' })
+        expect(String((response as { cause?: Error }).cause?.message)).toContain('127.0.0.0/8')
+      }
+      await transport.close?.()
+      expect(sink.requests).toHaveLength(0)
+    },
+  )
 
   it('keeps the guard when the transport is your own createUndiciTransport({ connect: { ca } }) (the private-CA recipe)', async () => {
     sink = await startSink()
@@ -67,7 +84,11 @@ describe('blockPrivateNetworks: literal addresses, at construction and again bef
         socket.once('error', (error) => callback(error, null))
       },
     })
-    const destination = new WebhookDestination({ webhooks: [{ url: `http://localhost:${port}/in` }], blockPrivateNetworks: true, transport })
+    const destination = new WebhookDestination({
+      webhooks: [{ url: `http://localhost:${port}/in` }],
+      blockPrivateNetworks: true,
+      transport,
+    })
     const result = await destination.deliver({ type: 'identify', userId: 'u1' })
     await destination.close()
     expect(result.urls[0]?.lastError?.code).toBe('ERR_BLOCKED_TARGET')
@@ -83,7 +104,11 @@ describe('blockPrivateNetworks: literal addresses, at construction and again bef
         return { ok: true, status: 204, retryAfter: null }
       },
     }
-    const guarded = new WebhookDestination({ webhooks: [{ url: 'https://hooks.example.com/in' }], blockPrivateNetworks: true, transport })
+    const guarded = new WebhookDestination({
+      webhooks: [{ url: 'https://hooks.example.com/in' }],
+      blockPrivateNetworks: true,
+      transport,
+    })
     const open = new WebhookDestination({ webhooks: [{ url: 'https://hooks.example.com/in' }], transport })
     await guarded.deliver({ type: 'identify', userId: 'u1' })
     await open.deliver({ type: 'identify', userId: 'u1' })
@@ -102,28 +127,45 @@ describe('every attempt ends within timeoutMs, whatever the receiver does', () =
     ['truncated', 200, 300, { status: 'delivered', cutByUs: false }],
     ['bad-chunked', 200, 300, { status: 'delivered', cutByUs: true }],
   ]
-  const cases = outcomes.flatMap(([behaviour, status, timeoutMs, expected]) => transports.map(([name, make]) => [behaviour, status, name, timeoutMs, make, expected] as const))
+  const cases = outcomes.flatMap(([behaviour, status, timeoutMs, expected]) =>
+    transports.map(([name, make]) => [behaviour, status, name, timeoutMs, make, expected] as const),
+  )
 
-  it.each(cases)('%s after HTTP %s, over %s (timeoutMs %s): the status decides, the connection is not left open', async (behaviour, status, _name, timeoutMs, make, expected) => {
-    hostile = await startHostileReceiver(behaviour, status)
-    const destination = new WebhookDestination({ webhooks: [{ url: hostile.url }], transport: make(), timeoutMs, retryWindowMs: 0 })
-    const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'E' })
-    expect(result.status).toBe(expected.status)
-    expect(result.urls[0]?.lastError?.code).toBe(expected.code)
-    // The receiver means to go on sending for ever: only the deadline or the body cap ends it.
-    if (expected.cutByUs) await vi.waitFor(() => expect(hostile?.closedByClient()).toBe(1), { timeout: 5_000 })
-    await destination.close()
-  })
+  it.each(cases)(
+    '%s after HTTP %s, over %s (timeoutMs %s): the status decides, the connection is not left open',
+    async (behaviour, status, _name, timeoutMs, make, expected) => {
+      hostile = await startHostileReceiver(behaviour, status)
+      const destination = new WebhookDestination({
+        webhooks: [{ url: hostile.url }],
+        transport: make(),
+        timeoutMs,
+        retryWindowMs: 0,
+      })
+      const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'E' })
+      expect(result.status).toBe(expected.status)
+      expect(result.urls[0]?.lastError?.code).toBe(expected.code)
+      // The receiver means to go on sending for ever: only the deadline or the body cap ends it.
+      if (expected.cutByUs) await vi.waitFor(() => expect(hostile?.closedByClient()).toBe(1), { timeout: 5_000 })
+      await destination.close()
+    },
+  )
 
-  it.each(transports)("in mode 'any', a receiver that trickles its body holds up neither the event nor the healthy URL, over %s", async (_name, make) => {
-    sink = await startSink()
-    hostile = await startHostileReceiver('slow-body', 503)
-    const destination = new WebhookDestination({ webhooks: [{ url: `${sink.url}/in` }, { url: hostile.url }], transport: make(), timeoutMs: 60_000 })
-    const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'E' })
-    expect(result.status).toBe('delivered')
-    expect(result.urls.map((url) => url.status)).toEqual(['delivered', 'superseded'])
-    await destination.close({ timeout: 100 })
-  })
+  it.each(transports)(
+    "in mode 'any', a receiver that trickles its body holds up neither the event nor the healthy URL, over %s",
+    async (_name, make) => {
+      sink = await startSink()
+      hostile = await startHostileReceiver('slow-body', 503)
+      const destination = new WebhookDestination({
+        webhooks: [{ url: `${sink.url}/in` }, { url: hostile.url }],
+        transport: make(),
+        timeoutMs: 60_000,
+      })
+      const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'E' })
+      expect(result.status).toBe('delivered')
+      expect(result.urls.map((url) => url.status)).toEqual(['delivered', 'superseded'])
+      await destination.close({ timeout: 100 })
+    },
+  )
 
   it.each(transports)('closing the transport cuts bodies still being read, over %s', async (_name, make) => {
     hostile = await startHostileReceiver('slow-body', 200)
@@ -148,11 +190,17 @@ describe('every attempt ends within timeoutMs, whatever the receiver does', () =
 })
 
 describe('static headers', () => {
-  it.each(['Expect', 'Upgrade', 'Keep-Alive', 'TE', 'Trailer', 'Proxy-Connection', 'expect', 'KEEP-ALIVE'])('refuses %s at construction, naming it', (name) => {
-    const build = () => new WebhookDestination({ webhooks: [{ url: 'https://hooks.example.com/in', headers: { [name]: '100-continue' } }] })
-    expect(build).toThrow(OptionsError)
-    expect(build).toThrow(name)
-  })
+  it.each(['Expect', 'Upgrade', 'Keep-Alive', 'TE', 'Trailer', 'Proxy-Connection', 'expect', 'KEEP-ALIVE'])(
+    'refuses %s at construction, naming it',
+    (name) => {
+      const build = () =>
+        new WebhookDestination({
+          webhooks: [{ url: 'https://hooks.example.com/in', headers: { [name]: '100-continue' } }],
+        })
+      expect(build).toThrow(OptionsError)
+      expect(build).toThrow(name)
+    },
+  )
 
   describe('a header accepted at construction is one every transport sends', () => {
     let receiver: Sink
@@ -165,16 +213,45 @@ describe('static headers', () => {
       await receiver.close()
     })
 
-    const special = ['Connection', 'Keep-Alive', 'Upgrade', 'Expect', 'TE', 'Trailer', 'Transfer-Encoding', 'Content-Length', 'Host', 'Content-Type', 'Proxy-Connection', 'Authorization', 'Cookie', 'Accept-Encoding', 'Date', 'Origin', 'Via', 'X-Team']
-    const name = fc.oneof(fc.constantFrom(...special), fc.string({ unit: fc.constantFrom(..."!#$%&'*+-.^_`|~09AZaz".split('')), minLength: 1, maxLength: 12 }))
-    const value = fc.string({ unit: fc.constantFrom('a', ' ', '\t', 'é', '~', ',', 'close', 'keep-alive', '100-continue', 'chunked', '0'), maxLength: 6 })
+    const special = [
+      'Connection',
+      'Keep-Alive',
+      'Upgrade',
+      'Expect',
+      'TE',
+      'Trailer',
+      'Transfer-Encoding',
+      'Content-Length',
+      'Host',
+      'Content-Type',
+      'Proxy-Connection',
+      'Authorization',
+      'Cookie',
+      'Accept-Encoding',
+      'Date',
+      'Origin',
+      'Via',
+      'X-Team',
+    ]
+    const name = fc.oneof(
+      fc.constantFrom(...special),
+      fc.string({ unit: fc.constantFrom(..."!#$%&'*+-.^_`|~09AZaz".split('')), minLength: 1, maxLength: 12 }),
+    )
+    const value = fc.string({
+      unit: fc.constantFrom('a', ' ', '\t', 'é', '~', ',', 'close', 'keep-alive', '100-continue', 'chunked', '0'),
+      maxLength: 6,
+    })
 
     it.each(made)('over %s', async (_name, transport) => {
       await fc.assert(
         fc.asyncProperty(name, value, async (header, text) => {
           let destination: WebhookDestination
           try {
-            destination = new WebhookDestination({ webhooks: [{ url: `${receiver.url}/in`, headers: { [header]: text } }], transport, retryWindowMs: 0 })
+            destination = new WebhookDestination({
+              webhooks: [{ url: `${receiver.url}/in`, headers: { [header]: text } }],
+              transport,
+              retryWindowMs: 0,
+            })
           } catch (error) {
             expect(error).toBeInstanceOf(OptionsError)
             expect((error as Error).message).toContain(header)
@@ -192,16 +269,42 @@ describe('static headers', () => {
 
 describe('certificate failures as each runtime reports them', () => {
   it.each([
-    ['Deno (rustls), unknown issuer', new TypeError('fetch failed', { cause: new Error('error sending request for url (https://127.0.0.1:1/): client error (Connect): invalid peer certificate: UnknownIssuer') })],
-    ['Deno (rustls), expired', new TypeError('fetch failed', { cause: new Error('error sending request for url (https://127.0.0.1:1/): client error (Connect): invalid peer certificate: Expired') })],
-    ['Bun, self-signed', Object.assign(new TypeError('self signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' })],
-    ['Bun, wrong issuer', Object.assign(new TypeError('unable to verify the first certificate'), { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' })],
+    [
+      'Deno (rustls), unknown issuer',
+      new TypeError('fetch failed', {
+        cause: new Error(
+          'error sending request for url (https://127.0.0.1:1/): client error (Connect): invalid peer certificate: UnknownIssuer',
+        ),
+      }),
+    ],
+    [
+      'Deno (rustls), expired',
+      new TypeError('fetch failed', {
+        cause: new Error(
+          'error sending request for url (https://127.0.0.1:1/): client error (Connect): invalid peer certificate: Expired',
+        ),
+      }),
+    ],
+    [
+      'Bun, self-signed',
+      Object.assign(new TypeError('self signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }),
+    ],
+    [
+      'Bun, wrong issuer',
+      Object.assign(new TypeError('unable to verify the first certificate'), {
+        code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+      }),
+    ],
   ])('%s: tls, not retried', (_name, error) => {
     expect(classifyFailure(error)).toBe('tls')
   })
 
   it('keeps Deno connection failures that are not about certificates as network failures', () => {
-    const refused = new TypeError('fetch failed', { cause: new Error('error sending request for url (https://127.0.0.1:1/): client error (Connect): tcp connect error: Connection refused (os error 111)') })
+    const refused = new TypeError('fetch failed', {
+      cause: new Error(
+        'error sending request for url (https://127.0.0.1:1/): client error (Connect): tcp connect error: Connection refused (os error 111)',
+      ),
+    })
     expect(classifyFailure(refused)).toBe('network')
   })
 })

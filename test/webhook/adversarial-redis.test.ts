@@ -38,7 +38,12 @@ function queue(): { producer: WebhookQueue; name: string; key: (jobId: string) =
 async function worker(name: string, url: string): Promise<{ hub: WebhookWorker; errors: Error[] }> {
   const hub = new WebhookWorker(
     { webhooks: [{ url }], backoff: () => 50 },
-    { connection: { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }, name, lockDuration: 1_000, stalledInterval: 500 },
+    {
+      connection: { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null },
+      name,
+      lockDuration: 1_000,
+      stalledInterval: 500,
+    },
   )
   const errors: Error[] = []
   hub.on('error', (error) => errors.push(error))
@@ -71,7 +76,7 @@ describe.runIf(withRedis)('jobs whose data in Redis is not what eventwire wrote'
     expect(letters[0]?.unreadable).toMatch(/not JSON/)
     expect(letters[0]?.reason).toMatch(/^ERR_INVALID_FIELD: .*not JSON/)
     // Once, finally: not taken again as stalled.
-    expect(Number(await raw.hget(key('evt-garbled'), 'stc') ?? 0)).toBe(0)
+    expect(Number((await raw.hget(key('evt-garbled'), 'stc')) ?? 0)).toBe(0)
     expect(errors).toEqual([])
 
     const refusal = await producer.redrive('garbled').catch((error: unknown) => error)
@@ -84,8 +89,14 @@ describe.runIf(withRedis)('jobs whose data in Redis is not what eventwire wrote'
     ['no body', '{"eventId":"odd"}'],
     ['a body that is not a string', '{"eventId":"odd","body":{"type":"track"}}'],
     ['another event id than the job id says', '{"eventId":"other","body":"{}"}'],
-    ['a state of the wrong shape', '{"eventId":"odd","body":"{}","state":{"eventId":"odd","deadline":"soon","rounds":1,"targets":[]}}'],
-    ['targets that are not URL states', '{"eventId":"odd","body":"{}","state":{"eventId":"odd","deadline":1,"rounds":1,"targets":[null]}}'],
+    [
+      'a state of the wrong shape',
+      '{"eventId":"odd","body":"{}","state":{"eventId":"odd","deadline":"soon","rounds":1,"targets":[]}}',
+    ],
+    [
+      'targets that are not URL states',
+      '{"eventId":"odd","body":"{}","state":{"eventId":"odd","deadline":1,"rounds":1,"targets":[null]}}',
+    ],
     ['an empty string', ''],
     ['megabytes of garbage', 'x'.repeat(4_000_000)],
   ])('fails a job whose data has %s, without sending anything', async (_case, data) => {
@@ -142,7 +153,9 @@ describe.runIf(withRedis)('jobs whose data in Redis is not what eventwire wrote'
     await producer.enqueue({ type: 'identify', userId: 'u2', messageId: 'fine' })
     await raw.hset(key('evt-opts'), 'opts', '{"attempts":')
     const { errors } = await worker(name, sink.url)
-    await expect.poll(() => sink.requests.map((request) => request.headers['webhook-id']), { timeout: 10_000 }).toContain('fine')
+    await expect
+      .poll(() => sink.requests.map((request) => request.headers['webhook-id']), { timeout: 10_000 })
+      .toContain('fine')
     expect(await producer.deadLetters()).toEqual([])
     await expect.poll(() => errors.map((error) => error.name), { timeout: 10_000 }).toContain('SyntaxError')
   })

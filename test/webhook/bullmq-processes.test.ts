@@ -67,12 +67,15 @@ async function countingReceiver(): Promise<{ sink: Sink; accepted: Map<string, n
 
 async function enqueue(name: string, count: number): Promise<void> {
   const producer = new WebhookQueue({ connection: { host: '127.0.0.1', port: redis.port }, name })
-  for (let index = 0; index < count; index++) await producer.enqueue({ type: 'track', userId: `u${index}`, event: 'E', messageId: `e${index}` })
+  for (let index = 0; index < count; index++)
+    await producer.enqueue({ type: 'track', userId: `u${index}`, event: 'E', messageId: `e${index}` })
   await producer.close()
 }
 
 describe.runIf(withRedis)('worker processes', () => {
-  it('recovers from a worker killed with SIGKILL mid-run: every event delivered at least once', { timeout: 120_000 }, async () => {
+  it('recovers from a worker killed with SIGKILL mid-run: every event delivered at least once', {
+    timeout: 120_000,
+  }, async () => {
     const { sink, accepted } = await countingReceiver()
     const events = 3_000
     await enqueue('crash', events)
@@ -87,7 +90,9 @@ describe.runIf(withRedis)('worker processes', () => {
     await sink.close()
     const deliveries = [...accepted.values()].reduce((sum, count) => sum + count, 0)
     const duplicates = deliveries - events
-    console.log(`crash recovery: killed after ${killedAt} of ${events} events; ${events} delivered, 0 missing, ${duplicates} duplicate deliveries`)
+    console.log(
+      `crash recovery: killed after ${killedAt} of ${events} events; ${events} delivered, 0 missing, ${duplicates} duplicate deliveries`,
+    )
     expect(accepted.size).toBe(events)
     for (let index = 0; index < events; index++) expect(accepted.has(`e${index}`)).toBe(true)
   })

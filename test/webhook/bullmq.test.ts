@@ -65,7 +65,13 @@ describe.runIf(withRedis)('durable delivery on BullMQ and a real Redis', () => {
     const sink = await receiver()
     const producer = queue()
     await worker({ webhooks: [{ url: `${sink.url}/in`, headers: { 'X-Team': 'data' } }], sharedSecret: 's3cret' })
-    const event = { type: 'track', userId: 'u1', event: 'Paid', messageId: 'evt:1', timestamp: '2024-01-01T00:00:00.000Z' } as const
+    const event = {
+      type: 'track',
+      userId: 'u1',
+      event: 'Paid',
+      messageId: 'evt:1',
+      timestamp: '2024-01-01T00:00:00.000Z',
+    } as const
     expect(await producer.enqueue(event)).toEqual({ eventId: 'evt:1', status: 'queued' })
     await expect.poll(() => sink.requests.length, { timeout: 10_000 }).toBe(1)
     const [request] = sink.requests
@@ -74,13 +80,19 @@ describe.runIf(withRedis)('durable delivery on BullMQ and a real Redis', () => {
     expect(request?.headers['user-agent']).toMatch(/\/1\.0$/)
     expect(request?.headers['x-team']).toBe('data')
     expect(request?.headers['webhook-id']).toBe('evt:1')
-    expect(request?.headers['x-signature']).toBe(createHmac('sha1', 's3cret').update(request?.raw ?? '').digest('hex'))
+    expect(request?.headers['x-signature']).toBe(
+      createHmac('sha1', 's3cret')
+        .update(request?.raw ?? '')
+        .digest('hex'),
+    )
   })
 
   it('validates at the producer and skips events whose integrations turn Webhooks off', async () => {
     const producer = queue()
     await expect(producer.enqueue({ type: 'track', userId: 'u1' } as never)).rejects.toBeInstanceOf(ValidationError)
-    expect((await producer.enqueue({ type: 'identify', userId: 'u1', integrations: { Webhooks: false } })).status).toBe('skipped')
+    expect((await producer.enqueue({ type: 'identify', userId: 'u1', integrations: { Webhooks: false } })).status).toBe(
+      'skipped',
+    )
     expect(await producer.counts()).toEqual({ waiting: 0, delayed: 0, active: 0, failed: 0 })
   })
 
@@ -99,7 +111,11 @@ describe.runIf(withRedis)('durable delivery on BullMQ and a real Redis', () => {
     const results: string[] = []
     const attempts: string[] = []
     hub.on('delivered', (result) => results.push(result.urls.map((url) => url.status).join(',')))
-    hub.on('attempt', (notice) => attempts.push(`${notice.url === flaky.url + '/' ? 'flaky' : 'down'} ${notice.attempts} ${notice.accepted} ${notice.status}`))
+    hub.on('attempt', (notice) =>
+      attempts.push(
+        `${notice.url === flaky.url + '/' ? 'flaky' : 'down'} ${notice.attempts} ${notice.accepted} ${notice.status}`,
+      ),
+    )
     await producer.enqueue({ type: 'identify', userId: 'u1' })
     await expect.poll(() => results, { timeout: 10_000 }).toEqual(['superseded,delivered'])
     expect(attempts.sort()).toEqual(['down 1 false 503', 'down 2 false 503', 'flaky 1 false 500', 'flaky 2 true 200'])
@@ -111,14 +127,18 @@ describe.runIf(withRedis)('durable delivery on BullMQ and a real Redis', () => {
 
   it('keeps a 4xx failure and an exhausted window as dead letters with each URL’s last error, and re-drives them', async () => {
     let accept = false
-    const sink = await receiver((request) => ({ status: accept ? 200 : JSON.parse(request.body).userId === 'gone' ? 410 : 500 }))
+    const sink = await receiver((request) => ({
+      status: accept ? 200 : JSON.parse(request.body).userId === 'gone' ? 410 : 500,
+    }))
     const producer = queue()
     await worker({ webhooks: [{ url: sink.url }], retryWindowMs: 300 })
     await producer.enqueue({ type: 'identify', userId: 'gone', messageId: 'a' })
     await producer.enqueue({ type: 'identify', userId: 'down', messageId: 'b' })
     await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(2)
     const letters = Object.fromEntries((await producer.deadLetters()).map((letter) => [letter.eventId, letter]))
-    expect(letters['a']?.urls).toMatchObject([{ url: `${sink.url}/`, status: 'failed', attempts: 1, failure: { code: 'ERR_HTTP_STATUS', status: 410 } }])
+    expect(letters['a']?.urls).toMatchObject([
+      { url: `${sink.url}/`, status: 'failed', attempts: 1, failure: { code: 'ERR_HTTP_STATUS', status: 410 } },
+    ])
     expect(letters['b']?.urls[0]?.attempts).toBeGreaterThan(1)
     expect(letters['b']?.urls[0]?.failure).toEqual({ code: 'ERR_HTTP_STATUS', status: 500 })
     expect(letters['b']?.reason).toMatch(/not delivered/)
@@ -140,13 +160,19 @@ describe.runIf(withRedis)('a Redis restart', () => {
       open.push(sink)
       const connection = { host: '127.0.0.1', port: persistent.port }
       const producer = new WebhookQueue({ connection, name: 'restart' })
-      for (let index = 0; index < 500; index++) await producer.enqueue({ type: 'identify', userId: `u${index}`, messageId: `m${index}` })
+      for (let index = 0; index < 500; index++)
+        await producer.enqueue({ type: 'identify', userId: `u${index}`, messageId: `m${index}` })
       await producer.close()
       await persistent.stop()
       await persistent.restart()
-      const hub = new WebhookWorker({ webhooks: [{ url: sink.url }] }, { connection: { ...connection, maxRetriesPerRequest: null }, name: 'restart' })
+      const hub = new WebhookWorker(
+        { webhooks: [{ url: sink.url }] },
+        { connection: { ...connection, maxRetriesPerRequest: null }, name: 'restart' },
+      )
       open.push(hub)
-      await expect.poll(() => new Set(sink.requests.map((request) => request.headers['webhook-id'])).size, { timeout: 20_000 }).toBe(500)
+      await expect
+        .poll(() => new Set(sink.requests.map((request) => request.headers['webhook-id'])).size, { timeout: 20_000 })
+        .toBe(500)
     } finally {
       await Promise.all(open.splice(0).map((item) => item.close()))
       await persistent.dispose()

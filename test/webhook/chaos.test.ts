@@ -33,7 +33,9 @@ describe('webhook delivery under faults, several URLs failing differently', () =
     expect(result.attempts).toBe(3)
     expect(result.urls.map((url) => url.status)).toEqual(['delivered', 'superseded', 'superseded'])
     expect([flaky.requests, resetting.requests, hanging.requests]).toEqual([3, 3, 3])
-    const codes = (url: string) => [...new Set(notices.filter((notice) => notice.url.startsWith(url)).map((notice) => notice.error.code))]
+    const codes = (url: string) => [
+      ...new Set(notices.filter((notice) => notice.url.startsWith(url)).map((notice) => notice.error.code)),
+    ]
     expect(codes(flaky.url)).toEqual(['ERR_HTTP_STATUS'])
     expect(codes(resetting.url)).toEqual(['ERR_NETWORK'])
     expect(codes(hanging.url)).toEqual(['ERR_TIMEOUT'])

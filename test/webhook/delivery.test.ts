@@ -28,7 +28,13 @@ async function receiver(respond?: Responder): Promise<Sink> {
   return sink
 }
 
-const track: WebhookEvent = { type: 'track', userId: 'u1', event: 'Paid', properties: { amount: 5, note: 'Café ☕' }, timestamp: '2024-01-02T03:04:05.006Z' }
+const track: WebhookEvent = {
+  type: 'track',
+  userId: 'u1',
+  event: 'Paid',
+  properties: { amount: 5, note: 'Café ☕' },
+  timestamp: '2024-01-02T03:04:05.006Z',
+}
 
 describe.each<[string, (settings: WebhookSettings) => WebhookDestinationBase]>([
   ['the Node build (undici Pool, node:crypto)', (settings) => new WebhookDestination(settings)],
@@ -50,7 +56,10 @@ describe.each<[string, (settings: WebhookSettings) => WebhookDestinationBase]>([
     }).deliver(track)
     expect(result.status).toBe('delivered')
     const expectedBody = JSON.stringify(toWebhookPayload(track))
-    for (const [sink, path] of [[a, '/in?source=1'], [b, '/other']] as const) {
+    for (const [sink, path] of [
+      [a, '/in?source=1'],
+      [b, '/other'],
+    ] as const) {
       expect(sink.requests).toHaveLength(1)
       const [request] = sink.requests
       expect(request?.method).toBe('POST')
@@ -59,7 +68,11 @@ describe.each<[string, (settings: WebhookSettings) => WebhookDestinationBase]>([
       expect(request?.headers['user-agent']).toBe(USER_AGENT)
       expect(request?.headers['user-agent']).toMatch(/\/1\.0$/)
       expect(request?.body).toBe(expectedBody)
-      expect(request?.headers['x-signature']).toBe(createHmac('sha1', 's3cret').update(request?.raw ?? '').digest('hex'))
+      expect(request?.headers['x-signature']).toBe(
+        createHmac('sha1', 's3cret')
+          .update(request?.raw ?? '')
+          .digest('hex'),
+      )
     }
     expect(a.requests[0]?.headers['x-team']).toBe('data')
     expect(a.requests[0]?.headers['webhook-id']).toBe(result.eventId)
@@ -78,11 +91,19 @@ describe.each<[string, (settings: WebhookSettings) => WebhookDestinationBase]>([
     const retries: RetryNotice[] = []
     hub.on('retry', (notice) => retries.push(notice))
     const result = await hub.deliver(track)
-    expect(result).toMatchObject({ status: 'delivered', attempts: 3, urls: [{ status: 'delivered', attempts: 3, lastStatus: 204 }] })
+    expect(result).toMatchObject({
+      status: 'delivered',
+      attempts: 3,
+      urls: [{ status: 'delivered', attempts: 3, lastStatus: 204 }],
+    })
     expect(sink.requests).toHaveLength(3)
     expect(new Set(sink.requests.map((request) => request.body)).size).toBe(1)
     expect(result.eventId).toMatch(/^[0-9a-f-]{36}$/)
-    expect(sink.requests.map((request) => request.headers['webhook-id'])).toEqual([result.eventId, result.eventId, result.eventId])
+    expect(sink.requests.map((request) => request.headers['webhook-id'])).toEqual([
+      result.eventId,
+      result.eventId,
+      result.eventId,
+    ])
     expect(retries.map((notice) => [notice.attempts, notice.error.code, notice.error.status])).toEqual([
       [1, 'ERR_HTTP_STATUS', 500],
       [2, 'ERR_HTTP_STATUS', 500],
@@ -92,18 +113,32 @@ describe.each<[string, (settings: WebhookSettings) => WebhookDestinationBase]>([
   it("emits 'attempt' after each request to each URL, with the answer or the error", async () => {
     const flaky = await receiver((_request, index) => ({ status: index === 0 ? 503 : 200 }))
     const port = await freePort()
-    const hub = destination({ webhooks: [{ url: flaky.url }, { url: `http://127.0.0.1:${port}/down` }], mode: 'each', retryWindowMs: 150 })
+    const hub = destination({
+      webhooks: [{ url: flaky.url }, { url: `http://127.0.0.1:${port}/down` }],
+      mode: 'each',
+      retryWindowMs: 150,
+    })
     const attempts: AttemptNotice[] = []
     hub.on('attempt', (notice) => attempts.push(notice))
     const result = await hub.deliver(track)
-    const seen = attempts.map((notice) => [notice.url.endsWith('/down') ? 'down' : 'flaky', notice.attempts, notice.accepted, notice.status, notice.error?.code])
+    const seen = attempts.map((notice) => [
+      notice.url.endsWith('/down') ? 'down' : 'flaky',
+      notice.attempts,
+      notice.accepted,
+      notice.status,
+      notice.error?.code,
+    ])
     expect(seen.filter(([url]) => url === 'flaky')).toEqual([
       ['flaky', 1, false, 503, 'ERR_HTTP_STATUS'],
       ['flaky', 2, true, 200, undefined],
     ])
     const down = seen.filter(([url]) => url === 'down')
     expect(down.length).toBe(result.urls[1]?.attempts)
-    expect(down.every(([, , accepted, status, code]) => accepted === false && status === undefined && code === 'ERR_NETWORK')).toBe(true)
+    expect(
+      down.every(
+        ([, , accepted, status, code]) => accepted === false && status === undefined && code === 'ERR_NETWORK',
+      ),
+    ).toBe(true)
     expect(attempts.every((notice) => notice.eventId === result.eventId)).toBe(true)
   })
 
@@ -139,14 +174,18 @@ describe.each<[string, (settings: WebhookSettings) => WebhookDestinationBase]>([
 
   it('retries a refused connection (ERR_NETWORK)', async () => {
     const port = await freePort()
-    const result = await destination({ webhooks: [{ url: `http://127.0.0.1:${port}/` }], retryWindowMs: 100 }).deliver(track)
+    const result = await destination({ webhooks: [{ url: `http://127.0.0.1:${port}/` }], retryWindowMs: 100 }).deliver(
+      track,
+    )
     expect(result.status).toBe('failed')
     expect(result.urls[0]?.attempts).toBeGreaterThan(1)
     expect(result.urls[0]?.lastError?.code).toBe('ERR_NETWORK')
   })
 
   it.each([429, 408, 503])('honours Retry-After on %i', async (status) => {
-    const sink = await receiver((_request, index) => (index === 0 ? { status, headers: { 'retry-after': '1' } } : { status: 200 }))
+    const sink = await receiver((_request, index) =>
+      index === 0 ? { status, headers: { 'retry-after': '1' } } : { status: 200 },
+    )
     const result = await destination({ webhooks: [{ url: sink.url }] }).deliver(track)
     expect(result.status).toBe('delivered')
     expect((sink.requests[1]?.at ?? 0) - (sink.requests[0]?.at ?? 0)).toBeGreaterThanOrEqual(950)
@@ -173,7 +212,10 @@ describe.each<[string, (settings: WebhookSettings) => WebhookDestinationBase]>([
     const flaky = await receiver((_request, index) => ({ status: index === 0 ? 503 : 200 }))
     const result = await destination({ webhooks: [{ url: gone.url }, { url: flaky.url }] }).deliver(track)
     expect(result.status).toBe('delivered')
-    expect(result.urls.map((url) => [url.status, url.attempts])).toEqual([['failed', 1], ['delivered', 2]])
+    expect(result.urls.map((url) => [url.status, url.attempts])).toEqual([
+      ['failed', 1],
+      ['delivered', 2],
+    ])
     expect(gone.requests).toHaveLength(1)
   })
 

@@ -2,7 +2,13 @@
 // errors as events, and an enqueue() that gives up in bounded time while Redis is down.
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { OptionsError } from '../../src/core/errors/options-error.js'
-import { RedisTimeoutError, WebhookQueue, WebhookWorker, type WebhookQueueOptions, type WebhookWorkerOptions } from '../../src/webhook/bullmq/index.js'
+import {
+  RedisTimeoutError,
+  WebhookQueue,
+  WebhookWorker,
+  type WebhookQueueOptions,
+  type WebhookWorkerOptions,
+} from '../../src/webhook/bullmq/index.js'
 import { freePort } from '../helpers/ports.js'
 import { startRedis, type RedisOptions, type RedisServer } from '../helpers/redis.js'
 import { isInstalled, REDIS } from '../helpers/services.js'
@@ -23,7 +29,10 @@ async function redisWith(options: RedisOptions): Promise<RedisServer> {
   return server
 }
 
-function queueOn(port: number, options: Partial<WebhookQueueOptions> = {}): { queue: WebhookQueue; warnings: string[]; errors: Error[] } {
+function queueOn(
+  port: number,
+  options: Partial<WebhookQueueOptions> = {},
+): { queue: WebhookQueue; warnings: string[]; errors: Error[] } {
   const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port }, name: 'durability', ...options })
   open.push(queue)
   const warnings: string[] = []
@@ -33,8 +42,15 @@ function queueOn(port: number, options: Partial<WebhookQueueOptions> = {}): { qu
   return { queue, warnings, errors }
 }
 
-function workerOn(port: number, url: string, options: Partial<WebhookWorkerOptions> = {}): { worker: WebhookWorker; warnings: string[]; errors: Error[] } {
-  const worker = new WebhookWorker({ webhooks: [{ url }] }, { connection: { host: '127.0.0.1', port, maxRetriesPerRequest: null }, name: 'durability', ...options })
+function workerOn(
+  port: number,
+  url: string,
+  options: Partial<WebhookWorkerOptions> = {},
+): { worker: WebhookWorker; warnings: string[]; errors: Error[] } {
+  const worker = new WebhookWorker(
+    { webhooks: [{ url }] },
+    { connection: { host: '127.0.0.1', port, maxRetriesPerRequest: null }, name: 'durability', ...options },
+  )
   open.push(worker)
   const warnings: string[] = []
   const errors: Error[] = []
@@ -81,18 +97,23 @@ describe.runIf(withRedis)('the persistence check', () => {
     for (let index = 0; index < 3; index++) await queue.enqueue(event(index))
     await expect.poll(() => sink.requests.length, { timeout: 10_000 }).toBe(3)
     expect(queueWarnings).toHaveLength(1)
-    expect(queueWarnings[0]).toMatch(/WebhookQueue.*best-effort.*appendonly no: a Redis restart loses every event acknowledged/)
+    expect(queueWarnings[0]).toMatch(
+      /WebhookQueue.*best-effort.*appendonly no: a Redis restart loses every event acknowledged/,
+    )
     expect(workerWarnings).toHaveLength(1)
     expect(workerWarnings[0]).toMatch(/WebhookWorker/)
   })
 
-  it.each(['always', 'everysec'] as const)('accepts the append-only file with appendfsync %s, without a warning', async (appendfsync) => {
-    const redis = await redisWith({ persistent: true, appendfsync })
-    const { queue, warnings } = queueOn(redis.port)
-    await queue.ready()
-    expect((await queue.enqueue(event(1))).status).toBe('queued')
-    expect(warnings).toEqual([])
-  })
+  it.each(['always', 'everysec'] as const)(
+    'accepts the append-only file with appendfsync %s, without a warning',
+    async (appendfsync) => {
+      const redis = await redisWith({ persistent: true, appendfsync })
+      const { queue, warnings } = queueOn(redis.port)
+      await queue.ready()
+      expect((await queue.enqueue(event(1))).status).toBe('queued')
+      expect(warnings).toEqual([])
+    },
+  )
 
   it('refuses appendfsync no under strict: a machine crash would lose what the OS had not flushed', async () => {
     const redis = await redisWith({ persistent: true, appendfsync: 'no' })
@@ -111,7 +132,13 @@ describe.runIf(withRedis)('the persistence check', () => {
 
   it('refuses a durability it does not know, at once', () => {
     expect(() => new WebhookQueue({ connection: {}, durability: 'lax' as never })).toThrow(OptionsError)
-    expect(() => new WebhookWorker({ webhooks: [{ url: 'http://127.0.0.1:1' }] }, { connection: {}, durability: 'lax' as never })).toThrow(/'strict' or 'best-effort'/)
+    expect(
+      () =>
+        new WebhookWorker(
+          { webhooks: [{ url: 'http://127.0.0.1:1' }] },
+          { connection: {}, durability: 'lax' as never },
+        ),
+    ).toThrow(/'strict' or 'best-effort'/)
   })
 })
 
@@ -165,13 +192,26 @@ describe.runIf(withRedis)('Redis down', () => {
     const failure = await queue.enqueue(event(1)).catch((error: unknown) => error)
     expect(failure).toBeInstanceOf(RedisTimeoutError)
     expect(failure).toMatchObject({ code: 'ERR_TIMEOUT', timeoutMs: 500 })
-    expect((failure as Error).message).toMatch(/Could not store event "m1" in Redis within 500 ms \(last error: .*ECONNREFUSED.*\)\. Check that Redis is up/)
+    expect((failure as Error).message).toMatch(
+      /Could not store event "m1" in Redis within 500 ms \(last error: .*ECONNREFUSED.*\)\. Check that Redis is up/,
+    )
     expect((failure as Error).cause).toBeInstanceOf(Error)
-    expect((failure as Error).message).toContain('then enqueue it again: it may be stored already, and the same messageId is stored once')
+    expect((failure as Error).message).toContain(
+      'then enqueue it again: it may be stored already, and the same messageId is stored once',
+    )
 
     await redis.restart()
     // Enqueueing again is safe: the same messageId is stored once, even if the first call got through late.
-    await expect.poll(() => queue.enqueue(event(1)).then((result) => result.status, () => 'failed'), { timeout: 10_000 }).toBe('queued')
+    await expect
+      .poll(
+        () =>
+          queue.enqueue(event(1)).then(
+            (result) => result.status,
+            () => 'failed',
+          ),
+        { timeout: 10_000 },
+      )
+      .toBe('queued')
     expect((await queue.counts()).waiting).toBe(2)
   })
 })

@@ -66,8 +66,15 @@ describe('concurrency', () => {
   it('keeps requests in flight within maxConcurrency, and delivers every queued round', async () => {
     sink = await startSink(() => ({ status: 200, delayMs: 20 }))
     const { transport, peak } = countingTransport()
-    const destination = new WebhookDestination({ webhooks: [{ url: `${sink.url}/a` }, { url: `${sink.url}/b` }], mode: 'each', maxConcurrency: 6, transport })
-    const results = await Promise.all(Array.from({ length: 40 }, (_, index) => destination.deliver({ type: 'identify', userId: `u${index}` })))
+    const destination = new WebhookDestination({
+      webhooks: [{ url: `${sink.url}/a` }, { url: `${sink.url}/b` }],
+      mode: 'each',
+      maxConcurrency: 6,
+      transport,
+    })
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, index) => destination.deliver({ type: 'identify', userId: `u${index}` })),
+    )
     await destination.close()
     expect(results.every((result) => result.status === 'delivered')).toBe(true)
     expect(sink.requests).toHaveLength(80)
@@ -78,7 +85,9 @@ describe('concurrency', () => {
   it('sends, on close(), the rounds still waiting for a slot instead of dropping them', async () => {
     sink = await startSink(() => ({ status: 200, delayMs: 50 }))
     const destination = new WebhookDestination({ webhooks: [{ url: sink.url }], maxConcurrency: 1 })
-    const deliveries = Array.from({ length: 5 }, (_, index) => destination.deliver({ type: 'identify', userId: `u${index}` }))
+    const deliveries = Array.from({ length: 5 }, (_, index) =>
+      destination.deliver({ type: 'identify', userId: `u${index}` }),
+    )
     await destination.close()
     expect((await Promise.all(deliveries)).map((result) => result.status)).toEqual(Array(5).fill('delivered'))
   })
@@ -89,7 +98,9 @@ describe('scheduling retries', () => {
     sink = await startSink(() => ({ status: 500 }))
     const destination = new WebhookDestination({ webhooks: [{ url: sink.url }], backoff: () => 60_000 })
     const before = liveTimers()
-    const deliveries = Array.from({ length: 1_000 }, (_, index) => destination.deliver({ type: 'track', userId: `u${index}`, event: 'E' }))
+    const deliveries = Array.from({ length: 1_000 }, (_, index) =>
+      destination.deliver({ type: 'track', userId: `u${index}`, event: 'E' }),
+    )
     await expect.poll(() => destination.pendingRetries, { timeout: 10_000 }).toBe(1_000)
     expect(liveTimers() - before).toBeLessThanOrEqual(2)
     await destination.close()
@@ -99,7 +110,9 @@ describe('scheduling retries', () => {
 
   it('runs 100,000 scheduled items in due order from one timer', async () => {
     const ran: number[] = []
-    const scheduler = new RetryScheduler<{ dueAt: number; id: number }>(new MemoryRetryStore(), (item) => ran.push(item.id))
+    const scheduler = new RetryScheduler<{ dueAt: number; id: number }>(new MemoryRetryStore(), (item) =>
+      ran.push(item.id),
+    )
     const now = Date.now()
     const before = liveTimers()
     const order = Array.from({ length: 100_000 }, (_, id) => id).sort(() => Math.random() - 0.5)
@@ -108,7 +121,8 @@ describe('scheduling retries', () => {
     expect(scheduler.size).toBe(100_000)
     await expect.poll(() => ran.length, { timeout: 5_000 }).toBe(100_000)
     const dueOf = (id: number) => id % 1_000
-    for (let index = 1; index < ran.length; index++) expect(dueOf(ran[index] ?? 0)).toBeGreaterThanOrEqual(dueOf(ran[index - 1] ?? 0))
+    for (let index = 1; index < ran.length; index++)
+      expect(dueOf(ran[index] ?? 0)).toBeGreaterThanOrEqual(dueOf(ran[index - 1] ?? 0))
     expect(liveTimers() - before).toBeLessThanOrEqual(0)
   })
 })

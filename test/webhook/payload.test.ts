@@ -8,13 +8,48 @@ describe('toWebhookPayload: the body every webhook request carries', () => {
   it.each<[string, WebhookEvent, Record<string, unknown>]>([
     [
       'page',
-      { type: 'page', userId: 'u1', timestamp, context, name: 'Home', properties: { path: '/', referrer: 'https://r.test/', title: 'Home', url: 'https://x.test/', custom: 1 } },
-      { version: 1, type: 'page', userId: 'u1', timestamp, context, properties: { path: '/', referrer: 'https://r.test/', title: 'Home', url: 'https://x.test/', custom: 1 } },
+      {
+        type: 'page',
+        userId: 'u1',
+        timestamp,
+        context,
+        name: 'Home',
+        properties: { path: '/', referrer: 'https://r.test/', title: 'Home', url: 'https://x.test/', custom: 1 },
+      },
+      {
+        version: 1,
+        type: 'page',
+        userId: 'u1',
+        timestamp,
+        context,
+        properties: { path: '/', referrer: 'https://r.test/', title: 'Home', url: 'https://x.test/', custom: 1 },
+      },
     ],
     [
       'screen',
-      { type: 'screen', userId: 'u1', timestamp, name: 'Main', context: { device: { model: 'x', type: 'ios' }, os: { name: 'iOS', version: '17' }, app: { build: '1', name: 'A', version: '2' } } },
-      { version: 1, type: 'screen', userId: 'u1', timestamp, name: 'Main', context: { device: { model: 'x', type: 'ios' }, os: { name: 'iOS', version: '17' }, app: { build: '1', name: 'A', version: '2' } } },
+      {
+        type: 'screen',
+        userId: 'u1',
+        timestamp,
+        name: 'Main',
+        context: {
+          device: { model: 'x', type: 'ios' },
+          os: { name: 'iOS', version: '17' },
+          app: { build: '1', name: 'A', version: '2' },
+        },
+      },
+      {
+        version: 1,
+        type: 'screen',
+        userId: 'u1',
+        timestamp,
+        name: 'Main',
+        context: {
+          device: { model: 'x', type: 'ios' },
+          os: { name: 'iOS', version: '17' },
+          app: { build: '1', name: 'A', version: '2' },
+        },
+      },
     ],
     [
       'identify',
@@ -48,36 +83,62 @@ describe('toWebhookPayload: the body every webhook request carries', () => {
   })
 
   it('writes every timestamp as ISO 8601 with milliseconds and Z, defaulting to now', () => {
-    expect(toWebhookPayload({ type: 'track', userId: 'u', event: 'E', timestamp: '2015-07-10T23:00:00+02:00' }).timestamp).toBe(
-      '2015-07-10T21:00:00.000Z',
+    expect(
+      toWebhookPayload({ type: 'track', userId: 'u', event: 'E', timestamp: '2015-07-10T23:00:00+02:00' }).timestamp,
+    ).toBe('2015-07-10T21:00:00.000Z')
+    expect(toWebhookPayload({ type: 'track', userId: 'u', event: 'E', timestamp: new Date(0) }).timestamp).toBe(
+      '1970-01-01T00:00:00.000Z',
     )
-    expect(toWebhookPayload({ type: 'track', userId: 'u', event: 'E', timestamp: new Date(0) }).timestamp).toBe('1970-01-01T00:00:00.000Z')
-    expect(toWebhookPayload({ type: 'identify', userId: 'u' }).timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    expect(toWebhookPayload({ type: 'identify', userId: 'u' }).timestamp).toMatch(
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
+    )
   })
 
   it('sends a screen without a name with no name field', () => {
-    expect(toWebhookPayload({ type: 'screen', userId: 'u', timestamp })).toStrictEqual({ version: 1, type: 'screen', userId: 'u', timestamp, context: {} })
+    expect(toWebhookPayload({ type: 'screen', userId: 'u', timestamp })).toStrictEqual({
+      version: 1,
+      type: 'screen',
+      userId: 'u',
+      timestamp,
+      context: {},
+    })
   })
 
   it('refuses a value JSON cannot carry unchanged, naming its path', () => {
     expect(() => toWebhookPayload({ type: 'track', userId: 'u', event: 'E', properties: { n: Number.NaN } })).toThrow(
       expect.objectContaining({ field: 'properties.n' }),
     )
-    expect(() => toWebhookPayload({ type: 'identify', userId: 'u', context: { f: () => 1 } as never })).toThrow(expect.objectContaining({ field: 'context.f' }))
+    expect(() => toWebhookPayload({ type: 'identify', userId: 'u', context: { f: () => 1 } as never })).toThrow(
+      expect.objectContaining({ field: 'context.f' }),
+    )
   })
 
   it('defaults context, traits and properties to empty objects', () => {
     expect(toWebhookPayload({ type: 'track', userId: 'u', event: 'E', timestamp })).toStrictEqual({
-      version: 1, type: 'track', userId: 'u', timestamp, context: {}, event: 'E', properties: {},
+      version: 1,
+      type: 'track',
+      userId: 'u',
+      timestamp,
+      context: {},
+      event: 'E',
+      properties: {},
     })
   })
 
   it('treats a field set to undefined as left out', () => {
-    const unset = { context: undefined, properties: undefined, messageId: undefined, integrations: undefined, anonymousId: undefined }
+    const unset = {
+      context: undefined,
+      properties: undefined,
+      messageId: undefined,
+      integrations: undefined,
+      anonymousId: undefined,
+    }
     expect(toWebhookPayload({ type: 'track', userId: 'u', event: 'E', timestamp, ...unset })).toStrictEqual(
       toWebhookPayload({ type: 'track', userId: 'u', event: 'E', timestamp }),
     )
-    expect(toWebhookPayload({ type: 'delete', userId: 'u', timestamp: undefined, messageId: undefined }).timestamp).toMatch(/Z$/)
+    expect(
+      toWebhookPayload({ type: 'delete', userId: 'u', timestamp: undefined, messageId: undefined }).timestamp,
+    ).toMatch(/Z$/)
   })
 
   it.each<[string, unknown, string, string]>([
@@ -100,13 +161,48 @@ describe('toWebhookPayload: the body every webhook request carries', () => {
     ['a numeric userId', { type: 'identify', userId: 42 }, 'ERR_INVALID_FIELD', 'userId'],
     ['a numeric event name', { type: 'track', userId: 'u', event: 7 }, 'ERR_INVALID_FIELD', 'event'],
     ['a screen name that is not a string', { type: 'screen', userId: 'u', name: 3 }, 'ERR_INVALID_FIELD', 'name'],
-    ['a number as timestamp (not read as epoch ms)', { type: 'identify', userId: 'u', timestamp: 0 }, 'ERR_INVALID_FIELD', 'timestamp'],
-    ['an invalid Date', { type: 'identify', userId: 'u', timestamp: new Date(Number.NaN) }, 'ERR_INVALID_FIELD', 'timestamp'],
-    ['a context that is not an object', { type: 'identify', userId: 'u', context: 'web' }, 'ERR_INVALID_FIELD', 'context'],
-    ['an alias context that is not an object', { type: 'alias', userId: 'u', previousId: 'p', context: [] }, 'ERR_INVALID_FIELD', 'context'],
-    ['page properties that are not an object', { type: 'page', userId: 'u', properties: 'x' }, 'ERR_INVALID_FIELD', 'properties'],
-    ['track properties that are not an object', { type: 'track', userId: 'u', event: 'E', properties: 1 }, 'ERR_INVALID_FIELD', 'properties'],
-    ['group traits that are not an object', { type: 'group', userId: 'u', groupId: 'g', traits: [] }, 'ERR_INVALID_FIELD', 'traits'],
+    [
+      'a number as timestamp (not read as epoch ms)',
+      { type: 'identify', userId: 'u', timestamp: 0 },
+      'ERR_INVALID_FIELD',
+      'timestamp',
+    ],
+    [
+      'an invalid Date',
+      { type: 'identify', userId: 'u', timestamp: new Date(Number.NaN) },
+      'ERR_INVALID_FIELD',
+      'timestamp',
+    ],
+    [
+      'a context that is not an object',
+      { type: 'identify', userId: 'u', context: 'web' },
+      'ERR_INVALID_FIELD',
+      'context',
+    ],
+    [
+      'an alias context that is not an object',
+      { type: 'alias', userId: 'u', previousId: 'p', context: [] },
+      'ERR_INVALID_FIELD',
+      'context',
+    ],
+    [
+      'page properties that are not an object',
+      { type: 'page', userId: 'u', properties: 'x' },
+      'ERR_INVALID_FIELD',
+      'properties',
+    ],
+    [
+      'track properties that are not an object',
+      { type: 'track', userId: 'u', event: 'E', properties: 1 },
+      'ERR_INVALID_FIELD',
+      'properties',
+    ],
+    [
+      'group traits that are not an object',
+      { type: 'group', userId: 'u', groupId: 'g', traits: [] },
+      'ERR_INVALID_FIELD',
+      'traits',
+    ],
   ])('rejects %s with a typed error naming the field', (_name, event, code, field) => {
     let thrown: unknown
     try {

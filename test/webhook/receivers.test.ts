@@ -14,7 +14,9 @@ afterEach(() => {
 })
 
 async function expressReceiver(events: unknown[]): Promise<string> {
-  const app = createReceiver(secret, (event: unknown) => events.push(event)) as { listen(port: number, host: string): Server }
+  const app = createReceiver(secret, (event: unknown) => events.push(event)) as {
+    listen(port: number, host: string): Server
+  }
   server = app.listen(0, '127.0.0.1')
   await new Promise((resolve) => server?.once('listening', resolve))
   return `http://127.0.0.1:${(server.address() as { port: number }).port}/webhooks`
@@ -25,7 +27,12 @@ describe('examples/receiver-express.mjs', () => {
     const events: unknown[] = []
     const url = await expressReceiver(events)
     const destination = new WebhookDestination({ webhooks: [{ url }], sharedSecret: secret })
-    const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'Paid', properties: { note: 'Café ☕' } })
+    const result = await destination.deliver({
+      type: 'track',
+      userId: 'u1',
+      event: 'Paid',
+      properties: { note: 'Café ☕' },
+    })
     await destination.close()
     expect(result).toMatchObject({ status: 'delivered', urls: [{ lastStatus: 204 }] })
     expect(events).toMatchObject([{ type: 'track', event: 'Paid', properties: { note: 'Café ☕' } }])
@@ -53,7 +60,9 @@ describe('examples/receiver-fetch.mjs', () => {
     const body = '{"type":"identify","userId":"u1","traits":{"plan":"pro"}}'
     const signature = await signPayload(body, secret)
     const seen: unknown[] = []
-    expect((await handleWebhook(request(body, signature), secret, (event: unknown) => seen.push(event))).status).toBe(204)
+    expect((await handleWebhook(request(body, signature), secret, (event: unknown) => seen.push(event))).status).toBe(
+      204,
+    )
     expect((await handleWebhook(request(body.replace('pro', 'free'), signature), secret)).status).toBe(401)
     expect((await handleWebhook(request(body, undefined), secret)).status).toBe(401)
     expect(seen).toEqual([{ type: 'identify', userId: 'u1', traits: { plan: 'pro' } }])

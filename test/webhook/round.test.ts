@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { MAX_TIMER_MS } from '../../src/core/timers.js'
-import { isDelivered, newDeliveryState, recordAttempt, runRound, type DeliveryState, type TargetState } from '../../src/webhook/round.js'
+import {
+  isDelivered,
+  newDeliveryState,
+  recordAttempt,
+  runRound,
+  type DeliveryState,
+  type TargetState,
+} from '../../src/webhook/round.js'
 import type { WebhookResponse } from '../../src/webhook/transport.js'
 
 // The rules of one delivery round, on the state the engine keeps (the in-memory destination and the
@@ -16,7 +23,10 @@ function pinClock(at = NOW): void {
 }
 
 const answer = (status: number, retryAfter: string | null = null): WebhookResponse => ({ ok: true, status, retryAfter })
-const broken = (failure: 'timeout' | 'network' | 'tls' | 'blocked', cause: unknown = new Error(failure)): WebhookResponse => ({ ok: false, failure, cause })
+const broken = (
+  failure: 'timeout' | 'network' | 'tls' | 'blocked',
+  cause: unknown = new Error(failure),
+): WebhookResponse => ({ ok: false, failure, cause })
 
 function target(): TargetState {
   const [fresh] = newDeliveryState('e1', 1, 0, NOW).targets
@@ -35,20 +45,38 @@ describe('recordAttempt: what one answer means', () => {
   it.each([100, 199, 300, 301, 304, 307, 308])('a %i is not a success: 2xx only, and it is not retried', (status) => {
     const state = target()
     recordAttempt(state, answer(status), NOW)
-    expect(state).toMatchObject({ status: 'failed', attempts: 1, lastStatus: status, failure: { code: 'ERR_HTTP_STATUS', status } })
+    expect(state).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      lastStatus: status,
+      failure: { code: 'ERR_HTTP_STATUS', status },
+    })
   })
 
   it.each([500, 502, 503, 599, 408, 429])('a %i waits for a retry, at the Retry-After it asks for', (status) => {
     const state = target()
     recordAttempt(state, answer(status, '7'), NOW)
-    expect(state).toMatchObject({ status: 'pending', attempts: 1, lastStatus: status, failure: { code: 'ERR_HTTP_STATUS', status }, retryAfterMs: 7_000 })
+    expect(state).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      lastStatus: status,
+      failure: { code: 'ERR_HTTP_STATUS', status },
+      retryAfterMs: 7_000,
+    })
   })
 
-  it.each([400, 401, 404, 407, 409, 410, 422, 428, 430, 499])('a %i fails for good: the request itself is refused', (status) => {
-    const state = target()
-    recordAttempt(state, answer(status, '7'), NOW)
-    expect(state).toMatchObject({ status: 'failed', failure: { code: 'ERR_HTTP_STATUS', status }, retryAfterMs: undefined })
-  })
+  it.each([400, 401, 404, 407, 409, 410, 422, 428, 430, 499])(
+    'a %i fails for good: the request itself is refused',
+    (status) => {
+      const state = target()
+      recordAttempt(state, answer(status, '7'), NOW)
+      expect(state).toMatchObject({
+        status: 'failed',
+        failure: { code: 'ERR_HTTP_STATUS', status },
+        retryAfterMs: undefined,
+      })
+    },
+  )
 
   it('forgets an earlier Retry-After once the next answer asks for none', () => {
     const state = target()
@@ -99,12 +127,19 @@ describe('isDelivered', () => {
 })
 
 describe('runRound: what comes after a round', () => {
-  const every = (...responses: WebhookResponse[]) => (index: number) => Promise.resolve(responses[index] ?? answer(500))
+  const every =
+    (...responses: WebhookResponse[]) =>
+    (index: number) =>
+      Promise.resolve(responses[index] ?? answer(500))
 
   it('starts with every URL pending, and a deadline one retry window after the first attempt', () => {
     const state = newDeliveryState('e1', 3, 60_000, NOW)
     expect(state).toMatchObject({ eventId: 'e1', deadline: NOW + 60_000, rounds: 0 })
-    expect(state.targets.map((entry) => [entry.status, entry.attempts])).toEqual([['pending', 0], ['pending', 0], ['pending', 0]])
+    expect(state.targets.map((entry) => [entry.status, entry.attempts])).toEqual([
+      ['pending', 0],
+      ['pending', 0],
+      ['pending', 0],
+    ])
   })
 
   it('sends only to URLs still pending', async () => {
@@ -112,7 +147,11 @@ describe('runRound: what comes after a round', () => {
     const state = newDeliveryState('e1', 2, 60_000, NOW)
     const sent: number[] = []
     const rules = { mode: 'each' as const, backoff: () => 1_000 }
-    await runRound(state, rules, (index) => (sent.push(index), Promise.resolve(index === 0 ? answer(200) : answer(500))))
+    await runRound(
+      state,
+      rules,
+      (index) => (sent.push(index), Promise.resolve(index === 0 ? answer(200) : answer(500))),
+    )
     await runRound(state, rules, (index) => (sent.push(index), Promise.resolve(answer(200))))
     expect(sent).toEqual([0, 1, 1])
     expect(state.rounds).toBe(2)
@@ -121,7 +160,11 @@ describe('runRound: what comes after a round', () => {
   it("finishes delivered in mode 'any' once one URL accepts, the others superseded", async () => {
     pinClock()
     const state = newDeliveryState('e1', 3, 60_000, NOW)
-    const decision = await runRound(state, { mode: 'any', backoff: () => 1_000 }, every(answer(503), answer(200), answer(404)))
+    const decision = await runRound(
+      state,
+      { mode: 'any', backoff: () => 1_000 },
+      every(answer(503), answer(200), answer(404)),
+    )
     expect(decision).toEqual({ kind: 'finished', delivered: true })
     expect(state.targets.map((entry) => entry.status)).toEqual(['superseded', 'delivered', 'failed'])
   })
@@ -137,7 +180,10 @@ describe('runRound: what comes after a round', () => {
   it('finishes failed when nothing is pending and nothing was accepted', async () => {
     pinClock()
     const state = newDeliveryState('e1', 2, 60_000, NOW)
-    expect(await runRound(state, { mode: 'any', backoff: () => 1_000 }, every(answer(404), answer(410)))).toEqual({ kind: 'finished', delivered: false })
+    expect(await runRound(state, { mode: 'any', backoff: () => 1_000 }, every(answer(404), answer(410)))).toEqual({
+      kind: 'finished',
+      delivered: false,
+    })
   })
 
   it('retries after backoff(round), counting rounds from 0', async () => {
@@ -153,21 +199,32 @@ describe('runRound: what comes after a round', () => {
   it('waits for the longest Retry-After of the pending URLs when it is longer than the backoff, but never for less', async () => {
     pinClock()
     const longer = newDeliveryState('e1', 2, 60_000, NOW)
-    expect(await runRound(longer, { mode: 'each', backoff: () => 1_000 }, every(answer(503, '3'), answer(429, '5')))).toEqual({ kind: 'retry', dueAt: NOW + 5_000 })
+    expect(
+      await runRound(longer, { mode: 'each', backoff: () => 1_000 }, every(answer(503, '3'), answer(429, '5'))),
+    ).toEqual({ kind: 'retry', dueAt: NOW + 5_000 })
     const shorter = newDeliveryState('e2', 1, 60_000, NOW)
-    expect(await runRound(shorter, { mode: 'each', backoff: () => 9_000 }, every(answer(503, '3')))).toEqual({ kind: 'retry', dueAt: NOW + 9_000 })
+    expect(await runRound(shorter, { mode: 'each', backoff: () => 9_000 }, every(answer(503, '3')))).toEqual({
+      kind: 'retry',
+      dueAt: NOW + 9_000,
+    })
   })
 
   it('moves a retry that would fall after the deadline to the deadline itself', async () => {
     pinClock()
     const state = newDeliveryState('e1', 1, 10_000, NOW)
-    expect(await runRound(state, { mode: 'any', backoff: () => 25_000 }, every(answer(500)))).toEqual({ kind: 'retry', dueAt: NOW + 10_000 })
+    expect(await runRound(state, { mode: 'any', backoff: () => 25_000 }, every(answer(500)))).toEqual({
+      kind: 'retry',
+      dueAt: NOW + 10_000,
+    })
   })
 
   it('caps a retry at the longest timer delay, so that a huge Retry-After cannot fire at once', async () => {
     pinClock()
     const state = newDeliveryState('e1', 1, Number.MAX_SAFE_INTEGER - NOW, NOW)
-    expect(await runRound(state, { mode: 'any', backoff: () => 1e15 }, every(answer(500)))).toEqual({ kind: 'retry', dueAt: NOW + MAX_TIMER_MS })
+    expect(await runRound(state, { mode: 'any', backoff: () => 1e15 }, every(answer(500)))).toEqual({
+      kind: 'retry',
+      dueAt: NOW + MAX_TIMER_MS,
+    })
   })
 
   it('finishes failed at the deadline, each URL keeping its last failure; the deadline instant itself is past', async () => {
@@ -175,10 +232,16 @@ describe('runRound: what comes after a round', () => {
     const state = newDeliveryState('e1', 2, 0, NOW)
     const decision = await runRound(state, { mode: 'each', backoff: () => 1_000 }, every(answer(200), answer(503)))
     expect(decision).toEqual({ kind: 'finished', delivered: false })
-    expect(state.targets.map((entry) => [entry.status, entry.failure?.code])).toEqual([['delivered', undefined], ['failed', 'ERR_HTTP_STATUS']])
+    expect(state.targets.map((entry) => [entry.status, entry.failure?.code])).toEqual([
+      ['delivered', undefined],
+      ['failed', 'ERR_HTTP_STATUS'],
+    ])
     vi.setSystemTime(NOW - 1)
     const early = newDeliveryState('e2', 1, 0, NOW)
-    expect(await runRound(early, { mode: 'any', backoff: () => 5 }, every(answer(500)))).toEqual({ kind: 'retry', dueAt: NOW })
+    expect(await runRound(early, { mode: 'any', backoff: () => 5 }, every(answer(500)))).toEqual({
+      kind: 'retry',
+      dueAt: NOW,
+    })
   })
 
   it('fails every pending URL with ERR_CALLBACK when backoff gives no usable delay, keeping the last HTTP status', async () => {
@@ -198,8 +261,14 @@ describe('runRound: what comes after a round', () => {
     expect(decision).toEqual({ kind: 'finished', delivered: false })
     const [accepted, http, network] = state.targets
     expect(accepted?.status).toBe('delivered')
-    expect(http).toMatchObject({ status: 'failed', failure: { code: 'ERR_CALLBACK', callback: 'backoff', cause: fault, status: 503 } })
-    expect(network).toMatchObject({ status: 'failed', failure: { code: 'ERR_CALLBACK', callback: 'backoff', cause: fault } })
+    expect(http).toMatchObject({
+      status: 'failed',
+      failure: { code: 'ERR_CALLBACK', callback: 'backoff', cause: fault, status: 503 },
+    })
+    expect(network).toMatchObject({
+      status: 'failed',
+      failure: { code: 'ERR_CALLBACK', callback: 'backoff', cause: fault },
+    })
     expect(network?.failure).not.toHaveProperty('status')
   })
 
@@ -207,8 +276,16 @@ describe('runRound: what comes after a round', () => {
     pinClock()
     for (const delay of [Number.NaN, -1, Number.POSITIVE_INFINITY]) {
       const state = newDeliveryState('e1', 1, 60_000, NOW)
-      expect(await runRound(state, { mode: 'any', backoff: () => delay }, every(answer(503)))).toEqual({ kind: 'finished', delivered: false })
-      expect(state.targets[0]?.failure).toMatchObject({ code: 'ERR_CALLBACK', callback: 'backoff', status: 503, cause: expect.any(RangeError) })
+      expect(await runRound(state, { mode: 'any', backoff: () => delay }, every(answer(503)))).toEqual({
+        kind: 'finished',
+        delivered: false,
+      })
+      expect(state.targets[0]?.failure).toMatchObject({
+        code: 'ERR_CALLBACK',
+        callback: 'backoff',
+        status: 503,
+        cause: expect.any(RangeError),
+      })
     }
   })
 })

@@ -102,7 +102,12 @@ describe('RetryScheduler', () => {
     const { scheduler: retries, ran } = scheduler()
     retries.schedule({ id: 'a', dueAt: T0 + 1_000 })
     retries.schedule({ id: 'b', dueAt: T0 + 2_000 })
-    expect(retries.stop().map((item) => item.id).sort()).toEqual(['a', 'b'])
+    expect(
+      retries
+        .stop()
+        .map((item) => item.id)
+        .sort(),
+    ).toEqual(['a', 'b'])
     expect(retries.size).toBe(0)
     expect(vi.getTimerCount()).toBe(0)
     vi.advanceTimersByTime(5_000)

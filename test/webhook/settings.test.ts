@@ -19,7 +19,15 @@ const url = 'https://hooks.example.com/in'
 describe('WebhookDestination settings', () => {
   it('accepts 1 to 5 http(s) URLs with static headers and a secret', () => {
     expect(optionOf({ webhooks: [{ url }] })).toBeUndefined()
-    expect(optionOf({ webhooks: Array.from({ length: 5 }, (_, i) => ({ url: `http://127.0.0.1:${8000 + i}/x?y=${i}`, headers: { 'X-Team': 'data' } })), sharedSecret: 's' })).toBeUndefined()
+    expect(
+      optionOf({
+        webhooks: Array.from({ length: 5 }, (_, i) => ({
+          url: `http://127.0.0.1:${8000 + i}/x?y=${i}`,
+          headers: { 'X-Team': 'data' },
+        })),
+        sharedSecret: 's',
+      }),
+    ).toBeUndefined()
   })
 
   it('treats a setting set to undefined as left out', () => {
@@ -52,12 +60,20 @@ describe('WebhookDestination settings', () => {
     ['a non-string URL', { webhooks: [{ url: 42 }] }, 'webhooks[0].url'],
     ['a header name with a space', { webhooks: [{ url, headers: { 'X Team': 'a' } }] }, 'webhooks[0].headers'],
     ['a header name with a colon', { webhooks: [{ url, headers: { 'X-Team:': 'a' } }] }, 'webhooks[0].headers'],
-    ['CR/LF injection in a value', { webhooks: [{ url, headers: { 'X-Team': 'a\r\nX-Evil: 1' } }] }, 'webhooks[0].headers'],
+    [
+      'CR/LF injection in a value',
+      { webhooks: [{ url, headers: { 'X-Team': 'a\r\nX-Evil: 1' } }] },
+      'webhooks[0].headers',
+    ],
     ['a LF in a value', { webhooks: [{ url }, { url, headers: { 'X-Team': 'a\nb' } }] }, 'webhooks[1].headers'],
     ['a non-string value', { webhooks: [{ url, headers: { 'X-Count': 3 } }] }, 'webhooks[0].headers'],
     ['an X-Signature header', { webhooks: [{ url, headers: { 'X-Signature': 'forged' } }] }, 'webhooks[0].headers'],
     ['a Webhook-Id header', { webhooks: [{ url, headers: { 'Webhook-Id': 'fixed' } }] }, 'webhooks[0].headers'],
-    ['a Content-Type header', { webhooks: [{ url, headers: { 'content-type': 'text/plain' } }] }, 'webhooks[0].headers'],
+    [
+      'a Content-Type header',
+      { webhooks: [{ url, headers: { 'content-type': 'text/plain' } }] },
+      'webhooks[0].headers',
+    ],
     ['an empty secret', { webhooks: [{ url }], sharedSecret: '' }, 'sharedSecret'],
     ['a numeric secret', { webhooks: [{ url }], sharedSecret: 123 }, 'sharedSecret'],
     ['a zero timeout', { webhooks: [{ url }], timeoutMs: 0 }, 'timeoutMs'],
@@ -111,7 +127,9 @@ describe('WebhookDestination defaults', () => {
   })
 
   it('sends Content-Type application/json and the eventwire User-Agent, with static headers by their lowercase names', () => {
-    const [webhook] = resolveWebhookSettings({ webhooks: [{ url: `${url}?a=1`, headers: { 'X-Team': 'data' } }] }).webhooks
+    const [webhook] = resolveWebhookSettings({
+      webhooks: [{ url: `${url}?a=1`, headers: { 'X-Team': 'data' } }],
+    }).webhooks
     expect(webhook).toEqual({
       url: `${url}?a=1`,
       origin: 'https://hooks.example.com',
@@ -172,9 +190,12 @@ describe('WebhookDestination URL rules', () => {
     expect(optionOf({ webhooks: [entry] })).toBe('webhooks[0]')
   })
 
-  it.each([undefined, 'https://hooks.example.com/in', { 0: { url } }])('refuses webhooks that are not an array (%j)', (webhooks) => {
-    expect(optionOf({ webhooks })).toBe('webhooks')
-  })
+  it.each([undefined, 'https://hooks.example.com/in', { 0: { url } }])(
+    'refuses webhooks that are not an array (%j)',
+    (webhooks) => {
+      expect(optionOf({ webhooks })).toBe('webhooks')
+    },
+  )
 })
 
 describe('WebhookDestination numeric and boolean settings', () => {
@@ -198,7 +219,11 @@ describe('WebhookDestination numeric and boolean settings', () => {
 
   it('keeps the mode, the secret and the backoff it is given', () => {
     const backoff = () => 1
-    expect(resolveWebhookSettings({ webhooks: [{ url }], mode: 'each', sharedSecret: 's', backoff })).toMatchObject({ mode: 'each', sharedSecret: 's', backoff })
+    expect(resolveWebhookSettings({ webhooks: [{ url }], mode: 'each', sharedSecret: 's', backoff })).toMatchObject({
+      mode: 'each',
+      sharedSecret: 's',
+      backoff,
+    })
   })
 
   it('refuses a private target when blockPrivateNetworks is on, naming the entry, and allows it when off', () => {

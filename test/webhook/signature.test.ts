@@ -16,7 +16,12 @@ const nodeHmac = (data: string | Buffer, key: string) => createHmac('sha1', key)
 const RFC_2202: Array<[string, string, string | Uint8Array, string]> = [
   ['1', '\x0b'.repeat(20), 'Hi There', 'b617318655057264e28bc0b6fb378c8ef146be00'],
   ['2', 'Jefe', 'what do ya want for nothing?', 'effcdf6ae5eb2fa2d27416d5f184df9c259a7c79'],
-  ['4', String.fromCharCode(...Array.from({ length: 25 }, (_, index) => index + 1)), new Uint8Array(50).fill(0xcd), '4c9007f4026250c6bc8414f9bf50c86c2d7235da'],
+  [
+    '4',
+    String.fromCharCode(...Array.from({ length: 25 }, (_, index) => index + 1)),
+    new Uint8Array(50).fill(0xcd),
+    '4c9007f4026250c6bc8414f9bf50c86c2d7235da',
+  ],
   ['5', '\x0c'.repeat(20), 'Test With Truncation', '4c1a03424b55e07fe7f27be1d58bb9324a9a5a04'],
 ]
 
@@ -119,12 +124,14 @@ function detached(text: string): { buffer: ArrayBuffer; view: Uint8Array } {
 const hostile = new Proxy(
   {},
   Object.fromEntries(
-    (['get', 'has', 'getPrototypeOf', 'ownKeys', 'getOwnPropertyDescriptor', 'apply', 'construct'] as const).map((trap) => [
-      trap,
-      () => {
-        throw new Error(`trap ${trap}`)
-      },
-    ]),
+    (['get', 'has', 'getPrototypeOf', 'ownKeys', 'getOwnPropertyDescriptor', 'apply', 'construct'] as const).map(
+      (trap) => [
+        trap,
+        () => {
+          throw new Error(`trap ${trap}`)
+        },
+      ],
+    ),
   ),
 )
 
@@ -162,7 +169,14 @@ describe('verifySignature on bodies it cannot check', () => {
     const HOSTILE = Symbol('hostile')
     const unmask = (value: unknown) => (value === HOSTILE ? hostile : value)
     const bodies = fc.oneof(
-      fc.anything({ withBigInt: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true }),
+      fc.anything({
+        withBigInt: true,
+        withMap: true,
+        withSet: true,
+        withTypedArray: true,
+        withSparseArray: true,
+        withNullPrototype: true,
+      }),
       fc.string({ unit: 'binary' }),
       fc.uint8Array().map((bytes) => bytes.buffer),
       fc.uint8Array({ minLength: 2 }).map((bytes) => new Uint8Array(bytes.buffer, 1)),

@@ -18,16 +18,23 @@ describe('HTTPS receivers', () => {
   it.each<[string, () => WebhookTransport]>([
     ['undici Pool', () => createUndiciTransport()],
     ['fetch', () => createFetchTransport()],
-  ])('refuses a self-signed certificate over %s: ERR_TLS_CERTIFICATE, not retried, no request reaches it', async (_name, transport) => {
-    const destination = new WebhookDestination({ webhooks: [{ url: `${sink.url}/in` }], transport: transport(), backoff: () => 10 })
-    const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'E' })
-    await destination.close()
-    expect(result.status).toBe('failed')
-    expect(result.urls[0]).toMatchObject({ status: 'failed', attempts: 1, lastStatus: undefined })
-    expect(result.urls[0]?.lastError?.code).toBe('ERR_TLS_CERTIFICATE')
-    expect(result.urls[0]?.lastError?.message).toMatch(/self-signed/)
-    expect(sink.requests).toHaveLength(0)
-  })
+  ])(
+    'refuses a self-signed certificate over %s: ERR_TLS_CERTIFICATE, not retried, no request reaches it',
+    async (_name, transport) => {
+      const destination = new WebhookDestination({
+        webhooks: [{ url: `${sink.url}/in` }],
+        transport: transport(),
+        backoff: () => 10,
+      })
+      const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'E' })
+      await destination.close()
+      expect(result.status).toBe('failed')
+      expect(result.urls[0]).toMatchObject({ status: 'failed', attempts: 1, lastStatus: undefined })
+      expect(result.urls[0]?.lastError?.code).toBe('ERR_TLS_CERTIFICATE')
+      expect(result.urls[0]?.lastError?.message).toMatch(/self-signed/)
+      expect(sink.requests).toHaveLength(0)
+    },
+  )
 
   it('delivers to a receiver behind a private CA when the transport is told to trust it', async () => {
     const destination = new WebhookDestination({
@@ -46,12 +53,18 @@ describe('HTTPS receivers', () => {
   ])('refuses %s from a trusted CA: ERR_TLS_CERTIFICATE, no request reaches it', async (_name, leaf) => {
     const faulty = await startSink(() => ({ status: 200 }), { tls: leaf })
     try {
-      const destination = new WebhookDestination({ webhooks: [{ url: `${faulty.url}/in` }], transport: createUndiciTransport({ connect: { ca: certificates.ca } }) })
+      const destination = new WebhookDestination({
+        webhooks: [{ url: `${faulty.url}/in` }],
+        transport: createUndiciTransport({ connect: { ca: certificates.ca } }),
+      })
       const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'E' })
       await destination.close()
       expect(result.urls[0]).toMatchObject({ status: 'failed', attempts: 1 })
       expect(result.urls[0]?.lastError?.code).toBe('ERR_TLS_CERTIFICATE')
-      expect(String((result.urls[0]?.lastError?.cause as Error | undefined)?.message ?? '') + result.urls[0]?.lastError?.message).toMatch(/expired|another host|altnames|Hostname/i)
+      expect(
+        String((result.urls[0]?.lastError?.cause as Error | undefined)?.message ?? '') +
+          result.urls[0]?.lastError?.message,
+      ).toMatch(/expired|another host|altnames|Hostname/i)
       expect(faulty.requests).toHaveLength(0)
     } finally {
       await faulty.close()

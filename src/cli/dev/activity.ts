@@ -36,12 +36,32 @@ export interface DevTotals {
  * the plain log lines and the live view's recent list formatted from them.
  */
 export type DevActivity =
-  | { readonly event: 'listening'; readonly url: string; readonly batchUrl: string; readonly writeKey: string; readonly webhooks: readonly string[]; readonly signed: boolean; readonly mode: 'any' | 'each' }
+  | {
+      readonly event: 'listening'
+      readonly url: string
+      readonly batchUrl: string
+      readonly writeKey: string
+      readonly webhooks: readonly string[]
+      readonly signed: boolean
+      readonly mode: 'any' | 'each'
+    }
   | { readonly event: 'batch'; readonly messages: number; readonly bytes: number }
   | { readonly event: 'rejected'; readonly status: number; readonly code: RejectionCode; readonly reason: string }
-  | (EventLabel & { readonly event: 'delivered' | 'failed' | 'skipped'; readonly attempts: number; readonly urls: readonly UrlOutcome[] })
+  | (EventLabel & {
+      readonly event: 'delivered' | 'failed' | 'skipped'
+      readonly attempts: number
+      readonly urls: readonly UrlOutcome[]
+    })
   | (EventLabel & { readonly event: 'unroutable'; readonly reason: string })
-  | { readonly event: 'retry'; readonly eventId: string; readonly url: string; readonly attempts: number; readonly error: string; readonly status?: number; readonly retryAt: string }
+  | {
+      readonly event: 'retry'
+      readonly eventId: string
+      readonly url: string
+      readonly attempts: number
+      readonly error: string
+      readonly status?: number
+      readonly retryAt: string
+    }
   | ({ readonly event: 'stopped' } & DevTotals)
 
 function labelOf(message: WireMessage): string | undefined {

@@ -37,10 +37,14 @@ function checkMessage(item: unknown, index: number, shared: Record<string, unkno
   if (!isObject(item)) throw bad('ERR_BAD_BATCH', `batch[${index}]: expected a message object.`)
   const type = item['type']
   if (!isMessageType(type)) {
-    throw bad('ERR_BAD_BATCH', `batch[${index}]: \`type\` must be one of ${MESSAGE_TYPES.join(', ')}; got ${JSON.stringify(type) ?? 'nothing'}.`)
+    throw bad(
+      'ERR_BAD_BATCH',
+      `batch[${index}]: \`type\` must be one of ${MESSAGE_TYPES.join(', ')}; got ${JSON.stringify(type) ?? 'nothing'}.`,
+    )
   }
   const input = { ...shared, ...item }
-  if (isObject(shared['context']) && isObject(item['context'])) input['context'] = { ...shared['context'], ...item['context'] }
+  if (isObject(shared['context']) && isObject(item['context']))
+    input['context'] = { ...shared['context'], ...item['context'] }
   let wire: WireMessage
   try {
     wire = toWireMessage(type, input)
@@ -49,7 +53,11 @@ function checkMessage(item: unknown, index: number, shared: Record<string, unkno
     throw error
   }
   const bytes = utf8ByteLength(serializeMessage(wire))
-  if (bytes > MAX_MESSAGE_BYTES) throw bad('ERR_MESSAGE_TOO_LARGE', `batch[${index}]: the message is ${bytes} bytes of JSON; the limit is ${MAX_MESSAGE_BYTES}.`)
+  if (bytes > MAX_MESSAGE_BYTES)
+    throw bad(
+      'ERR_MESSAGE_TOO_LARGE',
+      `batch[${index}]: the message is ${bytes} bytes of JSON; the limit is ${MAX_MESSAGE_BYTES}.`,
+    )
   return wire
 }
 
@@ -68,7 +76,8 @@ export function parseBatch(body: string): WireMessage[] {
   } catch (error) {
     throw bad('ERR_NOT_JSON', `the body is not JSON (${(error as Error).message}).`)
   }
-  if (!isObject(parsed) || !Array.isArray(parsed['batch'])) throw bad('ERR_BAD_BATCH', 'the body must be a JSON object with a `batch` array of messages.')
+  if (!isObject(parsed) || !Array.isArray(parsed['batch']))
+    throw bad('ERR_BAD_BATCH', 'the body must be a JSON object with a `batch` array of messages.')
   if (parsed['batch'].length === 0) throw bad('ERR_BAD_BATCH', '`batch` is empty.')
   const shared: Record<string, unknown> = {}
   for (const field of ['context', 'integrations'] as const) {

@@ -19,11 +19,42 @@ import { DevStats } from './stats.js'
 
 const OPTIONS = {
   ...addressOptions(DEFAULT_DEV_PORT),
-  writeKey: { long: 'write-key', short: 'k', value: 'key', description: 'write key clients must send (default: a new random one, printed)', env: 'EVENTWIRE_WRITE_KEY' },
-  webhook: { long: 'webhook', short: 'w', value: 'url', description: 'a URL to deliver every event to; repeat for up to 5', parse: collect, required: true },
-  header: { long: 'header', short: 'H', value: 'header', description: 'a static header for every webhook request, "Name: value"; repeatable', parse: headerArgument },
-  secret: { long: 'secret', short: 's', value: 'secret', description: 'shared secret: sign every request with X-Signature', env: 'EVENTWIRE_SECRET' },
-  mode: { long: 'mode', value: 'mode', description: 'any: done when one URL accepts (the default); each: every URL must accept', choices: ['any', 'each'], default: 'any' },
+  writeKey: {
+    long: 'write-key',
+    short: 'k',
+    value: 'key',
+    description: 'write key clients must send (default: a new random one, printed)',
+    env: 'EVENTWIRE_WRITE_KEY',
+  },
+  webhook: {
+    long: 'webhook',
+    short: 'w',
+    value: 'url',
+    description: 'a URL to deliver every event to; repeat for up to 5',
+    parse: collect,
+    required: true,
+  },
+  header: {
+    long: 'header',
+    short: 'H',
+    value: 'header',
+    description: 'a static header for every webhook request, "Name: value"; repeatable',
+    parse: headerArgument,
+  },
+  secret: {
+    long: 'secret',
+    short: 's',
+    value: 'secret',
+    description: 'shared secret: sign every request with X-Signature',
+    env: 'EVENTWIRE_SECRET',
+  },
+  mode: {
+    long: 'mode',
+    value: 'mode',
+    description: 'any: done when one URL accepts (the default); each: every URL must accept',
+    choices: ['any', 'each'],
+    default: 'any',
+  },
   json: { long: 'json', description: 'one JSON object per line instead of the live view' },
 } as const satisfies OptionSpecs
 
@@ -65,7 +96,12 @@ async function dev(options: DevOptions): Promise<ExitCode> {
       .deliver(message as unknown as WebhookEvent)
       .then(
         (result) => record(settledActivity(message, result)),
-        (error: unknown) => record({ event: 'unroutable', ...eventLabel(message), reason: error instanceof Error ? error.message : String(error) }),
+        (error: unknown) =>
+          record({
+            event: 'unroutable',
+            ...eventLabel(message),
+            reason: error instanceof Error ? error.message : String(error),
+          }),
       )
       .finally(() => forwarding.delete(done))
     forwarding.add(done)
@@ -79,14 +115,23 @@ async function dev(options: DevOptions): Promise<ExitCode> {
       record({ event: 'batch', messages: messages.length, bytes })
       for (const message of messages) forward(message)
     },
-    onRejected: (rejection) => record({ event: 'rejected', status: rejection.status, code: rejection.code, reason: rejection.message }),
+    onRejected: (rejection) =>
+      record({ event: 'rejected', status: rejection.status, code: rejection.code, reason: rejection.message }),
   })
   const url = await startServer(server, 'dev', options)
   if (url === undefined) {
     await destination.close()
     return EXIT.failed
   }
-  record({ event: 'listening', url, batchUrl: `${url}/v1/batch`, writeKey, webhooks: destination.urls, signed: options.secret !== undefined, mode: options.mode })
+  record({
+    event: 'listening',
+    url,
+    batchUrl: `${url}/v1/batch`,
+    writeKey,
+    webhooks: destination.urls,
+    signed: options.secret !== undefined,
+    mode: options.mode,
+  })
 
   await untilStopped()
   await closeServer(server)
@@ -101,8 +146,8 @@ export const devCommand: Command = defineCommand({
   name: 'dev',
   summary: 'run a local ingest API that forwards events to your webhooks',
   description:
-    'Accepts the client\'s POST /v1/batch (HTTP Basic auth with the write key), checks each batch with the ' +
-    'client\'s rules (400 with the reason otherwise), and delivers every event as a signed webhook to each ' +
+    "Accepts the client's POST /v1/batch (HTTP Basic auth with the write key), checks each batch with the " +
+    "client's rules (400 with the reason otherwise), and delivers every event as a signed webhook to each " +
     '--webhook URL, honouring integrations, with retries. Shows a live view on a terminal, log lines otherwise.',
   options: OPTIONS,
   epilog: 'Example:\n  $ eventwire dev --webhook http://127.0.0.1:8788/hooks --secret s3cret --write-key dev',

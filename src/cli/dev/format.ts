@@ -4,13 +4,18 @@ import type { DevActivity, EventLabel, UrlOutcome } from './activity.js'
 
 // Labels, user ids, event ids and refusal reasons come from the network: escaped before styled.
 function describe(event: EventLabel): string {
-  const label = event.label === undefined ? '' : ` ${paint('bold', escapeControl(event.type === 'track' ? JSON.stringify(event.label) : event.label))}`
+  const label =
+    event.label === undefined
+      ? ''
+      : ` ${paint('bold', escapeControl(event.type === 'track' ? JSON.stringify(event.label) : event.label))}`
   return `${paint('cyan', escapeControl(event.type))}${label}${event.userId === undefined ? '' : paint('dim', ` (${escapeControl(event.userId)})`)}`
 }
 
 function outcome(url: UrlOutcome): string {
   // A status says enough on its own; an error code adds what happened after it (ERR_CLOSED...).
-  const answer = [url.lastStatus, url.error === 'ERR_HTTP_STATUS' ? undefined : url.error].filter((part) => part !== undefined).join(' ')
+  const answer = [url.lastStatus, url.error === 'ERR_HTTP_STATUS' ? undefined : url.error]
+    .filter((part) => part !== undefined)
+    .join(' ')
   const detail = url.status === 'superseded' || url.status === 'skipped' ? url.status : answer
   return `${url.url} ${detail}${url.attempts > 1 ? ` after ${url.attempts} attempts` : ''}`
 }

@@ -4,7 +4,9 @@ import { stripVTControlCharacters } from 'node:util'
 /** The terminal rows `text` takes `columns` wide: a line longer than that wraps onto more. */
 function rowsOf(text: string, columns: number): number {
   // Code points, not UTF-16 units: `…` and `→` are one column each (wide CJK would count short).
-  return text.split('\n').reduce((rows, line) => rows + Math.max(1, Math.ceil([...stripVTControlCharacters(line)].length / columns)), 0)
+  return text
+    .split('\n')
+    .reduce((rows, line) => rows + Math.max(1, Math.ceil([...stripVTControlCharacters(line)].length / columns)), 0)
 }
 
 /**

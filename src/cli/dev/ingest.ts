@@ -26,20 +26,31 @@ function authorization(header: string | undefined, writeKey: string): 'ok' | 'mi
 
 async function accept(request: IncomingMessage, writeKey: string): Promise<{ messages: WireMessage[]; bytes: number }> {
   const path = (request.url ?? '/').split('?')[0]
-  if (path !== '/v1/batch') throw new BatchRejection(404, 'ERR_NOT_FOUND', `nothing at ${path}: the ingest API is POST /v1/batch.`)
-  if (request.method !== 'POST') throw new BatchRejection(405, 'ERR_METHOD', `/v1/batch takes POST, not ${request.method}.`)
+  if (path !== '/v1/batch')
+    throw new BatchRejection(404, 'ERR_NOT_FOUND', `nothing at ${path}: the ingest API is POST /v1/batch.`)
+  if (request.method !== 'POST')
+    throw new BatchRejection(405, 'ERR_METHOD', `/v1/batch takes POST, not ${request.method}.`)
   const auth = authorization(request.headers.authorization, writeKey)
   if (auth === 'missing') {
-    throw new BatchRejection(401, 'ERR_UNAUTHORIZED', 'send HTTP Basic auth with the write key as user name (eventwire dev printed it at start).')
+    throw new BatchRejection(
+      401,
+      'ERR_UNAUTHORIZED',
+      'send HTTP Basic auth with the write key as user name (eventwire dev printed it at start).',
+    )
   }
   if (auth === 'wrong') {
-    throw new BatchRejection(401, 'ERR_UNAUTHORIZED', 'that write key is not this server\'s: use the one eventwire dev printed at start, or start it with --write-key.')
+    throw new BatchRejection(
+      401,
+      'ERR_UNAUTHORIZED',
+      "that write key is not this server's: use the one eventwire dev printed at start, or start it with --write-key.",
+    )
   }
   let body: Buffer
   try {
     body = await readBody(request, MAX_BATCH_BYTES)
   } catch (error) {
-    if (error instanceof BodyTooLargeError) throw new BatchRejection(413, 'ERR_BODY_TOO_LARGE', `a batch body may be at most ${MAX_BATCH_BYTES} bytes.`)
+    if (error instanceof BodyTooLargeError)
+      throw new BatchRejection(413, 'ERR_BODY_TOO_LARGE', `a batch body may be at most ${MAX_BATCH_BYTES} bytes.`)
     throw error
   }
   return { messages: parseBatch(body.toString('utf8')), bytes: body.length }
@@ -61,7 +72,8 @@ export function createIngestServer(handlers: IngestHandlers): Server {
         handlers.onBatch(messages, bytes)
       },
       (error: unknown) => {
-        const rejection = error instanceof BatchRejection ? error : new BatchRejection(500, 'ERR_BAD_BATCH', (error as Error).message)
+        const rejection =
+          error instanceof BatchRejection ? error : new BatchRejection(500, 'ERR_BAD_BATCH', (error as Error).message)
         // An unread body would otherwise keep the connection busy.
         response.setHeader('connection', 'close')
         answer(response, rejection.status, { success: false, code: rejection.code, error: rejection.message })

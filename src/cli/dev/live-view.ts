@@ -18,9 +18,18 @@ function row(url: string, cells: readonly string[], urlWidth: number): string {
 }
 
 /** One frame of the live view: banner, totals, a row per webhook URL, recent activity. */
-export function renderDashboard(stats: DevStats, banner: string, recent: readonly string[], width: number, now: number = Date.now()): string {
+export function renderDashboard(
+  stats: DevStats,
+  banner: string,
+  recent: readonly string[],
+  width: number,
+  now: number = Date.now(),
+): string {
   const { totals } = stats
-  const urlWidth = Math.max(20, Math.min(Math.max(...stats.urls.map((url) => url.url.length)), width - (COLUMN_WIDTH + 1) * COLUMNS.length - 1))
+  const urlWidth = Math.max(
+    20,
+    Math.min(Math.max(...stats.urls.map((url) => url.url.length)), width - (COLUMN_WIDTH + 1) * COLUMNS.length - 1),
+  )
   const lines = [
     banner,
     '',
@@ -29,13 +38,24 @@ export function renderDashboard(stats: DevStats, banner: string, recent: readonl
     '',
     paint('dim', row('webhook', COLUMNS, urlWidth)),
     ...stats.urls.map((url) =>
-      row(url.url, [String(url.delivered), String(url.retrying.size), String(url.failed), url.rate.perSecond(now).toFixed(1), url.last ?? '-'], urlWidth),
+      row(
+        url.url,
+        [
+          String(url.delivered),
+          String(url.retrying.size),
+          String(url.failed),
+          url.rate.perSecond(now).toFixed(1),
+          url.last ?? '-',
+        ],
+        urlWidth,
+      ),
     ),
     '',
     paint('dim', 'recent'),
     ...(recent.length > 0 ? recent : [paint('dim', '  waiting for the first batch')]),
   ]
-  if (stats.lastRejection !== undefined) lines.push('', paint('red', `last refused: ${truncate(escapeControl(stats.lastRejection), width - 14)}`))
+  if (stats.lastRejection !== undefined)
+    lines.push('', paint('red', `last refused: ${truncate(escapeControl(stats.lastRejection), width - 14)}`))
   return lines.join('\n')
 }
 

@@ -18,7 +18,15 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
 /** Running totals of `eventwire dev`, kept from its activity records. */
 export class DevStats {
-  readonly totals: Mutable<DevTotals> = { batches: 0, rejected: 0, received: 0, delivered: 0, failed: 0, skipped: 0, unroutable: 0 }
+  readonly totals: Mutable<DevTotals> = {
+    batches: 0,
+    rejected: 0,
+    received: 0,
+    delivered: 0,
+    failed: 0,
+    skipped: 0,
+    unroutable: 0,
+  }
   readonly receivedRate = new RateMeter()
   readonly urls: UrlStats[]
   /** The same rows by URL, for notices that name their URL. */
@@ -26,7 +34,14 @@ export class DevStats {
   lastRejection: string | undefined
 
   constructor(urls: readonly string[]) {
-    this.urls = urls.map((url) => ({ url, delivered: 0, failed: 0, retrying: new Set(), last: undefined, rate: new RateMeter() }))
+    this.urls = urls.map((url) => ({
+      url,
+      delivered: 0,
+      failed: 0,
+      retrying: new Set(),
+      last: undefined,
+      rate: new RateMeter(),
+    }))
     this.#byUrl = new Map(this.urls.map((row) => [row.url, row]))
   }
 

@@ -12,9 +12,27 @@ import { createReceiver, type ReceivedRequest, type SignatureCheck } from './rec
 
 const OPTIONS = {
   ...addressOptions(DEFAULT_LISTEN_PORT),
-  secret: { long: 'secret', short: 's', value: 'secret', description: 'shared secret to verify X-Signature with', env: 'EVENTWIRE_SECRET' },
-  failRate: { long: 'fail-rate', value: 'rate', description: 'share of valid requests answered 500, from 0 to 1', parse: rateArgument, default: 0 },
-  delay: { long: 'delay', value: 'ms', description: 'wait this long before answering (the sender times out at 5000)', parse: millisecondsArgument, default: 0 },
+  secret: {
+    long: 'secret',
+    short: 's',
+    value: 'secret',
+    description: 'shared secret to verify X-Signature with',
+    env: 'EVENTWIRE_SECRET',
+  },
+  failRate: {
+    long: 'fail-rate',
+    value: 'rate',
+    description: 'share of valid requests answered 500, from 0 to 1',
+    parse: rateArgument,
+    default: 0,
+  },
+  delay: {
+    long: 'delay',
+    value: 'ms',
+    description: 'wait this long before answering (the sender times out at 5000)',
+    parse: millisecondsArgument,
+    default: 0,
+  },
   json: { long: 'json', description: 'one JSON object per line instead of pretty output' },
 } as const satisfies OptionSpecs
 
@@ -33,8 +51,18 @@ async function listen(options: ListenOptions): Promise<ExitCode> {
   const url = await startServer(server, 'listen', options)
   if (url === undefined) return EXIT.failed
   const check = options.secret === undefined ? 'not checked (no --secret)' : 'checked with the given secret'
-  if (options.json) writeJsonLine(process.stdout, { event: 'listening', url, signatureCheck: options.secret !== undefined, failRate: options.failRate, delay: options.delay })
-  else process.stdout.write(`eventwire listen: receiving webhooks on ${url} (any path); X-Signature ${check}. Ctrl+C stops.\n`)
+  if (options.json)
+    writeJsonLine(process.stdout, {
+      event: 'listening',
+      url,
+      signatureCheck: options.secret !== undefined,
+      failRate: options.failRate,
+      delay: options.delay,
+    })
+  else
+    process.stdout.write(
+      `eventwire listen: receiving webhooks on ${url} (any path); X-Signature ${check}. Ctrl+C stops.\n`,
+    )
 
   await untilStopped()
   await closeServer(server)

@@ -12,7 +12,8 @@ const MARKS: Record<SignatureCheck, string> = {
 type Fields = Record<string, unknown>
 
 // Everything below comes from the network: each piece is escaped before it is styled.
-const text = (value: unknown): string => escapeControl(typeof value === 'string' ? value : (JSON.stringify(value) ?? '?'))
+const text = (value: unknown): string =>
+  escapeControl(typeof value === 'string' ? value : (JSON.stringify(value) ?? '?'))
 
 /** What the event says, in a few words: who did what. */
 function headline(payload: Fields): string {
@@ -44,20 +45,34 @@ function details(payload: Fields): string | undefined {
  * answer when it is not 200; then the event's traits or properties, dimmed.
  */
 export function formatRequest(request: ReceivedRequest, width: number): string {
-  const payload = typeof request.payload === 'object' && request.payload !== null ? (request.payload as Fields) : undefined
+  const payload =
+    typeof request.payload === 'object' && request.payload !== null ? (request.payload as Fields) : undefined
   const type = text(payload ? payload['type'] : request.method)
-  const parts = [paint('dim', clock(new Date(request.time))), MARKS[request.signature], paint('cyan', type.padEnd(8)), payload ? headline(payload) : paint('dim', `${escapeControl(request.path)} (not JSON)`)]
+  const parts = [
+    paint('dim', clock(new Date(request.time))),
+    MARKS[request.signature],
+    paint('cyan', type.padEnd(8)),
+    payload ? headline(payload) : paint('dim', `${escapeControl(request.path)} (not JSON)`),
+  ]
   if (request.status !== 200) parts.push(paint('yellow', `→ ${request.status} ${request.reason ?? ''}`.trimEnd()))
-  if (request.senderHungUp) parts.push(paint('yellow', '(the sender hung up first: its timeout is shorter than --delay)'))
+  if (request.senderHungUp)
+    parts.push(paint('yellow', '(the sender hung up first: its timeout is shorter than --delay)'))
   const first = parts.join(' ')
   const extra = payload && details(payload)
-  return extra === undefined ? first : `${first}\n${' '.repeat(13)}${paint('dim', truncate(extra, Math.max(20, width - 13)))}`
+  return extra === undefined
+    ? first
+    : `${first}\n${' '.repeat(13)}${paint('dim', truncate(extra, Math.max(20, width - 13)))}`
 }
 
 /** Counts by signature check, for the summary line at exit. */
-export function formatSummary(counts: Readonly<Record<SignatureCheck, number>>, answered: Readonly<Record<string, number>>): string {
+export function formatSummary(
+  counts: Readonly<Record<SignatureCheck, number>>,
+  answered: Readonly<Record<string, number>>,
+): string {
   const total = Object.values(counts).reduce((sum, count) => sum + count, 0)
-  const checks = (Object.keys(counts) as SignatureCheck[]).filter((check) => counts[check] > 0).map((check) => `${counts[check]} ${check}`)
+  const checks = (Object.keys(counts) as SignatureCheck[])
+    .filter((check) => counts[check] > 0)
+    .map((check) => `${counts[check]} ${check}`)
   const statuses = Object.entries(answered).map(([status, count]) => `${count}×${status}`)
   return `eventwire listen: received ${total} request(s)${checks.length ? `: ${checks.join(', ')}` : ''}${statuses.length ? `; answered ${statuses.join(', ')}` : ''}`
 }

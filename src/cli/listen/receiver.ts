@@ -38,7 +38,11 @@ export interface ReceiverOptions {
 /** Webhook bodies carry one event of at most 32 KB of fields; this leaves room and stops abuse. */
 const MAX_BODY_BYTES = 1_048_576
 
-async function checkSignature(body: Buffer, header: string | string[] | undefined, secret: string | undefined): Promise<SignatureCheck> {
+async function checkSignature(
+  body: Buffer,
+  header: string | string[] | undefined,
+  secret: string | undefined,
+): Promise<SignatureCheck> {
   if (secret === undefined) return 'unchecked'
   if (typeof header !== 'string' || header === '') return 'missing'
   return (await verifySignature(body, header, secret)) ? 'verified' : 'forged'
@@ -53,17 +57,32 @@ function parseJson(body: Buffer): { payload?: unknown } {
 }
 
 /** The answer to a request: what a careful receiver does, then `--fail-rate` on top. */
-function decide(request: IncomingMessage, signature: SignatureCheck, isJson: boolean, options: ReceiverOptions): { status: number; reason?: string } {
+function decide(
+  request: IncomingMessage,
+  signature: SignatureCheck,
+  isJson: boolean,
+  options: ReceiverOptions,
+): { status: number; reason?: string } {
   if (request.method !== 'POST') return { status: 405, reason: 'webhooks arrive as POST' }
   if (signature === 'missing') return { status: 401, reason: 'no X-Signature header' }
   if (signature === 'forged') return { status: 401, reason: 'X-Signature does not match the body and secret' }
   if (!isJson) return { status: 400, reason: 'the body is not JSON' }
-  if (options.failRate > 0 && (options.random ?? Math.random)() < options.failRate) return { status: 500, reason: 'failed on purpose (--fail-rate)' }
+  if (options.failRate > 0 && (options.random ?? Math.random)() < options.failRate)
+    return { status: 500, reason: 'failed on purpose (--fail-rate)' }
   return { status: 200 }
 }
 
-async function handle(request: IncomingMessage, response: ServerResponse, options: ReceiverOptions): Promise<ReceivedRequest> {
-  const base = { event: 'request', time: new Date().toISOString(), method: request.method ?? 'GET', path: request.url ?? '/' } as const
+async function handle(
+  request: IncomingMessage,
+  response: ServerResponse,
+  options: ReceiverOptions,
+): Promise<ReceivedRequest> {
+  const base = {
+    event: 'request',
+    time: new Date().toISOString(),
+    method: request.method ?? 'GET',
+    path: request.url ?? '/',
+  } as const
   const webhookId = request.headers['webhook-id']
   const id = typeof webhookId === 'string' ? { webhookId } : {}
   let body: Buffer
@@ -71,7 +90,9 @@ async function handle(request: IncomingMessage, response: ServerResponse, option
     body = await readBody(request, MAX_BODY_BYTES)
   } catch (error) {
     if (!(error instanceof BodyTooLargeError)) throw error
-    response.writeHead(413, { 'content-type': 'application/json', connection: 'close' }).end('{"error":"body too large"}')
+    response
+      .writeHead(413, { 'content-type': 'application/json', connection: 'close' })
+      .end('{"error":"body too large"}')
     return { ...base, ...id, signature: 'unchecked', status: 413, reason: error.message }
   }
   // Over the bytes received, not a decoded string: that is what the sender signed.

@@ -61,5 +61,7 @@ export function unusedOptions(type: MessageType, options: MessageOptions): strin
     prop: ['track', 'page', 'screen'],
     trait: ['identify', 'group'],
   }
-  return Object.keys(uses).filter((option) => options[option as keyof MessageOptions] !== undefined && !uses[option]?.includes(type))
+  return Object.keys(uses).filter(
+    (option) => options[option as keyof MessageOptions] !== undefined && !uses[option]?.includes(type),
+  )
 }

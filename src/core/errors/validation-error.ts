@@ -1,7 +1,10 @@
 import { EventwireError, type ErrorCode } from './eventwire-error.js'
 
 /** Codes of {@link ValidationError}: which rule a call broke. */
-export type ValidationErrorCode = Extract<ErrorCode, `ERR_MISSING_${string}` | 'ERR_INVALID_FIELD' | 'ERR_NOT_SERIALIZABLE'>
+export type ValidationErrorCode = Extract<
+  ErrorCode,
+  `ERR_MISSING_${string}` | 'ERR_INVALID_FIELD' | 'ERR_NOT_SERIALIZABLE'
+>
 
 /**
  * Thrown synchronously by a call whose message breaks a rule. Nothing was queued.

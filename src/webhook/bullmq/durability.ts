@@ -35,7 +35,8 @@ async function configValue(redis: RedisInspector, parameter: string): Promise<st
 export async function readPersistence(redis: RedisInspector): Promise<RedisPersistence> {
   try {
     const appendonly = await configValue(redis, 'appendonly')
-    if (appendonly !== undefined) return { appendonly: appendonly === 'yes', appendfsync: await configValue(redis, 'appendfsync') }
+    if (appendonly !== undefined)
+      return { appendonly: appendonly === 'yes', appendfsync: await configValue(redis, 'appendfsync') }
   } catch {
     // CONFIG is refused (renamed, ACL, managed Redis): INFO still says whether AOF is on.
   }
@@ -52,8 +53,10 @@ function weakness(persistence: RedisPersistence): string | undefined {
   if (persistence.appendonly === undefined) {
     return 'its persistence settings could not be read (CONFIG and INFO persistence both refused), so a restart may lose acknowledged events'
   }
-  if (!persistence.appendonly) return 'it has appendonly no: a Redis restart loses every event acknowledged since the last RDB snapshot (all of them without one)'
-  if (persistence.appendfsync === 'no') return 'it has appendfsync no: a machine crash loses the writes the OS had not flushed yet (up to ~30 s)'
+  if (!persistence.appendonly)
+    return 'it has appendonly no: a Redis restart loses every event acknowledged since the last RDB snapshot (all of them without one)'
+  if (persistence.appendfsync === 'no')
+    return 'it has appendfsync no: a machine crash loses the writes the OS had not flushed yet (up to ~30 s)'
   return undefined
 }
 
@@ -61,28 +64,47 @@ function weakness(persistence: RedisPersistence): string | undefined {
  * Checks `persistence` against `durability`: the refusal to throw under `strict`, the warning to
  * give under `best-effort`, or neither when Redis keeps what it acknowledges.
  */
-export function judgeDurability(persistence: RedisPersistence, durability: Durability, who: string): { refusal?: OptionsError; warning?: string } {
+export function judgeDurability(
+  persistence: RedisPersistence,
+  durability: Durability,
+  who: string,
+): { refusal?: OptionsError; warning?: string } {
   const why = weakness(persistence)
   if (why === undefined) return {}
   const fix = 'turn the append-only file on (redis.conf: appendonly yes, appendfsync everysec or always; or CONFIG SET)'
   if (durability === 'strict') {
-    return { refusal: new OptionsError('durability', `'strict' (the default) refuses this Redis for ${who}: ${why}. To keep every acknowledged event, ${fix}; to accept the loss, pass durability: 'best-effort'.`) }
+    return {
+      refusal: new OptionsError(
+        'durability',
+        `'strict' (the default) refuses this Redis for ${who}: ${why}. To keep every acknowledged event, ${fix}; to accept the loss, pass durability: 'best-effort'.`,
+      ),
+    }
   }
-  return { warning: `eventwire: ${who} runs with durability 'best-effort' on a Redis where ${why}. To keep every acknowledged event, ${fix}.` }
+  return {
+    warning: `eventwire: ${who} runs with durability 'best-effort' on a Redis where ${why}. To keep every acknowledged event, ${fix}.`,
+  }
 }
 
 /** `durability` checked as an option. */
 export function durabilityOption(value: unknown): Durability {
   if (value === undefined) return 'strict'
   if (value === 'strict' || value === 'best-effort') return value
-  throw new OptionsError('durability', `expected 'strict' or 'best-effort', got ${JSON.stringify(value) ?? String(value)}.`)
+  throw new OptionsError(
+    'durability',
+    `expected 'strict' or 'best-effort', got ${JSON.stringify(value) ?? String(value)}.`,
+  )
 }
 
 /**
  * Reads the persistence of the Redis behind `redis` and applies `durability`: rejects with the
  * refusal (`OptionsError` on `durability`), hands a warning to `warn`.
  */
-export async function checkDurability(redis: RedisInspector, durability: Durability, who: string, warn: (message: string) => void): Promise<void> {
+export async function checkDurability(
+  redis: RedisInspector,
+  durability: Durability,
+  who: string,
+  warn: (message: string) => void,
+): Promise<void> {
   const { refusal, warning } = judgeDurability(await readPersistence(redis), durability, who)
   if (refusal) throw refusal
   if (warning !== undefined) warn(warning)

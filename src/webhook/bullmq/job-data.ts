@@ -44,7 +44,10 @@ export function storeState(state: DeliveryState, urls: readonly string[]): Store
       attempts: target.attempts,
       lastStatus: target.lastStatus,
       retryAfterMs: target.retryAfterMs,
-      failure: target.failure && { code: target.failure.code, ...(target.failure.status === undefined ? {} : { status: target.failure.status }) },
+      failure: target.failure && {
+        code: target.failure.code,
+        ...(target.failure.status === undefined ? {} : { status: target.failure.status }),
+      },
     })),
   }
 }
@@ -78,7 +81,8 @@ function stateProblem(state: unknown, eventId: string): string | undefined {
   if (typeof state !== 'object' || state === null) return 'its `state` is not an object'
   const stored = state as Record<string, unknown>
   if (stored['eventId'] !== eventId) return 'its `state.eventId` is not its `eventId`'
-  if (typeof stored['deadline'] !== 'number' || !Number.isFinite(stored['deadline'])) return 'its `state.deadline` is not a time'
+  if (typeof stored['deadline'] !== 'number' || !Number.isFinite(stored['deadline']))
+    return 'its `state.deadline` is not a time'
   if (!isCount(stored['rounds'])) return 'its `state.rounds` is not a count'
   const targets = stored['targets']
   if (!Array.isArray(targets) || !targets.every(isStoredTarget)) return 'its `state.targets` are not URL states'

@@ -173,10 +173,16 @@ export class WebhookQueue extends Emitter<WebhookQueueEvents> {
     if (!enabled) return { eventId, status: 'skipped' }
     const store = async () => {
       await this.#check()
-      await this.#queue.add('deliver', { eventId, body }, { jobId: jobIdOf(eventId), removeOnComplete: true, removeOnFail: false })
+      await this.#queue.add(
+        'deliver',
+        { eventId, body },
+        { jobId: jobIdOf(eventId), removeOnComplete: true, removeOnFail: false },
+      )
     }
     // Redis may still store it once it answers: a retry is only safe when it names the same event.
-    const given = typeof (event as { messageId?: unknown }).messageId === 'string' && (event as { messageId: string }).messageId !== ''
+    const given =
+      typeof (event as { messageId?: unknown }).messageId === 'string' &&
+      (event as { messageId: string }).messageId !== ''
     const advice = given
       ? 'then enqueue it again: it may be stored already, and the same messageId is stored once'
       : 'and give events a messageId before enqueueing them again: this one may still be stored when Redis answers, and without a messageId a second enqueue is a second event'
@@ -203,8 +209,20 @@ export class WebhookQueue extends Emitter<WebhookQueueEvents> {
     const jobs = await this.#queue.getFailed(start, end)
     return jobs.map((job: Job<WebhookJobData>) => {
       const unreadable = unreadableReason(job)
-      if (unreadable === undefined) return { eventId: job.data.eventId, failedAt: job.finishedOn, reason: job.failedReason, urls: job.data.state?.targets ?? [] }
-      return { eventId: eventIdOfJob(job.id) ?? String(job.id), failedAt: job.finishedOn, reason: job.failedReason ?? unreadable, urls: [], unreadable }
+      if (unreadable === undefined)
+        return {
+          eventId: job.data.eventId,
+          failedAt: job.finishedOn,
+          reason: job.failedReason,
+          urls: job.data.state?.targets ?? [],
+        }
+      return {
+        eventId: eventIdOfJob(job.id) ?? String(job.id),
+        failedAt: job.finishedOn,
+        reason: job.failedReason ?? unreadable,
+        urls: [],
+        unreadable,
+      }
     })
   }
 
@@ -242,7 +260,12 @@ export class WebhookQueue extends Emitter<WebhookQueueEvents> {
   /** How many events wait, are delayed for a retry, are being delivered, or are dead letters. */
   async counts(): Promise<{ waiting: number; delayed: number; active: number; failed: number }> {
     const counts = await this.#queue.getJobCounts('waiting', 'delayed', 'active', 'failed')
-    return { waiting: counts['waiting'] ?? 0, delayed: counts['delayed'] ?? 0, active: counts['active'] ?? 0, failed: counts['failed'] ?? 0 }
+    return {
+      waiting: counts['waiting'] ?? 0,
+      delayed: counts['delayed'] ?? 0,
+      active: counts['active'] ?? 0,
+      failed: counts['failed'] ?? 0,
+    }
   }
 
   /**

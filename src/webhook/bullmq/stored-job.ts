@@ -27,8 +27,17 @@ export class UnparsableJobData {
  * `deadLetters()` lists.
  */
 // The type parameters mirror Job's, so that this class can stand in for it (`typeof Job`).
-export class StoredJob<Data = any, Result = any, Name extends string = string, Progress extends JobProgress = JobProgress> extends Job<Data, Result, Name, Progress> {
-  static override fromJSON<T = unknown, R = unknown, N extends string = string>(queue: Parameters<typeof Job.fromJSON>[0], json: JobJson, jobId?: string): Job<T, R, N> {
+export class StoredJob<
+  Data = any,
+  Result = any,
+  Name extends string = string,
+  Progress extends JobProgress = JobProgress,
+> extends Job<Data, Result, Name, Progress> {
+  static override fromJSON<T = unknown, R = unknown, N extends string = string>(
+    queue: Parameters<typeof Job.fromJSON>[0],
+    json: JobJson,
+    jobId?: string,
+  ): Job<T, R, N> {
     try {
       return super.fromJSON<T, R, N>(queue, json, jobId)
     } catch (error) {
@@ -41,7 +50,8 @@ export class StoredJob<Data = any, Result = any, Name extends string = string, P
 
 /** Why a job's data cannot be read as an eventwire job, or `undefined` when it can. */
 export function unreadableReason(job: Job): string | undefined {
-  if (job.data instanceof UnparsableJobData) return `its data is not JSON (${job.data.problem}): ${JSON.stringify(job.data.excerpt)}`
+  if (job.data instanceof UnparsableJobData)
+    return `its data is not JSON (${job.data.problem}): ${JSON.stringify(job.data.excerpt)}`
   const problem = jobDataProblem(job.id, job.data)
   return problem === undefined ? undefined : `it is not an eventwire job: ${problem}`
 }

@@ -79,26 +79,34 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   /** @throws `OptionsError` naming the first setting it cannot use. */
   constructor(settings: WebhookSettings, options: WebhookWorkerOptions) {
     super()
-    const engine = createEngine(settings, { transport: (options) => createUndiciTransport(options), signer: createNodeSigner })
+    const engine = createEngine(settings, {
+      transport: (options) => createUndiciTransport(options),
+      signer: createNodeSigner,
+    })
     this.#settings = engine.settings
     this.#urls = engine.urls
     this.#transport = engine.transport
     this.#send = engine.send
     this.#sign = engine.sign
     const concurrency = options.concurrency ?? 50
-    if (!Number.isInteger(concurrency) || concurrency < 1) throw new OptionsError('concurrency', 'expected a whole number >= 1.')
+    if (!Number.isInteger(concurrency) || concurrency < 1)
+      throw new OptionsError('concurrency', 'expected a whole number >= 1.')
     const durability = durabilityOption(options.durability)
-    this.#worker = new StoredJobWorker<WebhookJobData>(options.name ?? DEFAULT_QUEUE_NAME, (job, token) => this.#process(job, token), {
-      connection: options.connection,
-      concurrency,
-      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
-      ...(options.lockDuration === undefined ? {} : { lockDuration: options.lockDuration }),
-      ...(options.stalledInterval === undefined ? {} : { stalledInterval: options.stalledInterval }),
-      // A job whose worker died is taken over, however often that happens: delivery is at-least-once.
-      maxStalledCount: Number.MAX_SAFE_INTEGER,
-      // Jobs are taken only once Redis's persistence has been checked.
-      autorun: false,
-    })
+    this.#worker = new StoredJobWorker<WebhookJobData>(
+      options.name ?? DEFAULT_QUEUE_NAME,
+      (job, token) => this.#process(job, token),
+      {
+        connection: options.connection,
+        concurrency,
+        ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+        ...(options.lockDuration === undefined ? {} : { lockDuration: options.lockDuration }),
+        ...(options.stalledInterval === undefined ? {} : { stalledInterval: options.stalledInterval }),
+        // A job whose worker died is taken over, however often that happens: delivery is at-least-once.
+        maxStalledCount: Number.MAX_SAFE_INTEGER,
+        // Jobs are taken only once Redis's persistence has been checked.
+        autorun: false,
+      },
+    )
     this.#worker.on('error', (error) => this.#reportError(error))
     this.#started = this.#start(durability)
     // The outcome is reported as 'error' and by ready(); nothing else waits for it.
@@ -141,23 +149,42 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   async #process(job: Job<WebhookJobData>, token: string | undefined): Promise<void> {
     const unreadable = unreadableReason(job)
     // Final at once: a job that cannot be read would fail the same way on every attempt.
-    if (unreadable !== undefined) throw new UnrecoverableError(`ERR_INVALID_FIELD: ${unreadable}; not sent. Remove the job, or fix its data and re-drive it.`)
+    if (unreadable !== undefined)
+      throw new UnrecoverableError(
+        `ERR_INVALID_FIELD: ${unreadable}; not sent. Remove the job, or fix its data and re-drive it.`,
+      )
     const data = job.data
-    const state = data.state ? restoreState(data.state) : newDeliveryState(data.eventId, this.#urls.length, this.#settings.retryWindowMs, Date.now())
-    const outgoing = { eventId: data.eventId, body: data.body, signature: this.#sign ? await this.#sign(data.body) : undefined }
+    const state = data.state
+      ? restoreState(data.state)
+      : newDeliveryState(data.eventId, this.#urls.length, this.#settings.retryWindowMs, Date.now())
+    const outgoing = {
+      eventId: data.eventId,
+      body: data.body,
+      signature: this.#sign ? await this.#sign(data.body) : undefined,
+    }
     const attempted = this.listenerCount('attempt') > 0 ? pendingTargets(state) : undefined
     const decision = await runRound(state, this.#settings, (index) => this.#send(index, outgoing))
-    if (attempted) for (const notice of attemptNotices(state, attempted, this.#urls, this.#settings.timeoutMs)) this.emit('attempt', notice)
+    if (attempted)
+      for (const notice of attemptNotices(state, attempted, this.#urls, this.#settings.timeoutMs))
+        this.emit('attempt', notice)
     await job.updateData({ eventId: data.eventId, body: data.body, state: storeState(state, this.#urls) })
     if (decision.kind === 'retry') {
-      for (const notice of retryNotices(state, this.#urls, decision.dueAt, this.#settings.timeoutMs)) this.emit('retry', notice)
+      for (const notice of retryNotices(state, this.#urls, decision.dueAt, this.#settings.timeoutMs))
+        this.emit('retry', notice)
       await job.moveToDelayed(decision.dueAt, token)
       throw new DelayedError()
     }
-    const result = toDeliveryResult(state, decision.delivered ? 'delivered' : 'failed', this.#urls, this.#settings.timeoutMs)
+    const result = toDeliveryResult(
+      state,
+      decision.delivered ? 'delivered' : 'failed',
+      this.#urls,
+      this.#settings.timeoutMs,
+    )
     this.emit(result.status === 'delivered' ? 'delivered' : 'failed', result)
     if (!decision.delivered) {
-      const reasons = result.urls.map((url) => `${url.url}: ${url.lastError?.code ?? url.status}${url.lastStatus ? ` ${url.lastStatus}` : ''}`)
+      const reasons = result.urls.map(
+        (url) => `${url.url}: ${url.lastError?.code ?? url.status}${url.lastStatus ? ` ${url.lastStatus}` : ''}`,
+      )
       throw new UnrecoverableError(`not delivered after ${state.rounds} round(s): ${reasons.join('; ')}`)
     }
   }

@@ -5,9 +5,17 @@ import { verifySignature, WebhookDestination, type DeliveryResult } from 'eventw
 import { createUndiciTransport } from 'eventwire/webhook/node'
 import { WebhookQueue } from 'eventwire/webhook/bullmq'
 
-const options: ClientOptions = { endpoint: process.env['ANALYTICS_ENDPOINT'], flushAt: undefined, verbose: process.env['VERBOSE'] === '1' }
+const options: ClientOptions = {
+  endpoint: process.env['ANALYTICS_ENDPOINT'],
+  flushAt: undefined,
+  verbose: process.env['VERBOSE'] === '1',
+}
 const client = new Client('k', options)
-client.on('error', (error: DeliveryError) => error.code satisfies 'ERR_REJECTED' | 'ERR_RETRIES_EXHAUSTED' | 'ERR_QUEUE_FULL' | 'ERR_CLOSE_TIMEOUT')
+client.on(
+  'error',
+  (error: DeliveryError) =>
+    error.code satisfies 'ERR_REJECTED' | 'ERR_RETRIES_EXHAUSTED' | 'ERR_QUEUE_FULL' | 'ERR_CLOSE_TIMEOUT',
+)
 
 interface SignUp {
   plan: string
@@ -16,11 +24,20 @@ interface SignUp {
   at: Date
 }
 const properties: SignUp = { plan: 'pro', tags: ['a'], at: new Date() }
-const accepted: boolean = client.track({ userId: process.env['USER_ID'] ?? 'u1', anonymousId: undefined, event: 'Signed Up', properties })
+const accepted: boolean = client.track({
+  userId: process.env['USER_ID'] ?? 'u1',
+  anonymousId: undefined,
+  event: 'Signed Up',
+  properties,
+})
 client.page({ anonymousId: 'a1', name: undefined, properties: { nested: { list: [1, 'two', null, { deep: true }] } } })
 
 const ok: Promise<boolean> = verifySignature('{}', 'ab', 's')
-const destination = new WebhookDestination({ webhooks: [{ url: 'https://x.test' }], sharedSecret: process.env['WEBHOOK_SECRET'], transport: createUndiciTransport({ connect: { ca: process.env['CA'] } }) })
+const destination = new WebhookDestination({
+  webhooks: [{ url: 'https://x.test' }],
+  sharedSecret: process.env['WEBHOOK_SECRET'],
+  transport: createUndiciTransport({ connect: { ca: process.env['CA'] } }),
+})
 const result: Promise<DeliveryResult> = destination.deliver({ type: 'identify', userId: 'u', traits: { plan: 'pro' } })
 const queue = (host: string) => new WebhookQueue({ connection: { host, port: 6379 } })
 

@@ -5,5 +5,8 @@ import node = require('eventwire/webhook/node')
 
 const client = new eventwire.Client('k', { endpoint: process.env['ANALYTICS_ENDPOINT'] })
 client.identify({ userId: 'u1', traits: { plan: 'pro' } })
-const destination = new webhook.WebhookDestination({ webhooks: [{ url: 'https://x.test' }], transport: node.createUndiciTransport() })
+const destination = new webhook.WebhookDestination({
+  webhooks: [{ url: 'https://x.test' }],
+  transport: node.createUndiciTransport(),
+})
 export = { pending: client.pending satisfies number, destination }
