@@ -77,7 +77,10 @@ export const libraries = {
     return {
       send(index, properties) {
         const now = Date.now()
-        if (now !== isoAt) iso = new Date((isoAt = now)).toISOString()
+        if (now !== isoAt) {
+          isoAt = now
+          iso = new Date(now).toISOString()
+        }
         const json = JSON.stringify({
           type: 'track',
           userId: `user-${index % 1000}`,

@@ -21,7 +21,14 @@ function start(args, onLine) {
   const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] })
   createInterface({ input: child.stdout }).on('line', onLine)
   const exited = new Promise((resolve) => child.once('close', resolve))
-  return { child, exited, stop: () => (child.kill('SIGINT'), exited) }
+  return {
+    child,
+    exited,
+    stop: () => {
+      child.kill('SIGINT')
+      return exited
+    },
+  }
 }
 
 /** Resolves with the first value `pick` returns for a line, within 10 s. */

@@ -3,7 +3,7 @@ import { setFlagsFromString } from 'node:v8'
 import { createGzip } from 'node:zlib'
 import { runInNewContext } from 'node:vm'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { Client, DeliveryError, OptionsError, type ClientOptions, type SentInfo } from '../src/index.js'
+import { Client, type DeliveryError, OptionsError, type ClientOptions, type SentInfo } from '../src/index.js'
 import { RESPONSE_READ_BYTES } from '../src/client/transport.js'
 import { startRawServer, trickle, writeForever, type RawBehaviour, type RawServer } from './helpers/raw-server.js'
 
@@ -147,7 +147,7 @@ describe('responses that never become a 2xx: each attempt ends, and the batch fa
     const outcomes = await sendOneAgainst(() => {})
     expect(outcomes.sent).toEqual([])
     expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
-    expect((outcomes.errors[0]?.cause as Error).name).toBe('TimeoutError')
+    expect((outcomes.errors[0]?.cause as Error | undefined)?.name).toBe('TimeoutError')
   })
 
   it('a status line and then headers that never end: ERR_RETRIES_EXHAUSTED', async () => {

@@ -21,8 +21,12 @@ async function run(url: string, count: number, options: ClientOptions = {}, clos
   const outcomes = new Map<string, Array<'sent' | DeliveryErrorCode>>()
   const note = (id: string, outcome: 'sent' | DeliveryErrorCode) =>
     outcomes.set(id, [...(outcomes.get(id) ?? []), outcome])
-  client.on('sent', (info) => info.messages.forEach((message) => note(message.messageId, 'sent')))
-  client.on('error', (error) => error.messages.forEach((message) => note(message.messageId, error.code)))
+  client.on('sent', (info) => {
+    for (const message of info.messages) note(message.messageId, 'sent')
+  })
+  client.on('error', (error) => {
+    for (const message of error.messages) note(message.messageId, error.code)
+  })
   const ids = Array.from({ length: count }, (_, index) => `m${index}`)
   for (const id of ids)
     client.track({

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { HttpResponse } from 'msw'
 import { describe, expect, it } from 'vitest'
-import { Client, DeliveryError } from '../src/index.js'
+import { Client, type DeliveryError } from '../src/index.js'
 import { ENDPOINT, useBatchEndpoint } from './helpers/msw.js'
 
 const { captured, respond } = useBatchEndpoint()

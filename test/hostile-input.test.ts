@@ -143,7 +143,7 @@ describe('hostile and broken input (property-based, fast-check)', () => {
     ['a symbol', Symbol('s'), 'properties.value'],
     ['an invalid Date', new Date('nope'), 'properties.value'],
     ['undefined in an array', [1, undefined, 3], 'properties.value[1]'],
-    // eslint-disable-next-line no-sparse-arrays
+    // biome-ignore lint/suspicious/noSparseArray: the hole is what is tested.
     ['a hole in an array', [1, , 3], 'properties.value[1]'],
     ['a hole at the end of an array', Object.assign([1], { length: 2 }), 'properties.value[1]'],
     ['an array with a named property', Object.assign([1], { extra: true }), 'properties.value'],

@@ -1,5 +1,5 @@
 // Type-level rules of the public API, checked by `npm run typecheck` (tsc), not run.
-import { Client, DeliveryError, type ErrorCode, type TrackMessage } from '../src/index.js'
+import { Client, type DeliveryError, type ErrorCode, type TrackMessage } from '../src/index.js'
 import { toWebhookPayload, WebhookDestination } from '../src/webhook/index.js'
 
 declare const client: Client

@@ -29,6 +29,7 @@ export function writeJsonLine(stream: Writable, value: unknown): void {
 
 // C0 controls, DEL, C1 controls, and the bidi embeddings, overrides and isolates that reorder
 // what follows them on screen.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
 
 /**

@@ -19,6 +19,7 @@ export async function bodyExcerpt(response: Response, ms: number, signal?: Abort
   // `stream: true` leaves out a character the byte cap cut in half instead of writing U+FFFD.
   for (const chunk of await readBodyStart(response, { maxBytes: EXCERPT_BYTES, ms, signal }))
     text += decoder.decode(chunk, { stream: true })
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is dropped.
   const line = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim()
   if (line === '') return undefined
   return line.length > EXCERPT_CHARS ? `${line.slice(0, EXCERPT_CHARS)}...` : line

@@ -60,8 +60,8 @@ export type JsonObjectInput<T> = T extends readonly unknown[] ? JsonObject : Jso
 /** Deeper nesting is refused: it is almost always a mistake (a cycle is named as such first). */
 export const MAX_DEPTH = 64
 
-function refuse(path: string, what: string): never {
-  throw new ValidationError(
+function refusal(path: string, what: string): ValidationError {
+  return new ValidationError(
     'ERR_NOT_SERIALIZABLE',
     path,
     `\`${path}\` ${what}: it cannot be sent as JSON without loss.`,
@@ -72,7 +72,7 @@ function refuse(path: string, what: string): never {
 function replacement(object: { toJSON(key: string): unknown }, key: string, path: string): unknown {
   try {
     const value = object.toJSON(key)
-    if (value === undefined) refuse(path, 'has a toJSON that returns undefined (JSON would drop it)')
+    if (value === undefined) throw refusal(path, 'has a toJSON that returns undefined (JSON would drop it)')
     return value
   } catch (error) {
     if (error instanceof ValidationError) throw error
@@ -134,21 +134,21 @@ function walk(value: unknown, place: Place, ancestors: Ancestors): void {
     case 'boolean':
       return
     case 'number':
-      if (!Number.isFinite(value)) refuse(path, `is ${value}`)
+      if (!Number.isFinite(value)) throw refusal(path, `is ${value}`)
       return
     case 'bigint':
-      refuse(path, 'is a BigInt (send it as a string)')
+      throw refusal(path, 'is a BigInt (send it as a string)')
     case 'function':
     case 'symbol':
-      refuse(path, `is a ${typeof value}`)
+      throw refusal(path, `is a ${typeof value}`)
     case 'undefined':
       return
   }
   if (value === null) return
   const object = value as object
   const parent = ancestors.objects.indexOf(object)
-  if (parent !== -1) refuse(path, `refers back to \`${ancestors.paths[parent]}\` (a circular structure)`)
-  if (depth >= MAX_DEPTH) refuse(path, `is nested deeper than ${MAX_DEPTH} levels`)
+  if (parent !== -1) throw refusal(path, `refers back to \`${ancestors.paths[parent]}\` (a circular structure)`)
+  if (depth >= MAX_DEPTH) throw refusal(path, `is nested deeper than ${MAX_DEPTH} levels`)
   ancestors.objects.push(object)
   ancestors.paths.push(path)
   const child = (key: string, childPath: string): Place => ({ path: childPath, key, depth: depth + 1, replaced: false })
@@ -156,14 +156,14 @@ function walk(value: unknown, place: Place, ancestors: Ancestors): void {
     // A loop over indexes, not forEach: forEach skips the holes of a sparse array.
     for (let index = 0; index < object.length; index++) {
       const itemPath = `${path}[${index}]`
-      if (!Object.hasOwn(object, index)) refuse(itemPath, 'is a hole in a sparse array (JSON would write null)')
-      if (object[index] === undefined) refuse(itemPath, 'is undefined inside an array (JSON would write null)')
+      if (!Object.hasOwn(object, index)) throw refusal(itemPath, 'is a hole in a sparse array (JSON would write null)')
+      if (object[index] === undefined) throw refusal(itemPath, 'is undefined inside an array (JSON would write null)')
       walk(object[index], child(String(index), itemPath), ancestors)
     }
     if (Object.keys(object).length > object.length)
-      refuse(path, 'is an array with named properties (JSON would drop them)')
+      throw refusal(path, 'is an array with named properties (JSON would drop them)')
   } else if (!place.replaced && object instanceof Date) {
-    if (Number.isNaN(object.getTime())) refuse(path, 'is an invalid Date')
+    if (Number.isNaN(object.getTime())) throw refusal(path, 'is an invalid Date')
   } else if (!place.replaced && typeof (object as { toJSON?: unknown }).toJSON === 'function') {
     // An object that says how it becomes JSON (decimal and date libraries do): what it says is
     // what is sent, in its place, so that is what is checked (a toJSON may return NaN, a function, undefined).
@@ -174,7 +174,7 @@ function walk(value: unknown, place: Place, ancestors: Ancestors): void {
     )
   } else {
     if (!isPlain(object))
-      refuse(path, `is a ${object.constructor?.name ?? 'non-plain object'}; send a plain object or array`)
+      throw refusal(path, `is a ${object.constructor?.name ?? 'non-plain object'}; send a plain object or array`)
     for (const key in object) {
       if (Object.hasOwn(object, key))
         walk((object as Record<string, unknown>)[key], child(key, `${path}.${key}`), ancestors)

@@ -1,3 +1,4 @@
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the range starts at U+0000 on purpose.
 const NON_ASCII = /[^\u0000-\u007f]/
 
 /**

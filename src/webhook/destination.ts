@@ -135,7 +135,7 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
    * ```
    */
   async deliver<Data extends object = JsonObject>(event: WebhookEvent<Data>): Promise<DeliveryResult> {
-    if (this.#closing) throw new ClosedError('deliver()')
+    if (this.#closing !== undefined) throw new ClosedError('deliver()')
     const { eventId, body, enabled } = checkEvent(event)
     if (!enabled) {
       const state = newDeliveryState(eventId, this.#settings.webhooks.length, 0, Date.now())
@@ -210,7 +210,7 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
         this.emit('attempt', notice)
     if (decision.kind === 'finished') {
       this.#finish(job, decision.delivered ? 'delivered' : 'failed')
-    } else if (this.#closing) {
+    } else if (this.#closing !== undefined) {
       this.#abandon(job)
     } else {
       job.dueAt = decision.dueAt
@@ -219,7 +219,7 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
           this.emit('retry', notice)
       }
       // A retry listener may have called close(): the stopped scheduler must not take the job.
-      if (this.#closing) this.#abandon(job)
+      if (this.#closing !== undefined) this.#abandon(job)
       else this.#scheduler.schedule(job)
     }
   }

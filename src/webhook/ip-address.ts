@@ -41,9 +41,9 @@ function parseV6(text: string): Uint8Array | undefined {
     bytes[index * 2] = value >> 8
     bytes[index * 2 + 1] = value & 0xff
   }
-  head.forEach((group, index) => put(group, index))
+  for (const [index, group] of head.entries()) put(group, index)
   const tailStart = 8 - tail.length - (v4 ? 2 : 0)
-  tail.forEach((group, index) => put(group, tailStart + index))
+  for (const [index, group] of tail.entries()) put(group, tailStart + index)
   if (v4) bytes.set(v4, 12)
   return bytes
 }

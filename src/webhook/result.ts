@@ -116,6 +116,7 @@ export function attemptNotices(
   timeoutMs: number,
 ): AttemptNotice[] {
   return attempted.map((index) => {
+    // biome-ignore lint/style/noNonNullAssertion: `attempted` holds indexes of state.targets.
     const target = state.targets[index]!
     const url = urls[index] ?? ''
     const accepted = target.status === 'delivered'

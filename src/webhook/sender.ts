@@ -29,10 +29,11 @@ export function createSender(settings: ResolvedWebhookSettings, transport: Webho
     const webhook = settings.webhooks[index]
     const limiter = perUrl[index]
     if (!webhook || !limiter) throw new RangeError(`no webhook at index ${index}`)
+    // acquire() gives a promise only when there is a wait: a free slot costs no tick.
     const urlPlace = limiter.acquire()
-    if (urlPlace) await urlPlace
+    if (urlPlace !== undefined) await urlPlace
     const place = overall.acquire()
-    if (place) await place
+    if (place !== undefined) await place
     try {
       return await sendThrough(transport, {
         url: webhook.url,

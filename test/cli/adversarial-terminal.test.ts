@@ -13,8 +13,10 @@ import { postBatch, startCli, type CliProcess } from '../helpers/cli.js'
 import { startOnTerminal, type TerminalCli } from '../helpers/terminal.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
 // Our own styling, when colours are on: the only escape sequences the CLI may write itself.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the styles removed here.
 const withoutStyles = (text: string) => text.replace(/\u001b\[\d+(;\d+)*m/g, '')
 /** Every line of pretty output must be free of control characters (bar its own styles and line breaks). */
 const assertInert = (text: string) => {

@@ -329,6 +329,7 @@ describe('listeners that throw, reject or call back into the destination', () =>
       target.on(name, () => {
         throw new Error(`sync ${name}`)
       })
+      // biome-ignore lint/nursery/noMisusedPromises: a listener that rejects is what is tested.
       target.on(name, async () => {
         throw new Error(`async ${name}`)
       })

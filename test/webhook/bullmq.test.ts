@@ -113,7 +113,7 @@ describe.runIf(withRedis)('durable delivery on BullMQ and a real Redis', () => {
     hub.on('delivered', (result) => results.push(result.urls.map((url) => url.status).join(',')))
     hub.on('attempt', (notice) =>
       attempts.push(
-        `${notice.url === flaky.url + '/' ? 'flaky' : 'down'} ${notice.attempts} ${notice.accepted} ${notice.status}`,
+        `${notice.url === `${flaky.url}/` ? 'flaky' : 'down'} ${notice.attempts} ${notice.accepted} ${notice.status}`,
       ),
     )
     await producer.enqueue({ type: 'identify', userId: 'u1' })

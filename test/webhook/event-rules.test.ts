@@ -157,7 +157,12 @@ describe('the event rules, at WebhookDestination.deliver', () => {
       let sent = 0
       const destination = new WebhookDestination({
         webhooks: [{ url: 'http://127.0.0.1:9/' }],
-        transport: { send: async () => (sent++, { ok: true, status: 200, retryAfter: null }) },
+        transport: {
+          send: async () => {
+            sent++
+            return { ok: true, status: 200, retryAfter: null }
+          },
+        },
       })
       await expectRefused(destination.deliver(event as never), code, field)
       await destination.close()

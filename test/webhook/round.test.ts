@@ -147,12 +147,14 @@ describe('runRound: what comes after a round', () => {
     const state = newDeliveryState('e1', 2, 60_000, NOW)
     const sent: number[] = []
     const rules = { mode: 'each' as const, backoff: () => 1_000 }
-    await runRound(
-      state,
-      rules,
-      (index) => (sent.push(index), Promise.resolve(index === 0 ? answer(200) : answer(500))),
-    )
-    await runRound(state, rules, (index) => (sent.push(index), Promise.resolve(answer(200))))
+    await runRound(state, rules, (index) => {
+      sent.push(index)
+      return Promise.resolve(index === 0 ? answer(200) : answer(500))
+    })
+    await runRound(state, rules, (index) => {
+      sent.push(index)
+      return Promise.resolve(answer(200))
+    })
     expect(sent).toEqual([0, 1, 1])
     expect(state.rounds).toBe(2)
   })
@@ -190,7 +192,13 @@ describe('runRound: what comes after a round', () => {
     pinClock()
     const state = newDeliveryState('e1', 1, 60_000, NOW)
     const asked: number[] = []
-    const rules = { mode: 'any' as const, backoff: (attempt: number) => (asked.push(attempt), 1_000 * (attempt + 1)) }
+    const rules = {
+      mode: 'any' as const,
+      backoff: (attempt: number) => {
+        asked.push(attempt)
+        return 1_000 * (attempt + 1)
+      },
+    }
     expect(await runRound(state, rules, every(answer(500)))).toEqual({ kind: 'retry', dueAt: NOW + 1_000 })
     expect(await runRound(state, rules, every(answer(500)))).toEqual({ kind: 'retry', dueAt: NOW + 2_000 })
     expect(asked).toEqual([0, 1])

@@ -21,7 +21,7 @@ export class RateMeter {
       this.#seconds[slot] = second
       this.#counts[slot] = 0
     }
-    this.#counts[slot]! += 1
+    this.#counts[slot] = (this.#counts[slot] ?? 0) + 1
   }
 
   /** The average over the window, or over the time since start when that is shorter. */
@@ -29,7 +29,7 @@ export class RateMeter {
     const second = Math.floor(now / 1000)
     let total = 0
     for (let slot = 0; slot < WINDOW_SECONDS; slot++) {
-      if (second - this.#seconds[slot]! < WINDOW_SECONDS) total += this.#counts[slot]!
+      if (second - (this.#seconds[slot] ?? Number.NEGATIVE_INFINITY) < WINDOW_SECONDS) total += this.#counts[slot] ?? 0
     }
     const elapsed = Math.min(WINDOW_SECONDS, Math.max(1, (now - this.#startedAt) / 1000))
     return total / elapsed

@@ -28,7 +28,9 @@ export class UnparsableJobData {
  */
 // The type parameters mirror Job's, so that this class can stand in for it (`typeof Job`).
 export class StoredJob<
+  // biome-ignore lint/suspicious/noExplicitAny: Job's own defaults, so that StoredJob stands in for it.
   Data = any,
+  // biome-ignore lint/suspicious/noExplicitAny: as above.
   Result = any,
   Name extends string = string,
   Progress extends JobProgress = JobProgress,
@@ -38,9 +40,12 @@ export class StoredJob<
     json: JobJson,
     jobId?: string,
   ): Job<T, R, N> {
+    // `super`, not `Job`: Job.fromJSON builds `new this(...)`, which must stay a StoredJob.
     try {
+      // biome-ignore lint/complexity/noThisInStatic: see above.
       return super.fromJSON<T, R, N>(queue, json, jobId)
     } catch (error) {
+      // biome-ignore lint/complexity/noThisInStatic: see above.
       const job = super.fromJSON<T, R, N>(queue, { ...json, data: 'null' }, jobId)
       job.data = new UnparsableJobData((error as Error).message, String(json.data)) as T
       return job

@@ -119,7 +119,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       if (!this.emit('warning', message)) console.warn(message)
     }
     await checkDurability(await this.#worker.backend.client, durability, 'WebhookWorker', warn)
-    if (this.#closing) return
+    if (this.#closing !== undefined) return
     this.#worker.run().catch((error: unknown) => this.#reportError(error as Error))
   }
 
