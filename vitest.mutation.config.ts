@@ -1,6 +1,6 @@
 import { defineConfig, mergeConfig } from 'vitest/config'
 import base from './vitest.config.js'
-import { LoadFailureReporter } from './test/mutation/load-failure-reporter.js'
+import { LoadFailureReporter } from './test/helpers/load-failure-reporter.js'
 
 // The tests StrykerJS runs against each mutant: those that exercise the sources in this process.
 // Tests that start the CLI, workers or another runtime as child processes run code a mutant

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { Client, MAX_BATCH_BYTES, type DeliveryError } from '../src/index.js'
-import { LIBRARY } from '../src/core/version.js'
-import { startSink, type Sink } from './helpers/sink.js'
+import { Client, MAX_BATCH_BYTES, type DeliveryError } from '../../src/index.js'
+import { LIBRARY } from '../../src/core/version.js'
+import { startSink, type Sink } from '../helpers/sink.js'
 
 let sink: Sink | undefined
 afterEach(async () => {

@@ -1,5 +1,5 @@
 import { afterEach, expect, it, vi } from 'vitest'
-import { isoNow } from '../src/core/clock.js'
+import { isoNow } from '../../src/core/clock.js'
 
 afterEach(() => {
   vi.useRealTimers()

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { ValidationError } from '../src/index.js'
-import { checkJsonValue, MAX_DEPTH } from '../src/core/json-value.js'
+import { ValidationError } from '../../src/index.js'
+import { checkJsonValue, MAX_DEPTH } from '../../src/core/json-value.js'
 
 /** The ValidationError checkJsonValue throws for `value` under the field `path`, or undefined. */
 function refusal(value: unknown, path = 'properties'): ValidationError | undefined {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { Client, ValidationError } from '../src/index.js'
-import { ENDPOINT, useBatchEndpoint } from './helpers/msw.js'
+import { Client, ValidationError } from '../../src/index.js'
+import { ENDPOINT, useBatchEndpoint } from '../helpers/msw.js'
 
 // Where the Go client (v2 and v3, run side by side with the same calls) and eventwire could
 // differ on the wire, they must not, except where the README says why.

@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { HttpResponse } from 'msw'
 import { describe, expect, it } from 'vitest'
-import { Client, type DeliveryError } from '../src/index.js'
-import { ENDPOINT, useBatchEndpoint } from './helpers/msw.js'
+import { Client, type DeliveryError } from '../../src/index.js'
+import { ENDPOINT, useBatchEndpoint } from '../helpers/msw.js'
 
 const { captured, respond } = useBatchEndpoint()
 
@@ -55,7 +55,7 @@ describe('close()', () => {
 
 describe('process lifetime', () => {
   it('does not keep a Node process alive with messages waiting for the flush timer', () => {
-    const entry = fileURLToPath(new URL('../src/index.ts', import.meta.url))
+    const entry = fileURLToPath(new URL('../../src/index.ts', import.meta.url))
     const script = `
       const { Client } = await import(${JSON.stringify(entry)})
       const client = new Client('key', { endpoint: 'http://127.0.0.1:9', flushAfter: 600000 })

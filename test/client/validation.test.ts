@@ -7,8 +7,8 @@ import {
   MessageTooLargeError,
   ValidationError,
   type ErrorCode,
-} from '../src/index.js'
-import { isMessageId, MAX_MESSAGE_ID_LENGTH, toWireMessage } from '../src/core/validate.js'
+} from '../../src/index.js'
+import { isMessageId, MAX_MESSAGE_ID_LENGTH, toWireMessage } from '../../src/core/validate.js'
 
 function newClient(): Client {
   // Nothing here is sent: every call is invalid or the client is closed before a flush.

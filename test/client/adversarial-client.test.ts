@@ -3,9 +3,9 @@ import { setFlagsFromString } from 'node:v8'
 import { createGzip } from 'node:zlib'
 import { runInNewContext } from 'node:vm'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { Client, type DeliveryError, OptionsError, type ClientOptions, type SentInfo } from '../src/index.js'
-import { RESPONSE_READ_BYTES } from '../src/client/transport.js'
-import { startRawServer, trickle, writeForever, type RawBehaviour, type RawServer } from './helpers/raw-server.js'
+import { Client, type DeliveryError, OptionsError, type ClientOptions, type SentInfo } from '../../src/index.js'
+import { RESPONSE_READ_BYTES } from '../../src/client/transport.js'
+import { startRawServer, trickle, writeForever, type RawBehaviour, type RawServer } from '../helpers/raw-server.js'
 
 let server: RawServer | undefined
 afterEach(async () => {

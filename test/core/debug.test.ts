@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { isDebugEnabled } from '../src/core/debug.js'
-import { startSink } from './helpers/sink.js'
+import { isDebugEnabled } from '../../src/core/debug.js'
+import { startSink } from '../helpers/sink.js'
 
 describe('the DEBUG setting (debug package convention)', () => {
   it.each<[string, boolean]>([
@@ -24,7 +24,7 @@ describe('the DEBUG setting (debug package convention)', () => {
 /** Runs a client in a child process with the given environment and returns its standard error. */
 async function runChild(env: Record<string, string>): Promise<string> {
   const sink = await startSink((_request, index) => ({ status: index === 0 ? 503 : 200 }))
-  const entry = fileURLToPath(new URL('../src/index.ts', import.meta.url))
+  const entry = fileURLToPath(new URL('../../src/index.ts', import.meta.url))
   const script = `
     const { Client } = await import(${JSON.stringify(entry)})
     const client = new Client('SECRET-WRITE-KEY', { endpoint: ${JSON.stringify(sink.url)}, retry: { baseDelay: 1 } })

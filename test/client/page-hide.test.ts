@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { Client } from '../src/index.js'
-import { KEEPALIVE_MAX_BYTES } from '../src/client/page-hide.js'
-import { ENDPOINT, useBatchEndpoint } from './helpers/msw.js'
+import { Client } from '../../src/index.js'
+import { KEEPALIVE_MAX_BYTES } from '../../src/client/page-hide.js'
+import { ENDPOINT, useBatchEndpoint } from '../helpers/msw.js'
 
 const { captured } = useBatchEndpoint()
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { Holdings } from '../src/client/holdings.js'
+import { Holdings } from '../../src/client/holdings.js'
 
 const LIMITS = { maxQueueSize: 8, maxQueueBytes: 1_000, highWaterBytes: 400 }
 

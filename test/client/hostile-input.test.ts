@@ -1,10 +1,10 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { Client, MessageTooLargeError, ValidationError } from '../src/index.js'
-import { MAX_DEPTH } from '../src/core/json-value.js'
-import { serializeMessage } from '../src/core/serialize.js'
-import { utf8ByteLength } from '../src/core/utf8.js'
-import { toWireMessage } from '../src/core/validate.js'
+import { Client, MessageTooLargeError, ValidationError } from '../../src/index.js'
+import { MAX_DEPTH } from '../../src/core/json-value.js'
+import { serializeMessage } from '../../src/core/serialize.js'
+import { utf8ByteLength } from '../../src/core/utf8.js'
+import { toWireMessage } from '../../src/core/validate.js'
 
 /** What the client would put on the wire for these properties (the same two calls it makes). */
 const wireJson = (properties: unknown) =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { Client, OptionsError, type ClientOptions } from '../src/index.js'
-import { resolveClientOptions } from '../src/client/options.js'
+import { Client, OptionsError, type ClientOptions } from '../../src/index.js'
+import { resolveClientOptions } from '../../src/client/options.js'
 
 function optionOf(action: () => unknown): string | undefined {
   try {

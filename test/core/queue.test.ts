@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { Queue } from '../src/core/queue.js'
-import { countAlive } from './helpers/gc.js'
+import { Queue } from '../../src/core/queue.js'
+import { countAlive } from '../helpers/gc.js'
 
 type Operation = { kind: 'push'; count: number } | { kind: 'shift'; count: number } | { kind: 'takeAll' }
 

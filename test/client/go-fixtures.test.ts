@@ -1,12 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { Client, type MessageByType, type MessageType } from '../src/index.js'
-import { ENDPOINT, useBatchEndpoint } from './helpers/msw.js'
+import { Client, type MessageByType, type MessageType } from '../../src/index.js'
+import { ENDPOINT, useBatchEndpoint } from '../helpers/msw.js'
 
 const { captured } = useBatchEndpoint()
 /** Copied from the Go client's repository; NOTICE.md there gives the source and the licence. */
-const FIXTURES = fileURLToPath(new URL('./fixtures/analytics-go-v3/', import.meta.url))
+const FIXTURES = fileURLToPath(new URL('../fixtures/analytics-go-v3/', import.meta.url))
 
 /** Re-prints JSON the way the fixtures are: keys sorted, two-space indent. */
 function normalize(value: unknown): string {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { Client, MAX_BATCH_BYTES, type ClientOptions } from '../src/index.js'
-import { LIBRARY } from '../src/core/version.js'
-import { ENDPOINT, useBatchEndpoint } from './helpers/msw.js'
+import { Client, MAX_BATCH_BYTES, type ClientOptions } from '../../src/index.js'
+import { LIBRARY } from '../../src/core/version.js'
+import { ENDPOINT, useBatchEndpoint } from '../helpers/msw.js'
 
 const { captured } = useBatchEndpoint()
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/

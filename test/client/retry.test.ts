@@ -1,7 +1,7 @@
 import { delay, HttpResponse } from 'msw'
 import { describe, expect, it, vi } from 'vitest'
-import { Client, type DeliveryError, type ClientOptions } from '../src/index.js'
-import { ENDPOINT, useBatchEndpoint } from './helpers/msw.js'
+import { Client, type DeliveryError, type ClientOptions } from '../../src/index.js'
+import { ENDPOINT, useBatchEndpoint } from '../helpers/msw.js'
 
 const { captured, respond } = useBatchEndpoint()
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { Client, type ClientOptions, type DeliveryErrorCode } from '../src/index.js'
-import { startChaosSink, type ChaosAction, type ChaosSink } from './helpers/chaos-sink.js'
-import { freePort } from './helpers/ports.js'
+import { Client, type ClientOptions, type DeliveryErrorCode } from '../../src/index.js'
+import { startChaosSink, type ChaosAction, type ChaosSink } from '../helpers/chaos-sink.js'
+import { freePort } from '../helpers/ports.js'
 
 let sink: ChaosSink | undefined
 afterEach(async () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { RESPONSE_READ_BYTES } from '../src/client/transport.js'
-import { answer, fakeEndpoint } from './helpers/fake-endpoint.js'
+import { RESPONSE_READ_BYTES } from '../../src/client/transport.js'
+import { answer, fakeEndpoint } from '../helpers/fake-endpoint.js'
 
 /** A response whose body is `chunks` chunks of 4 KiB, handed out one per read, with what was read and whether it was cancelled. */
 function countedBody(status: number, chunks: number) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { utf8ByteLength } from '../src/core/utf8.js'
+import { utf8ByteLength } from '../../src/core/utf8.js'
 
 describe('utf8ByteLength', () => {
   const encoder = new TextEncoder()

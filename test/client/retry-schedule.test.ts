@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { resolveClientOptions } from '../src/client/options.js'
-import { backoffDelay, JITTER_MIN } from '../src/client/transport.js'
-import { answer, fakeEndpoint } from './helpers/fake-endpoint.js'
+import { resolveClientOptions } from '../../src/client/options.js'
+import { backoffDelay, JITTER_MIN } from '../../src/client/transport.js'
+import { answer, fakeEndpoint } from '../helpers/fake-endpoint.js'
 
 it('rides out an outage of at least 30 s with the default retry budget, even with the shortest jitter', () => {
   const { retry, timeout } = resolveClientOptions('key', {})

@@ -1,7 +1,7 @@
 import { HttpResponse } from 'msw'
 import { describe, expect, it } from 'vitest'
-import { Client, DeliveryError, type ClientOptions } from '../src/index.js'
-import { ENDPOINT, useBatchEndpoint } from './helpers/msw.js'
+import { Client, DeliveryError, type ClientOptions } from '../../src/index.js'
+import { ENDPOINT, useBatchEndpoint } from '../helpers/msw.js'
 
 const { captured, respond } = useBatchEndpoint()
 

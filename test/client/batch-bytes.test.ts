@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { takeBatch, type QueuedMessage } from '../src/client/batch.js'
-import { MAX_BATCH_BYTES } from '../src/core/limits.js'
-import { Queue } from '../src/core/queue.js'
-import { utf8ByteLength } from '../src/core/utf8.js'
+import { takeBatch, type QueuedMessage } from '../../src/client/batch.js'
+import { MAX_BATCH_BYTES } from '../../src/core/limits.js'
+import { Queue } from '../../src/core/queue.js'
+import { utf8ByteLength } from '../../src/core/utf8.js'
 
 /** A queued message whose JSON is exactly `bytes` UTF-8 bytes, padded with `unit`. */
 function message(seq: number, bytes: number, unit = 'x'): QueuedMessage {
