@@ -95,7 +95,8 @@ export class Client extends Emitter<ClientEvents> {
   readonly #queue = new Queue<QueuedMessage>()
   /** Batches being sent or retried, each with the promise that settles with it. */
   readonly #inFlight = new Map<Batch, Promise<void>>()
-  readonly #abort = new AbortController()
+  /** Fired by close() when its timeout passes: the only abort there is. */
+  readonly #closeDeadline = new AbortController()
   /** Messages and bytes held (queued, in flight and retrying) and the backpressure they cause. */
   readonly #holdings: Holdings
   #lastSeq = 0
@@ -350,7 +351,7 @@ export class Client extends Emitter<ClientEvents> {
   /** Starts batches while request slots are free and the queue is due: at `flushAt`, or up to the flush mark. */
   #pump(): void {
     const options = this.#options
-    while (this.#inFlight.size < options.maxConcurrentRequests && !this.#abort.signal.aborted) {
+    while (this.#inFlight.size < options.maxConcurrentRequests && !this.#closeDeadline.signal.aborted) {
       const head = this.#queue.peek()
       if (head === undefined || (this.#queue.length < options.flushAt && head.seq > this.#flushMark)) break
       this.#send(takeBatch(this.#queue, this.#maxBatchCount))
@@ -364,11 +365,13 @@ export class Client extends Emitter<ClientEvents> {
    * the page, in bodies small enough for the browser's keepalive quota.
    */
   #flushForPageHide(): void {
-    while (this.#queue.length > 0) this.#send(takeBatch(this.#queue, this.#maxBatchCount, KEEPALIVE_MAX_BYTES), true)
+    while (this.#queue.length > 0) {
+      this.#send(takeBatch(this.#queue, this.#maxBatchCount, KEEPALIVE_MAX_BYTES), { keepalive: true })
+    }
     this.#clearTimer()
   }
 
-  #send(batch: Batch, keepalive = false): void {
+  #send(batch: Batch, { keepalive = false } = {}): void {
     const options = this.#options
     if (options.verbose) {
       options.logger.log(`sending batch ${batch.id}: ${batch.messages.length} message(s), ${batch.bytes} bytes`)
@@ -380,7 +383,7 @@ export class Client extends Emitter<ClientEvents> {
     this.#inFlight.set(
       batch,
       this.#transport
-        .send(batch.body, this.#abort.signal, onRetry, keepalive)
+        .send(batch.body, { signal: this.#closeDeadline.signal, onRetry, keepalive })
         .then((result) => this.#settle(batch, result)),
     )
   }
@@ -404,13 +407,7 @@ export class Client extends Emitter<ClientEvents> {
         if (message.callback) this.#callBack(message.callback, undefined)
       }
     } else {
-      const code: DeliveryErrorCode =
-        result.reason === 'aborted'
-          ? 'ERR_CLOSE_TIMEOUT'
-          : result.reason === 'rejected'
-            ? 'ERR_REJECTED'
-            : 'ERR_RETRIES_EXHAUSTED'
-      this.#fail(batch.messages, this.#deliveryError(code, batch.messages, result))
+      this.#fail(batch.messages, this.#deliveryError(result.code, batch.messages, result))
     }
     this.#checkDrain()
     this.#pump()
@@ -494,7 +491,7 @@ export class Client extends Emitter<ClientEvents> {
     this.#stopPageHide()
     const flushed = this.flush()
     if (!(await settlesWithin(flushed, timeout))) {
-      this.#abort.abort(new Error('close() timed out'))
+      this.#closeDeadline.abort(new Error('close() timed out'))
       const left = this.#queue.takeAll()
       if (left.length > 0) {
         this.#holdings.release(

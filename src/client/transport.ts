@@ -1,4 +1,5 @@
 import ky, { isHTTPError, type KyInstance } from 'ky'
+import type { DeliveryErrorCode } from './delivery-error.js'
 import { sleep } from '../core/timers.js'
 import type { ResolvedRetryOptions } from './options.js'
 import { abortable } from '../core/abortable.js'
@@ -12,26 +13,40 @@ export type SendResult =
   | { readonly ok: true; readonly status: number; readonly attempts: number }
   | {
       readonly ok: false
-      /** `rejected`: a final status; `exhausted`: retryable failures outlasted the budget; `aborted`: the signal fired. */
-      readonly reason: 'rejected' | 'exhausted' | 'aborted'
+      /**
+       * In the client's words: `ERR_REJECTED`, a final status; `ERR_RETRIES_EXHAUSTED`, retryable
+       * failures outlasted the budget; `ERR_CLOSE_TIMEOUT`, the signal (close()'s deadline) fired.
+       */
+      readonly code: SendFailureCode
       readonly status: number | undefined
       readonly attempts: number
       /**
-       * Why the batch failed. When `aborted`, why the attempt before the abort failed (the abort
-       * itself says nothing of why the batch was still unsent), or `undefined` when none had.
+       * Why the batch failed. On `ERR_CLOSE_TIMEOUT`, why the attempt before the deadline failed
+       * (the deadline itself says nothing of why the batch was still unsent), or `undefined`.
        */
       readonly error: unknown
-      /** When `rejected`: the start of the response body, the server's own reason (see {@link bodyExcerpt}). */
+      /** On `ERR_REJECTED`: the start of the response body, the server's own reason (see {@link bodyExcerpt}). */
       readonly responseText?: string | undefined
     }
+
+/** The ways a send fails: every {@link DeliveryErrorCode} but the queue's own. */
+export type SendFailureCode = Exclude<DeliveryErrorCode, 'ERR_QUEUE_FULL'>
 
 /** Told before each retry of a batch. */
 export type RetryListener = (attempt: number, error: unknown) => void
 
+/** How one batch is sent. */
+export interface SendOptions {
+  /** close()'s deadline: once it fires, the batch ends with `ERR_CLOSE_TIMEOUT`. */
+  readonly signal: AbortSignal
+  readonly onRetry: RetryListener
+  /** Lets the request outlive the page (browsers cap such bodies at 64 KiB in all). */
+  readonly keepalive: boolean
+}
+
 /** Sends one batch body, retrying as configured. Never rejects: the outcome is a value. */
 export interface BatchTransport {
-  /** `keepalive` lets the request outlive the page (browsers cap such bodies at 64 KiB in all). */
-  send(body: string, signal: AbortSignal, onRetry: RetryListener, keepalive: boolean): Promise<SendResult>
+  send(body: string, options: SendOptions): Promise<SendResult>
 }
 
 /** Settings of {@link createKyTransport}. */
@@ -133,7 +148,7 @@ export function createKyTransport(settings: KyTransportSettings): BatchTransport
   })
 
   return {
-    async send(body, signal, onRetry, keepalive) {
+    async send(body, { signal, onRetry, keepalive }) {
       let attempts = 0
       let attemptStarted = 0
       let lastFailure: unknown
@@ -170,19 +185,19 @@ export function createKyTransport(settings: KyTransportSettings): BatchTransport
         return { ok: true, status: response.status, attempts }
       } catch (error) {
         const status = isHTTPError(error) ? error.response.status : undefined
-        const reason = signal.aborted
-          ? 'aborted'
+        const code: SendFailureCode = signal.aborted
+          ? 'ERR_CLOSE_TIMEOUT'
           : status !== undefined && !RETRYABLE_STATUSES.includes(status)
-            ? 'rejected'
-            : 'exhausted'
-        if (reason !== 'rejected') {
+            ? 'ERR_REJECTED'
+            : 'ERR_RETRIES_EXHAUSTED'
+        if (code !== 'ERR_REJECTED') {
           if (isHTTPError(error)) discard(error.response)
-          if (reason === 'aborted') return { ok: false, reason, status, attempts, error: lastFailure }
-          return { ok: false, reason, status, attempts, error }
+          if (code === 'ERR_CLOSE_TIMEOUT') return { ok: false, code, status, attempts, error: lastFailure }
+          return { ok: false, code, status, attempts, error }
         }
         // A refusal is final: what the server says about it is worth the rest of the attempt's time.
         const responseText = isHTTPError(error) ? await bodyExcerpt(error.response, timeLeft(), signal) : undefined
-        return { ok: false, reason, status, attempts, error, responseText }
+        return { ok: false, code, status, attempts, error, responseText }
       }
     },
   }

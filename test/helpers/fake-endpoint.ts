@@ -25,7 +25,7 @@ export function fakeEndpoint(
     fetch,
   })
   const send = (body: string): Promise<SendResult> =>
-    transport.send(body, new AbortController().signal, () => undefined, false)
+    transport.send(body, { signal: new AbortController().signal, onRetry: () => undefined, keepalive: false })
   /** Fake milliseconds between the n-th request with `body` and the one before it. */
   const gaps = (body: string) => {
     const times = requests.filter((request) => request.body === body).map((request) => request.at)
