@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Client, type DeliveryError, OptionsError, type ClientOptions, type SentInfo } from '../../src/index.js'
 import { RESPONSE_READ_BYTES } from '../../src/client/transport.js'
 import { startRawServer, trickle, writeForever, type RawBehaviour, type RawServer } from '../helpers/raw-server.js'
+import { thrownBy } from '../helpers/thrown.js'
 
 let server: RawServer | undefined
 afterEach(async () => {
@@ -311,12 +312,9 @@ describe('credentials in the endpoint URL', () => {
     'user:s3cret@ingest.example.com',
     'https://user:s3cret@ingest.example.com/v1/batch',
   ])('%s: refused at construction with OptionsError on endpoint, the secret not shown', (endpoint) => {
-    let thrown: unknown
-    try {
+    const thrown = thrownBy(() => {
       new Client('key', { endpoint })
-    } catch (error) {
-      thrown = error
-    }
+    })
     expect(thrown).toBeInstanceOf(OptionsError)
     expect(thrown).toMatchObject({ code: 'ERR_INVALID_OPTION', option: 'endpoint' })
     expect(String((thrown as Error).message)).not.toContain('s3cret')

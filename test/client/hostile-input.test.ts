@@ -5,6 +5,7 @@ import { MAX_DEPTH } from '../../src/core/json-value.js'
 import { serializeMessage } from '../../src/core/serialize.js'
 import { utf8ByteLength } from '../../src/core/utf8.js'
 import { toWireMessage } from '../../src/core/validate.js'
+import { thrownBy } from '../helpers/thrown.js'
 
 /** What the client would put on the wire for these properties (the same two calls it makes). */
 const wireJson = (properties: unknown) =>
@@ -149,12 +150,9 @@ describe('hostile and broken input (property-based, fast-check)', () => {
     ['an array with a named property', Object.assign([1], { extra: true }), 'properties.value'],
     ['a typed array', new Uint8Array(2), 'properties.value'],
   ])('refuses %s with ERR_NOT_SERIALIZABLE naming the path', (_name, value, path) => {
-    let thrown: unknown
-    try {
+    const thrown = thrownBy(() => {
       wireJson({ value })
-    } catch (error) {
-      thrown = error
-    }
+    })
     expect(thrown).toBeInstanceOf(ValidationError)
     expect(thrown).toMatchObject({ code: 'ERR_NOT_SERIALIZABLE', field: path })
   })
@@ -223,12 +221,9 @@ describe('hostile and broken input (property-based, fast-check)', () => {
       const deepest = nested(MAX_DEPTH - 2)
       expect(levels(JSON.parse(wireJson(deepest.properties)))).toBe(MAX_DEPTH)
       const tooDeep = nested(MAX_DEPTH - 1)
-      let thrown: unknown
-      try {
+      const thrown = thrownBy(() => {
         wireJson(tooDeep.properties)
-      } catch (error) {
-        thrown = error
-      }
+      })
       expect(thrown).toBeInstanceOf(ValidationError)
       expect(thrown).toMatchObject({ code: 'ERR_NOT_SERIALIZABLE', field: tooDeep.innermost })
     },

@@ -8,6 +8,7 @@ import {
   ValidationError,
   type ErrorCode,
 } from '../../src/index.js'
+import { thrownBy } from '../helpers/thrown.js'
 import { isMessageId, MAX_MESSAGE_ID_LENGTH, toWireMessage } from '../../src/core/validate.js'
 
 function newClient(): Client {
@@ -23,13 +24,9 @@ function revoked(): object {
 }
 
 function codeOf(action: () => unknown): ErrorCode | undefined {
-  try {
-    action()
-  } catch (error) {
-    if (error instanceof EventwireError) return error.code
-    throw error
-  }
-  return undefined
+  const thrown = thrownBy(action)
+  if (thrown === undefined || thrown instanceof EventwireError) return thrown?.code
+  throw thrown
 }
 
 describe('call validation', () => {
@@ -197,12 +194,9 @@ describe('call validation', () => {
 
   it.each(cases)('rejects %s synchronously, naming the field, and queues nothing', (_name, call, code, field) => {
     const client = newClient()
-    let thrown: unknown
-    try {
+    const thrown = thrownBy(() => {
       call(client)
-    } catch (error) {
-      thrown = error
-    }
+    })
     expect(thrown).toBeInstanceOf(ValidationError)
     expect((thrown as ValidationError).code).toBe(code)
     expect((thrown as ValidationError).field).toBe(field)
@@ -258,12 +252,9 @@ describe('call validation', () => {
     const client = newClient()
     const circular: Record<string, unknown> = {}
     circular['self'] = circular
-    let thrown: unknown
-    try {
+    const thrown = thrownBy(() => {
       client.track({ userId: 'u1', event: 'E', properties: circular })
-    } catch (error) {
-      thrown = error
-    }
+    })
     expect(thrown).toBeInstanceOf(ValidationError)
     expect((thrown as ValidationError).code).toBe('ERR_NOT_SERIALIZABLE')
     expect((thrown as ValidationError).field).toBe('properties.self')
@@ -283,8 +274,7 @@ describe('call validation', () => {
   it('keeps the cause when a toJSON throws', () => {
     const client = newClient()
     const boom = new Error('boom')
-    let thrown: unknown
-    try {
+    const thrown = thrownBy(() => {
       client.track({
         userId: 'u1',
         event: 'E',
@@ -296,17 +286,14 @@ describe('call validation', () => {
           },
         },
       })
-    } catch (error) {
-      thrown = error
-    }
+    })
     expect(thrown).toMatchObject({ code: 'ERR_NOT_SERIALIZABLE', field: 'properties.money' })
     expect((thrown as ValidationError).cause).toBe(boom)
   })
 
   it('keeps the cause when a getter of the caller throws', () => {
     const boom = new Error('getter')
-    let thrown: unknown
-    try {
+    const thrown = thrownBy(() => {
       newClient().track({
         userId: 'u1',
         event: 'E',
@@ -316,9 +303,7 @@ describe('call validation', () => {
           },
         },
       })
-    } catch (error) {
-      thrown = error
-    }
+    })
     expect(thrown).toMatchObject({ code: 'ERR_INVALID_FIELD', field: 'message' })
     expect((thrown as ValidationError).cause).toBe(boom)
   })
@@ -395,12 +380,9 @@ describe('the 32 KB per-call limit', () => {
   ])('accepts exactly 32000 bytes and rejects 32001 (%s padding)', (_name, unit) => {
     const client = newClient()
     expect(codeOf(() => client.track(trackOfSize(MAX_MESSAGE_BYTES, unit)))).toBeUndefined()
-    let thrown: unknown
-    try {
+    const thrown = thrownBy(() => {
       client.track(trackOfSize(MAX_MESSAGE_BYTES + 1, unit))
-    } catch (error) {
-      thrown = error
-    }
+    })
     expect(thrown).toBeInstanceOf(MessageTooLargeError)
     expect((thrown as MessageTooLargeError).code).toBe('ERR_MESSAGE_TOO_LARGE')
     expect((thrown as MessageTooLargeError).bytes).toBe(MAX_MESSAGE_BYTES + 1)

@@ -1,16 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { ValidationError } from '../../src/index.js'
+import { thrownBy } from '../helpers/thrown.js'
 import { checkJsonValue, MAX_DEPTH } from '../../src/core/json-value.js'
 
 /** The ValidationError checkJsonValue throws for `value` under the field `path`, or undefined. */
 function refusal(value: unknown, path = 'properties'): ValidationError | undefined {
-  try {
-    checkJsonValue(value, path)
-  } catch (error) {
-    if (error instanceof ValidationError) return error
-    throw error
-  }
-  return undefined
+  const thrown = thrownBy(() => checkJsonValue(value, path))
+  if (thrown === undefined || thrown instanceof ValidationError) return thrown
+  throw thrown
 }
 
 /** An object whose toJSON records the key it is called with. */

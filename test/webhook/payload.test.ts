@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { isEnabledFor, toWebhookPayload, ValidationError, type WebhookEvent } from '../../src/webhook/index.js'
+import { thrownBy } from '../helpers/thrown.js'
 
 const timestamp = '2024-05-06T07:08:09.010Z'
 const context = { ip: '203.0.113.9' }
@@ -204,12 +205,9 @@ describe('toWebhookPayload: the body every webhook request carries', () => {
       'traits',
     ],
   ])('rejects %s with a typed error naming the field', (_name, event, code, field) => {
-    let thrown: unknown
-    try {
+    const thrown = thrownBy(() => {
       toWebhookPayload(event as WebhookEvent)
-    } catch (error) {
-      thrown = error
-    }
+    })
     expect(thrown).toBeInstanceOf(ValidationError)
     expect(thrown).toMatchObject({ code, field })
   })
