@@ -28,7 +28,7 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
       webhooks: { rows: Array<{ requestsPerSecond: number }>; pending: { pending: number } }
     }
     const rows = results.client.flatMap((scenario) => scenario.rows)
-    expect(rows.length).toBe(8)
+    expect(rows.length).toBe(9)
     expect(rows.every((row) => row.lost === 0 && row.requests > 0)).toBe(true)
     expect(results.webhooks.rows).toHaveLength(5)
     expect(results.webhooks.rows.every((row) => row.requestsPerSecond > 0)).toBe(true)
