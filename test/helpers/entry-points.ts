@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import ts from 'typescript'
 import tsupConfig from '../../tsup.config.js'
 
-/** The repository root, with a trailing slash. */
-export const root = fileURLToPath(new URL('../..', import.meta.url))
+/** The repository root, with a trailing separator. */
+export const root = dirname(fileURLToPath(new URL('../../package.json', import.meta.url))) + sep
 
 /** One entry of package.json's `exports`, traced through tsup.config.ts to its sources. */
 export interface EntryPoint {
