@@ -14,6 +14,8 @@ export { ClosedError } from './core/errors/closed-error.js'
 export type { Logger } from './core/debug.js'
 export type { Listener } from './core/emitter.js'
 export { MAX_BATCH_BYTES, MAX_MESSAGE_BYTES } from './core/limits.js'
+export { checkMessage } from './core/check-message.js'
+export { MESSAGE_TYPES } from './core/messages.js'
 export type {
   AliasMessage,
   AnonymousIdIfNoUserId,
@@ -33,5 +35,6 @@ export type {
   TrackMessage,
   UserIdIfNoAnonymousId,
   ViewFields,
+  WireMessage,
 } from './core/messages.js'
 export type { JsonInput, JsonObjectInput, JsonPrimitive, JsonSerializable, JsonValue } from './core/json-value.js'

@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs'
-import { dirname, join, relative, resolve } from 'node:path'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 import { LIBRARY } from '../src/core/version.js'
+import { entryFiles } from './helpers/entry-points.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
@@ -23,6 +24,23 @@ function importsOf(file: string): string[] {
   return [...readFileSync(file, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]/g)].map(
     (match) => match[1] ?? '',
   )
+}
+
+/**
+ * The files a CLI source file imports (statically, dynamically or for side effects) that are
+ * neither in src/cli, nor a public entry point, nor package.json: library internals, which a user
+ * of the package could not import either.
+ */
+function internalImports(file: string, text: string): string[] {
+  const cli = join(root, 'src/cli') + sep
+  const allowed = new Set([...entryFiles().map((entry) => join(root, entry)), join(root, 'package.json')])
+  return ts
+    .preProcessFile(text, true, true)
+    .importedFiles.map((imported) => imported.fileName)
+    .filter((specifier) => specifier.startsWith('.'))
+    .map((specifier) => resolve(dirname(file), specifier).replace(/\.js$/, '.ts'))
+    .filter((target) => !target.startsWith(cli) && !allowed.has(target))
+    .map((target) => `${relative(root, file)} imports ${relative(root, target)}`)
 }
 
 /**
@@ -104,5 +122,40 @@ describe('package', () => {
     )
     expect(cliFiles.length).toBeGreaterThan(20)
     expect(packages).toEqual([])
+  })
+
+  it('keeps the CLI on the public entry points: no CLI file imports a library file that is not an entry', () => {
+    const cliFiles = sourceFiles(join(root, 'src/cli'))
+    const internal = cliFiles.flatMap((file) => internalImports(file, readFileSync(file, 'utf8')))
+    expect(internal).toEqual([])
+    // The check sees every kind of import, and lets the entries and the CLI's own files through.
+    const probe = join(root, 'src/cli/dev/probe.ts')
+    expect(
+      internalImports(
+        probe,
+        [
+          "import { toWireMessage } from '../../core/validate.js'",
+          "import type { Signer } from '../../webhook/signer.js'",
+          "export { Engine } from '../../webhook/engine.js'",
+          "import '../../core/debug.js'",
+          "const lazy = import('../../webhook/bullmq/worker.js')",
+          "import { Client } from '../../index.js'",
+          "import { WebhookDestination } from '../../webhook/node.js'",
+          "import { createUndiciTransport } from '../../webhook/node-only.js'",
+          "import { WebhookQueue } from '../../webhook/bullmq/index.js'",
+          "import { version } from '../../../package.json'",
+          "import { paint } from '../colors.js'",
+          "import { parseBatch } from './batch.js'",
+        ].join('\n'),
+      ),
+    ).toEqual(
+      [
+        'src/core/validate.ts',
+        'src/webhook/signer.ts',
+        'src/webhook/engine.ts',
+        'src/core/debug.ts',
+        'src/webhook/bullmq/worker.ts',
+      ].map((target) => `src/cli/dev/probe.ts imports ${target}`),
+    )
   })
 })

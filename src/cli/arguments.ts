@@ -1,4 +1,5 @@
-import { MAX_TIMER_MS } from '../core/timers.js'
+/** The longest delay Node's timers keep (2^31 - 1 ms, some 24 days): a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1
 
 /**
  * A value that does not parse, thrown by the parsers below with what was expected; the command

@@ -1,4 +1,5 @@
-import { LIBRARY } from '../core/version.js'
+// The bundler inlines the one field used; the CLI imports no library file for it.
+import { version } from '../../package.json'
 import type { Command } from './command-line.js'
 import { devCommand } from './dev/command.js'
 import { EXIT, type ExitCode } from './exit-codes.js'
@@ -59,7 +60,7 @@ async function dispatch(argv: readonly string[]): Promise<ExitCode> {
       return EXIT.ok
     case '-V':
     case '--version':
-      process.stdout.write(`${LIBRARY.version}\n`)
+      process.stdout.write(`${version}\n`)
       return EXIT.ok
     case 'help':
       process.stdout.write(rest[0] === undefined ? programHelp() : findCommand(rest[0]).help(helpWidth()))

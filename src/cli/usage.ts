@@ -1,5 +1,5 @@
-import { EventwireError } from '../core/errors/eventwire-error.js'
-import { withoutCredentials } from '../core/option-checks.js'
+import { EventwireError } from '../index.js'
+import { withoutCredentials } from './redact.js'
 
 /**
  * The command line is wrong and nothing was attempted: the program prints the message on stderr

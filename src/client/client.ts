@@ -3,7 +3,6 @@ import { ClosedError } from '../core/errors/closed-error.js'
 import { MessageTooLargeError } from '../core/errors/message-too-large-error.js'
 import { timeoutOption } from '../core/option-checks.js'
 import { ValidationError } from '../core/errors/validation-error.js'
-import { MAX_MESSAGE_BYTES } from '../core/limits.js'
 import type {
   AliasMessage,
   GroupMessage,
@@ -14,10 +13,8 @@ import type {
   ScreenMessage,
   TrackMessage,
 } from '../core/messages.js'
-import { serializeMessage } from '../core/serialize.js'
 import { setUnrefTimeout, settlesWithin } from '../core/timers.js'
-import { utf8ByteLength } from '../core/utf8.js'
-import { toWireMessage } from '../core/validate.js'
+import { serializeCall } from '../core/check-message.js'
 import { describeError } from '../core/describe-error.js'
 import { takeBatch, type Batch, type MessageCallback, type MessageRecord, type QueuedMessage } from './batch.js'
 import { DeliveryError, type DeliveryErrorCode } from './delivery-error.js'
@@ -317,10 +314,7 @@ export class Client extends Emitter<ClientEvents> {
     if (callback !== undefined && typeof callback !== 'function') {
       throw new ValidationError('ERR_INVALID_FIELD', 'callback', `${type}(): the callback must be a function.`)
     }
-    const wire = toWireMessage(type, input)
-    const json = serializeMessage(wire)
-    const bytes = utf8ByteLength(json)
-    if (bytes > MAX_MESSAGE_BYTES) throw new MessageTooLargeError(bytes, MAX_MESSAGE_BYTES)
+    const { wire, json, bytes } = serializeCall(type, input)
 
     const options = this.#options
     const message: QueuedMessage = { type, messageId: wire.messageId, json, bytes, seq: this.#lastSeq + 1, callback }

@@ -117,7 +117,8 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
    *
    * A user callback that misbehaves does not keep it pending: a transport that throws, rejects or
    * does not answer within `timeoutMs` is a failed attempt (`ERR_NETWORK`, `ERR_TIMEOUT`); a
-   * `backoff` or platform signer that throws or returns garbage fails the event (`ERR_CALLBACK`).
+   * `backoff` that throws or returns garbage, or a signature the runtime's crypto cannot compute,
+   * fails the event (`ERR_CALLBACK`).
    *
    * @throws {@link ValidationError} (as a rejection) for an event that cannot become a payload,
    * naming the field or path, even when its `integrations` would skip it; {@link ClosedError}

@@ -1,8 +1,28 @@
 // The Node build of `eventwire/webhook` (picked by the "node" export condition): the same API as
 // every other runtime gets, with a WebhookDestination that sends through undici's Pool and signs
-// with node:crypto. The explicit export below takes precedence over the star export's. Node-only
-// additions live in `eventwire/webhook/node` instead, so that the types of `eventwire/webhook` are
-// the same whichever condition a resolver picks (TypeScript's "bundler" resolution never picks
-// "node").
-export * from './index.js'
+// with node:crypto. Node-only additions live in `eventwire/webhook/node` instead, so that the types
+// of `eventwire/webhook` are the same whichever condition a resolver picks (TypeScript's "bundler"
+// resolution never picks "node"). The list below is index.ts's but for WebhookDestination;
+// test/public-surface.test.ts fails when the two differ.
 export { WebhookDestination } from './node-destination.js'
+export type { WebhookCloseOptions, WebhookDestinationEvents } from './destination.js'
+export type { AttemptNotice, DeliveryResult, RetryNotice, WebhookUrlResult, WebhookUrlStatus } from './result.js'
+export type { WebhookEntry, WebhookSettings } from './settings.js'
+export { USER_AGENT } from './settings.js'
+export { toWebhookPayload } from './payload.js'
+export type { WebhookPayload } from './payload.js'
+export type { DeleteEvent, WebhookEvent, WebhookEventType } from './event.js'
+export { DESTINATION_NAME } from './integrations.js'
+export { signPayload, verifySignature } from './signature.js'
+export type { RawBody } from './signature.js'
+export { AudienceSync } from './audience.js'
+export { createFetchTransport } from './fetch-transport.js'
+export type { TransportFailure, WebhookRequest, WebhookResponse, WebhookTransport } from './transport.js'
+export { WebhookError } from './webhook-error.js'
+export type { WebhookErrorCode } from './webhook-error.js'
+export { EventwireError, isEventwireError } from '../core/errors/eventwire-error.js'
+export type { ErrorCode } from '../core/errors/eventwire-error.js'
+export { ClosedError } from '../core/errors/closed-error.js'
+export { OptionsError } from '../core/errors/options-error.js'
+export { ValidationError } from '../core/errors/validation-error.js'
+export type { Listener } from '../core/emitter.js'

@@ -21,10 +21,11 @@ export type WebhookErrorCode =
  * - `ERR_BLOCKED_TARGET`: `blockPrivateNetworks` is on and the URL's address, or an address its
  *   host resolved to, is not on the public internet; no connection was made.
  * - `ERR_CLOSED`: the destination was closed while the event waited for a retry.
- * - `ERR_CALLBACK`: a function given to eventwire broke its contract (threw, returned something
- *   unusable, or, for a signer, did not answer within `timeoutMs`): the `backoff` setting (the
- *   event is not retried) or a platform's signer (nothing is sent). `cause` is what it threw, or
- *   an error naming what it returned; final, since the same call would fail again.
+ * - `ERR_CALLBACK`: the `backoff` setting broke its contract (threw, or returned something other
+ *   than a finite number of ms >= 0): the event is not retried. Also the code when the signature
+ *   could not be computed (the runtime's crypto failed or did not answer within `timeoutMs`):
+ *   nothing is sent. `cause` is what was thrown, or an error naming what was returned; final,
+ *   since the same call would fail again.
  */
 export class WebhookError extends EventwireError<WebhookErrorCode> {
   /** The URL the attempt went to. */

@@ -3,14 +3,14 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import {
   OptionsError,
   WebhookDestination,
-  WebhookDestinationBase,
   WebhookError,
   type DeliveryResult,
-  type WebhookPlatform,
   type WebhookResponse,
   type WebhookSettings,
   type WebhookTransport,
 } from '../../src/webhook/node.js'
+import { WebhookDestinationBase } from '../../src/webhook/destination.js'
+import type { WebhookPlatform } from '../../src/webhook/engine.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'
 
 // Every test here hands the engine a user callback that misbehaves. Two things must hold whatever

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { AudienceSync, OptionsError, toSnakeCase } from '../../src/webhook/index.js'
+import { toSnakeCase } from '../../src/webhook/audience.js'
+import { AudienceSync, OptionsError } from '../../src/webhook/index.js'
 
 describe('AudienceSync', () => {
   it('sends every member on the first sync, then only users added (true) or removed (false)', () => {

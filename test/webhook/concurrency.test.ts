@@ -2,7 +2,8 @@ import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createUndiciTransport } from '../../src/webhook/node-only.js'
-import { WebhookDestination, type WebhookDestinationBase, type WebhookTransport } from '../../src/webhook/node.js'
+import type { WebhookDestinationBase } from '../../src/webhook/destination.js'
+import { WebhookDestination, type WebhookTransport } from '../../src/webhook/node.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 
 const cleanups: Array<() => Promise<void>> = []

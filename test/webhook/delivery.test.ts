@@ -8,10 +8,10 @@ import {
   type AttemptNotice,
   type DeliveryResult,
   type RetryNotice,
-  type WebhookDestinationBase,
   type WebhookEvent,
   type WebhookSettings,
 } from '../../src/webhook/node.js'
+import type { WebhookDestinationBase } from '../../src/webhook/destination.js'
 import { freePort } from '../helpers/ports.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'
 

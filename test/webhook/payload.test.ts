@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { isEnabledFor, toWebhookPayload, ValidationError, type WebhookEvent } from '../../src/webhook/index.js'
+import { isEnabledFor } from '../../src/webhook/integrations.js'
+import { toWebhookPayload, ValidationError, type WebhookEvent } from '../../src/webhook/index.js'
 import { thrownBy } from '../helpers/thrown.js'
 
 const timestamp = '2024-05-06T07:08:09.010Z'

@@ -1,8 +1,9 @@
 import { createHmac } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { createWebCryptoSigner, signPayload, verifySignature } from '../../src/webhook/node.js'
-import { createNodeSigner } from '../../src/webhook/node-only.js'
+import { createNodeSigner } from '../../src/webhook/node-signer.js'
+import { signPayload, verifySignature } from '../../src/webhook/node.js'
+import { createWebCryptoSigner } from '../../src/webhook/signer.js'
 import { constantTimeEqual, importSigningKey } from '../../src/webhook/signature.js'
 
 const body = '{"version":1,"type":"track","userId":"u1","event":"Café ☕ 😀","properties":{}}'

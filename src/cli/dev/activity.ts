@@ -1,4 +1,4 @@
-import type { WireMessage } from '../../core/messages.js'
+import type { WireMessage } from '../../index.js'
 import type { DeliveryResult, RetryNotice, WebhookUrlStatus } from '../../webhook/node.js'
 import type { RejectionCode } from './batch.js'
 

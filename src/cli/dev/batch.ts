@@ -1,9 +1,11 @@
-import { ValidationError } from '../../core/errors/validation-error.js'
-import { MAX_MESSAGE_BYTES } from '../../core/limits.js'
-import { MESSAGE_TYPES, type MessageType, type WireMessage } from '../../core/messages.js'
-import { serializeMessage } from '../../core/serialize.js'
-import { utf8ByteLength } from '../../core/utf8.js'
-import { isObject, toWireMessage } from '../../core/validate.js'
+import {
+  checkMessage,
+  MESSAGE_TYPES,
+  MessageTooLargeError,
+  ValidationError,
+  type MessageType,
+  type WireMessage,
+} from '../../index.js'
 
 /** Why the ingest server refused a request; sent back as `code` beside a readable `error`. */
 export type RejectionCode =
@@ -29,11 +31,16 @@ export class BatchRejection extends Error {
 
 const bad = (code: RejectionCode, message: string) => new BatchRejection(400, code, message)
 
+/** True for a non-null, non-array object: what JSON calls an object. */
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
 function isMessageType(value: unknown): value is MessageType {
   return (MESSAGE_TYPES as readonly unknown[]).includes(value)
 }
 
-function checkMessage(item: unknown, index: number, shared: Record<string, unknown>): WireMessage {
+function checkItem(item: unknown, index: number, shared: Record<string, unknown>): WireMessage {
   if (!isObject(item)) throw bad('ERR_BAD_BATCH', `batch[${index}]: expected a message object.`)
   const type = item['type']
   if (!isMessageType(type)) {
@@ -45,20 +52,17 @@ function checkMessage(item: unknown, index: number, shared: Record<string, unkno
   const input = { ...shared, ...item }
   if (isObject(shared['context']) && isObject(item['context']))
     input['context'] = { ...shared['context'], ...item['context'] }
-  let wire: WireMessage
   try {
-    wire = toWireMessage(type, input)
+    return checkMessage(type, input)
   } catch (error) {
     if (error instanceof ValidationError) throw bad(error.code, `batch[${index}]: ${error.message}`)
+    if (error instanceof MessageTooLargeError)
+      throw bad(
+        'ERR_MESSAGE_TOO_LARGE',
+        `batch[${index}]: the message is ${error.bytes} bytes of JSON; the limit is ${error.limit}.`,
+      )
     throw error
   }
-  const bytes = utf8ByteLength(serializeMessage(wire))
-  if (bytes > MAX_MESSAGE_BYTES)
-    throw bad(
-      'ERR_MESSAGE_TOO_LARGE',
-      `batch[${index}]: the message is ${bytes} bytes of JSON; the limit is ${MAX_MESSAGE_BYTES}.`,
-    )
-  return wire
 }
 
 /**
@@ -86,5 +90,5 @@ export function parseBatch(body: string): WireMessage[] {
     if (!isObject(value)) throw bad('ERR_BAD_BATCH', `the batch's \`${field}\` must be an object.`)
     shared[field] = value
   }
-  return parsed['batch'].map((item, index) => checkMessage(item, index, shared))
+  return parsed['batch'].map((item, index) => checkItem(item, index, shared))
 }

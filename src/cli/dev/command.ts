@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { WireMessage } from '../../core/messages.js'
+import type { WireMessage } from '../../index.js'
 import { WebhookDestination, type WebhookEvent } from '../../webhook/node.js'
 import { collect, headerArgument } from '../arguments.js'
 import { defineCommand, type Command } from '../command-line.js'

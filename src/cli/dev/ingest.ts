@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import { MAX_BATCH_BYTES } from '../../core/limits.js'
-import type { WireMessage } from '../../core/messages.js'
+import { MAX_BATCH_BYTES, type WireMessage } from '../../index.js'
 import { BodyTooLargeError, readBody } from '../http.js'
 import { BatchRejection, parseBatch } from './batch.js'
 import { writeKeyMatches } from './write-key.js'

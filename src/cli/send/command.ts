@@ -1,8 +1,11 @@
-import { Client } from '../../client/client.js'
-import type { MessageCallback } from '../../client/batch.js'
-import type { DeliveryError } from '../../client/delivery-error.js'
-import { EventwireError } from '../../core/errors/eventwire-error.js'
-import { MESSAGE_TYPES, type MessageType } from '../../core/messages.js'
+import {
+  Client,
+  EventwireError,
+  MESSAGE_TYPES,
+  type DeliveryError,
+  type MessageCallback,
+  type MessageType,
+} from '../../index.js'
 import { countArgument, fieldArgument, millisecondsArgument, switchArgument } from '../arguments.js'
 import { paint } from '../colors.js'
 import { defineCommand, type Command } from '../command-line.js'

@@ -1,4 +1,4 @@
-import type { MessageType } from '../../core/messages.js'
+import type { MessageType } from '../../index.js'
 
 /** The `eventwire send` options that become message fields; an option not given is `undefined`. */
 export interface MessageOptions {
