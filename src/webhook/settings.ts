@@ -1,5 +1,5 @@
 import { OptionsError } from '../core/errors/options-error.js'
-import { checkOptionNames, integerOption, parseHttpUrl } from '../core/option-checks.js'
+import { checkOptionNames, integerOption, parseHttpUrl, withoutCredentials } from '../core/option-checks.js'
 import { MAX_TIMER_MS } from '../core/timers.js'
 import { isObject } from '../core/validate.js'
 import { blockedRangeOf } from './private-address.js'
@@ -136,7 +136,11 @@ function resolveEntry(entry: unknown, index: number): ResolvedWebhook {
   const raw = entry['url']
   const url = parseHttpUrl(raw)
   if (!url) {
-    throw new OptionsError(`${name}.url`, `expected a full http:// or https:// URL, got ${JSON.stringify(raw)}.`)
+    // What was given may be a URL with a password that does not parse: quote it without credentials.
+    throw new OptionsError(
+      `${name}.url`,
+      `expected a full http:// or https:// URL, got ${withoutCredentials(String(JSON.stringify(raw)))}.`,
+    )
   }
   if (url.username || url.password) {
     throw new OptionsError(`${name}.url`, 'credentials in the URL are not sent; use a static Authorization header.')

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { OptionsError, WebhookDestination, type WebhookSettings } from '../../src/webhook/index.js'
 import { MAX_TIMER_MS } from '../../src/core/timers.js'
 import { resolveWebhookSettings, USER_AGENT } from '../../src/webhook/settings.js'
+import { thrownBy } from '../helpers/thrown.js'
 
 function optionOf(settings: unknown): string | undefined {
   try {
@@ -184,6 +185,17 @@ describe('WebhookDestination URL rules', () => {
     ['a password only', 'https://:pw@hooks.example.com/in'],
   ])('refuses credentials in the URL (%s): they would not be sent', (_name, credentialed) => {
     expect(optionOf({ webhooks: [{ url }, { url: credentialed }] })).toBe('webhooks[1].url')
+  })
+
+  it.each([
+    'ftp://user:s3cret-pw@hooks.example.com/x',
+    'https://user:s3cret-pw@exa mple.com/in',
+    'user:s3cret-pw@hooks.example.com/in',
+  ])('quotes a URL it cannot use without its password (%s)', (raw) => {
+    const error = thrownBy(() => new WebhookDestination({ webhooks: [{ url: raw }] }))
+    expect(error).toMatchObject({ code: 'ERR_INVALID_OPTION', option: 'webhooks[0].url' })
+    expect((error as Error).message).toContain('***@')
+    expect((error as Error).message).not.toContain('s3cret-pw')
   })
 
   it.each([null, 'https://hooks.example.com/in', 42])('refuses an entry that is not an object (%j)', (entry) => {
