@@ -69,9 +69,13 @@ export class RateLimitPause {
     this.#until = Math.max(this.#until, Date.now() + delay)
   }
 
-  /** Resolves once the pause is over (at once when there is none); rejects as soon as `signal` aborts. */
+  /**
+   * Resolves once the pause is over (at once when there is none); rejects with the signal's reason
+   * as soon as `signal` aborts, or at once if it already has.
+   */
   async waitOut(signal: AbortSignal): Promise<void> {
     const wait = this.#until - Date.now()
     if (wait > 0) await sleep(wait, signal)
+    else if (signal.aborted) throw signal.reason
   }
 }

@@ -57,7 +57,6 @@ export async function sendWithRetries(
     } catch {
       return closeTimeout()
     }
-    if (signal.aborted) return closeTimeout()
     attempts++
     const outcome = await attempt(signal)
     if (outcome.verdict === 'delivered') return { ok: true, status: outcome.status, attempts }
