@@ -14,6 +14,8 @@ export default {
     'src/core/utf8.ts',
     'src/client/batch.ts',
     'src/client/transport.ts',
+    'src/client/retry-policy.ts',
+    'src/client/send-loop.ts',
     'src/webhook/signature.ts',
     'src/webhook/settings.ts',
     'src/webhook/private-address.ts',

@@ -4,6 +4,7 @@ export default defineConfig([
   {
     entry: {
       index: 'src/index.ts',
+      node: 'src/node.ts',
       webhook: 'src/webhook/index.ts',
       'webhook-node': 'src/webhook/node.ts',
       'webhook-node-only': 'src/webhook/node-only.ts',

@@ -8,7 +8,7 @@ export default defineConfig({
     // Examples import the package by name; in tests that name means the sources.
     alias: [
       { find: /^eventwire\/webhook$/, replacement: source('./src/webhook/node.ts') },
-      { find: /^eventwire$/, replacement: source('./src/index.ts') },
+      { find: /^eventwire$/, replacement: source('./src/node.ts') },
     ],
   },
   test: {

@@ -16,6 +16,7 @@ export default mergeConfig(
         'test/webhook/bullmq-processes.test.ts',
         'test/bench-smoke.test.ts',
         'test/error-guard.test.ts',
+        'test/package.test.ts',
         'node_modules/**',
       ],
     },

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createContext, runInContext } from 'node:vm'
@@ -9,7 +8,6 @@ import { isEventwireError, OptionsError, ValidationError } from '../src/index.js
 type Package = typeof import('../src/index.js')
 type WebhookPackage = typeof import('../src/webhook/index.js')
 
-const root = fileURLToPath(new URL('..', import.meta.url))
 const dist = (file: string) => fileURLToPath(new URL(`../dist/${file}`, import.meta.url))
 
 /** What each copy throws for the same mistake: a track call without an event. */
@@ -28,15 +26,14 @@ let cjs: Package
 let webhookEsm: WebhookPackage
 let webhookCjs: WebhookPackage
 
+// dist/ is built once by test/global-setup.ts.
 beforeAll(async () => {
-  const built = spawnSync('npm', ['run', 'build'], { cwd: root, encoding: 'utf8', timeout: 170_000 })
-  expect(built.status, built.stderr).toBe(0)
   esm = (await import(/* @vite-ignore */ pathToFileURL(dist('index.js')).href)) as Package
   webhookEsm = (await import(/* @vite-ignore */ pathToFileURL(dist('webhook.js')).href)) as WebhookPackage
   const require = createRequire(import.meta.url)
   cjs = require(dist('index.cjs')) as Package
   webhookCjs = require(dist('webhook.cjs')) as WebhookPackage
-}, 180_000)
+})
 
 describe('isEventwireError: one guard for every copy of the library', () => {
   it('recognises errors of the ESM build and the CommonJS build, loaded side by side, where instanceof cannot', () => {

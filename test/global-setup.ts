@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { build } from 'esbuild'
 import { CLI_BUNDLE } from './helpers/cli.js'
 import { isInstalled, SERVICES } from './helpers/services.js'
@@ -17,6 +20,9 @@ function missingServices(): string {
  * as imports), so CLI tests start real `node` processes at a third of tsx's start-up cost. It
  * lives inside the repository so its package imports resolve to node_modules.
  *
+ * It also builds dist/ once, for the suites that load the built package (test/error-guard.test.ts,
+ * test/package.test.ts): each building it for itself would race, one deleting files the other loads.
+ *
  * Suites that need a real service skip when it is missing, and this says so before and after the
  * run; under `CI=true` a missing service fails the run instead, so CI cannot pass by skipping.
  */
@@ -24,6 +30,10 @@ export default async function setup(): Promise<() => void> {
   const missing = missingServices()
   if (missing !== '' && process.env['CI'] === 'true') throw new Error(`CI=true and ${missing}`)
   if (missing !== '') console.warn(`\n${missing}\n`)
+  const building = promisify(execFile)('npm', ['run', 'build'], {
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
+    timeout: 170_000,
+  })
   await build({
     entryPoints: [new URL('../src/cli/bin.ts', import.meta.url).pathname],
     outfile: CLI_BUNDLE,
@@ -34,6 +44,7 @@ export default async function setup(): Promise<() => void> {
     packages: 'external',
     logLevel: 'error',
   })
+  await building
   return () => {
     if (missing !== '') console.warn(`\n${missing}\n`)
   }

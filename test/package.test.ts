@@ -1,10 +1,24 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { execFile, execFileSync } from 'node:child_process'
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import ts from 'typescript'
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LIBRARY } from '../src/core/version.js'
 import { entryFiles } from './helpers/entry-points.js'
+import { startSink } from './helpers/sink.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
@@ -157,5 +171,70 @@ describe('package', () => {
         'src/webhook/bullmq/worker.ts',
       ].map((target) => `src/cli/dev/probe.ts imports ${target}`),
     )
+  })
+})
+
+/** The oldest Node that `engines` admits (">=20.18.1" -> 20.18.1). */
+const FLOOR = /^>=\s*(\d+\.\d+\.\d+)$/.exec(
+  (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node,
+)?.[1]
+
+/** Sends one event with the package's Client and prints the Node version and the client's debug lines. */
+const SEND = (load: string) => `${load}
+const lines = []
+const logger = { log: (line) => lines.push(line), error: (line) => lines.push(line) }
+const client = new Client('key', { endpoint: process.argv[2], verbose: true, logger })
+client.track({ userId: 'u1', event: 'Packed' })
+client.close().then(() => console.log(JSON.stringify({ version: process.version, lines })))
+`
+
+describe('the packed tarball, as Node loads it', () => {
+  let app = ''
+  const nodes: Record<string, string> = {}
+
+  // dist/ is built once by test/global-setup.ts. The tarball is unpacked where node_modules would
+  // have it, beside the one dependency the Node build imports.
+  beforeAll(() => {
+    app = mkdtempSync(join(tmpdir(), 'eventwire-package-'))
+    const [packed] = JSON.parse(
+      execFileSync('npm', ['pack', '--json', '--pack-destination', app], { cwd: root, encoding: 'utf8' }),
+    ) as Array<{ filename: string }>
+    mkdirSync(join(app, 'node_modules'))
+    execFileSync('tar', ['-xzf', join(app, packed?.filename ?? ''), '-C', join(app, 'node_modules')])
+    renameSync(join(app, 'node_modules', 'package'), join(app, 'node_modules', 'eventwire'))
+    symlinkSync(join(root, 'node_modules', 'undici'), join(app, 'node_modules', 'undici'), 'dir')
+    writeFileSync(join(app, 'send.cjs'), SEND("const { Client } = require('eventwire')"))
+    writeFileSync(join(app, 'send.mjs'), SEND("const { Client } = await import('eventwire')"))
+    nodes[process.version] = process.execPath
+    // The engines floor, from the npm registry's `node` package (npx keeps it in its cache).
+    nodes[`v${FLOOR}`] = execFileSync('npx', ['-y', `node@${FLOOR}`, '-p', 'process.execPath'], {
+      encoding: 'utf8',
+    }).trim()
+  }, 120_000)
+  afterAll(() => rmSync(app, { recursive: true, force: true }))
+
+  it.each([
+    ['require', 'send.cjs', 'this Node'],
+    ['import', 'send.mjs', 'this Node'],
+    ['require', 'send.cjs', 'the engines floor'],
+    ['import', 'send.mjs', 'the engines floor'],
+  ])("%s('eventwire') (%s) on %s: a Client that sends through undici's Pool", async (_how, script, which) => {
+    const version = which === 'this Node' ? process.version : `v${FLOOR}`
+    const sink = await startSink()
+    try {
+      const { stdout } = await promisify(execFile)(nodes[version] ?? '', [script, sink.url], {
+        cwd: app,
+        timeout: 20_000,
+      })
+      const printed = JSON.parse(stdout) as { version: string; lines: string[] }
+      expect(printed.version).toBe(version)
+      expect(printed.lines[0]).toBe(`sending to ${sink.url}/v1/batch with undici`)
+      expect(sink.delivered().map((message) => message['event'])).toEqual(['Packed'])
+      // fetch adds headers of its own (sec-fetch-mode, accept-language); undici's Pool sends ours alone.
+      expect(sink.requests[0]?.headers['sec-fetch-mode']).toBeUndefined()
+      expect(sink.requests[0]?.headers['user-agent']).toBe(`eventwire/${LIBRARY.version}`)
+    } finally {
+      await sink.close()
+    }
   })
 })

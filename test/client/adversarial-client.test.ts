@@ -4,6 +4,7 @@ import { createGzip } from 'node:zlib'
 import { runInNewContext } from 'node:vm'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Client, type DeliveryError, OptionsError, type ClientOptions, type SentInfo } from '../../src/index.js'
+import { CLIENT_BUILDS } from '../helpers/builds.js'
 import { RESPONSE_READ_BYTES } from '../../src/client/transport.js'
 import { startRawServer, trickle, writeForever, type RawBehaviour, type RawServer } from '../helpers/raw-server.js'
 import { thrownBy } from '../helpers/thrown.js'
@@ -20,18 +21,22 @@ interface Outcomes {
   errors: DeliveryError[]
 }
 
-function clientFor(url: string, options: ClientOptions = {}): { client: Client; outcomes: Outcomes } {
-  const client = new Client('key', { endpoint: url, flushAt: 1, timeout: 400, retry: { limit: 0 }, ...options })
+function clientFor(
+  url: string,
+  options: ClientOptions = {},
+  Build: typeof Client = Client,
+): { client: Client; outcomes: Outcomes } {
+  const client = new Build('key', { endpoint: url, flushAt: 1, timeout: 400, retry: { limit: 0 }, ...options })
   const outcomes: Outcomes = { sent: [], errors: [] }
   client.on('sent', (info) => outcomes.sent.push(info))
   client.on('error', (error) => outcomes.errors.push(error))
   return { client, outcomes }
 }
 
-/** Sends one message through a fresh client against `behaviour` and waits for flush() to settle. */
-async function sendOneAgainst(behaviour: RawBehaviour, options: ClientOptions = {}) {
+/** Sends one message through a fresh client of `Build` against `behaviour` and waits for flush() to settle. */
+async function sendOneAgainst(Build: typeof Client, behaviour: RawBehaviour, options: ClientOptions = {}) {
   server = await startRawServer(behaviour)
-  const { client, outcomes } = clientFor(server.url, options)
+  const { client, outcomes } = clientFor(server.url, options, Build)
   client.track({ userId: 'u1', event: 'E' })
   await client.flush()
   return outcomes
@@ -45,195 +50,199 @@ function collectGarbage(): void {
 
 const OK_HEAD = 'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n'
 
-describe('a 2xx whose body misbehaves: accepted, and the attempt still ends within the timeout', () => {
-  it('200 then silence: flush() resolves and the batch counts as delivered', async () => {
-    const outcomes = await sendOneAgainst((socket) => socket.write(`${OK_HEAD}content-length: 100\r\n\r\n`))
-    expect(outcomes.errors).toEqual([])
-    expect(outcomes.sent.map((info) => info.status)).toEqual([200])
-  })
-
-  it('200 then one byte every 300 ms: flush() resolves and the batch counts as delivered', async () => {
-    const outcomes = await sendOneAgainst((socket) => {
-      socket.write(`${OK_HEAD}content-length: 1000000\r\n\r\n`)
-      trickle(socket, 'x', 300)
+describe.each(CLIENT_BUILDS)('the %s', (_build, Build) => {
+  describe('a 2xx whose body misbehaves: accepted, and the attempt still ends within the timeout', () => {
+    it('200 then silence: flush() resolves and the batch counts as delivered', async () => {
+      const outcomes = await sendOneAgainst(Build, (socket) => socket.write(`${OK_HEAD}content-length: 100\r\n\r\n`))
+      expect(outcomes.errors).toEqual([])
+      expect(outcomes.sent.map((info) => info.status)).toEqual([200])
     })
-    expect(outcomes.errors).toEqual([])
-    expect(outcomes.sent).toHaveLength(1)
-  })
 
-  it('200 with an endless fast body: flush() resolves and the client stops reading at its cap', async () => {
-    const outcomes = await sendOneAgainst(
-      (socket) => {
-        socket.write(`${OK_HEAD}connection: close\r\n\r\n`)
-        writeForever(socket, Buffer.alloc(64 * 1024, 'x'))
-      },
-      { timeout: 5_000 },
-    )
-    expect(outcomes.sent).toHaveLength(1)
-    const connection = server?.connections[0]
-    await connection?.closed
-    // What the server got rid of before the client closed the socket: the cap, plus what the
-    // kernel's socket buffers and the HTTP stack's stream buffer hold on loopback (a few MB).
-    // Reading to the end would never stop: the assertion is that it stopped, far below this.
-    expect(connection?.written).toBeLessThan(RESPONSE_READ_BYTES + 32 * 1024 * 1024)
-  })
-
-  it('200 with an endless gzip body of zeros (a decompression bomb): flush() resolves, little of it is sent', async () => {
-    const outcomes = await sendOneAgainst(
-      (socket) => {
-        socket.write(`${OK_HEAD}content-encoding: gzip\r\nconnection: close\r\n\r\n`)
-        const gzip = createGzip()
-        gzip.pipe(socket)
-        socket.on('close', () => gzip.destroy())
-        const zeros = Buffer.alloc(1024 * 1024)
-        const pump = () => {
-          while (!gzip.destroyed && gzip.write(zeros)) {
-            // until the compressor pushes back
-          }
-        }
-        gzip.on('drain', pump)
-        pump()
-      },
-      { timeout: 5_000 },
-    )
-    expect(outcomes.sent).toHaveLength(1)
-    const connection = server?.connections[0]
-    await connection?.closed
-    // Compressed zeros are about 1/1000 of their size: even the kernel's buffers full of them would
-    // be gigabytes decompressed, had the client read on.
-    expect(connection?.written).toBeLessThan(32 * 1024 * 1024)
-  })
-
-  it('200 with a 64 MiB body from a fetch that counts what is pulled: the client pulls its cap and a chunk or two more', async () => {
-    const chunk = new Uint8Array(256 * 1024)
-    let pulled = 0
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (pulled >= 64 * 1024 * 1024) controller.close()
-        else {
-          pulled += chunk.byteLength
-          controller.enqueue(chunk)
-        }
-      },
-    })
-    const fetch: typeof globalThis.fetch = async () => new Response(body, { status: 200 })
-    const { client, outcomes } = clientFor('http://127.0.0.1:9', { fetch, timeout: 10_000 })
-    client.track({ userId: 'u1', event: 'E' })
-    await client.flush()
-    expect(outcomes.sent).toHaveLength(1)
-    // The stream keeps one chunk queued ahead of the reader (its high-water mark).
-    expect(pulled).toBeLessThanOrEqual(RESPONSE_READ_BYTES + 2 * chunk.byteLength)
-  })
-
-  it('200 with a truncated body (Content-Length longer than what comes, then close): delivered', async () => {
-    const outcomes = await sendOneAgainst((socket) => {
-      socket.write(`${OK_HEAD}content-length: 1000\r\n\r\n{"ok":`)
-      socket.end()
-    })
-    expect(outcomes.errors).toEqual([])
-    expect(outcomes.sent).toHaveLength(1)
-  })
-
-  it('200 with broken chunked framing: delivered (the status was final)', async () => {
-    const outcomes = await sendOneAgainst((socket) => {
-      socket.write(`${OK_HEAD}transfer-encoding: chunked\r\n\r\nzz\r\nnot a chunk\r\n`)
-    })
-    expect(outcomes.errors).toEqual([])
-    expect(outcomes.sent).toHaveLength(1)
-  })
-})
-
-describe('responses that never become a 2xx: each attempt ends, and the batch fails with a typed error', () => {
-  it('headers never sent: ERR_RETRIES_EXHAUSTED with the timeout as cause', async () => {
-    const outcomes = await sendOneAgainst(() => {})
-    expect(outcomes.sent).toEqual([])
-    expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
-    expect((outcomes.errors[0]?.cause as Error | undefined)?.name).toBe('TimeoutError')
-  })
-
-  it('a status line and then headers that never end: ERR_RETRIES_EXHAUSTED', async () => {
-    const outcomes = await sendOneAgainst((socket) => {
-      socket.write('HTTP/1.1 200 OK\r\n')
-      trickle(socket, 'x-slow: y\r\n', 50)
-    })
-    expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
-  })
-
-  it('headers larger than the HTTP stack takes: ERR_RETRIES_EXHAUSTED, nothing buffered without bound', async () => {
-    const outcomes = await sendOneAgainst((socket) => {
-      socket.write(`HTTP/1.1 200 OK\r\nx-huge: `)
-      writeForever(socket, Buffer.alloc(16 * 1024, 'h'))
-    })
-    expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
-  })
-
-  it('endless 100 Continue answers: ERR_RETRIES_EXHAUSTED', async () => {
-    const outcomes = await sendOneAgainst((socket) => trickle(socket, 'HTTP/1.1 100 Continue\r\n\r\n', 20))
-    expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
-  })
-
-  it('not HTTP at all: ERR_RETRIES_EXHAUSTED', async () => {
-    const outcomes = await sendOneAgainst((socket) => socket.end('SSH-2.0-OpenSSH_9.6\r\n\r\n'))
-    expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
-  })
-
-  it('a Content-Length and a chunked Transfer-Encoding at once (request smuggling shape): ERR_RETRIES_EXHAUSTED', async () => {
-    const outcomes = await sendOneAgainst((socket) =>
-      socket.write(`${OK_HEAD}content-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n`),
-    )
-    expect(outcomes.sent.length + outcomes.errors.length).toBe(1)
-    expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
-  })
-
-  it.each([301, 302, 303, 307, 308])(
-    'a %i redirect: ERR_REJECTED naming the status, never followed (a followed 301-303 would drop the body and count the GET as delivered)',
-    async (status) => {
-      const outcomes = await sendOneAgainst((socket, connection) => {
-        if (connection === server?.connections[0])
-          socket.end(`HTTP/1.1 ${status} Moved\r\nlocation: /elsewhere\r\ncontent-length: 0\r\n\r\n`)
-        else socket.end(`${OK_HEAD}content-length: 2\r\n\r\n{}`)
-      })
-      expect(outcomes.sent).toEqual([])
-      expect(outcomes.errors.map((error) => [error.code, error.status])).toEqual([['ERR_REJECTED', status]])
-      expect(server?.requests).toBe(1)
-    },
-  )
-
-  it('a 400 whose reason trickles forever: ERR_REJECTED within the timeout, the reason cut off', async () => {
-    const outcomes = await sendOneAgainst((socket) => {
-      socket.write('HTTP/1.1 400 Bad Request\r\ncontent-length: 100000\r\n\r\nbad write key')
-      trickle(socket, '.', 100)
-    })
-    expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_REJECTED'])
-    expect(outcomes.errors[0]?.message).toContain('bad write key')
-  })
-})
-
-describe('close({ timeout }) returns by its deadline whatever the peer does', () => {
-  const behaviours: Array<[string, RawBehaviour]> = [
-    ['200 then silence', (socket) => socket.write(`${OK_HEAD}content-length: 100\r\n\r\n`)],
-    [
-      '200 then a trickle',
-      (socket) => {
+    it('200 then one byte every 300 ms: flush() resolves and the batch counts as delivered', async () => {
+      const outcomes = await sendOneAgainst(Build, (socket) => {
         socket.write(`${OK_HEAD}content-length: 1000000\r\n\r\n`)
         trickle(socket, 'x', 300)
+      })
+      expect(outcomes.errors).toEqual([])
+      expect(outcomes.sent).toHaveLength(1)
+    })
+
+    it('200 with an endless fast body: flush() resolves and the client stops reading at its cap', async () => {
+      const outcomes = await sendOneAgainst(
+        Build,
+        (socket) => {
+          socket.write(`${OK_HEAD}connection: close\r\n\r\n`)
+          writeForever(socket, Buffer.alloc(64 * 1024, 'x'))
+        },
+        { timeout: 5_000 },
+      )
+      expect(outcomes.sent).toHaveLength(1)
+      const connection = server?.connections[0]
+      await connection?.closed
+      // What the server got rid of before the client closed the socket: the cap, plus what the
+      // kernel's socket buffers and the HTTP stack's stream buffer hold on loopback (a few MB).
+      // Reading to the end would never stop: the assertion is that it stopped, far below this.
+      expect(connection?.written).toBeLessThan(RESPONSE_READ_BYTES + 32 * 1024 * 1024)
+    })
+
+    it('200 with an endless gzip body of zeros (a decompression bomb): flush() resolves, little of it is sent', async () => {
+      const outcomes = await sendOneAgainst(
+        Build,
+        (socket) => {
+          socket.write(`${OK_HEAD}content-encoding: gzip\r\nconnection: close\r\n\r\n`)
+          const gzip = createGzip()
+          gzip.pipe(socket)
+          socket.on('close', () => gzip.destroy())
+          const zeros = Buffer.alloc(1024 * 1024)
+          const pump = () => {
+            while (!gzip.destroyed && gzip.write(zeros)) {
+              // until the compressor pushes back
+            }
+          }
+          gzip.on('drain', pump)
+          pump()
+        },
+        { timeout: 5_000 },
+      )
+      expect(outcomes.sent).toHaveLength(1)
+      const connection = server?.connections[0]
+      await connection?.closed
+      // Compressed zeros are about 1/1000 of their size: even the kernel's buffers full of them would
+      // be gigabytes decompressed, had the client read on.
+      expect(connection?.written).toBeLessThan(32 * 1024 * 1024)
+    })
+
+    it('200 with a 64 MiB body from a fetch that counts what is pulled: the client pulls its cap and a chunk or two more', async () => {
+      const chunk = new Uint8Array(256 * 1024)
+      let pulled = 0
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (pulled >= 64 * 1024 * 1024) controller.close()
+          else {
+            pulled += chunk.byteLength
+            controller.enqueue(chunk)
+          }
+        },
+      })
+      const fetch: typeof globalThis.fetch = async () => new Response(body, { status: 200 })
+      const { client, outcomes } = clientFor('http://127.0.0.1:9', { fetch, timeout: 10_000 }, Build)
+      client.track({ userId: 'u1', event: 'E' })
+      await client.flush()
+      expect(outcomes.sent).toHaveLength(1)
+      // The stream keeps one chunk queued ahead of the reader (its high-water mark).
+      expect(pulled).toBeLessThanOrEqual(RESPONSE_READ_BYTES + 2 * chunk.byteLength)
+    })
+
+    it('200 with a truncated body (Content-Length longer than what comes, then close): delivered', async () => {
+      const outcomes = await sendOneAgainst(Build, (socket) => {
+        socket.write(`${OK_HEAD}content-length: 1000\r\n\r\n{"ok":`)
+        socket.end()
+      })
+      expect(outcomes.errors).toEqual([])
+      expect(outcomes.sent).toHaveLength(1)
+    })
+
+    it('200 with broken chunked framing: delivered (the status was final)', async () => {
+      const outcomes = await sendOneAgainst(Build, (socket) => {
+        socket.write(`${OK_HEAD}transfer-encoding: chunked\r\n\r\nzz\r\nnot a chunk\r\n`)
+      })
+      expect(outcomes.errors).toEqual([])
+      expect(outcomes.sent).toHaveLength(1)
+    })
+  })
+
+  describe('responses that never become a 2xx: each attempt ends, and the batch fails with a typed error', () => {
+    it('headers never sent: ERR_RETRIES_EXHAUSTED with the timeout as cause', async () => {
+      const outcomes = await sendOneAgainst(Build, () => {})
+      expect(outcomes.sent).toEqual([])
+      expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
+      expect((outcomes.errors[0]?.cause as Error | undefined)?.name).toBe('TimeoutError')
+    })
+
+    it('a status line and then headers that never end: ERR_RETRIES_EXHAUSTED', async () => {
+      const outcomes = await sendOneAgainst(Build, (socket) => {
+        socket.write('HTTP/1.1 200 OK\r\n')
+        trickle(socket, 'x-slow: y\r\n', 50)
+      })
+      expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
+    })
+
+    it('headers larger than the HTTP stack takes: ERR_RETRIES_EXHAUSTED, nothing buffered without bound', async () => {
+      const outcomes = await sendOneAgainst(Build, (socket) => {
+        socket.write(`HTTP/1.1 200 OK\r\nx-huge: `)
+        writeForever(socket, Buffer.alloc(16 * 1024, 'h'))
+      })
+      expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
+    })
+
+    it('endless 100 Continue answers: ERR_RETRIES_EXHAUSTED', async () => {
+      const outcomes = await sendOneAgainst(Build, (socket) => trickle(socket, 'HTTP/1.1 100 Continue\r\n\r\n', 20))
+      expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
+    })
+
+    it('not HTTP at all: ERR_RETRIES_EXHAUSTED', async () => {
+      const outcomes = await sendOneAgainst(Build, (socket) => socket.end('SSH-2.0-OpenSSH_9.6\r\n\r\n'))
+      expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
+    })
+
+    it('a Content-Length and a chunked Transfer-Encoding at once (request smuggling shape): ERR_RETRIES_EXHAUSTED', async () => {
+      const outcomes = await sendOneAgainst(Build, (socket) =>
+        socket.write(`${OK_HEAD}content-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n`),
+      )
+      expect(outcomes.sent.length + outcomes.errors.length).toBe(1)
+      expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
+    })
+
+    it.each([301, 302, 303, 307, 308])(
+      'a %i redirect: ERR_REJECTED naming the status, never followed (a followed 301-303 would drop the body and count the GET as delivered)',
+      async (status) => {
+        const outcomes = await sendOneAgainst(Build, (socket, connection) => {
+          if (connection === server?.connections[0])
+            socket.end(`HTTP/1.1 ${status} Moved\r\nlocation: /elsewhere\r\ncontent-length: 0\r\n\r\n`)
+          else socket.end(`${OK_HEAD}content-length: 2\r\n\r\n{}`)
+        })
+        expect(outcomes.sent).toEqual([])
+        expect(outcomes.errors.map((error) => [error.code, error.status])).toEqual([['ERR_REJECTED', status]])
+        expect(server?.requests).toBe(1)
       },
-    ],
-    ['headers never sent', () => {}],
-  ]
-  it.each(behaviours)('%s, with a client timeout far longer than close()', async (_name, behaviour) => {
-    server = await startRawServer(behaviour)
-    const { client, outcomes } = clientFor(server.url, { timeout: 600_000 })
-    client.track({ userId: 'u1', event: 'E' })
-    const listening = server
-    await vi.waitFor(() => expect(listening.requests).toBe(1), { timeout: 10_000 })
-    // A garbage collection here once left combined abort signals deaf: close() must not depend on them.
-    collectGarbage()
-    await client.close({ timeout: 300 })
-    // One outcome: delivered if the 2xx headers came, else ERR_CLOSE_TIMEOUT.
-    expect(outcomes.sent.length + outcomes.errors.length).toBe(1)
-    expect(outcomes.errors.every((error) => error.code === 'ERR_CLOSE_TIMEOUT')).toBe(true)
-    expect(client.pending).toBe(0)
+    )
+
+    it('a 400 whose reason trickles forever: ERR_REJECTED within the timeout, the reason cut off', async () => {
+      const outcomes = await sendOneAgainst(Build, (socket) => {
+        socket.write('HTTP/1.1 400 Bad Request\r\ncontent-length: 100000\r\n\r\nbad write key')
+        trickle(socket, '.', 100)
+      })
+      expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_REJECTED'])
+      expect(outcomes.errors[0]?.message).toContain('bad write key')
+    })
+  })
+
+  describe('close({ timeout }) returns by its deadline whatever the peer does', () => {
+    const behaviours: Array<[string, RawBehaviour]> = [
+      ['200 then silence', (socket) => socket.write(`${OK_HEAD}content-length: 100\r\n\r\n`)],
+      [
+        '200 then a trickle',
+        (socket) => {
+          socket.write(`${OK_HEAD}content-length: 1000000\r\n\r\n`)
+          trickle(socket, 'x', 300)
+        },
+      ],
+      ['headers never sent', () => {}],
+    ]
+    it.each(behaviours)('%s, with a client timeout far longer than close()', async (_name, behaviour) => {
+      server = await startRawServer(behaviour)
+      const { client, outcomes } = clientFor(server.url, { timeout: 600_000 }, Build)
+      client.track({ userId: 'u1', event: 'E' })
+      const listening = server
+      await vi.waitFor(() => expect(listening.requests).toBe(1), { timeout: 10_000 })
+      // A garbage collection here once left combined abort signals deaf: close() must not depend on them.
+      collectGarbage()
+      await client.close({ timeout: 300 })
+      // One outcome: delivered if the 2xx headers came, else ERR_CLOSE_TIMEOUT.
+      expect(outcomes.sent.length + outcomes.errors.length).toBe(1)
+      expect(outcomes.errors.every((error) => error.code === 'ERR_CLOSE_TIMEOUT')).toBe(true)
+      expect(client.pending).toBe(0)
+    })
   })
 })
 

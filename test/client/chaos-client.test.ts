@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { Client, type ClientOptions, type DeliveryErrorCode } from '../../src/index.js'
+import type { Client as FetchClient, ClientOptions, DeliveryErrorCode } from '../../src/index.js'
+import { CLIENT_BUILDS } from '../helpers/builds.js'
 import { startChaosSink, type ChaosAction, type ChaosSink } from '../helpers/chaos-sink.js'
 import { freePort } from '../helpers/ports.js'
 
@@ -16,7 +17,13 @@ const fast = { baseDelay: 20, maxDelay: 100 }
  * Sends `count` messages and records every outcome the client reports: 'sent' per delivered
  * message, 'error' (with its code) per failed or dropped one.
  */
-async function run(url: string, count: number, options: ClientOptions = {}, closeTimeout = 30_000) {
+async function run(
+  Client: typeof FetchClient,
+  url: string,
+  count: number,
+  options: ClientOptions = {},
+  closeTimeout = 30_000,
+) {
   const client = new Client('key', { endpoint: url, flushAt: 10, retry: fast, ...options })
   const outcomes = new Map<string, Array<'sent' | DeliveryErrorCode>>()
   const note = (id: string, outcome: 'sent' | DeliveryErrorCode) =>
@@ -47,10 +54,10 @@ function expectExactAccounting(result: Awaited<ReturnType<typeof run>>, accepted
   expect(new Set(accepted)).toEqual(new Set(sent))
 }
 
-describe('the client under faults (chaos sink on loopback)', () => {
+describe.each(CLIENT_BUILDS)('the %s under faults (chaos sink on loopback)', (_build, Client) => {
   it('rides out a burst of 500s and 503s: everything delivered once, no duplicates', async () => {
     sink = await startChaosSink((index) => (index < 6 ? { kind: 'answer', status: index % 2 ? 500 : 503 } : ok))
-    const result = await run(sink.url, 50)
+    const result = await run(Client, sink.url, 50)
     expectExactAccounting(result, sink.accepted)
     expect(sink.accepted).toHaveLength(50)
     expect(new Set(sink.accepted).size).toBe(50)
@@ -60,7 +67,7 @@ describe('the client under faults (chaos sink on loopback)', () => {
     sink = await startChaosSink((index) =>
       index === 0 ? { kind: 'answer', status: 429, headers: { 'retry-after': '1' } } : ok,
     )
-    const result = await run(sink.url, 30)
+    const result = await run(Client, sink.url, 30)
     expectExactAccounting(result, sink.accepted)
     expect(sink.accepted).toHaveLength(30)
     expect(result.closedAfter).toBeGreaterThanOrEqual(950)
@@ -68,21 +75,21 @@ describe('the client under faults (chaos sink on loopback)', () => {
 
   it('retries connections reset mid-request', async () => {
     sink = await startChaosSink((index) => (index < 3 ? { kind: 'reset' } : ok))
-    const result = await run(sink.url, 40)
+    const result = await run(Client, sink.url, 40)
     expectExactAccounting(result, sink.accepted)
     expect(sink.accepted).toHaveLength(40)
   })
 
   it('retries a response slower than the timeout', async () => {
     sink = await startChaosSink((index) => (index === 0 ? { kind: 'hang' } : ok))
-    const result = await run(sink.url, 20, { timeout: 300 })
+    const result = await run(Client, sink.url, 20, { timeout: 300 })
     expectExactAccounting(result, sink.accepted)
     expect(sink.accepted).toHaveLength(20)
   })
 
   it('keeps retrying while the sink is down and delivers when it comes back', async () => {
     const port = await freePort()
-    const client = run(`http://127.0.0.1:${port}`, 30, { retry: { baseDelay: 50, maxDelay: 200, limit: 30 } })
+    const client = run(Client, `http://127.0.0.1:${port}`, 30, { retry: { baseDelay: 50, maxDelay: 200, limit: 30 } })
     await new Promise((resolve) => setTimeout(resolve, 1_500))
     sink = await startChaosSink(() => ok, port)
     const result = await client
@@ -111,7 +118,7 @@ describe('the client under faults (chaos sink on loopback)', () => {
 
   it('returns from close() within its timeout during a retry storm and reports what it could not send', async () => {
     sink = await startChaosSink(() => ({ kind: 'answer', status: 503 }))
-    const result = await run(sink.url, 40, { retry: { baseDelay: 100, maxDelay: 100, limit: 100 } }, 500)
+    const result = await run(Client, sink.url, 40, { retry: { baseDelay: 100, maxDelay: 100, limit: 100 } }, 500)
     expect(result.closedAfter).toBeLessThan(3_000)
     expectExactAccounting(result, sink.accepted)
     expect(sink.accepted).toHaveLength(0)

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { Client, MAX_BATCH_BYTES, type DeliveryError } from '../../src/index.js'
+import { MAX_BATCH_BYTES, type DeliveryError } from '../../src/index.js'
+import { CLIENT_BUILDS } from '../helpers/builds.js'
 import { LIBRARY } from '../../src/core/version.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 
@@ -9,7 +10,7 @@ afterEach(async () => {
   sink = undefined
 })
 
-describe('against a real HTTP server on loopback', () => {
+describe.each(CLIENT_BUILDS)('the %s against a real HTTP server on loopback', (_build, Client) => {
   it('delivers a burst of 100,000 small calls made in a tight loop, losing nothing, within 500 KB per body', async () => {
     sink = await startSink()
     const client = new Client('write-key', { endpoint: sink.url })

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { resolveClientOptions } from '../../src/client/options.js'
-import { backoffDelay, JITTER_MIN } from '../../src/client/transport.js'
+import { backoffDelay, JITTER_MIN } from '../../src/client/retry-policy.js'
 import { answer, fakeEndpoint } from '../helpers/fake-endpoint.js'
 
 it('rides out an outage of at least 30 s with the default retry budget, even with the shortest jitter', () => {

@@ -1,5 +1,6 @@
 import { resolveClientOptions, type ClientOptions } from '../../src/client/options.js'
-import { createKyTransport, type SendResult } from '../../src/client/transport.js'
+import { createKyTransport } from '../../src/client/ky-transport.js'
+import type { SendResult } from '../../src/client/transport.js'
 
 /**
  * The client's transport (attempt timeout 10 s) over a fetch that `respond` answers, with no

@@ -19,12 +19,14 @@ export interface ReceivedRequest {
 export type Responder = (
   request: ReceivedRequest,
   index: number,
-) => { status: number; headers?: Record<string, string>; delayMs?: number }
+) => { status: number; headers?: Record<string, string>; delayMs?: number; body?: string }
 
 /** A real HTTP (or HTTPS) server on 127.0.0.1 that records every request. */
 export interface Sink {
   readonly url: string
   readonly requests: ReceivedRequest[]
+  /** Connections clients opened, and how many of them have closed since. */
+  connections(): { opened: number; closed: number }
   /** Every message of every 2xx-answered batch body. */
   delivered(): Array<Record<string, unknown>>
   close(): Promise<void>
@@ -55,18 +57,24 @@ export async function startSink(
       const reply = () => {
         if (answer.status >= 200 && answer.status < 300) accepted.push(received.body)
         response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers })
-        response.end('{}')
+        response.end(answer.body ?? '{}')
       }
       if (answer.delayMs) setTimeout(reply, answer.delayMs)
       else reply()
     })
   }
   const server = options.tls ? createTlsServer(options.tls, handle) : createServer(handle)
+  const connections = { opened: 0, closed: 0 }
+  server.on('connection', (socket) => {
+    connections.opened++
+    socket.on('close', () => connections.closed++)
+  })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return {
     url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     requests,
+    connections: () => ({ ...connections }),
     delivered: () => accepted.flatMap((body) => (JSON.parse(body) as { batch: Array<Record<string, unknown>> }).batch),
     close: () =>
       new Promise((resolve) => {

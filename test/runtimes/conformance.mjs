@@ -11,7 +11,7 @@ async function report(ctx, path) {
   return response.json()
 }
 
-/** Each case gets `ctx`: { api, base, run, vectors, writeKey } and throws when a check fails. */
+/** Each case gets `ctx`: { api, base, run, vectors, writeKey, node? } and throws when a check fails. */
 export const cases = [
   {
     name: 'client: batches arrive with basic auth, the envelope and unique ids',
@@ -48,6 +48,22 @@ export const cases = [
         ctx.browser ? !seen.userAgents.some((agent) => agent.startsWith('eventwire/')) : ours,
         `User-Agent: ${seen.userAgents}`,
       )
+    },
+  },
+  {
+    name: "client: sends with undici's Pool on Node, with fetch on every other runtime (the export conditions)",
+    async run(ctx) {
+      const { Client } = ctx.api
+      const run = `${ctx.run}-transport`
+      const lines = []
+      const logger = { log: (line) => lines.push(line), error: (line) => lines.push(line) }
+      const client = new Client(ctx.writeKey, { endpoint: `${ctx.base}/ingest/${run}`, verbose: true, logger })
+      client.track({ userId: 'u1', event: 'Transport' })
+      await client.close()
+      const expected = ctx.node ? 'undici' : 'fetch'
+      check(lines[0]?.endsWith(` with ${expected}`), `expected ${expected}, the client said: ${lines[0]}`)
+      const seen = await report(ctx, `/report/${run}`)
+      check(seen.messages === 1, `expected 1 message, the sink saw ${seen.messages}`)
     },
   },
   {

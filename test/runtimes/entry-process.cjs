@@ -17,6 +17,7 @@ import('./conformance.mjs')
         vectors: JSON.parse(vectors),
         writeKey: `key-${run}`,
         redisPort: Number(redisPort),
+        node,
       },
       { server: true, node },
     )

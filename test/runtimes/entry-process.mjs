@@ -19,6 +19,7 @@ const results = await runConformance(
     vectors: JSON.parse(vectors),
     writeKey: `key-${run}`,
     redisPort: Number(redisPort),
+    node,
   },
   { server: true, node },
 )

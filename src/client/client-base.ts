@@ -1,0 +1,494 @@
+import { Emitter } from '../core/emitter.js'
+import { ClosedError } from '../core/errors/closed-error.js'
+import { MessageTooLargeError } from '../core/errors/message-too-large-error.js'
+import { timeoutOption } from '../core/option-checks.js'
+import { ValidationError } from '../core/errors/validation-error.js'
+import type {
+  AliasMessage,
+  GroupMessage,
+  IdentifyMessage,
+  JsonObject,
+  MessageType,
+  PageMessage,
+  ScreenMessage,
+  TrackMessage,
+} from '../core/messages.js'
+import { serializeCall } from '../core/check-message.js'
+import { setUnrefTimeout, settlesWithin } from '../core/timers.js'
+import { describeError } from '../core/describe-error.js'
+import { takeBatch, type Batch, type MessageCallback, type MessageRecord, type QueuedMessage } from './batch.js'
+import { DeliveryError, type DeliveryErrorCode } from './delivery-error.js'
+import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './options.js'
+import { Queue } from '../core/queue.js'
+import { Holdings } from './holdings.js'
+import { KEEPALIVE_MAX_BYTES, onPageHide } from './page-hide.js'
+import type { BatchTransport, SendResult, TransportFactory } from './transport.js'
+
+/** What `'sent'` listeners receive: a batch the endpoint accepted. */
+export interface SentInfo {
+  /** The batch's own `messageId`. */
+  readonly batchId: string
+  readonly messages: readonly MessageRecord[]
+  /** UTF-8 bytes of the request body. */
+  readonly bytes: number
+  readonly status: number
+  readonly attempts: number
+}
+
+/** What `'retry'` listeners receive: a batch about to be sent again. */
+export interface RetryInfo {
+  readonly batchId: string
+  readonly messages: readonly MessageRecord[]
+  /** 1 for the first retry. */
+  readonly attempt: number
+  /**
+   * Why the previous attempt failed: an `HTTPError` for a status (its `response.status`), a
+   * `TimeoutError`, or the network error (on Node `connect ECONNREFUSED ...` and the like; over
+   * `fetch`, `TypeError: fetch failed` with the reason as `cause`).
+   */
+  readonly error: unknown
+}
+
+/** The events a {@link Client} emits. */
+export interface ClientEvents {
+  /** A batch was accepted by the endpoint (2xx). */
+  sent: [info: SentInfo]
+  /** Accepted messages will not be delivered; `error.messages` lists them. */
+  error: [error: DeliveryError]
+  /** A batch failed with a retryable error and will be sent again. */
+  retry: [info: RetryInfo]
+  /** After a call returned `false`: the queue fell back to half the high-water mark (and a quarter of `maxQueueSize`). */
+  drain: []
+}
+
+/** Options of {@link Client.close}. */
+export interface CloseOptions {
+  /** Longest wait for the queue to drain, in ms; what is left then fails with `ERR_CLOSE_TIMEOUT`. @defaultValue 30_000 */
+  timeout?: number | undefined
+}
+
+const DEFAULT_CLOSE_TIMEOUT = 30_000
+
+/**
+ * What {@link Client} does, on every runtime: each build of the package extends it with the
+ * transport of its platform (see `src/client/client.ts` and `src/client/node-client.ts`).
+ */
+export class ClientBase extends Emitter<ClientEvents> {
+  readonly #options: ResolvedClientOptions
+  readonly #transport: BatchTransport
+  readonly #queue = new Queue<QueuedMessage>()
+  /** Batches being sent or retried, each with the promise that settles with it. */
+  readonly #inFlight = new Map<Batch, Promise<void>>()
+  /** Fired by close() when its timeout passes: the only abort there is. */
+  readonly #closeDeadline = new AbortController()
+  /** Messages and bytes held (queued, in flight and retrying) and the backpressure they cause. */
+  readonly #holdings: Holdings
+  #lastSeq = 0
+  /** Messages up to this `seq` are sent without waiting for `flushAt`. */
+  #flushMark = 0
+  #timer: ReturnType<typeof setTimeout> | undefined
+  /** Calls dropped at a full queue in this tick, reported together. */
+  readonly #dropped: QueuedMessage[] = []
+  #closed = false
+  #closing: Promise<void> | undefined
+  readonly #stopPageHide: () => void
+  /** `flushAt: 1` turns batching off: one message per request, even with a backlog. */
+  readonly #maxBatchCount: number
+
+  /**
+   * @param writeKey - The write key of your source.
+   * @param createTransport - Makes what sends the batches: the platform's, chosen by the build.
+   * @throws {@link OptionsError} for a missing write key or an option it cannot use.
+   */
+  constructor(writeKey: string, options: ClientOptions, createTransport: TransportFactory) {
+    super()
+    this.#options = resolveClientOptions(writeKey, options)
+    this.#transport = createTransport({
+      url: this.#options.batchUrl,
+      writeKey,
+      timeout: this.#options.timeout,
+      retry: this.#options.retry,
+      fetch: this.#options.fetch,
+    })
+    if (this.#options.verbose) {
+      this.#options.logger.log(`sending to ${this.#options.batchUrl} with ${this.#transport.name}`)
+    }
+    this.#holdings = new Holdings(this.#options)
+    this.#maxBatchCount = this.#options.flushAt === 1 ? 1 : Number.POSITIVE_INFINITY
+    this.#stopPageHide = this.#options.flushOnPageHide ? onPageHide(() => this.#flushForPageHide()) : () => {}
+  }
+
+  /**
+   * Says who the user is and records their traits.
+   *
+   * @returns `false` when the queue is over its high-water mark: wait for `'drain'` before sending more.
+   * @throws {@link ValidationError} with no `userId` and no `anonymousId`; {@link MessageTooLargeError}; {@link ClosedError}.
+   * @example
+   * ```ts
+   * import { Client } from 'eventwire'
+   *
+   * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
+   * client.identify({ userId: 'u1', traits: { plan: 'pro', email: 'a@example.com' } })
+   * ```
+   */
+  identify<Traits extends object = JsonObject>(message: IdentifyMessage<Traits>, callback?: MessageCallback): boolean {
+    return this.#enqueue('identify', message, callback)
+  }
+
+  /**
+   * Records something the user did.
+   *
+   * @returns `false` when the queue is over its high-water mark: wait for `'drain'` before sending more.
+   * @throws {@link ValidationError} without `event` or without `userId`/`anonymousId`; {@link MessageTooLargeError}; {@link ClosedError}.
+   * @example
+   * ```ts
+   * import { Client } from 'eventwire'
+   *
+   * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
+   * client.track({ userId: 'u1', event: 'Signed Up', properties: { source: 'ad' } })
+   * ```
+   */
+  track<Properties extends object = JsonObject>(
+    message: TrackMessage<Properties>,
+    callback?: MessageCallback,
+  ): boolean {
+    return this.#enqueue('track', message, callback)
+  }
+
+  /**
+   * Records a web page view. Go's `Page.Traits` is sent as `properties`.
+   *
+   * @returns `false` when the queue is over its high-water mark.
+   * @throws {@link ValidationError}; {@link MessageTooLargeError}; {@link ClosedError}.
+   * @example
+   * ```ts
+   * import { Client } from 'eventwire'
+   *
+   * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
+   * client.page({ userId: 'u1', name: 'Home', category: 'Docs', properties: { path: '/' } })
+   * ```
+   */
+  page<Properties extends object = JsonObject>(message: PageMessage<Properties>, callback?: MessageCallback): boolean {
+    return this.#enqueue('page', message, callback)
+  }
+
+  /**
+   * Records a mobile screen view.
+   *
+   * @returns `false` when the queue is over its high-water mark.
+   * @throws {@link ValidationError}; {@link MessageTooLargeError}; {@link ClosedError}.
+   * @example
+   * ```ts
+   * import { Client } from 'eventwire'
+   *
+   * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
+   * client.screen({ userId: 'u1', name: 'Dashboard', category: 'Billing', properties: { tab: 'usage' } })
+   * ```
+   */
+  screen<Properties extends object = JsonObject>(
+    message: ScreenMessage<Properties>,
+    callback?: MessageCallback,
+  ): boolean {
+    return this.#enqueue('screen', message, callback)
+  }
+
+  /**
+   * Ties the user to a group (company, organization, account, project or team).
+   *
+   * @returns `false` when the queue is over its high-water mark.
+   * @throws {@link ValidationError} without `groupId` or without `userId`/`anonymousId`; {@link MessageTooLargeError}; {@link ClosedError}.
+   * @example
+   * ```ts
+   * import { Client } from 'eventwire'
+   *
+   * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
+   * client.group({ userId: 'u1', groupId: 'g1', traits: { size: 20 } })
+   * ```
+   */
+  group<Traits extends object = JsonObject>(message: GroupMessage<Traits>, callback?: MessageCallback): boolean {
+    return this.#enqueue('group', message, callback)
+  }
+
+  /**
+   * Links a previous id (often an anonymous one) to the user's id.
+   *
+   * @returns `false` when the queue is over its high-water mark.
+   * @throws {@link ValidationError} without `userId` or `previousId`; {@link MessageTooLargeError}; {@link ClosedError}.
+   * @example
+   * ```ts
+   * import { Client } from 'eventwire'
+   *
+   * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
+   * // An alias sequence: calls under the anonymous id, then alias, identify, and calls under the new id.
+   * client.track({ userId: 'anon-1', event: 'Plan Selected' })
+   * client.alias({ previousId: 'anon-1', userId: 'u1' })
+   * client.identify({ userId: 'u1', traits: { plan: 'pro' } })
+   * client.track({ userId: 'u1', event: 'Signed Up' })
+   * ```
+   */
+  alias(message: AliasMessage, callback?: MessageCallback): boolean {
+    return this.#enqueue('alias', message, callback)
+  }
+
+  /** Messages accepted and not yet settled (queued, in flight or retrying). */
+  get pending(): number {
+    return this.#holdings.messages
+  }
+
+  /** Whether a call returned `false` and `'drain'` has not been emitted since. */
+  get needDrain(): boolean {
+    return this.#holdings.needDrain
+  }
+
+  /** Resolves at once when the queue has room, else on the next `'drain'`. */
+  whenDrained(): Promise<void> {
+    if (!this.#holdings.needDrain) return Promise.resolve()
+    return new Promise((resolve) => this.once('drain', resolve))
+  }
+
+  /**
+   * Sends everything queued now, without waiting for `flushAt` or `flushAfter`. Resolves when every
+   * message enqueued before the call has been delivered or has definitively failed (reported
+   * through `'error'`); never rejects. Overlapping calls share the same requests.
+   *
+   * @example
+   * ```ts
+   * import { Client } from 'eventwire'
+   *
+   * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
+   * client.on('error', (error) => console.error(error.code, error.messages.length))
+   * client.track({ userId: 'u1', event: 'Checkout Started' })
+   * await client.flush() // delivered, or reported through 'error'
+   * ```
+   */
+  async flush(): Promise<void> {
+    const target = this.#lastSeq
+    this.#flushMark = Math.max(this.#flushMark, target)
+    this.#pump()
+    while (this.#holdsUpTo(target)) {
+      await Promise.all(this.#inFlight.values())
+    }
+  }
+
+  /**
+   * Flushes, then refuses new calls (they throw `ERR_CLOSED`). After `timeout` ms, in-flight requests
+   * are aborted and what is left fails with `ERR_CLOSE_TIMEOUT`. Safe to call more than once: every
+   * call returns the same promise.
+   *
+   * @throws {@link OptionsError} for a negative or non-numeric timeout.
+   * @example
+   * ```ts
+   * import { Client } from 'eventwire'
+   *
+   * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
+   * client.track({ userId: 'u1', event: 'Job Finished' })
+   * await client.close({ timeout: 10_000 }) // before a short-lived process exits
+   * ```
+   */
+  close(options: CloseOptions = {}): Promise<void> {
+    const timeout = timeoutOption('timeout', options.timeout, DEFAULT_CLOSE_TIMEOUT)
+    if (!this.#closing) {
+      this.#closed = true
+      this.#closing = this.#shutdown(timeout)
+    }
+    return this.#closing
+  }
+
+  protected override onListenerError(error: unknown): void {
+    this.#options.logger.error(
+      `a listener threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    )
+  }
+
+  #enqueue(type: MessageType, input: unknown, callback: MessageCallback | undefined): boolean {
+    if (this.#closed) throw new ClosedError(`${type}()`)
+    if (callback !== undefined && typeof callback !== 'function') {
+      throw new ValidationError('ERR_INVALID_FIELD', 'callback', `${type}(): the callback must be a function.`)
+    }
+    const { wire, json, bytes } = serializeCall(type, input)
+
+    const options = this.#options
+    const message: QueuedMessage = { type, messageId: wire.messageId, json, bytes, seq: this.#lastSeq + 1, callback }
+    if (!this.#holdings.admit(bytes)) {
+      this.#drop(message)
+      return false
+    }
+    this.#lastSeq = message.seq
+    this.#queue.push(message)
+    if (this.#queue.length >= options.flushAt) this.#pump()
+    else this.#armTimer()
+    return !this.#holdings.needDrain
+  }
+
+  /**
+   * Reports a call dropped at a full queue after the call returns, as every other outcome is.
+   * Calls dropped in the same tick share one error: a producer hammering a full queue gets one
+   * 'error' per tick, not one error (and one stack trace) per call.
+   */
+  #drop(message: QueuedMessage): void {
+    if (this.#dropped.push(message) > 1) return
+    queueMicrotask(() => {
+      const dropped = this.#dropped.splice(0)
+      this.#fail(dropped, this.#deliveryError('ERR_QUEUE_FULL', dropped, undefined))
+    })
+  }
+
+  /** Starts batches while request slots are free and the queue is due: at `flushAt`, or up to the flush mark. */
+  #pump(): void {
+    const options = this.#options
+    while (this.#inFlight.size < options.maxConcurrentRequests && !this.#closeDeadline.signal.aborted) {
+      const head = this.#queue.peek()
+      if (head === undefined || (this.#queue.length < options.flushAt && head.seq > this.#flushMark)) break
+      this.#send(takeBatch(this.#queue, this.#maxBatchCount))
+    }
+    if (this.#queue.length === 0) this.#clearTimer()
+    else this.#armTimer()
+  }
+
+  /**
+   * The page is going away: send everything queued now, with `keepalive` so the requests outlive
+   * the page, in bodies small enough for the browser's keepalive quota.
+   */
+  #flushForPageHide(): void {
+    while (this.#queue.length > 0) {
+      this.#send(takeBatch(this.#queue, this.#maxBatchCount, KEEPALIVE_MAX_BYTES), { keepalive: true })
+    }
+    this.#clearTimer()
+  }
+
+  #send(batch: Batch, { keepalive = false } = {}): void {
+    const options = this.#options
+    if (options.verbose) {
+      options.logger.log(`sending batch ${batch.id}: ${batch.messages.length} message(s), ${batch.bytes} bytes`)
+    }
+    const onRetry = (attempt: number, error: unknown) => {
+      if (options.verbose) options.logger.log(`retrying batch ${batch.id} (retry ${attempt}): ${describeError(error)}`)
+      this.emit('retry', { batchId: batch.id, messages: batch.messages, attempt, error })
+    }
+    this.#inFlight.set(
+      batch,
+      this.#transport
+        .send(batch.body, { signal: this.#closeDeadline.signal, onRetry, keepalive })
+        .then((result) => this.#settle(batch, result)),
+    )
+  }
+
+  #settle(batch: Batch, result: SendResult): void {
+    this.#inFlight.delete(batch)
+    this.#holdings.release(batch.messages.length, batch.messageBytes)
+    const options = this.#options
+    if (result.ok) {
+      if (options.verbose) {
+        options.logger.log(`batch ${batch.id} delivered: HTTP ${result.status} after ${result.attempts} attempt(s)`)
+      }
+      this.emit('sent', {
+        batchId: batch.id,
+        messages: batch.messages,
+        bytes: batch.bytes,
+        status: result.status,
+        attempts: result.attempts,
+      })
+      for (const message of batch.messages) {
+        if (message.callback) this.#callBack(message.callback, undefined)
+      }
+    } else {
+      this.#fail(batch.messages, this.#deliveryError(result.code, batch.messages, result))
+    }
+    this.#checkDrain()
+    this.#pump()
+  }
+
+  #deliveryError(
+    code: DeliveryErrorCode,
+    messages: readonly QueuedMessage[],
+    result: Extract<SendResult, { ok: false }> | undefined,
+  ): DeliveryError {
+    const count = `${messages.length} message(s)`
+    const url = this.#options.batchUrl
+    const reasons: Record<DeliveryErrorCode, string> = {
+      ERR_QUEUE_FULL: `Dropped ${count}: the queue is full (maxQueueSize ${this.#options.maxQueueSize}, maxQueueBytes ${this.#options.maxQueueBytes}). Wait for 'drain' when a call returns false, or raise the bounds.`,
+      ERR_REJECTED: `${url} rejected a batch of ${count} with HTTP ${result?.status}${result?.responseText === undefined ? '' : ` (${result.responseText})`}; not retried. Check the write key and the payload.`,
+      ERR_RETRIES_EXHAUSTED: `Could not deliver a batch of ${count} to ${url} after ${result?.attempts} attempt(s): ${describeError(result?.error)}.`,
+      ERR_CLOSE_TIMEOUT: `close() timed out before ${count} could be delivered to ${url}${
+        result?.error === undefined ? '' : `; the last failed attempt: ${describeError(result.error)}`
+      }.`,
+    }
+    return new DeliveryError(code, reasons[code], {
+      messages,
+      status: result?.status,
+      attempts: result?.attempts ?? 0,
+      cause: result?.error,
+    })
+  }
+
+  /** Reports undelivered messages: `'error'` listeners and per-call callbacks, or the logger when nobody listens. */
+  #fail(messages: readonly QueuedMessage[], error: DeliveryError): void {
+    const listened = this.emit('error', error)
+    let everyMessageHasCallback = true
+    for (const message of messages) {
+      if (message.callback) this.#callBack(message.callback, error)
+      else everyMessageHasCallback = false
+    }
+    if (this.#options.verbose || (!listened && !everyMessageHasCallback)) {
+      this.#options.logger.error(`${error.code}: ${error.message}`)
+    }
+  }
+
+  #callBack(callback: MessageCallback, error: DeliveryError | undefined): void {
+    try {
+      callback(error)
+    } catch (thrown) {
+      this.onListenerError(thrown)
+    }
+  }
+
+  #checkDrain(): void {
+    if (this.#holdings.drained()) this.emit('drain')
+  }
+
+  /** Whether a message with `seq <= target` is still queued or in flight. */
+  #holdsUpTo(target: number): boolean {
+    const head = this.#queue.peek()
+    if (head !== undefined && head.seq <= target) return true
+    for (const batch of this.#inFlight.keys()) {
+      if ((batch.messages[0]?.seq ?? Number.POSITIVE_INFINITY) <= target) return true
+    }
+    return false
+  }
+
+  #armTimer(): void {
+    if (this.#timer !== undefined || this.#closed) return
+    this.#timer = setUnrefTimeout(() => {
+      this.#timer = undefined
+      this.#flushMark = this.#lastSeq
+      this.#pump()
+    }, this.#options.flushAfter)
+  }
+
+  #clearTimer(): void {
+    if (this.#timer === undefined) return
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+  }
+
+  async #shutdown(timeout: number): Promise<void> {
+    this.#clearTimer()
+    this.#stopPageHide()
+    const flushed = this.flush()
+    if (!(await settlesWithin(flushed, timeout))) {
+      this.#closeDeadline.abort(new Error('close() timed out'))
+      const left = this.#queue.takeAll()
+      if (left.length > 0) {
+        this.#holdings.release(
+          left.length,
+          left.reduce((bytes, message) => bytes + message.bytes, 0),
+        )
+        this.#fail(left, this.#deliveryError('ERR_CLOSE_TIMEOUT', left, undefined))
+        this.#checkDrain()
+      }
+    }
+    await flushed
+    // Nothing is sent after close(): the transport's idle connections can go.
+    await this.#transport.close?.()
+  }
+}
