@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { Pool, type Dispatcher } from 'undici'
 import { EXCERPT_BYTES, excerptOf } from '../core/body-excerpt.js'
-import { BodyDrains, startDeadline } from '../webhook/attempt-deadline.js'
+import { BodyDrains, startDeadline } from '../core/attempt-deadline.js'
 import { HTTPError } from './http-error.js'
 import { RateLimitPause, statusVerdict } from './retry-policy.js'
 import { sendWithRetries, type AttemptOutcome } from './send-loop.js'

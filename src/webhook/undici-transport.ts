@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
 import type { Readable } from 'node:stream'
 import { buildConnector, Pool } from 'undici'
-import { BodyDrains, RESPONSE_BODY_CAP, startDeadline } from './attempt-deadline.js'
+import { BodyDrains, RESPONSE_BODY_CAP, startDeadline } from '../core/attempt-deadline.js'
 import { blockedRangeOf } from './private-address.js'
 import { blockedAddressError, classifyFailure, type WebhookTransport } from './transport.js'
 

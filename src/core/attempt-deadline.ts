@@ -1,4 +1,4 @@
-import { setUnrefTimeout } from '../core/timers.js'
+import { setUnrefTimeout } from './timers.js'
 
 /**
  * Most response-body bytes read from a receiver. Only the status and `Retry-After` count; the body
