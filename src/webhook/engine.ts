@@ -1,4 +1,3 @@
-import { OptionsError } from '../core/errors/options-error.js'
 import { createSender, type Sender } from './sender.js'
 import { resolveWebhookSettings, type ResolvedWebhookSettings, type WebhookSettings } from './settings.js'
 import type { Signer } from './signer.js'
@@ -28,26 +27,12 @@ export interface Engine {
  */
 export function createEngine(settings: WebhookSettings, platform: WebhookPlatform): Engine {
   const resolved = resolveWebhookSettings(settings)
-  const given = (settings as { transport?: unknown }).transport
-  if (given !== undefined && !isTransport(given))
-    throw new OptionsError('transport', 'expected an object with send(request).')
-  const transport =
-    (given as WebhookTransport | undefined) ??
-    platform.transport({ blockPrivateNetworks: resolved.blockPrivateNetworks })
+  const transport = resolved.transport ?? platform.transport({ blockPrivateNetworks: resolved.blockPrivateNetworks })
   return {
     settings: resolved,
     urls: resolved.webhooks.map((webhook) => webhook.url),
     transport,
     send: createSender(resolved, transport),
     sign: resolved.sharedSecret === undefined ? undefined : platform.signer(resolved.sharedSecret),
-  }
-}
-
-/** Whether `value` has a `send` method; a getter that throws while we look means no. */
-function isTransport(value: unknown): value is WebhookTransport {
-  try {
-    return typeof value === 'object' && value !== null && typeof (value as WebhookTransport).send === 'function'
-  } catch {
-    return false
   }
 }

@@ -3,14 +3,13 @@ import { Emitter } from '../../core/emitter.js'
 import { OptionsError } from '../../core/errors/options-error.js'
 import type { WebhookDestinationEvents } from '../destination.js'
 import { createEngine } from '../engine.js'
-import { createNodeSigner } from '../node-signer.js'
+import { NODE_PLATFORM } from '../node-platform.js'
 import { attemptNotices, pendingTargets, retryNotices, toDeliveryResult } from '../result.js'
 import { newDeliveryState, runRound } from '../round.js'
 import type { Sender } from '../sender.js'
 import type { ResolvedWebhookSettings, WebhookSettings } from '../settings.js'
 import type { Signer } from '../signer.js'
 import type { WebhookTransport } from '../transport.js'
-import { createUndiciTransport } from '../undici-transport.js'
 import { checkDurability, durabilityOption, type Durability } from './durability.js'
 import { restoreState, storeState, type WebhookJobData } from './job-data.js'
 import { DEFAULT_QUEUE_NAME } from './queue.js'
@@ -79,10 +78,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   /** @throws `OptionsError` naming the first setting it cannot use. */
   constructor(settings: WebhookSettings, options: WebhookWorkerOptions) {
     super()
-    const engine = createEngine(settings, {
-      transport: (options) => createUndiciTransport(options),
-      signer: createNodeSigner,
-    })
+    const engine = createEngine(settings, NODE_PLATFORM)
     this.#settings = engine.settings
     this.#urls = engine.urls
     this.#transport = engine.transport
