@@ -12,6 +12,7 @@ import { MemoryRetryStore, type Due } from './retry-store.js'
 import { isDelivered, newDeliveryState, runRound, type DeliveryState } from './round.js'
 import { RetryScheduler } from './scheduler.js'
 import { createEngine, type WebhookPlatform } from './engine.js'
+import type { Endpoint } from './endpoint.js'
 import type { Outgoing, Sender } from './sender.js'
 import type { ResolvedWebhookSettings, WebhookSettings } from './settings.js'
 import type { Signer } from './signer.js'
@@ -43,7 +44,7 @@ export interface WebhookCloseOptions {
 }
 
 interface Job extends Due {
-  readonly state: DeliveryState
+  readonly state: DeliveryState<Endpoint>
   readonly prepared: Outgoing
   readonly resolve: (result: DeliveryResult) => void
   dueAt: number
@@ -82,6 +83,7 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   /** Rounds admitted and not ended (waiting or running), and who waits for none to be left (close). */
   #outstanding = 0
   #idle: (() => void) | undefined
+  readonly #endpoints: readonly Endpoint[]
   readonly #urls: readonly string[]
   #closing: Promise<void> | undefined
 
@@ -94,7 +96,8 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
     super()
     const engine = createEngine(settings, platform)
     this.#settings = engine.settings
-    this.#urls = engine.urls
+    this.#endpoints = engine.endpoints
+    this.#urls = engine.endpoints.map((endpoint) => endpoint.url)
     this.#transport = engine.transport
     this.#send = engine.send
     this.#sign = engine.sign
@@ -138,7 +141,7 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
     if (this.#closing !== undefined) throw new ClosedError('deliver()')
     const { eventId, body, enabled } = checkEvent(event)
     if (!enabled) {
-      const state = newDeliveryState(eventId, this.#settings.webhooks.length, 0, Date.now())
+      const state = newDeliveryState(eventId, this.#endpoints, 0, Date.now())
       for (const target of state.targets) target.status = 'skipped'
       const result = this.#result(state, 'skipped')
       this.emit('skipped', result)
@@ -150,7 +153,7 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
       // A synchronous signer (node:crypto) needs no tick; Web Crypto's does.
       signature = signing instanceof Promise ? await signing : signing
     }
-    const state = newDeliveryState(eventId, this.#settings.webhooks.length, this.#settings.retryWindowMs, Date.now())
+    const state = newDeliveryState(eventId, this.#endpoints, this.#settings.retryWindowMs, Date.now())
     if (typeof signature === 'object') {
       // Without a signature nothing may be sent: every URL fails with the signer's fault.
       for (const target of state.targets) {
@@ -204,10 +207,8 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
 
   async #round(job: Job): Promise<void> {
     const attempted = this.listenerCount('attempt') > 0 ? pendingTargets(job.state) : undefined
-    const decision = await runRound(job.state, this.#settings, (index) => this.#send(index, job.prepared))
-    if (attempted)
-      for (const notice of attemptNotices(job.state, attempted, this.#urls, this.#settings.timeoutMs))
-        this.emit('attempt', notice)
+    const decision = await runRound(job.state, this.#settings, (endpoint) => this.#send(endpoint, job.prepared))
+    if (attempted) for (const notice of attemptNotices(job.state.eventId, attempted)) this.emit('attempt', notice)
     if (decision.kind === 'finished') {
       this.#finish(job, decision.delivered ? 'delivered' : 'failed')
     } else if (this.#closing !== undefined) {
@@ -215,8 +216,7 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
     } else {
       job.dueAt = decision.dueAt
       if (this.listenerCount('retry') > 0) {
-        for (const notice of retryNotices(job.state, this.#urls, decision.dueAt, this.#settings.timeoutMs))
-          this.emit('retry', notice)
+        for (const notice of retryNotices(job.state, decision.dueAt)) this.emit('retry', notice)
       }
       // A retry listener may have called close(): the stopped scheduler must not take the job.
       if (this.#closing !== undefined) this.#abandon(job)
@@ -232,23 +232,17 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
 
   /** Reports an event that will not be retried because the destination is closing. */
   #abandon(job: Job): void {
-    job.state.targets.forEach((target, index) => {
-      if (target.status !== 'pending') return
+    for (const target of job.state.targets) {
+      if (target.status !== 'pending') continue
       target.status = 'failed'
-      const cause = target.failure
-        ? toWebhookError(target.failure, this.#url(index), this.#settings.timeoutMs)
-        : undefined
+      const cause = target.failure ? toWebhookError(target.failure, target.endpoint) : undefined
       target.failure = { code: 'ERR_CLOSED', ...(cause ? { cause } : {}) }
-    })
+    }
     this.#finish(job, isDelivered(job.state, this.#settings.mode) ? 'delivered' : 'failed')
   }
 
-  #url(index: number): string {
-    return this.#urls[index] ?? ''
-  }
-
-  #result(state: DeliveryState, status: DeliveryResult['status']): DeliveryResult {
-    return toDeliveryResult(state, status, this.#urls, this.#settings.timeoutMs)
+  #result(state: DeliveryState<Endpoint>, status: DeliveryResult['status']): DeliveryResult {
+    return toDeliveryResult(state, status)
   }
 
   async #shutdown(timeout: number): Promise<void> {

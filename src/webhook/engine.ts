@@ -1,3 +1,4 @@
+import { createEndpoints, type Endpoint } from './endpoint.js'
 import { createSender, type Sender } from './sender.js'
 import { resolveWebhookSettings, type ResolvedWebhookSettings, type WebhookSettings } from './settings.js'
 import type { Signer } from './signer.js'
@@ -13,7 +14,8 @@ export interface WebhookPlatform {
 /** What every delivery engine (in memory, BullMQ) runs on, read from the settings in one place. */
 export interface Engine {
   readonly settings: ResolvedWebhookSettings
-  readonly urls: readonly string[]
+  /** The configured URLs, in the order configured: what each new delivery state targets. */
+  readonly endpoints: readonly Endpoint[]
   readonly transport: WebhookTransport
   readonly send: Sender
   readonly sign: Signer | undefined
@@ -30,7 +32,7 @@ export function createEngine(settings: WebhookSettings, platform: WebhookPlatfor
   const transport = resolved.transport ?? platform.transport({ blockPrivateNetworks: resolved.blockPrivateNetworks })
   return {
     settings: resolved,
-    urls: resolved.webhooks.map((webhook) => webhook.url),
+    endpoints: createEndpoints(resolved),
     transport,
     send: createSender(resolved, transport),
     sign: resolved.sharedSecret === undefined ? undefined : platform.signer(resolved.sharedSecret),

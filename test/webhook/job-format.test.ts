@@ -140,4 +140,21 @@ describe.runIf(withRedis)('the job data format in Redis', () => {
     })
     expect([sinks[0]?.requests.length, sinks[1]?.requests.length, recovered.requests.length]).toEqual([1, 0, 1])
   })
+
+  it('fails a job whose state names more URLs than the worker has, once and sending nothing', async () => {
+    const sink = await receiver(() => ({ status: 200 }))
+    const { producer, name } = queue()
+    await producer.enqueue(event)
+    const urls = { slow: `${sink.url}/`, accepting: 'http://b.test/', closed: 'http://c.test/' }
+    await raw.hset(`bull:${name}:evt-order-1042`, 'data', afterOneRound(Date.now() + 3_600_000, urls))
+    const worker = new WebhookWorker(
+      { webhooks: [{ url: sink.url }], mode: 'each' },
+      { connection: { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }, name },
+    )
+    open.push(worker)
+    await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(1)
+    const [letter] = await producer.deadLetters()
+    expect(letter?.reason).toMatch(/state names 3 URLs and this worker has 1; not sent/)
+    expect(sink.requests).toHaveLength(0)
+  })
 })

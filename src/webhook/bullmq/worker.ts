@@ -3,6 +3,7 @@ import { Emitter } from '../../core/emitter.js'
 import { OptionsError } from '../../core/errors/options-error.js'
 import type { WebhookDestinationEvents } from '../destination.js'
 import { createEngine } from '../engine.js'
+import type { Endpoint } from '../endpoint.js'
 import { NODE_PLATFORM } from '../node-platform.js'
 import { attemptNotices, pendingTargets, retryNotices, toDeliveryResult } from '../result.js'
 import { newDeliveryState, runRound } from '../round.js'
@@ -67,7 +68,7 @@ export interface WebhookWorkerEvents extends WebhookDestinationEvents {
  */
 export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   readonly #settings: ResolvedWebhookSettings
-  readonly #urls: readonly string[]
+  readonly #endpoints: readonly Endpoint[]
   readonly #transport: WebhookTransport
   readonly #send: Sender
   readonly #sign: Signer | undefined
@@ -80,7 +81,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     super()
     const engine = createEngine(settings, NODE_PLATFORM)
     this.#settings = engine.settings
-    this.#urls = engine.urls
+    this.#endpoints = engine.endpoints
     this.#transport = engine.transport
     this.#send = engine.send
     this.#sign = engine.sign
@@ -151,31 +152,28 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       )
     const data = job.data
     const state = data.state
-      ? restoreState(data.state)
-      : newDeliveryState(data.eventId, this.#urls.length, this.#settings.retryWindowMs, Date.now())
+      ? restoreState(data.state, this.#endpoints)
+      : newDeliveryState(data.eventId, this.#endpoints, this.#settings.retryWindowMs, Date.now())
+    // Final at once: a worker configured with fewer URLs than the job was sent to cannot go on with it.
+    if (state === undefined)
+      throw new UnrecoverableError(
+        `The job's state names ${data.state?.targets.length} URLs and this worker has ${this.#endpoints.length}; not sent. Give every worker of a queue the same webhooks, then re-drive it.`,
+      )
     const outgoing = {
       eventId: data.eventId,
       body: data.body,
       signature: this.#sign ? await this.#sign(data.body) : undefined,
     }
     const attempted = this.listenerCount('attempt') > 0 ? pendingTargets(state) : undefined
-    const decision = await runRound(state, this.#settings, (index) => this.#send(index, outgoing))
-    if (attempted)
-      for (const notice of attemptNotices(state, attempted, this.#urls, this.#settings.timeoutMs))
-        this.emit('attempt', notice)
-    await job.updateData({ eventId: data.eventId, body: data.body, state: storeState(state, this.#urls) })
+    const decision = await runRound(state, this.#settings, (endpoint) => this.#send(endpoint, outgoing))
+    if (attempted) for (const notice of attemptNotices(state.eventId, attempted)) this.emit('attempt', notice)
+    await job.updateData({ eventId: data.eventId, body: data.body, state: storeState(state) })
     if (decision.kind === 'retry') {
-      for (const notice of retryNotices(state, this.#urls, decision.dueAt, this.#settings.timeoutMs))
-        this.emit('retry', notice)
+      for (const notice of retryNotices(state, decision.dueAt)) this.emit('retry', notice)
       await job.moveToDelayed(decision.dueAt, token)
       throw new DelayedError()
     }
-    const result = toDeliveryResult(
-      state,
-      decision.delivered ? 'delivered' : 'failed',
-      this.#urls,
-      this.#settings.timeoutMs,
-    )
+    const result = toDeliveryResult(state, decision.delivered ? 'delivered' : 'failed')
     this.emit(result.status === 'delivered' ? 'delivered' : 'failed', result)
     if (!decision.delivered) {
       const reasons = result.urls.map(
