@@ -5,36 +5,23 @@ import { timeoutOption } from '../core/option-checks.js'
 import { settlesWithin } from '../core/timers.js'
 import type { JsonObject } from '../core/json-value.js'
 import type { WebhookEvent } from './event.js'
+import { DeliveryRounds, type DeliveryEvents } from './delivery-rounds.js'
 import { toWebhookError } from './failure.js'
-import { signBody } from './callbacks.js'
 import { checkEvent } from './prepare.js'
 import { MemoryRetryStore, type Due } from './retry-store.js'
-import { isDelivered, newDeliveryState, runRound, type DeliveryState } from './round.js'
+import { newDeliveryState, type DeliveryState } from './round.js'
 import { RetryScheduler } from './scheduler.js'
 import { createEngine, type WebhookPlatform } from './engine.js'
 import type { Endpoint } from './endpoint.js'
-import type { Outgoing, Sender } from './sender.js'
+import type { Outgoing } from './sender.js'
 import type { ResolvedWebhookSettings, WebhookSettings } from './settings.js'
-import type { Signer } from './signer.js'
 import type { WebhookTransport } from './transport.js'
-import {
-  attemptNotices,
-  pendingTargets,
-  retryNotices,
-  toDeliveryResult,
-  type AttemptNotice,
-  type DeliveryResult,
-  type RetryNotice,
-} from './result.js'
+import { toDeliveryResult, type DeliveryResult } from './result.js'
 
-/** The events a {@link WebhookDestination} emits. */
-export interface WebhookDestinationEvents {
-  delivered: [result: DeliveryResult]
-  failed: [result: DeliveryResult]
+/** The events a {@link WebhookDestination} emits: those of every delivery engine, and `skipped`. */
+export interface WebhookDestinationEvents extends DeliveryEvents {
+  /** An event's `integrations` turn this destination off: nothing was sent. */
   skipped: [result: DeliveryResult]
-  retry: [notice: RetryNotice]
-  /** After each request to each URL: for live views and per-attempt logs. */
-  attempt: [notice: AttemptNotice]
 }
 
 /** Options of {@link WebhookDestination.close}. */
@@ -71,8 +58,7 @@ interface Job extends Due {
 export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   readonly #settings: ResolvedWebhookSettings
   readonly #transport: WebhookTransport
-  readonly #send: Sender
-  readonly #sign: Signer | undefined
+  readonly #rounds: DeliveryRounds
   readonly #scheduler = new RetryScheduler<Job>(new MemoryRetryStore<Job>(), (job) => this.#admit(job))
   /**
    * Rounds waiting for request slots, as plain records: a burst of deliveries holds no suspended
@@ -99,8 +85,11 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
     this.#endpoints = engine.endpoints
     this.#urls = engine.endpoints.map((endpoint) => endpoint.url)
     this.#transport = engine.transport
-    this.#send = engine.send
-    this.#sign = engine.sign
+    this.#rounds = new DeliveryRounds(engine, {
+      listenerCount: (event) => this.listenerCount(event),
+      // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
+      emit: (event, ...args) => this.emit<keyof DeliveryEvents>(event, ...args),
+    })
   }
 
   /** The configured URLs, normalized (`http://host` becomes `http://host/`), as results and retry notices name them. */
@@ -143,30 +132,20 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
     if (!enabled) {
       const state = newDeliveryState(eventId, this.#endpoints, 0, Date.now())
       for (const target of state.targets) target.status = 'skipped'
-      const result = this.#result(state, 'skipped')
+      const result = toDeliveryResult(state, 'skipped')
       this.emit('skipped', result)
       return result
     }
-    let signature: Awaited<ReturnType<typeof signBody>> | undefined
-    if (this.#sign) {
-      const signing = signBody(this.#sign, body, this.#settings.timeoutMs)
-      // A synchronous signer (node:crypto) needs no tick; Web Crypto's does.
-      signature = signing instanceof Promise ? await signing : signing
+    const preparing = this.#rounds.prepare(eventId, body)
+    // A synchronous signer (node:crypto) needs no tick; Web Crypto's does.
+    const prepared = preparing instanceof Promise ? await preparing : preparing
+    const state = this.#rounds.start(eventId)
+    if ('cause' in prepared) {
+      // Failed before it took a request slot: no round to wait for.
+      this.#rounds.refuseUnsigned(state, prepared)
+      return this.#rounds.finish(state)
     }
-    const state = newDeliveryState(eventId, this.#endpoints, this.#settings.retryWindowMs, Date.now())
-    if (typeof signature === 'object') {
-      // Without a signature nothing may be sent: every URL fails with the signer's fault.
-      for (const target of state.targets) {
-        target.status = 'failed'
-        target.failure = { code: 'ERR_CALLBACK', callback: 'signer', cause: signature.cause }
-      }
-      const result = this.#result(state, 'failed')
-      this.emit('failed', result)
-      return result
-    }
-    return new Promise<DeliveryResult>((resolve) =>
-      this.#admit({ state, prepared: { eventId, body, signature }, resolve, dueAt: 0 }),
-    )
+    return new Promise<DeliveryResult>((resolve) => this.#admit({ state, prepared, resolve, dueAt: 0 }))
   }
 
   /**
@@ -206,28 +185,22 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   }
 
   async #round(job: Job): Promise<void> {
-    const attempted = this.listenerCount('attempt') > 0 ? pendingTargets(job.state) : undefined
-    const decision = await runRound(job.state, this.#settings, (endpoint) => this.#send(endpoint, job.prepared))
-    if (attempted) for (const notice of attemptNotices(job.state.eventId, attempted)) this.emit('attempt', notice)
+    const decision = await this.#rounds.run(job.state, job.prepared)
     if (decision.kind === 'finished') {
-      this.#finish(job, decision.delivered ? 'delivered' : 'failed')
+      this.#finish(job)
     } else if (this.#closing !== undefined) {
       this.#abandon(job)
     } else {
       job.dueAt = decision.dueAt
-      if (this.listenerCount('retry') > 0) {
-        for (const notice of retryNotices(job.state, decision.dueAt)) this.emit('retry', notice)
-      }
+      this.#rounds.announceRetry(job.state, decision.dueAt)
       // A retry listener may have called close(): the stopped scheduler must not take the job.
       if (this.#closing !== undefined) this.#abandon(job)
       else this.#scheduler.schedule(job)
     }
   }
 
-  #finish(job: Job, status: 'delivered' | 'failed'): void {
-    const result = this.#result(job.state, status)
-    this.emit(status, result)
-    job.resolve(result)
+  #finish(job: Job): void {
+    job.resolve(this.#rounds.finish(job.state))
   }
 
   /** Reports an event that will not be retried because the destination is closing. */
@@ -238,11 +211,7 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
       const cause = target.failure ? toWebhookError(target.failure, target.endpoint) : undefined
       target.failure = { code: 'ERR_CLOSED', ...(cause ? { cause } : {}) }
     }
-    this.#finish(job, isDelivered(job.state, this.#settings.mode) ? 'delivered' : 'failed')
-  }
-
-  #result(state: DeliveryState<Endpoint>, status: DeliveryResult['status']): DeliveryResult {
-    return toDeliveryResult(state, status)
+    this.#finish(job)
   }
 
   async #shutdown(timeout: number): Promise<void> {
