@@ -1,15 +1,14 @@
 import { DelayedError, UnrecoverableError, type ConnectionOptions, type Job } from 'bullmq'
 import { Emitter } from '../../core/emitter.js'
-import { OptionsError } from '../../core/errors/options-error.js'
 import { DeliveryRounds, type DeliveryEvents } from '../delivery-rounds.js'
 import { createEngine } from '../engine.js'
 import type { Endpoint } from '../endpoint.js'
 import { NODE_PLATFORM } from '../node-platform.js'
 import type { WebhookSettings } from '../settings.js'
 import type { WebhookTransport } from '../transport.js'
-import { checkDurability, durabilityOption, type Durability } from './durability.js'
+import { checkDurability, type Durability } from './durability.js'
 import { restoreState, storeState, type WebhookJobData } from './job-data.js'
-import { DEFAULT_QUEUE_NAME } from './queue.js'
+import { resolveWorkerOptions } from './options.js'
 import { unreadableReason } from './stored-job.js'
 import { StoredJobWorker } from './stored-queue.js'
 
@@ -74,7 +73,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   readonly #started: Promise<void>
   #closing: Promise<void> | undefined
 
-  /** @throws `OptionsError` naming the first setting it cannot use. */
+  /** @throws `OptionsError` naming the first setting (of `settings`) or option (of `options`) it cannot use. */
   constructor(settings: WebhookSettings, options: WebhookWorkerOptions) {
     super()
     const engine = createEngine(settings, NODE_PLATFORM)
@@ -85,27 +84,20 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
       emit: (event, ...args) => this.emit<keyof DeliveryEvents>(event, ...args),
     })
-    const concurrency = options.concurrency ?? 50
-    if (!Number.isInteger(concurrency) || concurrency < 1)
-      throw new OptionsError('concurrency', 'expected a whole number >= 1.')
-    const durability = durabilityOption(options.durability)
-    this.#worker = new StoredJobWorker<WebhookJobData>(
-      options.name ?? DEFAULT_QUEUE_NAME,
-      (job, token) => this.#process(job, token),
-      {
-        connection: options.connection,
-        concurrency,
-        ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
-        ...(options.lockDuration === undefined ? {} : { lockDuration: options.lockDuration }),
-        ...(options.stalledInterval === undefined ? {} : { stalledInterval: options.stalledInterval }),
-        // A job whose worker died is taken over, however often that happens: delivery is at-least-once.
-        maxStalledCount: Number.MAX_SAFE_INTEGER,
-        // Jobs are taken only once Redis's persistence has been checked.
-        autorun: false,
-      },
-    )
+    const resolved = resolveWorkerOptions(options)
+    this.#worker = new StoredJobWorker<WebhookJobData>(resolved.name, (job, token) => this.#process(job, token), {
+      connection: resolved.connection,
+      prefix: resolved.prefix,
+      concurrency: resolved.concurrency,
+      lockDuration: resolved.lockDuration,
+      stalledInterval: resolved.stalledInterval,
+      // A job whose worker died is taken over, however often that happens: delivery is at-least-once.
+      maxStalledCount: Number.MAX_SAFE_INTEGER,
+      // Jobs are taken only once Redis's persistence has been checked.
+      autorun: false,
+    })
     this.#worker.on('error', (error) => this.#reportError(error))
-    this.#started = this.#start(durability)
+    this.#started = this.#start(resolved.durability)
     // The outcome is reported as 'error' and by ready(); nothing else waits for it.
     this.#started.catch((error: unknown) => this.#reportError(error as Error))
   }
