@@ -109,10 +109,13 @@ function defaultBackoff(attempt: number): number {
   return 5_000 * 2 ** attempt * (0.9 + Math.random() * 0.2)
 }
 
-/** Whether `value` has a `send` method; a getter that throws while we look means no. */
+/** Whether `value` is an object with a `send` method; a getter that throws while we look means no. */
 function isTransport(value: unknown): value is WebhookTransport {
+  if (typeof value !== 'object') return false
+  // Stryker disable next-line ConditionalExpression: reading send of null throws and is caught below, with the same answer.
+  if (value === null) return false
   try {
-    return typeof value === 'object' && value !== null && typeof (value as WebhookTransport).send === 'function'
+    return typeof (value as WebhookTransport).send === 'function'
   } catch {
     return false
   }
