@@ -1,13 +1,11 @@
 // The JSON a BullMQ job stores is a format: Redis keeps it across deploys, so a worker of the next
 // version reads what a producer or worker of this one wrote. These tests pin it to the byte, as
 // Redis holds it, so that a refactor cannot change what existing data means without failing here.
-import { Redis } from 'ioredis'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { WebhookQueue, WebhookWorker } from '../../src/webhook/bullmq/index.js'
 import { jobDataProblem } from '../../src/webhook/bullmq/job-data.js'
 import { freePort } from '../helpers/ports.js'
-import { startRedis, type RedisServer } from '../helpers/redis.js'
-import { isInstalled, REDIS } from '../helpers/services.js'
+import { redisForFile } from '../helpers/redis-suite.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'
 
 const event = {
@@ -43,20 +41,8 @@ describe('the job data format, without Redis', () => {
   })
 })
 
-let redis: RedisServer
-let raw: Redis
+const redis = redisForFile()
 const open: Array<{ close(): Promise<void> }> = []
-const withRedis = isInstalled(REDIS.executable)
-beforeAll(async () => {
-  if (!withRedis) return
-  redis = await startRedis({ persistent: true })
-  raw = new Redis({ host: '127.0.0.1', port: redis.port })
-})
-afterAll(async () => {
-  if (!withRedis) return
-  raw.disconnect()
-  await redis.dispose()
-})
 afterEach(async () => {
   await Promise.all(open.splice(0).map((item) => item.close()))
 })
@@ -70,13 +56,13 @@ async function receiver(respond: Responder): Promise<Sink> {
 let queues = 0
 function queue(): { producer: WebhookQueue; name: string; stored: () => Promise<Record<string, string>> } {
   const name = `job-format-${++queues}`
-  const producer = new WebhookQueue({ connection: { host: '127.0.0.1', port: redis.port }, name })
+  const producer = new WebhookQueue({ connection: { host: '127.0.0.1', port: redis.server.port }, name })
   open.push(producer)
   // BullMQ keeps a job as a hash at `{prefix}:{name}:{jobId}`.
-  return { producer, name, stored: () => raw.hgetall(`bull:${name}:evt-order-1042`) }
+  return { producer, name, stored: () => redis.raw.hgetall(`bull:${name}:evt-order-1042`) }
 }
 
-describe.runIf(withRedis)('the job data format in Redis', () => {
+describe.runIf(redis.available)('the job data format in Redis', () => {
   it('stores a fresh event as its id and body, under the job id evt-{eventId}', async () => {
     const { producer, stored } = queue()
     await producer.enqueue(event)
@@ -100,7 +86,7 @@ describe.runIf(withRedis)('the job data format in Redis', () => {
         // Long enough that the job is read while it waits as a delayed job.
         backoff: () => 60_000,
       },
-      { connection: { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }, name },
+      { connection: { host: '127.0.0.1', port: redis.server.port, maxRetriesPerRequest: null }, name },
     )
     open.push(worker)
     await expect.poll(async () => (await producer.counts()).delayed, { timeout: 10_000 }).toBe(1)
@@ -122,10 +108,10 @@ describe.runIf(withRedis)('the job data format in Redis', () => {
     await producer.enqueue(event)
     // As a worker of an earlier version left it, in the format pinned above.
     const urls = { slow, accepting, closed: `${recovered.url}/` }
-    await raw.hset(`bull:${name}:evt-order-1042`, 'data', afterOneRound(Date.now() + 3_600_000, urls))
+    await redis.raw.hset(`bull:${name}:evt-order-1042`, 'data', afterOneRound(Date.now() + 3_600_000, urls))
     const worker = new WebhookWorker(
       { webhooks: [{ url: slow }, { url: accepting }, { url: urls.closed }], mode: 'each' },
-      { connection: { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }, name },
+      { connection: { host: '127.0.0.1', port: redis.server.port, maxRetriesPerRequest: null }, name },
     )
     open.push(worker)
     const delivered = new Promise((resolve) => worker.once('delivered', resolve))
@@ -146,10 +132,10 @@ describe.runIf(withRedis)('the job data format in Redis', () => {
     const { producer, name } = queue()
     await producer.enqueue(event)
     const urls = { slow: `${sink.url}/`, accepting: 'http://b.test/', closed: 'http://c.test/' }
-    await raw.hset(`bull:${name}:evt-order-1042`, 'data', afterOneRound(Date.now() + 3_600_000, urls))
+    await redis.raw.hset(`bull:${name}:evt-order-1042`, 'data', afterOneRound(Date.now() + 3_600_000, urls))
     const worker = new WebhookWorker(
       { webhooks: [{ url: sink.url }], mode: 'each' },
-      { connection: { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }, name },
+      { connection: { host: '127.0.0.1', port: redis.server.port, maxRetriesPerRequest: null }, name },
     )
     open.push(worker)
     await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(1)
