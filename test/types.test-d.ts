@@ -1,6 +1,7 @@
 // Type-level rules of the public API, checked by `npm run typecheck` (tsc), not run.
 import { Client, type DeliveryError, type ErrorCode, type TrackMessage } from '../src/index.js'
 import { toWebhookPayload, WebhookDestination } from '../src/webhook/index.js'
+import type { WebhookWorker } from '../src/webhook/bullmq/index.js'
 
 declare const client: Client
 
@@ -133,3 +134,12 @@ void destination.deliver({ type: 'track', userId: 'u1' })
 void destination.deliver({ type: 'track', userId: 'u1', event: 'E', properties: { big: 1n } })
 // @ts-expect-error: function, in an interface-typed value
 toWebhookPayload({ type: 'group', userId: 'u1', groupId: 'g1', traits: { ...props, seats: () => 1 } })
+
+// A worker's events are what it emits: the delivery events the destination has too, no `skipped`
+// (an event skipped by its integrations never reaches Redis).
+declare const worker: WebhookWorker
+worker.on('attempt', (notice) => notice.accepted satisfies boolean)
+worker.on('delivered', (result) => result.urls satisfies readonly unknown[])
+destination.on('skipped', (result) => result.status satisfies 'delivered' | 'failed' | 'skipped')
+// @ts-expect-error: a worker never emits skipped
+worker.on('skipped', () => {})

@@ -5,35 +5,23 @@ import { timeoutOption } from '../core/option-checks.js'
 import { settlesWithin } from '../core/timers.js'
 import type { JsonObject } from '../core/json-value.js'
 import type { WebhookEvent } from './event.js'
+import { DeliveryRounds, type DeliveryEvents } from './delivery-rounds.js'
 import { toWebhookError } from './failure.js'
-import { signBody } from './callbacks.js'
 import { checkEvent } from './prepare.js'
 import { MemoryRetryStore, type Due } from './retry-store.js'
-import { isDelivered, newDeliveryState, runRound, type DeliveryState } from './round.js'
+import { newDeliveryState, type DeliveryState } from './round.js'
 import { RetryScheduler } from './scheduler.js'
 import { createEngine, type WebhookPlatform } from './engine.js'
-import type { Outgoing, Sender } from './sender.js'
+import type { Endpoint } from './endpoint.js'
+import type { Outgoing } from './sender.js'
 import type { ResolvedWebhookSettings, WebhookSettings } from './settings.js'
-import type { Signer } from './signer.js'
 import type { WebhookTransport } from './transport.js'
-import {
-  attemptNotices,
-  pendingTargets,
-  retryNotices,
-  toDeliveryResult,
-  type AttemptNotice,
-  type DeliveryResult,
-  type RetryNotice,
-} from './result.js'
+import { toDeliveryResult, type DeliveryResult } from './result.js'
 
-/** The events a {@link WebhookDestination} emits. */
-export interface WebhookDestinationEvents {
-  delivered: [result: DeliveryResult]
-  failed: [result: DeliveryResult]
+/** The events a {@link WebhookDestination} emits: those of every delivery engine, and `skipped`. */
+export interface WebhookDestinationEvents extends DeliveryEvents {
+  /** An event's `integrations` turn this destination off: nothing was sent. */
   skipped: [result: DeliveryResult]
-  retry: [notice: RetryNotice]
-  /** After each request to each URL: for live views and per-attempt logs. */
-  attempt: [notice: AttemptNotice]
 }
 
 /** Options of {@link WebhookDestination.close}. */
@@ -43,7 +31,7 @@ export interface WebhookCloseOptions {
 }
 
 interface Job extends Due {
-  readonly state: DeliveryState
+  readonly state: DeliveryState<Endpoint>
   readonly prepared: Outgoing
   readonly resolve: (result: DeliveryResult) => void
   dueAt: number
@@ -70,8 +58,7 @@ interface Job extends Due {
 export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   readonly #settings: ResolvedWebhookSettings
   readonly #transport: WebhookTransport
-  readonly #send: Sender
-  readonly #sign: Signer | undefined
+  readonly #rounds: DeliveryRounds
   readonly #scheduler = new RetryScheduler<Job>(new MemoryRetryStore<Job>(), (job) => this.#admit(job))
   /**
    * Rounds waiting for request slots, as plain records: a burst of deliveries holds no suspended
@@ -82,6 +69,7 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   /** Rounds admitted and not ended (waiting or running), and who waits for none to be left (close). */
   #outstanding = 0
   #idle: (() => void) | undefined
+  readonly #endpoints: readonly Endpoint[]
   readonly #urls: readonly string[]
   #closing: Promise<void> | undefined
 
@@ -94,10 +82,14 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
     super()
     const engine = createEngine(settings, platform)
     this.#settings = engine.settings
-    this.#urls = engine.urls
+    this.#endpoints = engine.endpoints
+    this.#urls = engine.endpoints.map((endpoint) => endpoint.url)
     this.#transport = engine.transport
-    this.#send = engine.send
-    this.#sign = engine.sign
+    this.#rounds = new DeliveryRounds(engine, {
+      listenerCount: (event) => this.listenerCount(event),
+      // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
+      emit: (event, ...args) => this.emit<keyof DeliveryEvents>(event, ...args),
+    })
   }
 
   /** The configured URLs, normalized (`http://host` becomes `http://host/`), as results and retry notices name them. */
@@ -139,32 +131,22 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
     if (this.#closing !== undefined) throw new ClosedError('deliver()')
     const { eventId, body, enabled } = checkEvent(event)
     if (!enabled) {
-      const state = newDeliveryState(eventId, this.#settings.webhooks.length, 0, Date.now())
+      const state = newDeliveryState(eventId, this.#endpoints, 0, Date.now())
       for (const target of state.targets) target.status = 'skipped'
-      const result = this.#result(state, 'skipped')
+      const result = toDeliveryResult(state, 'skipped')
       this.emit('skipped', result)
       return result
     }
-    let signature: Awaited<ReturnType<typeof signBody>> | undefined
-    if (this.#sign) {
-      const signing = signBody(this.#sign, body, this.#settings.timeoutMs)
-      // A synchronous signer (node:crypto) needs no tick; Web Crypto's does.
-      signature = signing instanceof Promise ? await signing : signing
+    const preparing = this.#rounds.prepare(eventId, body)
+    // A synchronous signer (node:crypto) needs no tick; Web Crypto's does.
+    const prepared = preparing instanceof Promise ? await preparing : preparing
+    const state = this.#rounds.start(eventId)
+    if ('cause' in prepared) {
+      // Failed before it took a request slot: no round to wait for.
+      this.#rounds.refuseUnsigned(state, prepared)
+      return this.#rounds.finish(state)
     }
-    const state = newDeliveryState(eventId, this.#settings.webhooks.length, this.#settings.retryWindowMs, Date.now())
-    if (typeof signature === 'object') {
-      // Without a signature nothing may be sent: every URL fails with the signer's fault.
-      for (const target of state.targets) {
-        target.status = 'failed'
-        target.failure = { code: 'ERR_CALLBACK', callback: 'signer', cause: signature.cause }
-      }
-      const result = this.#result(state, 'failed')
-      this.emit('failed', result)
-      return result
-    }
-    return new Promise<DeliveryResult>((resolve) =>
-      this.#admit({ state, prepared: { eventId, body, signature }, resolve, dueAt: 0 }),
-    )
+    return new Promise<DeliveryResult>((resolve) => this.#admit({ state, prepared, resolve, dueAt: 0 }))
   }
 
   /**
@@ -204,52 +186,33 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   }
 
   async #round(job: Job): Promise<void> {
-    const attempted = this.listenerCount('attempt') > 0 ? pendingTargets(job.state) : undefined
-    const decision = await runRound(job.state, this.#settings, (index) => this.#send(index, job.prepared))
-    if (attempted)
-      for (const notice of attemptNotices(job.state, attempted, this.#urls, this.#settings.timeoutMs))
-        this.emit('attempt', notice)
+    const decision = await this.#rounds.run(job.state, job.prepared)
     if (decision.kind === 'finished') {
-      this.#finish(job, decision.delivered ? 'delivered' : 'failed')
+      this.#finish(job)
     } else if (this.#closing !== undefined) {
       this.#abandon(job)
     } else {
       job.dueAt = decision.dueAt
-      if (this.listenerCount('retry') > 0) {
-        for (const notice of retryNotices(job.state, this.#urls, decision.dueAt, this.#settings.timeoutMs))
-          this.emit('retry', notice)
-      }
+      this.#rounds.announceRetry(job.state, decision.dueAt)
       // A retry listener may have called close(): the stopped scheduler must not take the job.
       if (this.#closing !== undefined) this.#abandon(job)
       else this.#scheduler.schedule(job)
     }
   }
 
-  #finish(job: Job, status: 'delivered' | 'failed'): void {
-    const result = this.#result(job.state, status)
-    this.emit(status, result)
-    job.resolve(result)
+  #finish(job: Job): void {
+    job.resolve(this.#rounds.finish(job.state))
   }
 
   /** Reports an event that will not be retried because the destination is closing. */
   #abandon(job: Job): void {
-    job.state.targets.forEach((target, index) => {
-      if (target.status !== 'pending') return
+    for (const target of job.state.targets) {
+      if (target.status !== 'pending') continue
       target.status = 'failed'
-      const cause = target.failure
-        ? toWebhookError(target.failure, this.#url(index), this.#settings.timeoutMs)
-        : undefined
+      const cause = target.failure ? toWebhookError(target.failure, target.endpoint) : undefined
       target.failure = { code: 'ERR_CLOSED', ...(cause ? { cause } : {}) }
-    })
-    this.#finish(job, isDelivered(job.state, this.#settings.mode) ? 'delivered' : 'failed')
-  }
-
-  #url(index: number): string {
-    return this.#urls[index] ?? ''
-  }
-
-  #result(state: DeliveryState, status: DeliveryResult['status']): DeliveryResult {
-    return toDeliveryResult(state, status, this.#urls, this.#settings.timeoutMs)
+    }
+    this.#finish(job)
   }
 
   async #shutdown(timeout: number): Promise<void> {

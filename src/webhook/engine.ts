@@ -1,4 +1,4 @@
-import { OptionsError } from '../core/errors/options-error.js'
+import { createEndpoints, type Endpoint } from './endpoint.js'
 import { createSender, type Sender } from './sender.js'
 import { resolveWebhookSettings, type ResolvedWebhookSettings, type WebhookSettings } from './settings.js'
 import type { Signer } from './signer.js'
@@ -14,7 +14,8 @@ export interface WebhookPlatform {
 /** What every delivery engine (in memory, BullMQ) runs on, read from the settings in one place. */
 export interface Engine {
   readonly settings: ResolvedWebhookSettings
-  readonly urls: readonly string[]
+  /** The configured URLs, in the order configured: what each new delivery state targets. */
+  readonly endpoints: readonly Endpoint[]
   readonly transport: WebhookTransport
   readonly send: Sender
   readonly sign: Signer | undefined
@@ -28,26 +29,12 @@ export interface Engine {
  */
 export function createEngine(settings: WebhookSettings, platform: WebhookPlatform): Engine {
   const resolved = resolveWebhookSettings(settings)
-  const given = (settings as { transport?: unknown }).transport
-  if (given !== undefined && !isTransport(given))
-    throw new OptionsError('transport', 'expected an object with send(request).')
-  const transport =
-    (given as WebhookTransport | undefined) ??
-    platform.transport({ blockPrivateNetworks: resolved.blockPrivateNetworks })
+  const transport = resolved.transport ?? platform.transport({ blockPrivateNetworks: resolved.blockPrivateNetworks })
   return {
     settings: resolved,
-    urls: resolved.webhooks.map((webhook) => webhook.url),
+    endpoints: createEndpoints(resolved),
     transport,
     send: createSender(resolved, transport),
     sign: resolved.sharedSecret === undefined ? undefined : platform.signer(resolved.sharedSecret),
-  }
-}
-
-/** Whether `value` has a `send` method; a getter that throws while we look means no. */
-function isTransport(value: unknown): value is WebhookTransport {
-  try {
-    return typeof value === 'object' && value !== null && typeof (value as WebhookTransport).send === 'function'
-  } catch {
-    return false
   }
 }

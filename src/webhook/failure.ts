@@ -1,4 +1,5 @@
 import { describeError } from '../core/describe-error.js'
+import type { Endpoint } from './endpoint.js'
 import { WebhookError, type WebhookErrorCode } from './webhook-error.js'
 
 /**
@@ -13,8 +14,14 @@ export interface AttemptFailure {
   readonly callback?: 'backoff' | 'signer'
 }
 
-/** The error a result or a `'retry'` notice carries for a failure at `url`. */
-export function toWebhookError(failure: AttemptFailure, url: string, timeoutMs: number): WebhookError {
+/**
+ * The error a result or a notice carries for a failure at `endpoint`. The endpoint, not the
+ * failure, knows the timeout: a failure restored from Redis keeps only its code and status.
+ */
+export function toWebhookError(
+  failure: AttemptFailure,
+  { url, timeoutMs }: Pick<Endpoint, 'url' | 'timeoutMs'>,
+): WebhookError {
   const { code, status, cause, callback } = failure
   const details = { ...(status === undefined ? {} : { status }), ...(cause === undefined ? {} : { cause }) }
   switch (code) {

@@ -1,7 +1,6 @@
 import { WebhookDestinationBase } from './destination.js'
-import { createNodeSigner } from './node-signer.js'
+import { NODE_PLATFORM } from './node-platform.js'
 import type { WebhookSettings } from './settings.js'
-import { createUndiciTransport } from './undici-transport.js'
 
 /**
  * Forwards each platform event as a signed JSON POST to up to five URLs:
@@ -27,6 +26,6 @@ import { createUndiciTransport } from './undici-transport.js'
 export class WebhookDestination extends WebhookDestinationBase {
   /** @throws {@link OptionsError} naming the first setting it cannot use. */
   constructor(settings: WebhookSettings) {
-    super(settings, { transport: (options) => createUndiciTransport(options), signer: createNodeSigner })
+    super(settings, NODE_PLATFORM)
   }
 }

@@ -1,5 +1,6 @@
+import type { Endpoint } from './endpoint.js'
 import { toWebhookError } from './failure.js'
-import type { DeliveryState } from './round.js'
+import type { DeliveryState, TargetState } from './round.js'
 import type { WebhookError } from './webhook-error.js'
 
 /** The fate of one event at one URL. `superseded`: another URL accepted the event first (mode `'any'`). */
@@ -29,26 +30,18 @@ export interface DeliveryResult {
 }
 
 /** Reports a state: one entry per configured URL, failures turned into errors. */
-export function toDeliveryResult(
-  state: DeliveryState,
-  status: DeliveryResult['status'],
-  urls: readonly string[],
-  timeoutMs: number,
-): DeliveryResult {
+export function toDeliveryResult(state: DeliveryState<Endpoint>, status: DeliveryResult['status']): DeliveryResult {
   return {
     status,
     eventId: state.eventId,
     attempts: state.rounds,
-    urls: state.targets.map((target, index) => {
-      const url = urls[index] ?? ''
-      return {
-        url,
-        status: target.status === 'pending' ? 'failed' : target.status,
-        attempts: target.attempts,
-        lastStatus: target.lastStatus,
-        lastError: target.failure && toWebhookError(target.failure, url, timeoutMs),
-      }
-    }),
+    urls: state.targets.map((target) => ({
+      url: target.endpoint.url,
+      status: target.status === 'pending' ? 'failed' : target.status,
+      attempts: target.attempts,
+      lastStatus: target.lastStatus,
+      lastError: target.failure && toWebhookError(target.failure, target.endpoint),
+    })),
   }
 }
 
@@ -64,24 +57,18 @@ export interface RetryNotice {
 }
 
 /** One notice per URL that will be tried again at `retryAt`. */
-export function retryNotices(
-  state: DeliveryState,
-  urls: readonly string[],
-  retryAt: number,
-  timeoutMs: number,
-): RetryNotice[] {
+export function retryNotices(state: DeliveryState<Endpoint>, retryAt: number): RetryNotice[] {
   const notices: RetryNotice[] = []
-  state.targets.forEach((target, index) => {
-    if (target.status !== 'pending' || !target.failure) return
-    const url = urls[index] ?? ''
+  for (const target of state.targets) {
+    if (target.status !== 'pending' || !target.failure) continue
     notices.push({
       eventId: state.eventId,
-      url,
+      url: target.endpoint.url,
       attempts: target.attempts,
-      error: toWebhookError(target.failure, url, timeoutMs),
+      error: toWebhookError(target.failure, target.endpoint),
       retryAt,
     })
-  })
+  }
   return notices
 }
 
@@ -99,34 +86,25 @@ export interface AttemptNotice {
   readonly error: WebhookError | undefined
 }
 
-/** The URLs (by index) the next round sends to. */
-export function pendingTargets(state: DeliveryState): number[] {
-  const indices: number[] = []
-  state.targets.forEach((target, index) => {
-    if (target.status === 'pending') indices.push(index)
-  })
-  return indices
+/** The targets the next round sends to. */
+export function pendingTargets<E>(state: DeliveryState<E>): TargetState<E>[] {
+  return state.targets.filter((target) => target.status === 'pending')
 }
 
-/** One notice per URL a round just sent to (`attempted`, from {@link pendingTargets} before the round). */
-export function attemptNotices(
-  state: DeliveryState,
-  attempted: readonly number[],
-  urls: readonly string[],
-  timeoutMs: number,
-): AttemptNotice[] {
-  return attempted.map((index) => {
-    // biome-ignore lint/style/noNonNullAssertion: `attempted` holds indexes of state.targets.
-    const target = state.targets[index]!
-    const url = urls[index] ?? ''
+/**
+ * One notice per URL a round just sent to: `attempted`, from {@link pendingTargets} before the
+ * round, are the same objects the round then updated.
+ */
+export function attemptNotices(eventId: string, attempted: readonly TargetState<Endpoint>[]): AttemptNotice[] {
+  return attempted.map((target) => {
     const accepted = target.status === 'delivered'
     return {
-      eventId: state.eventId,
-      url,
+      eventId,
+      url: target.endpoint.url,
       attempts: target.attempts,
       accepted,
       status: accepted ? target.lastStatus : target.failure?.status,
-      error: !accepted && target.failure ? toWebhookError(target.failure, url, timeoutMs) : undefined,
+      error: !accepted && target.failure ? toWebhookError(target.failure, target.endpoint) : undefined,
     }
   })
 }

@@ -5,8 +5,14 @@ import type { AttemptFailure } from './failure.js'
 import type { TransportFailure, WebhookResponse } from './transport.js'
 import type { WebhookErrorCode } from './webhook-error.js'
 
-/** Where one event stands at one URL. */
-export interface TargetState {
+/**
+ * Where one event stands at one URL.
+ *
+ * @typeParam E - What the target sends to: the engine's endpoint (a test's stand-in). Carried by
+ * the target, so that no list has to be matched to the targets by position.
+ */
+export interface TargetState<E = unknown> {
+  readonly endpoint: E
   status: 'pending' | 'delivered' | 'failed' | 'superseded' | 'skipped'
   attempts: number
   lastStatus: number | undefined
@@ -15,12 +21,12 @@ export interface TargetState {
 }
 
 /** Where one event stands: what the engine keeps between rounds, wherever it is kept. */
-export interface DeliveryState {
+export interface DeliveryState<E = unknown> {
   readonly eventId: string
   /** No round starts after this (epoch ms): the first attempt plus the retry window. */
   readonly deadline: number
   rounds: number
-  readonly targets: TargetState[]
+  readonly targets: TargetState<E>[]
 }
 
 /** The rules a round follows. */
@@ -34,13 +40,19 @@ export type RoundDecision =
   | { readonly kind: 'finished'; readonly delivered: boolean }
   | { readonly kind: 'retry'; readonly dueAt: number }
 
-/** A fresh state: every URL waiting for its first attempt. */
-export function newDeliveryState(eventId: string, urls: number, retryWindowMs: number, now: number): DeliveryState {
+/** A fresh state: every endpoint waiting for its first attempt. */
+export function newDeliveryState<E>(
+  eventId: string,
+  endpoints: readonly E[],
+  retryWindowMs: number,
+  now: number,
+): DeliveryState<E> {
   return {
     eventId,
     deadline: now + retryWindowMs,
     rounds: 0,
-    targets: Array.from({ length: urls }, () => ({
+    targets: endpoints.map((endpoint) => ({
+      endpoint,
       status: 'pending',
       attempts: 0,
       lastStatus: undefined,
@@ -95,16 +107,16 @@ export function isDelivered(state: DeliveryState, mode: RoundRules['mode']): boo
  * else a retry after `backoff(round)` or a longer `Retry-After`, never past the deadline; finished
  * as failed once the deadline has passed, or when `backoff` gives no usable delay (`ERR_CALLBACK`).
  */
-export async function runRound(
-  state: DeliveryState,
+export async function runRound<E>(
+  state: DeliveryState<E>,
   rules: RoundRules,
-  send: (index: number) => Promise<WebhookResponse>,
+  send: (endpoint: E) => Promise<WebhookResponse>,
 ): Promise<RoundDecision> {
   state.rounds++
   await Promise.all(
-    state.targets.map((target, index) =>
+    state.targets.map((target) =>
       target.status === 'pending'
-        ? send(index).then((response) => recordAttempt(target, response, Date.now()))
+        ? send(target.endpoint).then((response) => recordAttempt(target, response, Date.now()))
         : undefined,
     ),
   )

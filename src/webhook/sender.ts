@@ -1,4 +1,5 @@
 import { sendThrough } from './callbacks.js'
+import type { Endpoint } from './endpoint.js'
 import { Limiter } from './limiter.js'
 import type { ResolvedWebhookSettings } from './settings.js'
 import type { WebhookResponse, WebhookTransport } from './transport.js'
@@ -14,21 +15,18 @@ export interface Outgoing {
 /** The header carrying the event's stable id, the same on every attempt: receivers de-duplicate on it. */
 export const EVENT_ID_HEADER = 'webhook-id'
 
-/** Sends an event's bytes to the n-th configured URL, within the concurrency bounds. */
-export type Sender = (index: number, outgoing: Outgoing) => Promise<WebhookResponse>
+/** Sends an event's bytes to one endpoint, within the concurrency bounds. */
+export type Sender = (endpoint: Endpoint, outgoing: Outgoing) => Promise<WebhookResponse>
 
 /**
- * A {@link Sender} over a transport, bounded overall and per URL, in arrival order. The in-memory
- * destination admits rounds within `maxConcurrency` before they get here, so there the overall
- * bound rarely queues; the BullMQ worker relies on it.
+ * A {@link Sender} over a transport, bounded overall and per URL (each endpoint's own limiter), in
+ * arrival order. The in-memory destination admits rounds within `maxConcurrency` before they get
+ * here, so there the overall bound rarely queues; the BullMQ worker relies on it.
  */
 export function createSender(settings: ResolvedWebhookSettings, transport: WebhookTransport): Sender {
   const overall = new Limiter(settings.maxConcurrency)
-  const perUrl = settings.webhooks.map(() => new Limiter(settings.maxConcurrencyPerUrl))
-  return async (index, { eventId, body, signature }) => {
-    const webhook = settings.webhooks[index]
-    const limiter = perUrl[index]
-    if (!webhook || !limiter) throw new RangeError(`no webhook at index ${index}`)
+  return async (endpoint, { eventId, body, signature }) => {
+    const { limiter } = endpoint
     // acquire() gives a promise only when there is a wait: a free slot costs no tick.
     const urlPlace = limiter.acquire()
     if (urlPlace !== undefined) await urlPlace
@@ -36,16 +34,16 @@ export function createSender(settings: ResolvedWebhookSettings, transport: Webho
     if (place !== undefined) await place
     try {
       return await sendThrough(transport, {
-        url: webhook.url,
-        origin: webhook.origin,
-        path: webhook.path,
+        url: endpoint.url,
+        origin: endpoint.origin,
+        path: endpoint.path,
         // Literal keys (not [EVENT_ID_HEADER]) keep this a fast object clone.
         headers:
           signature === undefined
-            ? { ...webhook.headers, 'webhook-id': eventId }
-            : { ...webhook.headers, 'webhook-id': eventId, 'x-signature': signature },
+            ? { ...endpoint.headers, 'webhook-id': eventId }
+            : { ...endpoint.headers, 'webhook-id': eventId, 'x-signature': signature },
         body,
-        timeoutMs: settings.timeoutMs,
+        timeoutMs: endpoint.timeoutMs,
         blockPrivateNetworks: settings.blockPrivateNetworks,
       })
     } finally {

@@ -74,6 +74,8 @@ export interface ResolvedWebhookSettings {
   readonly maxConcurrency: number
   readonly maxConcurrencyPerUrl: number
   readonly blockPrivateNetworks: boolean
+  /** The transport the settings name; `undefined` leaves the choice to the platform. */
+  readonly transport: WebhookTransport | undefined
 }
 
 /** The `User-Agent` every request carries: a fixed sender identifier with the version suffix `1.0`. */
@@ -105,6 +107,18 @@ const HOP_BY_HOP = new Set([
 
 function defaultBackoff(attempt: number): number {
   return 5_000 * 2 ** attempt * (0.9 + Math.random() * 0.2)
+}
+
+/** Whether `value` is an object with a `send` method; a getter that throws while we look means no. */
+function isTransport(value: unknown): value is WebhookTransport {
+  if (typeof value !== 'object') return false
+  // Stryker disable next-line ConditionalExpression: reading send of null throws and is caught below, with the same answer.
+  if (value === null) return false
+  try {
+    return typeof (value as WebhookTransport).send === 'function'
+  } catch {
+    return false
+  }
 }
 
 /** Every setting of {@link WebhookSettings} and {@link WebhookEntry}; a key missing here fails to compile. */
@@ -229,5 +243,13 @@ export function resolveWebhookSettings(settings: unknown): ResolvedWebhookSettin
     maxConcurrency: integerOption('maxConcurrency', settings['maxConcurrency'], 256, 1, 100_000),
     maxConcurrencyPerUrl: integerOption('maxConcurrencyPerUrl', settings['maxConcurrencyPerUrl'], 64, 1, 100_000),
     blockPrivateNetworks: block,
+    // Checked last, as it always was: a transport of the user's is not looked at while other settings are wrong.
+    transport: transportOption(settings['transport']),
   }
+}
+
+function transportOption(value: unknown): WebhookTransport | undefined {
+  if (value !== undefined && !isTransport(value))
+    throw new OptionsError('transport', 'expected an object with send(request).')
+  return value
 }

@@ -20,6 +20,7 @@ export const REDIS: SystemService = {
     'test/webhook/durability.test.ts',
     'test/webhook/adversarial-redis.test.ts',
     'test/webhook/event-rules.test.ts (the queue half)',
+    'test/webhook/job-format.test.ts (the Redis half)',
   ],
 }
 

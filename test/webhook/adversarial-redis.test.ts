@@ -1,27 +1,13 @@
 // What anything with Redis access can write into a queue's jobs, and what eventwire makes of it:
 // every such job fails once, into the dead-letter list, and nothing loops or throws.
-import { Redis } from 'ioredis'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { ValidationError } from '../../src/core/errors/validation-error.js'
 import { WebhookQueue, WebhookWorker } from '../../src/webhook/bullmq/index.js'
-import { startRedis, type RedisServer } from '../helpers/redis.js'
-import { isInstalled, REDIS } from '../helpers/services.js'
+import { redisForFile } from '../helpers/redis-suite.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 
-let redis: RedisServer
-let raw: Redis
+const redis = redisForFile()
 const open: Array<{ close(): Promise<void> }> = []
-const withRedis = isInstalled(REDIS.executable)
-beforeAll(async () => {
-  if (!withRedis) return
-  redis = await startRedis({ persistent: true })
-  raw = new Redis({ host: '127.0.0.1', port: redis.port })
-})
-afterAll(async () => {
-  if (!withRedis) return
-  raw.disconnect()
-  await redis.dispose()
-})
 afterEach(async () => {
   await Promise.all(open.splice(0).map((item) => item.close()))
 })
@@ -30,7 +16,7 @@ let queues = 0
 /** A queue, and the Redis key of a job in it as BullMQ lays it out: `{prefix}:{name}:{jobId}`, a hash. */
 function queue(): { producer: WebhookQueue; name: string; key: (jobId: string) => string } {
   const name = `adversarial-${++queues}`
-  const producer = new WebhookQueue({ connection: { host: '127.0.0.1', port: redis.port }, name })
+  const producer = new WebhookQueue({ connection: { host: '127.0.0.1', port: redis.server.port }, name })
   open.push(producer)
   return { producer, name, key: (jobId) => `bull:${name}:${jobId}` }
 }
@@ -39,7 +25,7 @@ async function worker(name: string, url: string): Promise<{ hub: WebhookWorker; 
   const hub = new WebhookWorker(
     { webhooks: [{ url }], backoff: () => 50 },
     {
-      connection: { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null },
+      connection: { host: '127.0.0.1', port: redis.server.port, maxRetriesPerRequest: null },
       name,
       lockDuration: 1_000,
       stalledInterval: 500,
@@ -58,13 +44,13 @@ async function receiver(): Promise<Sink> {
   return sink
 }
 
-describe.runIf(withRedis)('jobs whose data in Redis is not what eventwire wrote', () => {
+describe.runIf(redis.available)('jobs whose data in Redis is not what eventwire wrote', () => {
   it('fails a job whose data is not JSON once, lists it as a dead letter, and refuses to re-drive it', async () => {
     const sink = await receiver()
     const { producer, name, key } = queue()
     await producer.enqueue({ type: 'identify', userId: 'u1', messageId: 'garbled' })
     await producer.enqueue({ type: 'identify', userId: 'u2', messageId: 'fine' })
-    await raw.hset(key('evt-garbled'), 'data', '{"eventId": "garbled", "body": ')
+    await redis.raw.hset(key('evt-garbled'), 'data', '{"eventId": "garbled", "body": ')
     const { errors } = await worker(name, sink.url)
 
     await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(1)
@@ -76,7 +62,7 @@ describe.runIf(withRedis)('jobs whose data in Redis is not what eventwire wrote'
     expect(letters[0]?.unreadable).toMatch(/not JSON/)
     expect(letters[0]?.reason).toMatch(/^ERR_INVALID_FIELD: .*not JSON/)
     // Once, finally: not taken again as stalled.
-    expect(Number((await raw.hget(key('evt-garbled'), 'stc')) ?? 0)).toBe(0)
+    expect(Number((await redis.raw.hget(key('evt-garbled'), 'stc')) ?? 0)).toBe(0)
     expect(errors).toEqual([])
 
     const refusal = await producer.redrive('garbled').catch((error: unknown) => error)
@@ -103,7 +89,7 @@ describe.runIf(withRedis)('jobs whose data in Redis is not what eventwire wrote'
     const sink = await receiver()
     const { producer, name, key } = queue()
     await producer.enqueue({ type: 'identify', userId: 'u1', messageId: 'odd' })
-    await raw.hset(key('evt-odd'), 'data', data)
+    await redis.raw.hset(key('evt-odd'), 'data', data)
     await worker(name, sink.url)
 
     await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(1)
@@ -123,7 +109,7 @@ describe.runIf(withRedis)('jobs whose data in Redis is not what eventwire wrote'
     await producer.enqueue({ type: 'identify', userId: 'u2', messageId: 'b' })
     await worker(name, sink.url)
     await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(2)
-    await raw.hset(key('evt-a'), 'data', '\u001b]0;pwned\u0007not json')
+    await redis.raw.hset(key('evt-a'), 'data', '\u001b]0;pwned\u0007not json')
 
     const letters = Object.fromEntries((await producer.deadLetters()).map((letter) => [letter.eventId, letter]))
     expect(letters['a']?.unreadable).toMatch(/not JSON/)
@@ -136,7 +122,7 @@ describe.runIf(withRedis)('jobs whose data in Redis is not what eventwire wrote'
     const sink = await receiver()
     const { producer, name, key } = queue()
     await producer.enqueue({ type: 'identify', userId: 'u1', messageId: 'bare' })
-    await raw.hdel(key('evt-bare'), 'data', 'name', 'timestamp')
+    await redis.raw.hdel(key('evt-bare'), 'data', 'name', 'timestamp')
     await worker(name, sink.url)
     await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(1)
     const [letter] = await producer.deadLetters()
@@ -151,7 +137,7 @@ describe.runIf(withRedis)('jobs whose data in Redis is not what eventwire wrote'
     const { producer, name, key } = queue()
     await producer.enqueue({ type: 'identify', userId: 'u1', messageId: 'opts' })
     await producer.enqueue({ type: 'identify', userId: 'u2', messageId: 'fine' })
-    await raw.hset(key('evt-opts'), 'opts', '{"attempts":')
+    await redis.raw.hset(key('evt-opts'), 'opts', '{"attempts":')
     const { errors } = await worker(name, sink.url)
     await expect
       .poll(() => sink.requests.map((request) => request.headers['webhook-id']), { timeout: 10_000 })

@@ -22,6 +22,9 @@ function pinClock(at = NOW): void {
   vi.useFakeTimers({ now: at, toFake: ['Date'] })
 }
 
+/** Endpoints for the rules to carry: their positions stand in for them, as the rules never look inside. */
+const endpoints = (count: number): number[] => Array.from({ length: count }, (_, index) => index)
+
 const answer = (status: number, retryAfter: string | null = null): WebhookResponse => ({ ok: true, status, retryAfter })
 const broken = (
   failure: 'timeout' | 'network' | 'tls' | 'blocked',
@@ -29,7 +32,7 @@ const broken = (
 ): WebhookResponse => ({ ok: false, failure, cause })
 
 function target(): TargetState {
-  const [fresh] = newDeliveryState('e1', 1, 0, NOW).targets
+  const [fresh] = newDeliveryState('e1', endpoints(1), 0, NOW).targets
   if (!fresh) throw new Error('no target')
   return fresh
 }
@@ -110,7 +113,7 @@ describe('recordAttempt: what one answer means', () => {
 
 describe('isDelivered', () => {
   function withStatuses(...statuses: TargetState['status'][]): DeliveryState {
-    const state = newDeliveryState('e1', statuses.length, 0, NOW)
+    const state = newDeliveryState('e1', endpoints(statuses.length), 0, NOW)
     statuses.forEach((status, index) => {
       const entry = state.targets[index]
       if (entry) entry.status = status
@@ -133,18 +136,18 @@ describe('runRound: what comes after a round', () => {
       Promise.resolve(responses[index] ?? answer(500))
 
   it('starts with every URL pending, and a deadline one retry window after the first attempt', () => {
-    const state = newDeliveryState('e1', 3, 60_000, NOW)
+    const state = newDeliveryState('e1', endpoints(3), 60_000, NOW)
     expect(state).toMatchObject({ eventId: 'e1', deadline: NOW + 60_000, rounds: 0 })
-    expect(state.targets.map((entry) => [entry.status, entry.attempts])).toEqual([
-      ['pending', 0],
-      ['pending', 0],
-      ['pending', 0],
+    expect(state.targets.map((entry) => [entry.endpoint, entry.status, entry.attempts])).toEqual([
+      [0, 'pending', 0],
+      [1, 'pending', 0],
+      [2, 'pending', 0],
     ])
   })
 
   it('sends only to URLs still pending', async () => {
     pinClock()
-    const state = newDeliveryState('e1', 2, 60_000, NOW)
+    const state = newDeliveryState('e1', endpoints(2), 60_000, NOW)
     const sent: number[] = []
     const rules = { mode: 'each' as const, backoff: () => 1_000 }
     await runRound(state, rules, (index) => {
@@ -161,7 +164,7 @@ describe('runRound: what comes after a round', () => {
 
   it("finishes delivered in mode 'any' once one URL accepts, the others superseded", async () => {
     pinClock()
-    const state = newDeliveryState('e1', 3, 60_000, NOW)
+    const state = newDeliveryState('e1', endpoints(3), 60_000, NOW)
     const decision = await runRound(
       state,
       { mode: 'any', backoff: () => 1_000 },
@@ -173,7 +176,7 @@ describe('runRound: what comes after a round', () => {
 
   it("keeps retrying the others in mode 'each' after one URL accepts", async () => {
     pinClock()
-    const state = newDeliveryState('e1', 2, 60_000, NOW)
+    const state = newDeliveryState('e1', endpoints(2), 60_000, NOW)
     const decision = await runRound(state, { mode: 'each', backoff: () => 1_000 }, every(answer(200), answer(503)))
     expect(decision).toEqual({ kind: 'retry', dueAt: NOW + 1_000 })
     expect(state.targets.map((entry) => entry.status)).toEqual(['delivered', 'pending'])
@@ -181,7 +184,7 @@ describe('runRound: what comes after a round', () => {
 
   it('finishes failed when nothing is pending and nothing was accepted', async () => {
     pinClock()
-    const state = newDeliveryState('e1', 2, 60_000, NOW)
+    const state = newDeliveryState('e1', endpoints(2), 60_000, NOW)
     expect(await runRound(state, { mode: 'any', backoff: () => 1_000 }, every(answer(404), answer(410)))).toEqual({
       kind: 'finished',
       delivered: false,
@@ -190,7 +193,7 @@ describe('runRound: what comes after a round', () => {
 
   it('retries after backoff(round), counting rounds from 0', async () => {
     pinClock()
-    const state = newDeliveryState('e1', 1, 60_000, NOW)
+    const state = newDeliveryState('e1', endpoints(1), 60_000, NOW)
     const asked: number[] = []
     const rules = {
       mode: 'any' as const,
@@ -206,11 +209,11 @@ describe('runRound: what comes after a round', () => {
 
   it('waits for the longest Retry-After of the pending URLs when it is longer than the backoff, but never for less', async () => {
     pinClock()
-    const longer = newDeliveryState('e1', 2, 60_000, NOW)
+    const longer = newDeliveryState('e1', endpoints(2), 60_000, NOW)
     expect(
       await runRound(longer, { mode: 'each', backoff: () => 1_000 }, every(answer(503, '3'), answer(429, '5'))),
     ).toEqual({ kind: 'retry', dueAt: NOW + 5_000 })
-    const shorter = newDeliveryState('e2', 1, 60_000, NOW)
+    const shorter = newDeliveryState('e2', endpoints(1), 60_000, NOW)
     expect(await runRound(shorter, { mode: 'each', backoff: () => 9_000 }, every(answer(503, '3')))).toEqual({
       kind: 'retry',
       dueAt: NOW + 9_000,
@@ -219,7 +222,7 @@ describe('runRound: what comes after a round', () => {
 
   it('moves a retry that would fall after the deadline to the deadline itself', async () => {
     pinClock()
-    const state = newDeliveryState('e1', 1, 10_000, NOW)
+    const state = newDeliveryState('e1', endpoints(1), 10_000, NOW)
     expect(await runRound(state, { mode: 'any', backoff: () => 25_000 }, every(answer(500)))).toEqual({
       kind: 'retry',
       dueAt: NOW + 10_000,
@@ -228,7 +231,7 @@ describe('runRound: what comes after a round', () => {
 
   it('caps a retry at the longest timer delay, so that a huge Retry-After cannot fire at once', async () => {
     pinClock()
-    const state = newDeliveryState('e1', 1, Number.MAX_SAFE_INTEGER - NOW, NOW)
+    const state = newDeliveryState('e1', endpoints(1), Number.MAX_SAFE_INTEGER - NOW, NOW)
     expect(await runRound(state, { mode: 'any', backoff: () => 1e15 }, every(answer(500)))).toEqual({
       kind: 'retry',
       dueAt: NOW + MAX_TIMER_MS,
@@ -237,7 +240,7 @@ describe('runRound: what comes after a round', () => {
 
   it('finishes failed at the deadline, each URL keeping its last failure; the deadline instant itself is past', async () => {
     pinClock()
-    const state = newDeliveryState('e1', 2, 0, NOW)
+    const state = newDeliveryState('e1', endpoints(2), 0, NOW)
     const decision = await runRound(state, { mode: 'each', backoff: () => 1_000 }, every(answer(200), answer(503)))
     expect(decision).toEqual({ kind: 'finished', delivered: false })
     expect(state.targets.map((entry) => [entry.status, entry.failure?.code])).toEqual([
@@ -245,7 +248,7 @@ describe('runRound: what comes after a round', () => {
       ['failed', 'ERR_HTTP_STATUS'],
     ])
     vi.setSystemTime(NOW - 1)
-    const early = newDeliveryState('e2', 1, 0, NOW)
+    const early = newDeliveryState('e2', endpoints(1), 0, NOW)
     expect(await runRound(early, { mode: 'any', backoff: () => 5 }, every(answer(500)))).toEqual({
       kind: 'retry',
       dueAt: NOW,
@@ -255,7 +258,7 @@ describe('runRound: what comes after a round', () => {
   it('fails every pending URL with ERR_CALLBACK when backoff gives no usable delay, keeping the last HTTP status', async () => {
     pinClock()
     const fault = new Error('backoff broke')
-    const state = newDeliveryState('e1', 3, 60_000, NOW)
+    const state = newDeliveryState('e1', endpoints(3), 60_000, NOW)
     const decision = await runRound(
       state,
       {
@@ -283,7 +286,7 @@ describe('runRound: what comes after a round', () => {
   it('treats a backoff that returns no finite delay >= 0 like one that throws: ERR_CALLBACK, no retry', async () => {
     pinClock()
     for (const delay of [Number.NaN, -1, Number.POSITIVE_INFINITY]) {
-      const state = newDeliveryState('e1', 1, 60_000, NOW)
+      const state = newDeliveryState('e1', endpoints(1), 60_000, NOW)
       expect(await runRound(state, { mode: 'any', backoff: () => delay }, every(answer(503)))).toEqual({
         kind: 'finished',
         delivered: false,

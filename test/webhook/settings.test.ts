@@ -16,6 +16,8 @@ function optionOf(settings: unknown): string | undefined {
 }
 
 const url = 'https://hooks.example.com/in'
+/** `target` with a `send` method: a transport only if it is an object. */
+const withSend = <T extends object>(target: T) => Object.assign(target, { send: () => Promise.resolve({}) })
 
 describe('WebhookDestination settings', () => {
   it('accepts 1 to 5 http(s) URLs with static headers and a secret', () => {
@@ -82,6 +84,12 @@ describe('WebhookDestination settings', () => {
     ['an unknown mode', { webhooks: [{ url }], mode: 'all' }, 'mode'],
     ['a non-function backoff', { webhooks: [{ url }], backoff: 5 }, 'backoff'],
     ['a transport without send', { webhooks: [{ url }], transport: {} }, 'transport'],
+    ['a null transport', { webhooks: [{ url }], transport: null }, 'transport'],
+    [
+      'a function with a send method for a transport',
+      { webhooks: [{ url }], transport: withSend(() => {}) },
+      'transport',
+    ],
   ])('rejects %s at construction', (_name, settings, option) => {
     expect(optionOf(settings)).toBe(option)
   })
@@ -96,6 +104,15 @@ describe('WebhookDestination setting names', () => {
   ])('refuses %s, a name other clients use, pointing to ours (%s)', (theirs, ours) => {
     expect(optionOf({ webhooks: [{ url }], [theirs]: 1 })).toBe(theirs)
     expect(() => new WebhookDestination({ webhooks: [{ url }], [theirs]: 1 } as WebhookSettings)).toThrow(`\`${ours}\``)
+  })
+})
+
+describe('WebhookDestination transport setting', () => {
+  it('takes any object with a send method, and says what it expected of anything else', () => {
+    expect(optionOf({ webhooks: [{ url }], transport: withSend({}) })).toBeUndefined()
+    expect(() => new WebhookDestination({ webhooks: [{ url }], transport: 'undici' as never })).toThrow(
+      'Invalid option `transport`: expected an object with send(request).',
+    )
   })
 })
 

@@ -1,3 +1,4 @@
+import type { Endpoint } from '../endpoint.js'
 import type { DeliveryState, TargetState } from '../round.js'
 import type { WebhookErrorCode } from '../webhook-error.js'
 
@@ -8,7 +9,7 @@ export interface StoredFailure {
 }
 
 /** A URL's state as Redis keeps it, with the URL itself so dead letters describe themselves. */
-export interface StoredTarget extends Omit<TargetState, 'failure'> {
+export interface StoredTarget extends Omit<TargetState, 'endpoint' | 'failure'> {
   readonly url: string
   readonly failure: StoredFailure | undefined
 }
@@ -33,13 +34,14 @@ export function jobIdOf(eventId: string): string {
   return `evt-${encodeURIComponent(eventId)}`
 }
 
-export function storeState(state: DeliveryState, urls: readonly string[]): StoredState {
+/** A state as Redis keeps it: each URL's entry names its URL, and keeps its failure's code and status only. */
+export function storeState(state: DeliveryState<Endpoint>): StoredState {
   return {
     eventId: state.eventId,
     deadline: state.deadline,
     rounds: state.rounds,
-    targets: state.targets.map((target, index) => ({
-      url: urls[index] ?? '',
+    targets: state.targets.map((target) => ({
+      url: target.endpoint.url,
       status: target.status,
       attempts: target.attempts,
       lastStatus: target.lastStatus,
@@ -52,12 +54,19 @@ export function storeState(state: DeliveryState, urls: readonly string[]): Store
   }
 }
 
-export function restoreState(stored: StoredState): DeliveryState {
+/**
+ * A stored state, its entries given the worker's endpoints in the order configured (as it has
+ * always been read: the stored URL only describes a dead letter), or `undefined` when it has more
+ * entries than the worker has URLs: then some could not be sent to, or reported.
+ */
+export function restoreState(stored: StoredState, endpoints: readonly Endpoint[]): DeliveryState<Endpoint> | undefined {
+  if (stored.targets.length > endpoints.length) return undefined
   return {
     eventId: stored.eventId,
     deadline: stored.deadline,
     rounds: stored.rounds,
-    targets: stored.targets.map((target) => ({
+    targets: stored.targets.map((target, index) => ({
+      endpoint: endpoints[index] as Endpoint,
       status: target.status,
       attempts: target.attempts,
       lastStatus: target.lastStatus ?? undefined,

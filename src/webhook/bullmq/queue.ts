@@ -3,12 +3,12 @@ import { Emitter } from '../../core/emitter.js'
 import { EventwireError } from '../../core/errors/eventwire-error.js'
 import { ValidationError } from '../../core/errors/validation-error.js'
 import type { JsonObject } from '../../core/json-value.js'
-import { timeoutOption } from '../../core/option-checks.js'
 import { settlesWithin } from '../../core/timers.js'
 import type { WebhookEvent } from '../event.js'
 import { checkEvent } from '../prepare.js'
-import { checkDurability, durabilityOption, type Durability } from './durability.js'
+import { checkDurability, type Durability } from './durability.js'
 import { eventIdOfJob, jobIdOf, type StoredTarget, type WebhookJobData } from './job-data.js'
+import { resolveQueueOptions } from './options.js'
 import { RedisTimeoutError } from './redis-timeout-error.js'
 import { unreadableReason } from './stored-job.js'
 import { StoredJobQueue } from './stored-queue.js'
@@ -62,8 +62,7 @@ export interface DeadLetter {
   readonly unreadable?: string
 }
 
-/** The queue name producers and workers agree on by default. */
-export const DEFAULT_QUEUE_NAME = 'eventwire-webhooks'
+export { DEFAULT_QUEUE_NAME } from './options.js'
 
 /**
  * The producer side of durable delivery: validates each event, serializes its payload once and
@@ -90,11 +89,12 @@ export class WebhookQueue extends Emitter<WebhookQueueEvents> {
   /** @throws `OptionsError` naming the first option it cannot use. */
   constructor(options: WebhookQueueOptions) {
     super()
-    this.#durability = durabilityOption(options.durability)
-    this.#timeoutMs = timeoutOption('enqueueTimeout', options.enqueueTimeout, 10_000)
-    this.#queue = new StoredJobQueue<WebhookJobData>(options.name ?? DEFAULT_QUEUE_NAME, {
-      connection: options.connection,
-      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+    const resolved = resolveQueueOptions(options)
+    this.#durability = resolved.durability
+    this.#timeoutMs = resolved.enqueueTimeout
+    this.#queue = new StoredJobQueue<WebhookJobData>(resolved.name, {
+      connection: resolved.connection,
+      prefix: resolved.prefix,
     })
     this.#queue.on('error', (error: Error) => {
       this.#lastError = error

@@ -1,19 +1,14 @@
 import { DelayedError, UnrecoverableError, type ConnectionOptions, type Job } from 'bullmq'
 import { Emitter } from '../../core/emitter.js'
-import { OptionsError } from '../../core/errors/options-error.js'
-import type { WebhookDestinationEvents } from '../destination.js'
+import { DeliveryRounds, type DeliveryEvents } from '../delivery-rounds.js'
 import { createEngine } from '../engine.js'
-import { createNodeSigner } from '../node-signer.js'
-import { attemptNotices, pendingTargets, retryNotices, toDeliveryResult } from '../result.js'
-import { newDeliveryState, runRound } from '../round.js'
-import type { Sender } from '../sender.js'
-import type { ResolvedWebhookSettings, WebhookSettings } from '../settings.js'
-import type { Signer } from '../signer.js'
+import type { Endpoint } from '../endpoint.js'
+import { NODE_PLATFORM } from '../node-platform.js'
+import type { WebhookSettings } from '../settings.js'
 import type { WebhookTransport } from '../transport.js'
-import { createUndiciTransport } from '../undici-transport.js'
-import { checkDurability, durabilityOption, type Durability } from './durability.js'
+import { checkDurability, type Durability } from './durability.js'
 import { restoreState, storeState, type WebhookJobData } from './job-data.js'
-import { DEFAULT_QUEUE_NAME } from './queue.js'
+import { resolveWorkerOptions } from './options.js'
 import { unreadableReason } from './stored-job.js'
 import { StoredJobWorker } from './stored-queue.js'
 
@@ -39,8 +34,12 @@ export interface WebhookWorkerOptions {
   durability?: Durability | undefined
 }
 
-/** The events a {@link WebhookWorker} emits: the in-memory engine's, plus BullMQ and Redis errors. */
-export interface WebhookWorkerEvents extends WebhookDestinationEvents {
+/**
+ * The events a {@link WebhookWorker} emits: those of every delivery engine, as the in-memory one
+ * emits them, plus BullMQ and Redis errors. No `skipped`: `WebhookQueue.enqueue()` skips events
+ * before they reach Redis.
+ */
+export interface WebhookWorkerEvents extends DeliveryEvents {
   /** A Redis or BullMQ error (the worker keeps reconnecting), or the `strict` durability refusal; written to the console when nobody listens. */
   error: [error: Error]
   /** Under `durability: 'best-effort'`, once: what a Redis restart or crash would lose; written to the console when nobody listens. */
@@ -67,48 +66,38 @@ export interface WebhookWorkerEvents extends WebhookDestinationEvents {
  * ```
  */
 export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
-  readonly #settings: ResolvedWebhookSettings
-  readonly #urls: readonly string[]
+  readonly #endpoints: readonly Endpoint[]
   readonly #transport: WebhookTransport
-  readonly #send: Sender
-  readonly #sign: Signer | undefined
+  readonly #rounds: DeliveryRounds
   readonly #worker: StoredJobWorker<WebhookJobData>
   readonly #started: Promise<void>
   #closing: Promise<void> | undefined
 
-  /** @throws `OptionsError` naming the first setting it cannot use. */
+  /** @throws `OptionsError` naming the first setting (of `settings`) or option (of `options`) it cannot use. */
   constructor(settings: WebhookSettings, options: WebhookWorkerOptions) {
     super()
-    const engine = createEngine(settings, {
-      transport: (options) => createUndiciTransport(options),
-      signer: createNodeSigner,
-    })
-    this.#settings = engine.settings
-    this.#urls = engine.urls
+    const engine = createEngine(settings, NODE_PLATFORM)
+    this.#endpoints = engine.endpoints
     this.#transport = engine.transport
-    this.#send = engine.send
-    this.#sign = engine.sign
-    const concurrency = options.concurrency ?? 50
-    if (!Number.isInteger(concurrency) || concurrency < 1)
-      throw new OptionsError('concurrency', 'expected a whole number >= 1.')
-    const durability = durabilityOption(options.durability)
-    this.#worker = new StoredJobWorker<WebhookJobData>(
-      options.name ?? DEFAULT_QUEUE_NAME,
-      (job, token) => this.#process(job, token),
-      {
-        connection: options.connection,
-        concurrency,
-        ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
-        ...(options.lockDuration === undefined ? {} : { lockDuration: options.lockDuration }),
-        ...(options.stalledInterval === undefined ? {} : { stalledInterval: options.stalledInterval }),
-        // A job whose worker died is taken over, however often that happens: delivery is at-least-once.
-        maxStalledCount: Number.MAX_SAFE_INTEGER,
-        // Jobs are taken only once Redis's persistence has been checked.
-        autorun: false,
-      },
-    )
+    this.#rounds = new DeliveryRounds(engine, {
+      listenerCount: (event) => this.listenerCount(event),
+      // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
+      emit: (event, ...args) => this.emit<keyof DeliveryEvents>(event, ...args),
+    })
+    const resolved = resolveWorkerOptions(options)
+    this.#worker = new StoredJobWorker<WebhookJobData>(resolved.name, (job, token) => this.#process(job, token), {
+      connection: resolved.connection,
+      prefix: resolved.prefix,
+      concurrency: resolved.concurrency,
+      lockDuration: resolved.lockDuration,
+      stalledInterval: resolved.stalledInterval,
+      // A job whose worker died is taken over, however often that happens: delivery is at-least-once.
+      maxStalledCount: Number.MAX_SAFE_INTEGER,
+      // Jobs are taken only once Redis's persistence has been checked.
+      autorun: false,
+    })
     this.#worker.on('error', (error) => this.#reportError(error))
-    this.#started = this.#start(durability)
+    this.#started = this.#start(resolved.durability)
     // The outcome is reported as 'error' and by ready(); nothing else waits for it.
     this.#started.catch((error: unknown) => this.#reportError(error as Error))
   }
@@ -154,34 +143,24 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
         `ERR_INVALID_FIELD: ${unreadable}; not sent. Remove the job, or fix its data and re-drive it.`,
       )
     const data = job.data
-    const state = data.state
-      ? restoreState(data.state)
-      : newDeliveryState(data.eventId, this.#urls.length, this.#settings.retryWindowMs, Date.now())
-    const outgoing = {
-      eventId: data.eventId,
-      body: data.body,
-      signature: this.#sign ? await this.#sign(data.body) : undefined,
-    }
-    const attempted = this.listenerCount('attempt') > 0 ? pendingTargets(state) : undefined
-    const decision = await runRound(state, this.#settings, (index) => this.#send(index, outgoing))
-    if (attempted)
-      for (const notice of attemptNotices(state, attempted, this.#urls, this.#settings.timeoutMs))
-        this.emit('attempt', notice)
-    await job.updateData({ eventId: data.eventId, body: data.body, state: storeState(state, this.#urls) })
+    const state = data.state ? restoreState(data.state, this.#endpoints) : this.#rounds.start(data.eventId)
+    // Final at once: a worker configured with fewer URLs than the job was sent to cannot go on with it.
+    if (state === undefined)
+      throw new UnrecoverableError(
+        `The job's state names ${data.state?.targets.length} URLs and this worker has ${this.#endpoints.length}; not sent. Give every worker of a queue the same webhooks, then re-drive it.`,
+      )
+    // The signature is not stored: each round signs again, once for all of its attempts.
+    const prepared = await this.#rounds.prepare(data.eventId, data.body)
+    const decision =
+      'cause' in prepared ? this.#rounds.refuseUnsigned(state, prepared) : await this.#rounds.run(state, prepared)
+    await job.updateData({ eventId: data.eventId, body: data.body, state: storeState(state) })
     if (decision.kind === 'retry') {
-      for (const notice of retryNotices(state, this.#urls, decision.dueAt, this.#settings.timeoutMs))
-        this.emit('retry', notice)
+      this.#rounds.announceRetry(state, decision.dueAt)
       await job.moveToDelayed(decision.dueAt, token)
       throw new DelayedError()
     }
-    const result = toDeliveryResult(
-      state,
-      decision.delivered ? 'delivered' : 'failed',
-      this.#urls,
-      this.#settings.timeoutMs,
-    )
-    this.emit(result.status === 'delivered' ? 'delivered' : 'failed', result)
-    if (!decision.delivered) {
+    const result = this.#rounds.finish(state)
+    if (result.status !== 'delivered') {
       const reasons = result.urls.map(
         (url) => `${url.url}: ${url.lastError?.code ?? url.status}${url.lastStatus ? ` ${url.lastStatus}` : ''}`,
       )

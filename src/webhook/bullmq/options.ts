@@ -1,0 +1,121 @@
+import type { ConnectionOptions } from 'bullmq'
+import { OptionsError } from '../../core/errors/options-error.js'
+import { checkOptionNames, integerOption, timeoutOption } from '../../core/option-checks.js'
+import { MAX_TIMER_MS } from '../../core/timers.js'
+import { isObject } from '../../core/validate.js'
+import { durabilityOption, type Durability } from './durability.js'
+import type { WebhookQueueOptions } from './queue.js'
+import type { WebhookWorkerOptions } from './worker.js'
+
+// WebhookQueue and WebhookWorker options are checked here, as the destination's settings are in
+// settings.ts: at construction, each wrong value an OptionsError naming its option, instead of a
+// BullMQ error later (or a queue nobody else reads, for a misspelt name).
+
+/** The queue name producers and workers agree on by default. */
+export const DEFAULT_QUEUE_NAME = 'eventwire-webhooks'
+
+/** BullMQ's own default key prefix, given explicitly. */
+const DEFAULT_PREFIX = 'bull'
+
+/** Which queue in which Redis, and what Redis must keep: what producers and workers both name. */
+export interface ResolvedQueueLocation {
+  readonly connection: ConnectionOptions
+  readonly name: string
+  readonly prefix: string
+  readonly durability: Durability
+}
+
+/** {@link WebhookQueueOptions} with defaults filled in. */
+export interface ResolvedQueueOptions extends ResolvedQueueLocation {
+  readonly enqueueTimeout: number
+}
+
+/** {@link WebhookWorkerOptions} with defaults filled in. */
+export interface ResolvedWorkerOptions extends ResolvedQueueLocation {
+  readonly concurrency: number
+  readonly lockDuration: number
+  readonly stalledInterval: number
+}
+
+/** Every option of each class; a key missing here fails to compile. */
+const QUEUE_OPTION_NAMES: Readonly<Record<keyof WebhookQueueOptions, true>> = {
+  connection: true,
+  name: true,
+  prefix: true,
+  durability: true,
+  enqueueTimeout: true,
+}
+const WORKER_OPTION_NAMES: Readonly<Record<keyof WebhookWorkerOptions, true>> = {
+  connection: true,
+  name: true,
+  prefix: true,
+  concurrency: true,
+  lockDuration: true,
+  stalledInterval: true,
+  durability: true,
+}
+/** Names people reach for (BullMQ's and ioredis's among them), mapped to ours. */
+const LIKELY_NAMES: Readonly<Record<string, string>> = {
+  queueName: 'name',
+  queue: 'name',
+  redis: 'connection',
+  keyPrefix: 'prefix',
+}
+
+function shown(value: unknown): string {
+  return JSON.stringify(value) ?? String(value)
+}
+
+/** A non-empty string option, or `fallback` when not given. */
+function nameOption(option: string, value: unknown, fallback: string): string {
+  if (value === undefined) return fallback
+  if (typeof value !== 'string' || value === '')
+    throw new OptionsError(option, `expected a non-empty string, got ${shown(value)}.`)
+  return value
+}
+
+function location(options: Record<string, unknown>): ResolvedQueueLocation {
+  const connection = options['connection']
+  if (!isObject(connection))
+    throw new OptionsError('connection', 'expected ioredis options or an ioredis instance, as BullMQ takes them.')
+  const name = nameOption('name', options['name'], DEFAULT_QUEUE_NAME)
+  // BullMQ joins the prefix, the name and the job id with `:`: a name with one would read as another queue's keys.
+  if (name.includes(':')) throw new OptionsError('name', `a queue name cannot contain ':', got ${shown(name)}.`)
+  return {
+    connection: connection as ConnectionOptions,
+    name,
+    prefix: nameOption('prefix', options['prefix'], DEFAULT_PREFIX),
+    durability: durabilityOption(options['durability']),
+  }
+}
+
+/**
+ * Checks {@link WebhookQueueOptions} and fills in defaults.
+ *
+ * @throws {@link OptionsError} naming the first option it cannot use.
+ */
+export function resolveQueueOptions(options: unknown): ResolvedQueueOptions {
+  if (!isObject(options)) throw new OptionsError('options', 'expected an object with `connection`.')
+  checkOptionNames(options, QUEUE_OPTION_NAMES, { ...LIKELY_NAMES, timeout: 'enqueueTimeout' })
+  return {
+    ...location(options),
+    enqueueTimeout: timeoutOption('enqueueTimeout', options['enqueueTimeout'], 10_000),
+  }
+}
+
+/**
+ * Checks {@link WebhookWorkerOptions} and fills in defaults (BullMQ's own, for the lock and the
+ * stalled check).
+ *
+ * @throws {@link OptionsError} naming the first option it cannot use.
+ */
+export function resolveWorkerOptions(options: unknown): ResolvedWorkerOptions {
+  if (!isObject(options)) throw new OptionsError('options', 'expected an object with `connection`.')
+  checkOptionNames(options, WORKER_OPTION_NAMES, LIKELY_NAMES)
+  return {
+    ...location(options),
+    concurrency: integerOption('concurrency', options['concurrency'], 50, 1),
+    lockDuration: integerOption('lockDuration', options['lockDuration'], 30_000, 1, MAX_TIMER_MS),
+    stalledInterval: integerOption('stalledInterval', options['stalledInterval'], 30_000, 1, MAX_TIMER_MS),
+  }
+}

@@ -1,0 +1,111 @@
+import { signBody, type CallbackFailure } from './callbacks.js'
+import type { Endpoint } from './endpoint.js'
+import type { Engine } from './engine.js'
+import {
+  attemptNotices,
+  pendingTargets,
+  retryNotices,
+  toDeliveryResult,
+  type AttemptNotice,
+  type DeliveryResult,
+  type RetryNotice,
+} from './result.js'
+import { isDelivered, newDeliveryState, runRound, type DeliveryState, type RoundDecision } from './round.js'
+import type { Outgoing } from './sender.js'
+
+/** What every delivery engine, in memory or on BullMQ, tells about the events it delivers. */
+export interface DeliveryEvents {
+  /** An event was accepted: by any URL in mode `'any'`, by every URL in mode `'each'`. */
+  delivered: [result: DeliveryResult]
+  /** An event will not be delivered: no retry is left. Each URL's `lastError` says why. */
+  failed: [result: DeliveryResult]
+  /** A URL will be tried again at `retryAt`: one notice per URL, after each round that leaves the event pending. */
+  retry: [notice: RetryNotice]
+  /** After each request to each URL: for live views and per-attempt logs. */
+  attempt: [notice: AttemptNotice]
+}
+
+/**
+ * Where the notices of rounds go: the engine's own emitter, whose `emit` is protected, so the
+ * engine hands these two over.
+ */
+export interface RoundAudience {
+  /** How many listeners `event` has: notices that nobody listens to are not built. */
+  listenerCount(event: 'attempt' | 'retry'): number
+  emit<Name extends keyof DeliveryEvents>(event: Name, ...args: DeliveryEvents[Name]): unknown
+}
+
+/** An event's bytes as every attempt sends them, or the signer's failure to sign them. */
+export type Prepared = Outgoing | CallbackFailure
+
+/**
+ * The delivery rounds of one engine's settings, the same for the in-memory destination and the
+ * BullMQ worker: where each event starts, how its body is signed, what a round sends and what it
+ * tells. The engines only decide where an event waits between rounds (a timer, or Redis).
+ */
+export class DeliveryRounds {
+  readonly #engine: Engine
+  readonly #audience: RoundAudience
+
+  constructor(engine: Engine, audience: RoundAudience) {
+    this.#engine = engine
+    this.#audience = audience
+  }
+
+  /** A fresh state: every configured URL waiting for its first attempt, the retry window starting now. */
+  start(eventId: string): DeliveryState<Endpoint> {
+    return newDeliveryState(eventId, this.#engine.endpoints, this.#engine.settings.retryWindowMs, Date.now())
+  }
+
+  /**
+   * Signs `body` once for all the attempts that send it. A signer that throws, rejects, returns
+   * what cannot be a header value or does not answer within `timeoutMs` gives its failure instead
+   * (see {@link signBody}). No promise without a signer or with a synchronous one (node:crypto).
+   */
+  prepare(eventId: string, body: string): Prepared | Promise<Prepared> {
+    const sign = this.#engine.sign
+    if (sign === undefined) return { eventId, body, signature: undefined }
+    const signing = signBody(sign, body, this.#engine.settings.timeoutMs)
+    const outgoing = (signature: string | CallbackFailure): Prepared =>
+      typeof signature === 'string' ? { eventId, body, signature } : signature
+    return signing instanceof Promise ? signing.then(outgoing) : outgoing(signing)
+  }
+
+  /**
+   * Ends an event whose body could not be signed: without a signature nothing may be sent, so each
+   * URL still pending fails with the signer's fault (`ERR_CALLBACK`).
+   */
+  refuseUnsigned(state: DeliveryState<Endpoint>, failure: CallbackFailure): RoundDecision {
+    for (const target of state.targets) {
+      if (target.status !== 'pending') continue
+      target.status = 'failed'
+      target.failure = { code: 'ERR_CALLBACK', callback: 'signer', cause: failure.cause }
+    }
+    return { kind: 'finished', delivered: isDelivered(state, this.#engine.settings.mode) }
+  }
+
+  /** Sends one round of `state` (see {@link runRound}), tells each attempt, and says what comes next. */
+  async run(state: DeliveryState<Endpoint>, outgoing: Outgoing): Promise<RoundDecision> {
+    const attempted = this.#audience.listenerCount('attempt') > 0 ? pendingTargets(state) : undefined
+    const decision = await runRound(state, this.#engine.settings, (endpoint) => this.#engine.send(endpoint, outgoing))
+    if (attempted) for (const notice of attemptNotices(state.eventId, attempted)) this.#audience.emit('attempt', notice)
+    return decision
+  }
+
+  /** Tells that the URLs still pending will be tried again at `dueAt`. */
+  announceRetry(state: DeliveryState<Endpoint>, dueAt: number): void {
+    if (this.#audience.listenerCount('retry') === 0) return
+    for (const notice of retryNotices(state, dueAt)) this.#audience.emit('retry', notice)
+  }
+
+  /**
+   * Reports a finished event: `'delivered'` when the mode's rule says so (see {@link isDelivered}),
+   * else `'failed'`; returns the result told.
+   */
+  finish(state: DeliveryState<Endpoint>): DeliveryResult {
+    const status = isDelivered(state, this.#engine.settings.mode) ? 'delivered' : 'failed'
+    const result = toDeliveryResult(state, status)
+    this.#audience.emit(status, result)
+    return result
+  }
+}

@@ -1,0 +1,178 @@
+// WebhookQueue and WebhookWorker check their options as WebhookDestination checks its settings: at
+// construction, before any connection, each refusal an OptionsError naming the option.
+import { Redis } from 'ioredis'
+import { describe, expect, it } from 'vitest'
+import { OptionsError } from '../../src/core/errors/options-error.js'
+import { MAX_TIMER_MS } from '../../src/core/timers.js'
+import { WebhookQueue, type WebhookQueueOptions } from '../../src/webhook/bullmq/queue.js'
+import { DEFAULT_QUEUE_NAME, resolveQueueOptions, resolveWorkerOptions } from '../../src/webhook/bullmq/options.js'
+import { WebhookWorker, type WebhookWorkerOptions } from '../../src/webhook/bullmq/worker.js'
+
+const connection = { host: '127.0.0.1', port: 6379 }
+const settings = { webhooks: [{ url: 'https://hooks.example.com/in' }] }
+
+/** The option a constructor refuses: it throws before it connects, so no Redis is needed. */
+function refusedBy(construct: () => { close(): Promise<void> }): string {
+  try {
+    // Taken after all: close it at once, and fail below.
+    void construct().close()
+  } catch (error) {
+    expect(error).toBeInstanceOf(OptionsError)
+    expect((error as OptionsError).code).toBe('ERR_INVALID_OPTION')
+    return (error as OptionsError).option
+  }
+  throw new Error('the options were taken')
+}
+
+const queueRefuses = (options: unknown) => refusedBy(() => new WebhookQueue(options as WebhookQueueOptions))
+const workerRefuses = (options: unknown) =>
+  refusedBy(() => new WebhookWorker(settings, options as WebhookWorkerOptions))
+
+/** Refused by both classes: where a queue is and what Redis must keep. */
+const refusedByBoth: Array<[string, unknown, string]> = [
+  ['no options', undefined, 'options'],
+  ['null options', null, 'options'],
+  ['an array of options', [connection], 'options'],
+  ['an option it does not know (queueName for name)', { connection, queueName: 'q' }, 'queueName'],
+  ['no connection', {}, 'connection'],
+  ['a null connection', { connection: null }, 'connection'],
+  ['a connection URL string', { connection: 'redis://127.0.0.1:6379' }, 'connection'],
+  ['a null name', { connection, name: null }, 'name'],
+  ['an empty name', { connection, name: '' }, 'name'],
+  ['a name that is not a string', { connection, name: 42 }, 'name'],
+  ["a name with BullMQ's key separator", { connection, name: 'webhooks:eu' }, 'name'],
+  ['a null prefix', { connection, prefix: null }, 'prefix'],
+  ['an empty prefix', { connection, prefix: '' }, 'prefix'],
+  ['a prefix that is not a string', { connection, prefix: 7 }, 'prefix'],
+  ['a durability it does not know', { connection, durability: 'lax' }, 'durability'],
+  ['a null durability', { connection, durability: null }, 'durability'],
+]
+
+describe('WebhookQueue options', () => {
+  it.each([
+    ...refusedByBoth,
+    ['a worker option', { connection, concurrency: 10 }, 'concurrency'],
+    ['a negative enqueueTimeout', { connection, enqueueTimeout: -1 }, 'enqueueTimeout'],
+    ['a NaN enqueueTimeout', { connection, enqueueTimeout: Number.NaN }, 'enqueueTimeout'],
+    ['an enqueueTimeout as a string', { connection, enqueueTimeout: '10000' }, 'enqueueTimeout'],
+    ['a null enqueueTimeout', { connection, enqueueTimeout: null }, 'enqueueTimeout'],
+  ])('refuses %s', (_case, options, option) => {
+    expect(queueRefuses(options)).toBe(option)
+  })
+
+  it('says what it expected, and which name was meant', () => {
+    expect(() => new WebhookQueue({ connection, name: 'webhooks:eu' })).toThrow(
+      'Invalid option `name`: a queue name cannot contain \':\', got "webhooks:eu".',
+    )
+    expect(() => new WebhookQueue({ connection, name: null as never })).toThrow(
+      'Invalid option `name`: expected a non-empty string, got null.',
+    )
+    expect(() => new WebhookQueue({ connection, timeout: 5 } as never)).toThrow('use `enqueueTimeout` instead')
+  })
+
+  it('fills in the defaults', () => {
+    expect(resolveQueueOptions({ connection })).toEqual({
+      connection,
+      name: DEFAULT_QUEUE_NAME,
+      prefix: 'bull',
+      durability: 'strict',
+      enqueueTimeout: 10_000,
+    })
+    expect(DEFAULT_QUEUE_NAME).toBe('eventwire-webhooks')
+  })
+
+  it('treats an option set to undefined as left out', () => {
+    const unset = {
+      connection,
+      name: undefined,
+      prefix: undefined,
+      durability: undefined,
+      enqueueTimeout: undefined,
+    } satisfies Required<WebhookQueueOptions>
+    expect(resolveQueueOptions(unset)).toEqual(resolveQueueOptions({ connection }))
+  })
+
+  it('takes what it is given, an ioredis instance as the connection', () => {
+    const redis = new Redis({ lazyConnect: true })
+    try {
+      expect(
+        resolveQueueOptions({
+          connection: redis,
+          name: 'orders',
+          prefix: '{eventwire}',
+          durability: 'best-effort',
+          enqueueTimeout: Number.POSITIVE_INFINITY,
+        }),
+      ).toEqual({
+        connection: redis,
+        name: 'orders',
+        prefix: '{eventwire}',
+        durability: 'best-effort',
+        enqueueTimeout: Number.POSITIVE_INFINITY,
+      })
+    } finally {
+      redis.disconnect()
+    }
+  })
+})
+
+describe('WebhookWorker options', () => {
+  it.each([
+    ...refusedByBoth,
+    ['a queue option', { connection, enqueueTimeout: 1_000 }, 'enqueueTimeout'],
+    ['a null concurrency', { connection, concurrency: null }, 'concurrency'],
+    ['a concurrency of 0', { connection, concurrency: 0 }, 'concurrency'],
+    ['a fractional concurrency', { connection, concurrency: 1.5 }, 'concurrency'],
+    ['an infinite concurrency', { connection, concurrency: Number.POSITIVE_INFINITY }, 'concurrency'],
+    ['a concurrency as a string', { connection, concurrency: '10' }, 'concurrency'],
+    ['a lockDuration of 0', { connection, lockDuration: 0 }, 'lockDuration'],
+    ['a lockDuration past the longest timer', { connection, lockDuration: MAX_TIMER_MS + 1 }, 'lockDuration'],
+    ['a null lockDuration', { connection, lockDuration: null }, 'lockDuration'],
+    ['a stalledInterval of 0', { connection, stalledInterval: 0 }, 'stalledInterval'],
+    ['a null stalledInterval', { connection, stalledInterval: null }, 'stalledInterval'],
+  ])('refuses %s', (_case, options, option) => {
+    expect(workerRefuses(options)).toBe(option)
+  })
+
+  it('checks its settings before its options', () => {
+    expect(refusedBy(() => new WebhookWorker({ webhooks: [] }, { connection, name: '' }))).toBe('webhooks')
+  })
+
+  it('fills in the defaults (BullMQ’s own for the lock and the stalled check)', () => {
+    expect(resolveWorkerOptions({ connection })).toEqual({
+      connection,
+      name: DEFAULT_QUEUE_NAME,
+      prefix: 'bull',
+      durability: 'strict',
+      concurrency: 50,
+      lockDuration: 30_000,
+      stalledInterval: 30_000,
+    })
+  })
+
+  it('treats an option set to undefined as left out', () => {
+    const unset = {
+      connection,
+      name: undefined,
+      prefix: undefined,
+      concurrency: undefined,
+      lockDuration: undefined,
+      stalledInterval: undefined,
+      durability: undefined,
+    } satisfies Required<WebhookWorkerOptions>
+    expect(resolveWorkerOptions(unset)).toEqual(resolveWorkerOptions({ connection }))
+  })
+
+  it('takes what it is given', () => {
+    const given = {
+      connection,
+      name: 'orders',
+      prefix: 'eu',
+      concurrency: 1,
+      lockDuration: 2_000,
+      stalledInterval: 1_000,
+      durability: 'best-effort',
+    } as const
+    expect(resolveWorkerOptions(given)).toEqual(given)
+  })
+})

@@ -1,0 +1,146 @@
+// The JSON a BullMQ job stores is a format: Redis keeps it across deploys, so a worker of the next
+// version reads what a producer or worker of this one wrote. These tests pin it to the byte, as
+// Redis holds it, so that a refactor cannot change what existing data means without failing here.
+import { afterEach, describe, expect, it } from 'vitest'
+import { WebhookQueue, WebhookWorker } from '../../src/webhook/bullmq/index.js'
+import { jobDataProblem } from '../../src/webhook/bullmq/job-data.js'
+import { freePort } from '../helpers/ports.js'
+import { redisForFile } from '../helpers/redis-suite.js'
+import { startSink, type Responder, type Sink } from '../helpers/sink.js'
+
+const event = {
+  type: 'track',
+  userId: 'u1',
+  event: 'Paid',
+  messageId: 'order-1042',
+  timestamp: '2024-01-01T00:00:00.000Z',
+  properties: { total: 42 },
+} as const
+
+/** What `enqueue(event)` stores: the event id and the webhook body, serialized once by the producer. */
+const FRESH = String.raw`{"eventId":"order-1042","body":"{\"version\":1,\"type\":\"track\",\"userId\":\"u1\",\"timestamp\":\"2024-01-01T00:00:00.000Z\",\"context\":{},\"event\":\"Paid\",\"properties\":{\"total\":42}}"}`
+
+/**
+ * What a worker stores after a first round in mode `'each'` that is to be retried: the fresh job's
+ * fields, then the state, each URL with its own entry in the order configured. A field that is
+ * `undefined` (no status after a network error, no Retry-After, no failure once delivered) is left out.
+ */
+function afterOneRound(deadline: number, urls: { slow: string; accepting: string; closed: string }): string {
+  return `${FRESH.slice(0, -1)},"state":{"eventId":"order-1042","deadline":${deadline},"rounds":1,"targets":[{"url":"${urls.slow}","status":"pending","attempts":1,"lastStatus":503,"retryAfterMs":7000,"failure":{"code":"ERR_HTTP_STATUS","status":503}},{"url":"${urls.accepting}","status":"delivered","attempts":1,"lastStatus":200},{"url":"${urls.closed}","status":"pending","attempts":1,"failure":{"code":"ERR_NETWORK"}}]}}`
+}
+
+describe('the job data format, without Redis', () => {
+  it('is an eventwire job as the worker checks it, fresh and after a round', () => {
+    expect(jobDataProblem('evt-order-1042', JSON.parse(FRESH))).toBeUndefined()
+    const stored = afterOneRound(1_700_000_000_000, {
+      slow: 'http://a.test/in?x=1',
+      accepting: 'http://b.test/',
+      closed: 'http://c.test/',
+    })
+    expect(jobDataProblem('evt-order-1042', JSON.parse(stored))).toBeUndefined()
+  })
+})
+
+const redis = redisForFile()
+const open: Array<{ close(): Promise<void> }> = []
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((item) => item.close()))
+})
+
+async function receiver(respond: Responder): Promise<Sink> {
+  const sink = await startSink(respond)
+  open.push(sink)
+  return sink
+}
+
+let queues = 0
+function queue(): { producer: WebhookQueue; name: string; stored: () => Promise<Record<string, string>> } {
+  const name = `job-format-${++queues}`
+  const producer = new WebhookQueue({ connection: { host: '127.0.0.1', port: redis.server.port }, name })
+  open.push(producer)
+  // BullMQ keeps a job as a hash at `{prefix}:{name}:{jobId}`.
+  return { producer, name, stored: () => redis.raw.hgetall(`bull:${name}:evt-order-1042`) }
+}
+
+describe.runIf(redis.available)('the job data format in Redis', () => {
+  it('stores a fresh event as its id and body, under the job id evt-{eventId}', async () => {
+    const { producer, stored } = queue()
+    await producer.enqueue(event)
+    const job = await stored()
+    expect(job['name']).toBe('deliver')
+    expect(job['data']).toBe(FRESH)
+  })
+
+  it('stores the state of every URL after a round that is to be retried', async () => {
+    const slow = await receiver(() => ({ status: 503, headers: { 'retry-after': '7' } }))
+    const accepting = await receiver(() => ({ status: 200 }))
+    const closed = `http://127.0.0.1:${await freePort()}/`
+    const { producer, name, stored } = queue()
+    const before = Date.now()
+    await producer.enqueue(event)
+    const worker = new WebhookWorker(
+      {
+        webhooks: [{ url: `${slow.url}/in?x=1` }, { url: accepting.url }, { url: closed }],
+        mode: 'each',
+        retryWindowMs: 3_600_000,
+        // Long enough that the job is read while it waits as a delayed job.
+        backoff: () => 60_000,
+      },
+      { connection: { host: '127.0.0.1', port: redis.server.port, maxRetriesPerRequest: null }, name },
+    )
+    open.push(worker)
+    await expect.poll(async () => (await producer.counts()).delayed, { timeout: 10_000 }).toBe(1)
+    const after = Date.now()
+
+    const data = (await stored())['data'] ?? ''
+    // The deadline is the first round's clock plus the window: known only within the test's bounds.
+    const deadline = (JSON.parse(data) as { state: { deadline: number } }).state.deadline
+    expect(deadline).toBeGreaterThanOrEqual(before + 3_600_000)
+    expect(deadline).toBeLessThanOrEqual(after + 3_600_000)
+    expect(data).toBe(afterOneRound(deadline, { slow: `${slow.url}/in?x=1`, accepting: `${accepting.url}/`, closed }))
+  })
+
+  it('reads stored state as it was written: only pending URLs are sent to, counting on from the stored numbers', async () => {
+    const sinks = [await receiver(() => ({ status: 200 })), await receiver(() => ({ status: 200 }))]
+    const recovered = await receiver(() => ({ status: 200 }))
+    const [slow, accepting] = sinks.map((sink) => `${sink.url}/`) as [string, string]
+    const { producer, name } = queue()
+    await producer.enqueue(event)
+    // As a worker of an earlier version left it, in the format pinned above.
+    const urls = { slow, accepting, closed: `${recovered.url}/` }
+    await redis.raw.hset(`bull:${name}:evt-order-1042`, 'data', afterOneRound(Date.now() + 3_600_000, urls))
+    const worker = new WebhookWorker(
+      { webhooks: [{ url: slow }, { url: accepting }, { url: urls.closed }], mode: 'each' },
+      { connection: { host: '127.0.0.1', port: redis.server.port, maxRetriesPerRequest: null }, name },
+    )
+    open.push(worker)
+    const delivered = new Promise((resolve) => worker.once('delivered', resolve))
+    expect(await delivered).toMatchObject({
+      eventId: 'order-1042',
+      attempts: 2,
+      urls: [
+        { url: slow, status: 'delivered', attempts: 2, lastStatus: 200 },
+        { url: accepting, status: 'delivered', attempts: 1, lastStatus: 200 },
+        { url: urls.closed, status: 'delivered', attempts: 2, lastStatus: 200 },
+      ],
+    })
+    expect([sinks[0]?.requests.length, sinks[1]?.requests.length, recovered.requests.length]).toEqual([1, 0, 1])
+  })
+
+  it('fails a job whose state names more URLs than the worker has, once and sending nothing', async () => {
+    const sink = await receiver(() => ({ status: 200 }))
+    const { producer, name } = queue()
+    await producer.enqueue(event)
+    const urls = { slow: `${sink.url}/`, accepting: 'http://b.test/', closed: 'http://c.test/' }
+    await redis.raw.hset(`bull:${name}:evt-order-1042`, 'data', afterOneRound(Date.now() + 3_600_000, urls))
+    const worker = new WebhookWorker(
+      { webhooks: [{ url: sink.url }], mode: 'each' },
+      { connection: { host: '127.0.0.1', port: redis.server.port, maxRetriesPerRequest: null }, name },
+    )
+    open.push(worker)
+    await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(1)
+    const [letter] = await producer.deadLetters()
+    expect(letter?.reason).toMatch(/state names 3 URLs and this worker has 1; not sent/)
+    expect(sink.requests).toHaveLength(0)
+  })
+})
