@@ -85,7 +85,7 @@ function runtimeKind(value: unknown): ExportKind {
 describe('public surface', () => {
   it('reads the entry points from package.json and tsup.config.ts', () => {
     expect(entryPoints()).toEqual([
-      { specifier: 'eventwire', file: 'src/index.ts', variants: {} },
+      { specifier: 'eventwire', file: 'src/index.ts', variants: { node: 'src/node.ts' } },
       { specifier: 'eventwire/webhook', file: 'src/webhook/index.ts', variants: { node: 'src/webhook/node.ts' } },
       { specifier: 'eventwire/webhook/node', file: 'src/webhook/node-only.ts', variants: {} },
       { specifier: 'eventwire/webhook/bullmq', file: 'src/webhook/bullmq/index.ts', variants: {} },

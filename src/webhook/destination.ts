@@ -38,22 +38,9 @@ interface Job extends Due {
 }
 
 /**
- * Forwards each platform event as a signed JSON POST to up to five URLs, retrying timeouts,
- * network errors, 5xx, 408 and 429 for up to `retryWindowMs` (4 hours) from the first attempt.
- * One timer serves all pending retries, whatever their number.
- *
- * @example
- * ```ts
- * import { WebhookDestination } from 'eventwire/webhook'
- *
- * const destination = new WebhookDestination({
- *   webhooks: [{ url: 'https://hooks.example.com/in', headers: { 'X-Team': 'data' } }],
- *   sharedSecret: 's3cret',
- * })
- * const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'Paid' })
- * console.log(result.status, result.urls)
- * await destination.close()
- * ```
+ * What {@link WebhookDestination} does, on every runtime: each build of the package extends it
+ * with the platform it sends and signs with (see `fetch-destination.ts` and
+ * `node-destination.ts`, whose class docs are the ones users read).
  */
 export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   readonly #settings: ResolvedWebhookSettings

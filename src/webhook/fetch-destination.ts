@@ -8,8 +8,10 @@ import { createWebCryptoSigner } from './signer.js'
  * `Content-Type: application/json`, a `User-Agent` ending in `/1.0`, each URL's static headers,
  * and `X-Signature` when `sharedSecret` is set. Timeouts, network errors, 5xx, 408 and 429 are
  * retried for up to `retryWindowMs` (4 hours) from the first attempt; other statuses and
- * untrusted certificates fail at once. This build sends with `fetch`; on Node, `eventwire/webhook`
- * resolves to a build that sends with undici's `Pool`.
+ * untrusted certificates fail at once.
+ *
+ * This build sends with `fetch` and signs with Web Crypto: browsers, Deno, Bun and Workers load
+ * it. On Node, `eventwire/webhook` resolves to a build that sends with undici's `Pool`.
  *
  * @example
  * ```ts

@@ -7,8 +7,9 @@ import type { WebhookSettings } from './settings.js'
  * `Content-Type: application/json`, a `User-Agent` ending in `/1.0`, each URL's static headers,
  * and `X-Signature` when `sharedSecret` is set. Timeouts, network errors, 5xx, 408 and 429 are
  * retried for up to `retryWindowMs` (4 hours) from the first attempt; other statuses and
- * untrusted certificates fail at once. This is the Node build: it sends with undici's `Pool` and
- * signs with `node:crypto`.
+ * untrusted certificates fail at once.
+ *
+ * This is the Node build: it sends with undici's `Pool` and signs with `node:crypto`.
  *
  * @example
  * ```ts
