@@ -12,9 +12,6 @@ export interface Outgoing {
   readonly signature: string | undefined
 }
 
-/** The header carrying the event's stable id, the same on every attempt: receivers de-duplicate on it. */
-export const EVENT_ID_HEADER = 'webhook-id'
-
 /** Sends an event's bytes to one endpoint, within the concurrency bounds. */
 export type Sender = (endpoint: Endpoint, outgoing: Outgoing) => Promise<WebhookResponse>
 
@@ -37,7 +34,8 @@ export function createSender(settings: ResolvedWebhookSettings, transport: Webho
         url: endpoint.url,
         origin: endpoint.origin,
         path: endpoint.path,
-        // Literal keys (not [EVENT_ID_HEADER]) keep this a fast object clone.
+        // `webhook-id`: the event's stable id, the same on every attempt, for receivers to
+        // de-duplicate on. Literal keys (not computed ones) keep this a fast object clone.
         headers:
           signature === undefined
             ? { ...endpoint.headers, 'webhook-id': eventId }
