@@ -15,6 +15,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import ts from 'typescript'
+import { readTsConfig } from './helpers/tsconfig.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LIBRARY } from '../src/core/version.js'
 import { entryFiles } from './helpers/entry-points.js'
@@ -63,17 +64,7 @@ function internalImports(file: string, text: string): string[] {
  */
 function isomorphicDiagnostics(probe: string): { file: string; message: string }[] {
   const probePath = join(root, 'src/core/node-probe.ts')
-  const config = ts.getParsedCommandLineOfConfigFile(
-    join(root, 'tsconfig.isomorphic.json'),
-    {},
-    {
-      ...ts.sys,
-      onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
-        throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'))
-      },
-    },
-  )
-  if (!config) throw new Error('tsconfig.isomorphic.json could not be read')
+  const config = readTsConfig(join(root, 'tsconfig.isomorphic.json'))
   const host = ts.createCompilerHost(config.options)
   const readFile = host.readFile.bind(host)
   host.readFile = (path) => (resolve(path) === probePath ? probe : readFile(path))

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { dirname, join, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import ts from 'typescript'
+import { readTsConfig } from './tsconfig.js'
 import tsupConfig from '../../tsup.config.js'
 
 /** The repository root, with a trailing separator. */
@@ -121,17 +122,7 @@ let program: { checker: ts.TypeChecker; program: ts.Program } | undefined
 /** One program over every entry file, with the repository's compiler options. */
 function compile(): { checker: ts.TypeChecker; program: ts.Program } {
   if (program) return program
-  const config = ts.getParsedCommandLineOfConfigFile(
-    join(root, 'tsconfig.json'),
-    {},
-    {
-      ...ts.sys,
-      onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
-        throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'))
-      },
-    },
-  )
-  if (!config) throw new Error('tsconfig.json could not be read')
+  const config = readTsConfig(join(root, 'tsconfig.json'))
   const built = ts.createProgram(
     entryFiles().map((file) => join(root, file)),
     config.options,
