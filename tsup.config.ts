@@ -4,17 +4,28 @@ export default defineConfig([
   {
     entry: {
       index: 'src/index.ts',
-      node: 'src/node.ts',
       webhook: 'src/webhook/index.ts',
-      'webhook-node': 'src/webhook/node.ts',
       'webhook-node-only': 'src/webhook/node-only.ts',
       'webhook-bullmq': 'src/webhook/bullmq/index.ts',
+      // What `#eventwire/client-transport` and `#eventwire/webhook-platform` name per runtime (package.json "imports").
+      'client-platform-node': 'src/client/platform/node.ts',
+      'client-platform-web': 'src/client/platform/web.ts',
+      'webhook-platform-node': 'src/webhook/platform/node.ts',
+      'webhook-platform-web': 'src/webhook/platform/web.ts',
     },
     format: ['esm', 'cjs'],
     // Shared chunks in CJS too: otherwise each entry carries its own copy of the error classes, and
     // `require('eventwire/webhook').ValidationError` is not the class `require('eventwire')` throws.
     splitting: true,
-    dts: true,
+    // Types for what users import; the platform modules are reached through the classes only.
+    dts: {
+      entry: {
+        index: 'src/index.ts',
+        webhook: 'src/webhook/index.ts',
+        'webhook-node-only': 'src/webhook/node-only.ts',
+        'webhook-bullmq': 'src/webhook/bullmq/index.ts',
+      },
+    },
     // The CLI build below writes cli.js beside these; both builds run at once.
     clean: ['!cli.js', '!cli.js.map'],
     sourcemap: true,
@@ -22,9 +33,12 @@ export default defineConfig([
     platform: 'neutral',
     // ky is ESM only: bundled, so that `require('eventwire')` works on every Node that engines
     // admits (require(esm) is missing or differs before Node 20.19/22.12) and there is one copy of
-    // it in both formats. undici and the BullMQ peers stay imports: edge builds never see them.
+    // it in both formats.
     noExternal: ['ky'],
-    external: ['undici', 'bullmq', 'ioredis'],
+    // The platform imports stay as written, for the runtime's (or the user's bundler's) export
+    // conditions to resolve: one Client and one WebhookDestination, with the transport and signer of
+    // wherever they run. undici and the BullMQ peers stay imports: edge builds never see them.
+    external: ['#eventwire/client-transport', '#eventwire/webhook-platform', 'undici', 'bullmq', 'ioredis'],
   },
   {
     // The `eventwire` command: Node only, ESM only, one file (it shares no state with the library).

@@ -1,29 +1,38 @@
 // Fails when the builds meant for browsers, Deno, Bun and Workers (dist/index.*, dist/webhook.*)
-// load a Node-only module, directly or through the chunks they import.
+// load a Node-only module, directly, through the chunks they import, or through a platform import
+// (`#eventwire/client-transport`, `#eventwire/webhook-platform`) as package.json "imports" resolves it for those
+// runtimes (the "default" condition). Resolved under "node", the same walk must find undici.
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 
 const NODE_ONLY = /^(undici|bullmq|ioredis|node:.*)$/
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\(\s*)["']([^"']+)["']/g
+const { imports } = JSON.parse(readFileSync('package.json', 'utf8'))
 
-function offenders(file, seen = new Set()) {
+function offenders(file, condition, seen = new Set()) {
   if (seen.has(file)) return []
   seen.add(file)
   const found = []
   for (const [, specifier] of readFileSync(file, 'utf8').matchAll(SPECIFIER)) {
     if (NODE_ONLY.test(specifier)) found.push(`${file} imports ${specifier}`)
-    else if (specifier.startsWith('./')) found.push(...offenders(join(dirname(file), specifier), seen))
+    else if (specifier.startsWith('./')) found.push(...offenders(join(dirname(file), specifier), condition, seen))
+    else if (specifier.startsWith('#')) {
+      const target = imports[specifier]?.[condition]?.[file.endsWith('.cjs') ? 'require' : 'import']
+      if (!target) found.push(`${file} imports ${specifier}, which package.json "imports" does not resolve`)
+      else found.push(...offenders(target, condition, seen))
+    }
   }
   return found
 }
 
 const found = ['dist/index.js', 'dist/index.cjs', 'dist/webhook.js', 'dist/webhook.cjs'].flatMap((file) =>
-  offenders(file),
+  offenders(file, 'default'),
 )
-const probe = offenders('dist/webhook-node.js')
-if (probe.length === 0) {
-  console.error('check-isomorphic-build: found no undici import in dist/webhook-node.js either; the check is blind')
-  process.exit(1)
+for (const file of ['dist/index.js', 'dist/index.cjs', 'dist/webhook.js', 'dist/webhook.cjs']) {
+  if (!offenders(file, 'node').some((line) => line.endsWith(' imports undici'))) {
+    console.error(`check-isomorphic-build: found no undici import below ${file} under "node"; the check is blind`)
+    process.exit(1)
+  }
 }
 if (found.length > 0) {
   console.error(`isomorphic builds load Node-only modules:\n${found.join('\n')}`)

@@ -19,8 +19,8 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
         ...process.env,
         // The sources, not a build: npm test does not build.
         BENCH_NODE_ARGS: '--import tsx',
-        EVENTWIRE_ENTRY: join(root, 'src/node.ts'),
-        EVENTWIRE_WEBHOOK_ENTRY: join(root, 'src/webhook/node.ts'),
+        EVENTWIRE_ENTRY: join(root, 'src/index.ts'),
+        EVENTWIRE_WEBHOOK_ENTRY: join(root, 'src/webhook/index.ts'),
       },
     })
     const results = JSON.parse(readFileSync(join(out, 'smoke.json'), 'utf8')) as {

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest'
 import { describeError } from '../src/core/describe-error.js'
 import type { Client, DeliveryError } from '../src/index.js'
 import { CLIENT_BUILDS } from './helpers/builds.js'
-import { createFetchTransport, WebhookDestination } from '../src/webhook/node.js'
-import { runCli } from './helpers/cli.js'
+import { createFetchTransport, WebhookDestination } from '../src/webhook/index.js'
+import { runCli, sendTrackArgs } from './helpers/cli.js'
 import { freePort } from './helpers/ports.js'
 
 /** A loopback URL where nothing listens: connecting is refused at once. */
@@ -39,10 +39,13 @@ describe('describeError', () => {
   })
 })
 
-/** How each build names a refused connection: fetch hides the reason behind "fetch failed". */
+/** How each platform names a refused connection: fetch hides the reason behind "fetch failed". */
 const REFUSED = {
-  'fetch build': { text: /fetch failed: .*ECONNREFUSED/, cause: { name: 'TypeError', message: 'fetch failed' } },
-  'Node build': { text: /connect ECONNREFUSED/, cause: { code: 'ECONNREFUSED' } },
+  'web platform (ky over fetch)': {
+    text: /fetch failed: .*ECONNREFUSED/,
+    cause: { name: 'TypeError', message: 'fetch failed' },
+  },
+  'Node platform (undici Pool)': { text: /connect ECONNREFUSED/, cause: { code: 'ECONNREFUSED' } },
 } as const
 
 describe.each(CLIENT_BUILDS)('a refused connection is named as such by the %s', (build, Client) => {
@@ -92,20 +95,7 @@ describe('a refused connection is named as such elsewhere', () => {
   })
 
   it('in what eventwire send prints', async () => {
-    const { code, stderr } = await runCli([
-      'send',
-      'track',
-      '--endpoint',
-      await refusingUrl(),
-      '--write-key',
-      'k',
-      '--user',
-      'u1',
-      '--event',
-      'E',
-      '--retries',
-      '0',
-    ])
+    const { code, stderr } = await runCli(sendTrackArgs(await refusingUrl(), 'k', '--retries', '0'))
     expect(code).toBe(1)
     expect(stderr).toMatch(/ECONNREFUSED/)
   })

@@ -62,6 +62,9 @@ describe('isEventwireError: one guard for every copy of the library', () => {
       format: 'iife',
       globalName: 'eventwire',
       platform: 'browser',
+      // As a user's bundler sees the package: the repository's tsconfig.json maps the platform
+      // imports to Node's sources, which esbuild would otherwise apply to dist/ as well.
+      tsconfigRaw: {},
       write: false,
       logLevel: 'error',
     })

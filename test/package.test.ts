@@ -145,7 +145,8 @@ describe('package', () => {
           "import '../../core/debug.js'",
           "const lazy = import('../../webhook/bullmq/worker.js')",
           "import { Client } from '../../index.js'",
-          "import { WebhookDestination } from '../../webhook/node.js'",
+          "import { WebhookDestination } from '../../webhook/index.js'",
+          "import { defaultPlatform } from '../../webhook/platform/node.js'",
           "import { createUndiciTransport } from '../../webhook/node-only.js'",
           "import { WebhookQueue } from '../../webhook/bullmq/index.js'",
           "import { version } from '../../../package.json'",
@@ -160,6 +161,7 @@ describe('package', () => {
         'src/webhook/engine.ts',
         'src/core/debug.ts',
         'src/webhook/bullmq/worker.ts',
+        'src/webhook/platform/node.ts',
       ].map((target) => `src/cli/dev/probe.ts imports ${target}`),
     )
   })

@@ -70,8 +70,8 @@ export interface CloseOptions {
 const DEFAULT_CLOSE_TIMEOUT = 30_000
 
 /**
- * What {@link Client} does, on every runtime: each build of the package extends it with the
- * transport of its platform (see `src/client/client.ts` and `src/client/node-client.ts`).
+ * What {@link Client} does, with the transport it is given: `Client` gives it the runtime's
+ * (`src/client/platform/`), tests give it each platform's in turn on Node.
  */
 export class ClientBase extends Emitter<ClientEvents> {
   readonly #options: ResolvedClientOptions
@@ -145,7 +145,10 @@ export class ClientBase extends Emitter<ClientEvents> {
    * import { Client } from 'eventwire'
    *
    * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
-   * client.track({ userId: 'u1', event: 'Signed Up', properties: { source: 'ad' } })
+   * // The callback hears how this one message ended: `undefined` once sent, or the DeliveryError.
+   * client.track({ userId: 'u1', event: 'Signed Up', properties: { source: 'ad' } }, (error) => {
+   *   if (error) console.error(error.code, error.message)
+   * })
    * ```
    */
   track<Properties extends object = JsonObject>(
@@ -182,7 +185,12 @@ export class ClientBase extends Emitter<ClientEvents> {
    * import { Client } from 'eventwire'
    *
    * const client = new Client('WRITE_KEY', { endpoint: 'https://ingest.example.com' })
-   * client.screen({ userId: 'u1', name: 'Dashboard', category: 'Billing', properties: { tab: 'usage' } })
+   * // A producer that respects backpressure: wait for room when a call says the queue is full.
+   * for (const tab of ['usage', 'invoices', 'plans']) {
+   *   if (!client.screen({ userId: 'u1', name: 'Dashboard', category: 'Billing', properties: { tab } })) {
+   *     await client.whenDrained()
+   *   }
+   * }
    * ```
    */
   screen<Properties extends object = JsonObject>(

@@ -1,6 +1,7 @@
 import type { ClientOptions } from './options.js'
 import { ClientBase } from './client-base.js'
-import { createKyTransport } from './ky-transport.js'
+// Resolved per runtime by package.json "imports": undici on Node, ky over fetch elsewhere.
+import { defaultTransport } from '#eventwire/client-transport'
 
 export type { ClientEvents, CloseOptions, RetryInfo, SentInfo } from './client-base.js'
 
@@ -14,8 +15,9 @@ export type { ClientEvents, CloseOptions, RetryInfo, SentInfo } from './client-b
  * with nothing queued) and returns `false` when the queue is over its high-water mark: wait for `'drain'`
  * (or `await client.whenDrained()`) before producing more.
  *
- * This build sends with `fetch` (through ky): browsers, Deno, Bun and Workers load it. On Node,
- * `eventwire` resolves to a build that sends with undici's `Pool`, unless the `fetch` option is given.
+ * On Node it sends with undici's `Pool` over keep-alive connections, unless the `fetch` option is
+ * given; in browsers, Deno, Bun and Workers, and on Node with `fetch`, it sends with `fetch`
+ * through ky. The runtime picks the transport (package.json "imports"); the API is the same.
  *
  * @example
  * ```ts
@@ -34,6 +36,6 @@ export class Client extends ClientBase {
    * @throws {@link OptionsError} for a missing write key or an option it cannot use.
    */
   constructor(writeKey: string, options: ClientOptions = {}) {
-    super(writeKey, options, createKyTransport)
+    super(writeKey, options, defaultTransport)
   }
 }

@@ -60,7 +60,7 @@ export interface TransportSettings {
   readonly fetch: typeof fetch | undefined
 }
 
-/** Makes the transport of a client; each build of the package has its own. */
+/** Makes the transport of a client; each runtime has its own (`platform/`). */
 export type TransportFactory = (settings: TransportSettings) => BatchTransport
 
 /**

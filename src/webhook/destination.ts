@@ -38,9 +38,9 @@ interface Job extends Due {
 }
 
 /**
- * What {@link WebhookDestination} does, on every runtime: each build of the package extends it
- * with the platform it sends and signs with (see `fetch-destination.ts` and
- * `node-destination.ts`, whose class docs are the ones users read).
+ * What {@link WebhookDestination} does, with the platform it is given to send and sign with:
+ * `WebhookDestination` gives it the runtime's (`platform/`), tests give it each platform's in
+ * turn on Node, or one of their own.
  */
 export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   readonly #settings: ResolvedWebhookSettings
@@ -61,8 +61,8 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   #closing: Promise<void> | undefined
 
   /**
-   * @param platform - What each build sends and signs with: undici and `node:crypto` on Node,
-   * `fetch` and Web Crypto elsewhere.
+   * @param platform - What it sends and signs with: undici and `node:crypto` on Node, `fetch` and
+   * Web Crypto elsewhere (`platform/`).
    * @throws {@link OptionsError} naming the first setting it cannot use.
    */
   constructor(settings: WebhookSettings, platform: WebhookPlatform) {

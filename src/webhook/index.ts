@@ -1,4 +1,4 @@
-export { WebhookDestination } from './fetch-destination.js'
+export { WebhookDestination } from './webhook-destination.js'
 export type { WebhookCloseOptions, WebhookDestinationEvents } from './destination.js'
 export type { AttemptNotice, DeliveryResult, RetryNotice, WebhookUrlResult, WebhookUrlStatus } from './result.js'
 export type { WebhookEntry, WebhookSettings } from './settings.js'

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { plainEnv, runCli } from '../helpers/cli.js'
+import { plainEnv, runCli, sendTrackArgs } from '../helpers/cli.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 
 let sink: Sink | undefined
@@ -118,33 +118,10 @@ describe('eventwire send', () => {
 
   it('exits 1 when the endpoint refuses the call, with the client error code', async () => {
     sink = await startSink(() => ({ status: 401 }))
-    const human = await runCli([
-      'send',
-      'track',
-      '--endpoint',
-      sink.url,
-      '--write-key',
-      'wrong',
-      '--user',
-      'u1',
-      '--event',
-      'E',
-    ])
+    const human = await runCli(sendTrackArgs(sink.url, 'wrong'))
     expect(human.code).toBe(1)
     expect(human.stderr).toMatch(/✘ track not sent: .*HTTP 401.*\[ERR_REJECTED\]/)
-    const json = await runCli([
-      'send',
-      'track',
-      '--endpoint',
-      sink.url,
-      '--write-key',
-      'wrong',
-      '--user',
-      'u1',
-      '--event',
-      'E',
-      '--json',
-    ])
+    const json = await runCli(sendTrackArgs(sink.url, 'wrong', '--json'))
     expect(json.code).toBe(1)
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, code: 'ERR_REJECTED', status: 401 })
   })
@@ -171,38 +148,13 @@ describe('eventwire send', () => {
   })
 
   it('prints no password from a malformed URL, whatever refuses it', async () => {
-    const result = await runCli([
-      'send',
-      'track',
-      '--endpoint',
-      'http://user:s3cret@127.0.0.1:99999',
-      '--write-key',
-      'k',
-      '--user',
-      'u1',
-      '--event',
-      'E',
-    ])
+    const result = await runCli(sendTrackArgs('http://user:s3cret@127.0.0.1:99999', 'k'))
     expect(result.code).toBe(2)
     expect(`${result.stdout}${result.stderr}`).not.toContain('s3cret')
   })
 
   it('exits 1 after its retries when nothing listens', async () => {
-    const { code, stdout } = await runCli([
-      'send',
-      'track',
-      '--endpoint',
-      'http://127.0.0.1:9',
-      '--write-key',
-      'k',
-      '--user',
-      'u1',
-      '--event',
-      'E',
-      '--retries',
-      '1',
-      '--json',
-    ])
+    const { code, stdout } = await runCli(sendTrackArgs('http://127.0.0.1:9', 'k', '--retries', '1', '--json'))
     expect(code).toBe(1)
     expect(JSON.parse(stdout)).toMatchObject({ ok: false, code: 'ERR_RETRIES_EXHAUSTED' })
   })

@@ -1,6 +1,8 @@
 import { HttpResponse } from 'msw'
 import { describe, expect, it } from 'vitest'
-import { Client, DeliveryError, type ClientOptions } from '../../src/index.js'
+import { DeliveryError, type ClientOptions } from '../../src/index.js'
+// msw intercepts fetch, not undici's Pool: this suite runs the Client with fetch (web platform).
+import { WebClient as Client } from '../helpers/builds.js'
 import { ENDPOINT, useBatchEndpoint } from '../helpers/msw.js'
 
 const { captured, respond } = useBatchEndpoint()

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { Client, MAX_BATCH_BYTES, type ClientOptions } from '../../src/index.js'
+import { MAX_BATCH_BYTES, type ClientOptions } from '../../src/index.js'
+// msw intercepts fetch, not undici's Pool: this suite runs the Client with fetch (web platform).
+import { WebClient as Client } from '../helpers/builds.js'
 import { LIBRARY } from '../../src/core/version.js'
 import { ENDPOINT, useBatchEndpoint } from '../helpers/msw.js'
 

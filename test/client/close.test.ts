@@ -2,7 +2,9 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { HttpResponse } from 'msw'
 import { describe, expect, it } from 'vitest'
-import { Client, type DeliveryError } from '../../src/index.js'
+import type { DeliveryError } from '../../src/index.js'
+// msw intercepts fetch, not undici's Pool: this suite runs the Client with fetch (web platform).
+import { WebClient as Client } from '../helpers/builds.js'
 import { ENDPOINT, useBatchEndpoint } from '../helpers/msw.js'
 
 const { captured, respond } = useBatchEndpoint()

@@ -1,7 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { Client, type MessageByType, type MessageType } from '../../src/index.js'
+import type { MessageByType, MessageType } from '../../src/index.js'
+// msw intercepts fetch, not undici's Pool: this suite runs the Client with fetch (web platform).
+import { WebClient as Client } from '../helpers/builds.js'
 import { ENDPOINT, useBatchEndpoint } from '../helpers/msw.js'
 
 const { captured } = useBatchEndpoint()

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { Client } from '../../src/index.js'
+// msw intercepts fetch, not undici's Pool: this suite runs the Client with fetch (web platform).
+import { WebClient as Client } from '../helpers/builds.js'
 import { KEEPALIVE_MAX_BYTES } from '../../src/client/page-hide.js'
 import { ENDPOINT, useBatchEndpoint } from '../helpers/msw.js'
 

@@ -1,6 +1,8 @@
 import { delay, HttpResponse } from 'msw'
 import { describe, expect, it, vi } from 'vitest'
-import { Client, type DeliveryError, type ClientOptions } from '../../src/index.js'
+import type { DeliveryError, ClientOptions } from '../../src/index.js'
+// msw intercepts fetch, not undici's Pool: this suite runs the Client with fetch (web platform).
+import { WebClient as Client } from '../helpers/builds.js'
 import { ENDPOINT, useBatchEndpoint } from '../helpers/msw.js'
 
 const { captured, respond } = useBatchEndpoint()

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { Client, ValidationError } from '../../src/index.js'
+import { ValidationError } from '../../src/index.js'
+// msw intercepts fetch, not undici's Pool: this suite runs the Client with fetch (web platform).
+import { WebClient as Client } from '../helpers/builds.js'
 import { ENDPOINT, useBatchEndpoint } from '../helpers/msw.js'
 
 // Where the Go client (v2 and v3, run side by side with the same calls) and eventwire could

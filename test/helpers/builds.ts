@@ -1,12 +1,22 @@
-import { Client as FetchClient } from '../../src/index.js'
-import { Client as NodeClient } from '../../src/node.js'
+import { ClientBase } from '../../src/client/client-base.js'
+import { defaultTransport as webTransport } from '../../src/client/platform/web.js'
+import { Client, type ClientOptions } from '../../src/index.js'
 
 /**
- * The two builds of `Client`, for suites that run against real servers: the isomorphic one (ky
- * over `fetch`: browsers, Deno, Bun, Workers) and the Node build (undici's `Pool`). For
- * `describe.each`.
+ * The `Client` as browsers, Deno, Bun and Workers get it (`#eventwire/client-transport` resolved to the web
+ * module: ky over `fetch`), runnable on Node. Tests get Node's by importing `Client` itself.
  */
-export const CLIENT_BUILDS: ReadonlyArray<readonly [name: string, Client: typeof FetchClient]> = [
-  ['fetch build', FetchClient],
-  ['Node build', NodeClient],
+export class WebClient extends ClientBase {
+  constructor(writeKey: string, options: ClientOptions = {}) {
+    super(writeKey, options, webTransport)
+  }
+}
+
+/**
+ * The `Client` with each runtime's transport, for suites that run against real servers: ky over
+ * `fetch` (browsers, Deno, Bun, Workers) and undici's `Pool` (Node). For `describe.each`.
+ */
+export const CLIENT_BUILDS: ReadonlyArray<readonly [name: string, Client: typeof WebClient]> = [
+  ['web platform (ky over fetch)', WebClient],
+  ['Node platform (undici Pool)', Client],
 ]

@@ -15,6 +15,11 @@ export function plainEnv(extra: Record<string, string | undefined> = {}): NodeJS
   return env
 }
 
+/** Arguments of `eventwire send track`: event `E` by user `u1` to an endpoint with a write key, then `flags`. */
+export function sendTrackArgs(endpoint: string, writeKey: string, ...flags: string[]): string[] {
+  return ['send', 'track', '--endpoint', endpoint, '--write-key', writeKey, '--user', 'u1', '--event', 'E', ...flags]
+}
+
 /** A running `eventwire` process with its stdout split into lines. */
 export interface CliProcess {
   readonly child: ChildProcess

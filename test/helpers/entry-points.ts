@@ -12,16 +12,14 @@ export const root = dirname(fileURLToPath(new URL('../../package.json', import.m
 export interface EntryPoint {
   /** What users import: `eventwire/webhook`. */
   readonly specifier: string
-  /** The source of the build every other condition resolves to, relative to the root. */
+  /** Its source, relative to the root (every condition resolves to builds of this one file). */
   readonly file: string
-  /** Sources of builds that an export condition picks instead, by condition: `{ node: 'src/webhook/node.ts' }`. */
-  readonly variants: Readonly<Record<string, string>>
 }
 
 type Conditions = { readonly [condition: string]: string | Conditions }
 
 /** The library build's entries in tsup.config.ts: output name to source (`webhook` -> `src/webhook/index.ts`). */
-function tsupEntries(): Readonly<Record<string, string>> {
+export function tsupEntries(): Readonly<Record<string, string>> {
   const configs = (Array.isArray(tsupConfig) ? tsupConfig : [tsupConfig]) as Array<{ entry?: unknown }>
   const library = configs.find(
     (config) => typeof config.entry === 'object' && config.entry !== null && 'index' in config.entry,
@@ -31,7 +29,7 @@ function tsupEntries(): Readonly<Record<string, string>> {
 }
 
 /** Every file a subpath resolves to, by the condition that picks it (`import` and `require` alike). */
-function targets(conditions: string | Conditions, condition = 'default'): Array<[string, string]> {
+export function targets(conditions: string | Conditions, condition = 'default'): Array<[string, string]> {
   if (typeof conditions === 'string') return [[condition, conditions]]
   return Object.entries(conditions).flatMap(([key, value]) =>
     targets(value, key === 'import' || key === 'require' || key === 'default' ? condition : key),
@@ -51,27 +49,24 @@ export function entryPoints(): EntryPoint[] {
   return Object.entries(pkg.exports)
     .filter(([subpath]) => subpath !== './package.json')
     .map(([subpath, conditions]) => {
-      const sources = new Map<string, string>()
-      for (const [condition, target] of targets(conditions)) {
+      const sources = new Set<string>()
+      for (const [, target] of targets(conditions)) {
         if (target.endsWith('.d.ts') || target.endsWith('.d.cts')) continue
         const name = /^\.\/dist\/(.+)\.c?js$/.exec(target)?.[1]
         const source = name === undefined ? undefined : entries[name]
         if (source === undefined) throw new Error(`${subpath}: ${target} is not built from any tsup entry`)
-        const known = sources.get(condition)
-        if (known !== undefined && known !== source)
-          throw new Error(`${subpath}: condition ${condition} resolves to ${known} and ${source}`)
-        sources.set(condition, source)
+        sources.add(source)
       }
-      const file = sources.get('default')
-      if (file === undefined) throw new Error(`${subpath}: no default target`)
-      const variants = Object.fromEntries([...sources].filter(([, source]) => source !== file))
-      return { specifier: subpath === '.' ? pkg.name : `${pkg.name}/${subpath.slice(2)}`, file, variants }
+      const [file, ...others] = sources
+      if (file === undefined || others.length > 0)
+        throw new Error(`${subpath}: expected builds of one source, found ${[...sources].join(', ') || 'none'}`)
+      return { specifier: subpath === '.' ? pkg.name : `${pkg.name}/${subpath.slice(2)}`, file }
     })
 }
 
-/** Every source file that is an entry of some build: each entry's file and its variants. */
+/** Every source file that is an entry point. */
 export function entryFiles(): string[] {
-  return [...new Set(entryPoints().flatMap((entry) => [entry.file, ...Object.values(entry.variants)]))]
+  return entryPoints().map((entry) => entry.file)
 }
 
 /** What an entry exports, and how. */

@@ -4,23 +4,11 @@
 const client = require('eventwire')
 const webhook = require('eventwire/webhook')
 
-const [base, run, vectors, redisPort] = process.argv.slice(2)
 const node = !globalThis.Bun
 const nodeOnly = node ? { ...require('eventwire/webhook/node'), ...require('eventwire/webhook/bullmq') } : {}
 import('./conformance.mjs')
-  .then(async ({ runConformance }) => {
-    const results = await runConformance(
-      {
-        api: { ...client, ...webhook, ...nodeOnly },
-        base,
-        run,
-        vectors: JSON.parse(vectors),
-        writeKey: `key-${run}`,
-        redisPort: Number(redisPort),
-        node,
-      },
-      { server: true, node },
-    )
+  .then(({ runInProcess }) => runInProcess({ ...client, ...webhook, ...nodeOnly }, process.argv.slice(2), node))
+  .then((results) => {
     console.log(JSON.stringify(results))
     process.exit(0)
   })

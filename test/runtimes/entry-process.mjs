@@ -3,26 +3,13 @@
 // also loads `eventwire/webhook/node` and `eventwire/webhook/bullmq` and runs the cases that use them.
 import * as client from 'eventwire'
 import * as webhook from 'eventwire/webhook'
-import { runConformance } from './conformance.mjs'
+import { runInProcess } from './conformance.mjs'
 
-const args = globalThis.Deno?.args ?? globalThis.process.argv.slice(2)
-const [base, run, vectors, redisPort] = args
 const node = !globalThis.Deno && !globalThis.Bun
 const nodeOnly = node
   ? { ...(await import('eventwire/webhook/node')), ...(await import('eventwire/webhook/bullmq')) }
   : {}
-const results = await runConformance(
-  {
-    api: { ...client, ...webhook, ...nodeOnly },
-    base,
-    run,
-    vectors: JSON.parse(vectors),
-    writeKey: `key-${run}`,
-    redisPort: Number(redisPort),
-    node,
-  },
-  { server: true, node },
-)
-console.log(JSON.stringify(results))
+const args = globalThis.Deno?.args ?? globalThis.process.argv.slice(2)
+console.log(JSON.stringify(await runInProcess({ ...client, ...webhook, ...nodeOnly }, args, node)))
 if (globalThis.Deno) globalThis.Deno.exit(0)
 else globalThis.process.exit(0)

@@ -89,8 +89,20 @@ function packAndInstall() {
       2,
     ),
   )
+  // A project of its own, as a user's is: without it, Bun and esbuild would take the repository's
+  // tsconfig.json (this folder is inside the repository) and apply its `paths`, which map the
+  // package's platform imports to the sources, to the installed package too.
+  writeFileSync(join(app, 'tsconfig.json'), '{}\n')
   run('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock'], { cwd: app })
-  for (const file of ['conformance.mjs', 'entry-process.mjs', 'entry-process.cjs'])
+  // Every entry runs (or is bundled) from the scratch project, so that `eventwire` is the installed
+  // tarball: from this folder it would be the repository itself (a package's self-reference).
+  for (const file of [
+    'conformance.mjs',
+    'entry-process.mjs',
+    'entry-process.cjs',
+    'entry-worker.mjs',
+    'entry-browser.mjs',
+  ])
     copyFileSync(join(here, file), join(app, file))
   return join(work, filename)
 }
@@ -239,7 +251,7 @@ async function startRedis() {
 async function workerdRuntime(sink, vectors, runId) {
   const bundle = join(app, 'worker.js')
   await build({
-    entryPoints: [join(here, 'entry-worker.mjs')],
+    entryPoints: [join(app, 'entry-worker.mjs')],
     absWorkingDir: app,
     nodePaths: [join(app, 'node_modules')],
     bundle: true,
@@ -349,7 +361,7 @@ console.log(packaging.map((check) => `${check.ok ? 'ok  ' : 'FAIL'} ${check.name
 
 const browserBundle = (
   await build({
-    entryPoints: [join(here, 'entry-browser.mjs')],
+    entryPoints: [join(app, 'entry-browser.mjs')],
     absWorkingDir: app,
     nodePaths: [join(app, 'node_modules')],
     bundle: true,

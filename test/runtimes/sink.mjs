@@ -40,6 +40,8 @@ export async function startMatrixSink({ browserBundle }) {
         listOf(hooks, run).push({
           verified: request.headers['x-signature'] === expected,
           userAgent: request.headers['user-agent'] ?? '',
+          // Sent by fetch (Node's, at least), never by undici's Pool: tells which platform sent it.
+          fetchMode: request.headers['sec-fetch-mode'],
         })
         return reply(204)
       }
@@ -73,6 +75,7 @@ export async function startMatrixSink({ browserBundle }) {
           count: received.length,
           verified: received.filter((hook) => hook.verified).length,
           userAgent: received[0]?.userAgent ?? '',
+          fetchMode: received[0]?.fetchMode ?? null,
         })
       }
       if (kind === 'tls-base') return reply(200, { url: tlsBase })

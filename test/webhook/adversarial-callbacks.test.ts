@@ -8,7 +8,7 @@ import {
   type WebhookResponse,
   type WebhookSettings,
   type WebhookTransport,
-} from '../../src/webhook/node.js'
+} from '../../src/webhook/index.js'
 import { WebhookDestinationBase } from '../../src/webhook/destination.js'
 import type { WebhookPlatform } from '../../src/webhook/engine.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'

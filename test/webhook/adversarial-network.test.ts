@@ -7,7 +7,7 @@ import {
   WebhookDestination,
   type WebhookRequest,
   type WebhookTransport,
-} from '../../src/webhook/node.js'
+} from '../../src/webhook/index.js'
 import { createUndiciTransport } from '../../src/webhook/node-only.js'
 import { classifyFailure } from '../../src/webhook/transport.js'
 import { certificates } from '../helpers/certs.js'

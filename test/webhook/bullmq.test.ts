@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { WebhookQueue, WebhookWorker } from '../../src/webhook/bullmq/index.js'
-import { toWebhookPayload, ValidationError, type WebhookSettings } from '../../src/webhook/node.js'
+import { toWebhookPayload, ValidationError, type WebhookSettings } from '../../src/webhook/index.js'
 import { startRedis, type RedisServer } from '../helpers/redis.js'
 import { isInstalled, REDIS } from '../helpers/services.js'
 import { startHostileReceiver } from '../helpers/hostile-receiver.js'

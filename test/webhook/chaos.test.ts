@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { WebhookDestination, type RetryNotice } from '../../src/webhook/node.js'
+import { WebhookDestination, type RetryNotice } from '../../src/webhook/index.js'
 import { startChaosSink, type ChaosAction, type ChaosSink } from '../helpers/chaos-sink.js'
 
 const sinks: ChaosSink[] = []

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createUndiciTransport } from '../../src/webhook/node-only.js'
 import type { WebhookDestinationBase } from '../../src/webhook/destination.js'
-import { WebhookDestination, type WebhookTransport } from '../../src/webhook/node.js'
+import { WebhookDestination, type WebhookTransport } from '../../src/webhook/index.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 
 const cleanups: Array<() => Promise<void>> = []

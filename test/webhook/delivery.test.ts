@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
-import { WebhookDestination as FetchBuildDestination } from '../../src/webhook/index.js'
+import { defaultPlatform as webPlatform } from '../../src/webhook/platform/web.js'
 import {
   toWebhookPayload,
   USER_AGENT,
@@ -10,8 +10,8 @@ import {
   type RetryNotice,
   type WebhookEvent,
   type WebhookSettings,
-} from '../../src/webhook/node.js'
-import type { WebhookDestinationBase } from '../../src/webhook/destination.js'
+} from '../../src/webhook/index.js'
+import { WebhookDestinationBase } from '../../src/webhook/destination.js'
 import { freePort } from '../helpers/ports.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'
 
@@ -37,8 +37,8 @@ const track: WebhookEvent = {
 }
 
 describe.each<[string, (settings: WebhookSettings) => WebhookDestinationBase]>([
-  ['the Node build (undici Pool, node:crypto)', (settings) => new WebhookDestination(settings)],
-  ['the build for other runtimes (fetch, Web Crypto)', (settings) => new FetchBuildDestination(settings)],
+  ['the Node platform (undici Pool, node:crypto)', (settings) => new WebhookDestination(settings)],
+  ['the web platform (fetch, Web Crypto)', (settings) => new WebhookDestinationBase(settings, webPlatform)],
 ])('delivery with %s', (_name, build) => {
   function destination(settings: WebhookSettings): WebhookDestinationBase {
     const created = build({ backoff: () => 20, ...settings })

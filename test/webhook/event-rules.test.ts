@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { WebhookQueue } from '../../src/webhook/bullmq/index.js'
 import type { ValidationErrorCode } from '../../src/core/errors/validation-error.js'
-import { ValidationError, WebhookDestination } from '../../src/webhook/node.js'
+import { ValidationError, WebhookDestination } from '../../src/webhook/index.js'
 import { startRedis, type RedisServer } from '../helpers/redis.js'
 import { isInstalled, REDIS } from '../helpers/services.js'
 

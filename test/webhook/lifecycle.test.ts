@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { ClosedError, WebhookDestination, type DeliveryResult, type WebhookTransport } from '../../src/webhook/node.js'
+import { ClosedError, WebhookDestination, type DeliveryResult, type WebhookTransport } from '../../src/webhook/index.js'
 import { createUndiciTransport } from '../../src/webhook/node-only.js'
 import { MemoryRetryStore } from '../../src/webhook/retry-store.js'
 import { RetryScheduler } from '../../src/webhook/scheduler.js'

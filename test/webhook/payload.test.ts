@@ -4,6 +4,11 @@ import { toWebhookPayload, ValidationError, type WebhookEvent } from '../../src/
 import { thrownBy } from '../helpers/thrown.js'
 
 const timestamp = '2024-05-06T07:08:09.010Z'
+const mobileContext = {
+  device: { model: 'x', type: 'ios' },
+  os: { name: 'iOS', version: '17' },
+  app: { build: '1', name: 'A', version: '2' },
+}
 const context = { ip: '203.0.113.9' }
 
 describe('toWebhookPayload: the body every webhook request carries', () => {
@@ -34,11 +39,7 @@ describe('toWebhookPayload: the body every webhook request carries', () => {
         userId: 'u1',
         timestamp,
         name: 'Main',
-        context: {
-          device: { model: 'x', type: 'ios' },
-          os: { name: 'iOS', version: '17' },
-          app: { build: '1', name: 'A', version: '2' },
-        },
+        context: mobileContext,
       },
       {
         version: 1,
@@ -46,11 +47,7 @@ describe('toWebhookPayload: the body every webhook request carries', () => {
         userId: 'u1',
         timestamp,
         name: 'Main',
-        context: {
-          device: { model: 'x', type: 'ios' },
-          os: { name: 'iOS', version: '17' },
-          app: { build: '1', name: 'A', version: '2' },
-        },
+        context: mobileContext,
       },
     ],
     [

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
-import { signPayload, WebhookDestination } from '../../src/webhook/node.js'
+import { signPayload, WebhookDestination } from '../../src/webhook/index.js'
 // @ts-expect-error: the examples are plain JavaScript
 import { createReceiver } from '../../examples/receiver-express.mjs'
 // @ts-expect-error: the examples are plain JavaScript

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createNodeSigner } from '../../src/webhook/node-signer.js'
-import { signPayload, verifySignature } from '../../src/webhook/node.js'
+import { signPayload, verifySignature } from '../../src/webhook/index.js'
 import { createWebCryptoSigner } from '../../src/webhook/signer.js'
 import { constantTimeEqual, importSigningKey } from '../../src/webhook/signature.js'
 

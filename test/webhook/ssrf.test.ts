@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { isPrivateAddress } from '../../src/webhook/private-address.js'
-import { OptionsError, WebhookDestination } from '../../src/webhook/node.js'
+import { OptionsError, WebhookDestination } from '../../src/webhook/index.js'
 import { WebhookDestination as FetchBuildDestination } from '../../src/webhook/index.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createFetchTransport, WebhookDestination, type WebhookTransport } from '../../src/webhook/node.js'
+import { createFetchTransport, WebhookDestination, type WebhookTransport } from '../../src/webhook/index.js'
 import { createUndiciTransport } from '../../src/webhook/node-only.js'
 import { certificates } from '../helpers/certs.js'
 import { startSink, type Sink } from '../helpers/sink.js'

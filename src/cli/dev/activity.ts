@@ -1,5 +1,5 @@
 import type { WireMessage } from '../../index.js'
-import type { DeliveryResult, RetryNotice, WebhookUrlStatus } from '../../webhook/node.js'
+import type { DeliveryResult, RetryNotice, WebhookUrlStatus } from '../../webhook/index.js'
 import type { RejectionCode } from './batch.js'
 
 /** One URL's part in a settled event. */

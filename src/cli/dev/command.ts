@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { WireMessage } from '../../index.js'
-import { WebhookDestination, type WebhookEvent } from '../../webhook/node.js'
+import { WebhookDestination, type WebhookEvent } from '../../webhook/index.js'
 import { collect, headerArgument } from '../arguments.js'
 import { defineCommand, type Command } from '../command-line.js'
 import { DEFAULT_DEV_PORT } from '../defaults.js'

@@ -1,4 +1,4 @@
-import type { AttemptNotice } from '../../webhook/node.js'
+import type { AttemptNotice } from '../../webhook/index.js'
 import type { DevActivity, DevTotals } from './activity.js'
 import { RateMeter } from './rate-meter.js'
 

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { verifySignature } from '../../webhook/node.js'
+import { verifySignature } from '../../webhook/index.js'
 import { BodyTooLargeError, readBody } from '../http.js'
 
 /** What the receiver made of a request's `X-Signature`. `unchecked`: no `--secret` to check with. */

@@ -3,7 +3,7 @@ import { Emitter } from '../../core/emitter.js'
 import { DeliveryRounds, type DeliveryEvents } from '../delivery-rounds.js'
 import { createEngine } from '../engine.js'
 import type { Endpoint } from '../endpoint.js'
-import { NODE_PLATFORM } from '../node-platform.js'
+import { defaultPlatform } from '../platform/node.js'
 import type { WebhookSettings } from '../settings.js'
 import type { WebhookTransport } from '../transport.js'
 import { checkDurability, type Durability } from './durability.js'
@@ -76,7 +76,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   /** @throws `OptionsError` naming the first setting (of `settings`) or option (of `options`) it cannot use. */
   constructor(settings: WebhookSettings, options: WebhookWorkerOptions) {
     super()
-    const engine = createEngine(settings, NODE_PLATFORM)
+    const engine = createEngine(settings, defaultPlatform)
     this.#endpoints = engine.endpoints
     this.#transport = engine.transport
     this.#rounds = new DeliveryRounds(engine, {

@@ -1,6 +1,7 @@
 import { WebhookDestinationBase } from './destination.js'
-import { NODE_PLATFORM } from './node-platform.js'
 import type { WebhookSettings } from './settings.js'
+// Resolved per runtime by package.json "imports": undici and node:crypto on Node, fetch and Web Crypto elsewhere.
+import { defaultPlatform } from '#eventwire/webhook-platform'
 
 /**
  * Forwards each platform event as a signed JSON POST to up to five URLs:
@@ -9,7 +10,10 @@ import type { WebhookSettings } from './settings.js'
  * retried for up to `retryWindowMs` (4 hours) from the first attempt; other statuses and
  * untrusted certificates fail at once.
  *
- * This is the Node build: it sends with undici's `Pool` and signs with `node:crypto`.
+ * On Node it sends with undici's `Pool` and signs with `node:crypto`; in browsers, Deno, Bun and
+ * Workers it sends with `fetch` and signs with Web Crypto (there `blockPrivateNetworks` can check
+ * literal addresses only: fetch gives no hook into name resolution). The runtime picks the
+ * platform (package.json "imports"); the API is the same.
  *
  * @example
  * ```ts
@@ -27,6 +31,6 @@ import type { WebhookSettings } from './settings.js'
 export class WebhookDestination extends WebhookDestinationBase {
   /** @throws {@link OptionsError} naming the first setting it cannot use. */
   constructor(settings: WebhookSettings) {
-    super(settings, NODE_PLATFORM)
+    super(settings, defaultPlatform)
   }
 }
