@@ -30,7 +30,15 @@ function codeOf(action: () => unknown): ErrorCode | undefined {
 }
 
 describe('call validation', () => {
-  const cases: Array<[string, (client: Client) => unknown, ErrorCode, string]> = [
+  type Case = [name: string, call: (client: Client) => unknown, code: ErrorCode, field: string]
+  /** A track call whose only fault is its messageId. */
+  const badMessageId = (name: string, messageId: unknown): Case => [
+    name,
+    (c) => c.track({ userId: 'u1', event: 'E', messageId: messageId as string }),
+    'ERR_INVALID_FIELD',
+    'messageId',
+  ]
+  const cases: Case[] = [
     ['track without event', (c) => c.track({ userId: 'u1' } as never), 'ERR_MISSING_EVENT', 'event'],
     ['track with empty event', (c) => c.track({ userId: 'u1', event: '' }), 'ERR_MISSING_EVENT', 'event'],
     ['track without any id', (c) => c.track({ event: 'E' } as never), 'ERR_MISSING_IDENTITY', 'userId'],
@@ -130,54 +138,14 @@ describe('call validation', () => {
       'ERR_INVALID_FIELD',
       'message',
     ],
-    [
-      'a null messageId',
-      (c) => c.track({ userId: 'u1', event: 'E', messageId: null as never }),
-      'ERR_INVALID_FIELD',
-      'messageId',
-    ],
-    [
-      'a numeric messageId',
-      (c) => c.track({ userId: 'u1', event: 'E', messageId: 42 as never }),
-      'ERR_INVALID_FIELD',
-      'messageId',
-    ],
-    [
-      'an empty messageId',
-      (c) => c.track({ userId: 'u1', event: 'E', messageId: '' }),
-      'ERR_INVALID_FIELD',
-      'messageId',
-    ],
-    [
-      'a messageId with CR/LF',
-      (c) => c.track({ userId: 'u1', event: 'E', messageId: 'm1\r\nX-Injected: 1' }),
-      'ERR_INVALID_FIELD',
-      'messageId',
-    ],
-    [
-      'a messageId with a non-Latin-1 character',
-      (c) => c.track({ userId: 'u1', event: 'E', messageId: 'évènement-☕' }),
-      'ERR_INVALID_FIELD',
-      'messageId',
-    ],
-    [
-      'a messageId with a leading space',
-      (c) => c.track({ userId: 'u1', event: 'E', messageId: ' m1' }),
-      'ERR_INVALID_FIELD',
-      'messageId',
-    ],
-    [
-      'a messageId with a trailing space',
-      (c) => c.track({ userId: 'u1', event: 'E', messageId: 'm1 ' }),
-      'ERR_INVALID_FIELD',
-      'messageId',
-    ],
-    [
-      'a messageId with a tab',
-      (c) => c.track({ userId: 'u1', event: 'E', messageId: 'm\t1' }),
-      'ERR_INVALID_FIELD',
-      'messageId',
-    ],
+    badMessageId('a null messageId', null),
+    badMessageId('a numeric messageId', 42),
+    badMessageId('an empty messageId', ''),
+    badMessageId('a messageId with CR/LF', 'm1\r\nX-Injected: 1'),
+    badMessageId('a messageId with a non-Latin-1 character', 'évènement-☕'),
+    badMessageId('a messageId with a leading space', ' m1'),
+    badMessageId('a messageId with a trailing space', 'm1 '),
+    badMessageId('a messageId with a tab', 'm\t1'),
     [
       `a messageId over ${MAX_MESSAGE_ID_LENGTH} characters`,
       (c) => c.track({ userId: 'u1', event: 'E', messageId: 'm'.repeat(MAX_MESSAGE_ID_LENGTH + 1) }),
