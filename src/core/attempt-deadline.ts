@@ -6,10 +6,16 @@ import { setUnrefTimeout } from './timers.js'
  */
 export const RESPONSE_BODY_CAP = 64 * 1024
 
+/** What aborts an attempt: an `AbortController`, or a lighter stand-in with the same two members. */
+export interface Aborter<Signal> {
+  readonly signal: Signal
+  abort(reason: unknown): void
+}
+
 /** One attempt's deadline: connecting, the response headers and reading the body, all together. */
-export interface AttemptDeadline {
+export interface AttemptDeadline<Signal = AbortSignal> {
   /** Aborts the request, or the reading of its body, at the deadline. */
-  readonly signal: AbortSignal
+  readonly signal: Signal
   /** Whether the deadline passed. */
   readonly expired: () => boolean
   /** Stops the timer: the attempt is over. */
@@ -18,9 +24,17 @@ export interface AttemptDeadline {
   readonly cancel: () => void
 }
 
-/** Starts the deadline of an attempt that may take `timeoutMs`; its timer does not keep the process alive. */
-export function startDeadline(timeoutMs: number): AttemptDeadline {
-  const controller = new AbortController()
+/**
+ * Starts the deadline of an attempt that may take `timeoutMs`; its timer does not keep the process
+ * alive. `controller` aborts the attempt when the deadline passes (an `AbortController` unless
+ * the transport brings a lighter one, see {@link AttemptAborter}).
+ */
+export function startDeadline(timeoutMs: number): AttemptDeadline
+export function startDeadline<Signal>(timeoutMs: number, controller: Aborter<Signal>): AttemptDeadline<Signal>
+export function startDeadline(
+  timeoutMs: number,
+  controller: Aborter<unknown> = new AbortController(),
+): AttemptDeadline<unknown> {
   let expired = false
   const timer = setUnrefTimeout(() => {
     expired = true
@@ -43,10 +57,10 @@ export function startDeadline(timeoutMs: number): AttemptDeadline {
  * cut them short instead of waiting for their deadlines.
  */
 export class BodyDrains {
-  readonly #active = new Set<AttemptDeadline>()
+  readonly #active = new Set<AttemptDeadline<unknown>>()
 
   /** Reads a body in the background with `drain`, which settles when `deadline` aborts at the latest. */
-  start(deadline: AttemptDeadline, drain: () => Promise<void>): void {
+  start(deadline: AttemptDeadline<unknown>, drain: () => Promise<unknown>): void {
     this.#active.add(deadline)
     const done = () => {
       deadline.end()
@@ -60,5 +74,37 @@ export class BodyDrains {
   cancelAll(): void {
     for (const deadline of this.#active) deadline.cancel()
     this.#active.clear()
+  }
+}
+
+/**
+ * The part of an `AbortSignal` that undici's `request()` and `body.dump()` use (`aborted`,
+ * `reason`, `abort` listeners), as its own controller: what the Node transports abort an attempt
+ * with. Node's `AbortController` builds a full `EventTarget` per attempt, a measurable share of a
+ * webhook request's CPU; this is a few fields. Not a general `AbortSignal`: Node-only code hands it
+ * to undici and nothing else.
+ */
+export class AttemptAborter implements Aborter<AttemptAborter> {
+  aborted = false
+  reason: unknown
+  #listeners: Array<() => void> = []
+
+  get signal(): AttemptAborter {
+    return this
+  }
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    this.#listeners.push(listener)
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    this.#listeners = this.#listeners.filter((known) => known !== listener)
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return
+    this.aborted = true
+    this.reason = reason
+    for (const listener of this.#listeners.splice(0)) listener()
   }
 }

@@ -1,7 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
-import type { Readable } from 'node:stream'
 import { buildConnector, Pool } from 'undici'
-import { BodyDrains, RESPONSE_BODY_CAP, startDeadline } from '../core/attempt-deadline.js'
+import { AttemptAborter, BodyDrains, RESPONSE_BODY_CAP, startDeadline } from '../core/attempt-deadline.js'
 import { blockedRangeOf } from './private-address.js'
 import { blockedAddressError, classifyFailure, type WebhookTransport } from './transport.js'
 
@@ -80,15 +79,8 @@ function peerChecked(connect: buildConnector.connector): buildConnector.connecto
   }
 }
 
-/** Reads and drops at most {@link RESPONSE_BODY_CAP} bytes; a longer body is cut, and its connection with it. */
-async function discard(body: Readable): Promise<void> {
-  let read = 0
-  for await (const chunk of body as AsyncIterable<Uint8Array>) {
-    read += chunk.byteLength
-    // Leaving the loop destroys the body, and undici the connection that still carries the rest.
-    if (read > RESPONSE_BODY_CAP) return
-  }
-}
+/** undici's `signal` option: it takes anything with `aborted`, `reason` and `abort` listeners (see {@link AttemptAborter}). */
+const asSignal = (aborter: AttemptAborter): AbortSignal => aborter as unknown as AbortSignal
 
 /**
  * Sends webhook requests with undici's `Pool.request`, one keep-alive pool per receiving origin:
@@ -127,7 +119,7 @@ export function createUndiciTransport(options: UndiciTransportOptions = {}): Web
   }
   return {
     async send(request) {
-      const deadline = startDeadline(request.timeoutMs)
+      const deadline = startDeadline(request.timeoutMs, new AttemptAborter())
       try {
         const response = await poolFor(
           request.origin,
@@ -137,12 +129,16 @@ export function createUndiciTransport(options: UndiciTransportOptions = {}): Web
           path: request.path,
           headers: request.headers,
           body: request.body,
-          signal: deadline.signal,
+          signal: asSignal(deadline.signal),
           // undici's own timers are idle timers with defaults of their own; the deadline bounds the whole attempt.
           headersTimeout: request.timeoutMs,
           bodyTimeout: request.timeoutMs,
         })
-        drains.start(deadline, () => discard(response.body))
+        // At most RESPONSE_BODY_CAP bytes are read and dropped; past that (or a Content-Length over
+        // it) undici destroys the body, and the connection that still carries the rest.
+        drains.start(deadline, () =>
+          response.body.dump({ limit: RESPONSE_BODY_CAP, signal: asSignal(deadline.signal) }),
+        )
         const retryAfter = response.headers['retry-after']
         return { ok: true, status: response.statusCode, retryAfter: typeof retryAfter === 'string' ? retryAfter : null }
       } catch (cause) {

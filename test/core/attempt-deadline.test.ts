@@ -1,0 +1,62 @@
+import { describe, expect, it, vi } from 'vitest'
+import { AttemptAborter, BodyDrains, startDeadline } from '../../src/core/attempt-deadline.js'
+
+describe('startDeadline', () => {
+  it('aborts its signal with a TimeoutError naming the limit once the time has passed, and says so', async () => {
+    const deadline = startDeadline(20)
+    expect(deadline.expired()).toBe(false)
+    await vi.waitFor(() => expect(deadline.signal.aborted).toBe(true))
+    expect(deadline.expired()).toBe(true)
+    expect(deadline.signal.reason).toMatchObject({ name: 'TimeoutError', message: 'no complete answer within 20 ms' })
+  })
+
+  it('never fires once ended; cancel() aborts at once with an AbortError and is not a timeout', async () => {
+    const ended = startDeadline(10)
+    ended.end()
+    const cancelled = startDeadline(60_000)
+    cancelled.cancel()
+    expect(cancelled.signal.reason).toMatchObject({ name: 'AbortError', message: 'the transport was closed' })
+    expect(cancelled.expired()).toBe(false)
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    expect(ended.signal.aborted).toBe(false)
+    expect(ended.expired()).toBe(false)
+  })
+
+  it('aborts the controller it is given instead of an AbortController of its own', async () => {
+    const deadline = startDeadline(10, new AttemptAborter())
+    expect(deadline.signal).toBeInstanceOf(AttemptAborter)
+    await vi.waitFor(() => expect(deadline.signal.aborted).toBe(true))
+    expect(deadline.signal.reason).toMatchObject({ name: 'TimeoutError' })
+  })
+})
+
+describe('AttemptAborter: the part of AbortSignal undici uses', () => {
+  it('calls each abort listener once, with aborted and reason already set, and forgets removed ones', () => {
+    const aborter = new AttemptAborter()
+    const seen: string[] = []
+    const kept = () => seen.push(`kept ${aborter.aborted} ${String(aborter.reason)}`)
+    const removed = () => seen.push('removed')
+    aborter.signal.addEventListener('abort', kept)
+    aborter.signal.addEventListener('abort', removed)
+    aborter.signal.removeEventListener('abort', removed)
+    aborter.abort('why')
+    aborter.abort('again')
+    expect(seen).toEqual(['kept true why'])
+    expect(aborter.reason).toBe('why')
+  })
+})
+
+describe('BodyDrains', () => {
+  it('ends the deadline when the drain settles, and cancels the drains still running on cancelAll()', async () => {
+    const drains = new BodyDrains()
+    const settled = startDeadline(60_000)
+    const endSettled = vi.spyOn(settled, 'end')
+    drains.start(settled, () => Promise.reject(new Error('body failed')))
+    await vi.waitFor(() => expect(endSettled).toHaveBeenCalled())
+    const running = startDeadline(60_000)
+    drains.start(running, () => new Promise(() => {}))
+    drains.cancelAll()
+    expect(running.signal.aborted).toBe(true)
+    expect(settled.signal.aborted).toBe(false)
+  })
+})
