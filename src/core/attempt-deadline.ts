@@ -57,14 +57,24 @@ export function startDeadline(
  * cut them short instead of waiting for their deadlines.
  */
 export class BodyDrains {
-  readonly #active = new Set<AttemptDeadline<unknown>>()
+  /**
+   * The drains still running, each at its index: removal swaps the last one in, so hundreds of
+   * attempts a second add and remove without the rehashing (and garbage) a `Set` would cost.
+   */
+  readonly #active: Array<{ deadline: AttemptDeadline<unknown>; index: number }> = []
 
   /** Reads a body in the background with `drain`, which settles when `deadline` aborts at the latest. */
   start(deadline: AttemptDeadline<unknown>, drain: () => Promise<unknown>): void {
-    this.#active.add(deadline)
+    const entry = { deadline, index: this.#active.length }
+    this.#active.push(entry)
     const done = () => {
       deadline.end()
-      this.#active.delete(deadline)
+      if (this.#active[entry.index] !== entry) return
+      const last = this.#active.pop()
+      if (last !== undefined && last !== entry) {
+        this.#active[entry.index] = last
+        last.index = entry.index
+      }
     }
     // A body that fails to arrive changes nothing: the answer was in before it.
     drain().then(done, done)
@@ -72,8 +82,7 @@ export class BodyDrains {
 
   /** Cuts every body still being read. */
   cancelAll(): void {
-    for (const deadline of this.#active) deadline.cancel()
-    this.#active.clear()
+    for (const { deadline } of this.#active.splice(0)) deadline.cancel()
   }
 }
 

@@ -14,7 +14,7 @@ import { RetryScheduler } from './scheduler.js'
 import { createEngine, type WebhookPlatform } from './engine.js'
 import type { Endpoint } from './endpoint.js'
 import type { Outgoing } from './sender.js'
-import type { ResolvedWebhookSettings, WebhookSettings } from './settings.js'
+import type { WebhookSettings } from './settings.js'
 import type { WebhookTransport } from './transport.js'
 import { toDeliveryResult, type DeliveryResult } from './result.js'
 
@@ -43,7 +43,6 @@ interface Job extends Due {
  * turn on Node, or one of their own.
  */
 export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
-  readonly #settings: ResolvedWebhookSettings
   readonly #transport: WebhookTransport
   readonly #rounds: DeliveryRounds
   readonly #scheduler = new RetryScheduler<Job>(new MemoryRetryStore<Job>(), (job) => this.#admit(job))
@@ -58,6 +57,12 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   #idle: (() => void) | undefined
   readonly #endpoints: readonly Endpoint[]
   readonly #urls: readonly string[]
+  /**
+   * Most requests admitted at once: `maxConcurrency`, or fewer when the URLs' own bounds allow fewer
+   * in all. A round admitted past them would only wait in a URL's limiter, holding its attempt's
+   * frames and promises there; waiting here it is a plain record.
+   */
+  readonly #admissionLimit: number
   #closing: Promise<void> | undefined
 
   /**
@@ -68,9 +73,12 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
   constructor(settings: WebhookSettings, platform: WebhookPlatform) {
     super()
     const engine = createEngine(settings, platform)
-    this.#settings = engine.settings
     this.#endpoints = engine.endpoints
     this.#urls = engine.endpoints.map((endpoint) => endpoint.url)
+    this.#admissionLimit = Math.min(
+      engine.settings.maxConcurrency,
+      engine.settings.maxConcurrencyPerUrl * engine.endpoints.length,
+    )
     this.#transport = engine.transport
     this.#rounds = new DeliveryRounds(engine, {
       listenerCount: (event) => this.listenerCount(event),
@@ -153,11 +161,11 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
     this.#dispatch()
   }
 
-  /** Starts waiting rounds while their requests fit in `maxConcurrency` (one always may start). */
+  /** Starts waiting rounds while their requests fit in the admission limit (one always may start). */
   #dispatch(): void {
     for (let job = this.#ready.peek(); job !== undefined; job = this.#ready.peek()) {
       const requests = job.state.targets.reduce((count, target) => (target.status === 'pending' ? count + 1 : count), 0)
-      if (this.#requestsInFlight > 0 && this.#requestsInFlight + requests > this.#settings.maxConcurrency) return
+      if (this.#requestsInFlight > 0 && this.#requestsInFlight + requests > this.#admissionLimit) return
       this.#ready.shift()
       this.#requestsInFlight += requests
       const ended = () => {

@@ -59,4 +59,20 @@ describe('BodyDrains', () => {
     expect(running.signal.aborted).toBe(true)
     expect(settled.signal.aborted).toBe(false)
   })
+
+  it('keeps track of the running drains whatever order they finish in', async () => {
+    const drains = new BodyDrains()
+    const finish: Array<() => void> = []
+    const deadlines = Array.from({ length: 5 }, () => startDeadline(60_000))
+    for (const deadline of deadlines) drains.start(deadline, () => new Promise<void>((resolve) => finish.push(resolve)))
+    // The middle one, the last one, the first one: each removal moves another into its place.
+    for (const index of [2, 4, 0]) finish[index]?.()
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    drains.cancelAll()
+    expect(deadlines.map((deadline) => deadline.signal.aborted)).toEqual([false, true, false, true, false])
+    // Finishing after the cancel changes nothing.
+    finish[1]?.()
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    drains.cancelAll()
+  })
 })
