@@ -25,10 +25,9 @@ function offenders(file, condition, seen = new Set()) {
   return found
 }
 
-const found = ['dist/index.js', 'dist/index.cjs', 'dist/webhook.js', 'dist/webhook.cjs'].flatMap((file) =>
-  offenders(file, 'default'),
-)
-for (const file of ['dist/index.js', 'dist/index.cjs', 'dist/webhook.js', 'dist/webhook.cjs']) {
+const ISOMORPHIC = ['dist/index.js', 'dist/index.cjs', 'dist/webhook.js', 'dist/webhook.cjs']
+const found = ISOMORPHIC.flatMap((file) => offenders(file, 'default'))
+for (const file of ISOMORPHIC) {
   if (!offenders(file, 'node').some((line) => line.endsWith(' imports undici'))) {
     console.error(`check-isomorphic-build: found no undici import below ${file} under "node"; the check is blind`)
     process.exit(1)

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { root, targets, tsupEntries } from './helpers/entry-points.js'
+import { root, sourceOfTarget, targets } from './helpers/entry-points.js'
 import { readTsConfig } from './helpers/tsconfig.js'
 import vitestConfig from '../vitest.config.js'
 
@@ -19,12 +19,6 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   imports: Record<string, Record<string, { import: string; require: string }>>
 }
 
-/** The source a dist file is built from (`./dist/client-platform-node.cjs` -> its tsup entry). */
-function sourceOf(target: string): string | undefined {
-  const name = /^\.\/dist\/(.+)\.c?js$/.exec(target)?.[1]
-  return name === undefined ? undefined : tsupEntries()[name]
-}
-
 describe('package.json "imports": one Client and one WebhookDestination, with each runtime its platform', () => {
   it('names the two platform imports and nothing else', () => {
     expect(Object.keys(pkg.imports).sort()).toEqual(Object.keys(PLATFORM_IMPORTS).sort())
@@ -39,7 +33,7 @@ describe('package.json "imports": one Client and one WebhookDestination, with ea
       for (const condition of NOT_NODE) expect(keys.indexOf(condition)).toBeLessThan(keys.indexOf('node'))
       expect(keys.at(-1)).toBe('default')
       for (const [condition, target] of targets(conditions)) {
-        expect(`${condition}: ${sourceOf(target)}`).toBe(
+        expect(`${condition}: ${sourceOfTarget(target)}`).toBe(
           `${condition}: ${folder}/${condition === 'node' ? 'node' : 'web'}.ts`,
         )
       }

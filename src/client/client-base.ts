@@ -97,7 +97,7 @@ export class ClientBase extends Emitter<ClientEvents> {
 
   /**
    * @param writeKey - The write key of your source.
-   * @param createTransport - Makes what sends the batches: the platform's, chosen by the build.
+   * @param createTransport - Makes what sends the batches: the runtime's (`platform/`), or a test's.
    * @throws {@link OptionsError} for a missing write key or an option it cannot use.
    */
   constructor(writeKey: string, options: ClientOptions, createTransport: TransportFactory) {

@@ -88,10 +88,11 @@ export class BodyDrains {
 
 /**
  * The part of an `AbortSignal` that undici's `request()` and `body.dump()` use (`aborted`,
- * `reason`, `abort` listeners), as its own controller: what the Node transports abort an attempt
- * with. Node's `AbortController` builds a full `EventTarget` per attempt, a measurable share of a
- * webhook request's CPU; this is a few fields. Not a general `AbortSignal`: Node-only code hands it
- * to undici and nothing else.
+ * `reason`, `abort` listeners), as its own controller: what the webhook engine's undici transport
+ * aborts an attempt with. Node's `AbortController` builds a full `EventTarget` per attempt, a
+ * measurable share of a webhook request's CPU; this is a few fields. Not a general `AbortSignal`:
+ * Node-only code hands it to undici and nothing else. (The client's undici transport keeps an
+ * `AbortController`: it sends one request per batch, not per event.)
  */
 export class AttemptAborter implements Aborter<AttemptAborter> {
   aborted = false

@@ -17,8 +17,9 @@ export type Sender = (endpoint: Endpoint, outgoing: Outgoing) => Promise<Webhook
 
 /**
  * A {@link Sender} over a transport, bounded overall and per URL (each endpoint's own limiter), in
- * arrival order. The in-memory destination admits rounds within `maxConcurrency` before they get
- * here, so there the overall bound rarely queues; the BullMQ worker relies on it.
+ * arrival order. The in-memory destination admits rounds within its admission limit (the lower of
+ * `maxConcurrency` and the URLs' bounds together) before they get here, so there these bounds
+ * rarely queue; the BullMQ worker relies on them.
  */
 export function createSender(settings: ResolvedWebhookSettings, transport: WebhookTransport): Sender {
   const overall = new Limiter(settings.maxConcurrency)

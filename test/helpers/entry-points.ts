@@ -19,7 +19,7 @@ export interface EntryPoint {
 type Conditions = { readonly [condition: string]: string | Conditions }
 
 /** The library build's entries in tsup.config.ts: output name to source (`webhook` -> `src/webhook/index.ts`). */
-export function tsupEntries(): Readonly<Record<string, string>> {
+function tsupEntries(): Readonly<Record<string, string>> {
   const configs = (Array.isArray(tsupConfig) ? tsupConfig : [tsupConfig]) as Array<{ entry?: unknown }>
   const library = configs.find(
     (config) => typeof config.entry === 'object' && config.entry !== null && 'index' in config.entry,
@@ -36,6 +36,12 @@ export function targets(conditions: string | Conditions, condition = 'default'):
   )
 }
 
+/** The source a built file comes from (`./dist/webhook.cjs` -> `src/webhook/index.ts`), per tsup.config.ts. */
+export function sourceOfTarget(target: string): string | undefined {
+  const name = /^\.\/dist\/(.+)\.c?js$/.exec(target)?.[1]
+  return name === undefined ? undefined : tsupEntries()[name]
+}
+
 /**
  * The public entry points, read from package.json's `exports` and tsup.config.ts (not listed by
  * hand): a new subpath or build shows up here, and in every test that walks them.
@@ -45,15 +51,13 @@ export function entryPoints(): EntryPoint[] {
     name: string
     exports: Record<string, string | Conditions>
   }
-  const entries = tsupEntries()
   return Object.entries(pkg.exports)
     .filter(([subpath]) => subpath !== './package.json')
     .map(([subpath, conditions]) => {
       const sources = new Set<string>()
       for (const [, target] of targets(conditions)) {
         if (target.endsWith('.d.ts') || target.endsWith('.d.cts')) continue
-        const name = /^\.\/dist\/(.+)\.c?js$/.exec(target)?.[1]
-        const source = name === undefined ? undefined : entries[name]
+        const source = sourceOfTarget(target)
         if (source === undefined) throw new Error(`${subpath}: ${target} is not built from any tsup entry`)
         sources.add(source)
       }
