@@ -5,9 +5,9 @@ import { timeoutOption } from '../core/option-checks.js'
 import { settlesWithin } from '../core/timers.js'
 import type { JsonObject } from '../core/json-value.js'
 import type { WebhookEvent } from './event.js'
-import { DeliveryRounds, type DeliveryEvents } from './delivery-rounds.js'
+import { DeliveryRounds, type DeliveryEvents, type Prepared } from './delivery-rounds.js'
 import { toWebhookError } from './failure.js'
-import { checkEvent } from './prepare.js'
+import { checkEvent, type CheckedEvent } from './prepare.js'
 import { MemoryRetryStore, type Due } from './retry-store.js'
 import { newDeliveryState, type DeliveryState } from './round.js'
 import { RetryScheduler } from './scheduler.js'
@@ -122,24 +122,38 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
    * await destination.close()
    * ```
    */
-  async deliver<Data extends object = JsonObject>(event: WebhookEvent<Data>): Promise<DeliveryResult> {
-    if (this.#closing !== undefined) throw new ClosedError('deliver()')
-    const { eventId, body, enabled } = checkEvent(event)
+  deliver<Data extends object = JsonObject>(event: WebhookEvent<Data>): Promise<DeliveryResult> {
+    let checked: CheckedEvent
+    try {
+      if (this.#closing !== undefined) throw new ClosedError('deliver()')
+      checked = checkEvent(event)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    const { eventId, body, enabled } = checked
     if (!enabled) {
       const state = newDeliveryState(eventId, this.#endpoints, 0, Date.now())
       for (const target of state.targets) target.status = 'skipped'
       const result = toDeliveryResult(state, 'skipped')
       this.emit('skipped', result)
-      return result
+      return Promise.resolve(result)
     }
     const preparing = this.#rounds.prepare(eventId, body)
-    // A synchronous signer (node:crypto) needs no tick; Web Crypto's does.
-    const prepared = preparing instanceof Promise ? await preparing : preparing
+    // A synchronous signer (node:crypto) needs no tick; Web Crypto's does. Not an async function:
+    // its frame and outer promise would stay alive for as long as the event waits (hours, when
+    // retried), which is most of what a waiting delivery would cost.
+    return preparing instanceof Promise
+      ? preparing.then((prepared) => this.#begin(eventId, prepared))
+      : this.#begin(eventId, preparing)
+  }
+
+  /** Starts an event's first round, or ends it at once when its body could not be signed. */
+  #begin(eventId: string, prepared: Prepared): Promise<DeliveryResult> {
     const state = this.#rounds.start(eventId)
     if ('cause' in prepared) {
       // Failed before it took a request slot: no round to wait for.
       this.#rounds.refuseUnsigned(state, prepared)
-      return this.#rounds.finish(state)
+      return Promise.resolve(this.#rounds.finish(state))
     }
     return new Promise<DeliveryResult>((resolve) => this.#admit({ state, prepared, resolve, dueAt: 0 }))
   }
