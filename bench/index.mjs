@@ -48,15 +48,25 @@ function runChild(script, config, extraArgs = []) {
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 const round = (value, digits = 0) => Number(value.toFixed(digits))
 
-async function stats(sink) {
-  return (await fetch(`${sink.url}/stats`)).json()
+/**
+ * A request to the sink's control API. The connection it reuses sat idle while a child ran (the
+ * parent waits synchronously) and the server may have closed it in the meantime: one more try.
+ */
+async function control(sink, path, init) {
+  try {
+    return await (await fetch(`${sink.url}${path}`, init)).json()
+  } catch {
+    return (await fetch(`${sink.url}${path}`, init)).json()
+  }
 }
+
+const stats = (sink) => control(sink, '/stats')
 
 /** Runs one library through one scenario `runs` times; the median by wall time, with what the sink saw. */
 async function measure(sink, { library, events, mode, rate, pad }) {
   const samples = []
   for (let attempt = 0; attempt < runs; attempt++) {
-    await fetch(`${sink.url}/reset`, { method: 'POST' })
+    await control(sink, '/reset', { method: 'POST' })
     const metrics = runChild('client-run.mjs', { library, events, sink: sink.url, mode, rate, pad })
     const seen = await stats(sink)
     samples.push({ ...metrics, delivered: seen.events, unique: seen.unique, requests: seen.requests })

@@ -23,9 +23,16 @@ const server = createServer((request, response) => {
       response.end('{}')
       return
     }
-    let raw = Buffer.concat(chunks)
-    if (request.headers['content-encoding'] === 'gzip') raw = gunzipSync(raw)
-    const body = JSON.parse(raw.toString('utf8'))
+    let body
+    try {
+      let raw = Buffer.concat(chunks)
+      if (request.headers['content-encoding'] === 'gzip') raw = gunzipSync(raw)
+      body = JSON.parse(raw.toString('utf8'))
+    } catch {
+      // A library's malformed body is its failure to count, not the end of the run.
+      response.writeHead(400).end()
+      return
+    }
     const batch = body.batch ?? []
     requests++
     events += batch.length
