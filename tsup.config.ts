@@ -8,6 +8,7 @@ export default defineConfig([
       'webhook-node-only': 'src/webhook/node-only.ts',
       'webhook-bullmq': 'src/webhook/bullmq/index.ts',
       // What `#eventwire/client-transport` and `#eventwire/webhook-platform` name per runtime (package.json "imports").
+      'client-platform-browser': 'src/client/platform/browser.ts',
       'client-platform-node': 'src/client/platform/node.ts',
       'client-platform-web': 'src/client/platform/web.ts',
       'webhook-platform-node': 'src/webhook/platform/node.ts',

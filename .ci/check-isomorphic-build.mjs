@@ -1,7 +1,7 @@
 // Fails when the builds meant for browsers, Deno, Bun and Workers (dist/index.*, dist/webhook.*)
 // load a Node-only module, directly, through the chunks they import, or through a platform import
 // (`#eventwire/client-transport`, `#eventwire/webhook-platform`) as package.json "imports" resolves it for those
-// runtimes (the "default" condition). Resolved under "node", the same walk must find undici.
+// runtimes (the "default" and "browser" conditions). Resolved under "node", the same walk must find undici.
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 
@@ -26,7 +26,7 @@ function offenders(file, condition, seen = new Set()) {
 }
 
 const ISOMORPHIC = ['dist/index.js', 'dist/index.cjs', 'dist/webhook.js', 'dist/webhook.cjs']
-const found = ISOMORPHIC.flatMap((file) => offenders(file, 'default'))
+const found = ISOMORPHIC.flatMap((file) => [...offenders(file, 'default'), ...offenders(file, 'browser')])
 for (const file of ISOMORPHIC) {
   if (!offenders(file, 'node').some((line) => line.endsWith(' imports undici'))) {
     console.error(`check-isomorphic-build: found no undici import below ${file} under "node"; the check is blind`)

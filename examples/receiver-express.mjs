@@ -5,6 +5,11 @@
 // The signature covers the exact bytes sent. Read the body raw (express.raw), verify, then parse:
 // express.json() followed by JSON.stringify(req.body) gives different bytes (key order, spacing,
 // escapes) and a signature that no longer matches.
+//
+// express.raw() only reads bodies whose Content-Type matches its `type` option; with
+// `type: 'application/json'` a correctly signed request sent as text/plain, as a form, or without a
+// content type leaves req.body empty and is turned away with 401. `type: () => true` reads every body
+// as bytes: the content type is not part of the signature, so it must not decide what gets verified.
 import express from 'express'
 import { verifySignature } from 'eventwire/webhook'
 
@@ -14,7 +19,7 @@ export function createReceiver(
   onEvent = (event) => console.log('verified', event.type, event.userId ?? event['User ID']),
 ) {
   const app = express()
-  app.post('/webhooks', express.raw({ type: 'application/json', limit: '1mb' }), async (req, res) => {
+  app.post('/webhooks', express.raw({ type: () => true, limit: '1mb' }), async (req, res) => {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)
     if (!(await verifySignature(body, req.get('x-signature'), secret))) {
       res.status(401).json({ error: 'bad signature' })

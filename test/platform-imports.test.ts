@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
@@ -6,7 +6,7 @@ import { root, sourceOfTarget, targets } from './helpers/entry-points.js'
 import { readTsConfig } from './helpers/tsconfig.js'
 import vitestConfig from '../vitest.config.js'
 
-/** Each platform import, and the folder of its two modules. */
+/** Each platform import, and the folder of its modules. */
 const PLATFORM_IMPORTS = {
   '#eventwire/client-transport': 'src/client/platform',
   '#eventwire/webhook-platform': 'src/webhook/platform',
@@ -24,8 +24,15 @@ describe('package.json "imports": one Client and one WebhookDestination, with ea
     expect(Object.keys(pkg.imports).sort()).toEqual(Object.keys(PLATFORM_IMPORTS).sort())
   })
 
+  /** Which module a condition gets: Node's under "node", the browsers' own for the client, web's for the rest. */
+  const moduleFor = (specifier: string, condition: string) => {
+    if (condition === 'node') return 'node'
+    // Browsers send without ky (src/client/platform/browser.ts): every byte is every page's download.
+    return condition === 'browser' && specifier === '#eventwire/client-transport' ? 'browser' : 'web'
+  }
+
   it.each(Object.entries(PLATFORM_IMPORTS))(
-    '%s: the Node module under "node" alone, the web module for every other runtime',
+    '%s: the Node module under "node" alone, the web module (the client: the browser one in browsers) elsewhere',
     (specifier, folder) => {
       const conditions = pkg.imports[specifier] ?? {}
       const keys = Object.keys(conditions)
@@ -34,7 +41,7 @@ describe('package.json "imports": one Client and one WebhookDestination, with ea
       expect(keys.at(-1)).toBe('default')
       for (const [condition, target] of targets(conditions)) {
         expect(`${condition}: ${sourceOfTarget(target)}`).toBe(
-          `${condition}: ${folder}/${condition === 'node' ? 'node' : 'web'}.ts`,
+          `${condition}: ${folder}/${moduleFor(specifier, condition)}.ts`,
         )
       }
       for (const { import: esm, require: cjs } of Object.values(conditions)) {
@@ -44,10 +51,11 @@ describe('package.json "imports": one Client and one WebhookDestination, with ea
     },
   )
 
-  it.each(Object.values(PLATFORM_IMPORTS))('%s/node.ts and web.ts export the same names', async (folder) => {
+  it.each(Object.values(PLATFORM_IMPORTS))('%s: every platform module exports the same names', async (folder) => {
     const names = async (file: string) =>
       Object.keys((await import(pathToFileURL(join(root, folder, file)).href)) as object).sort()
-    expect(await names('node.ts')).toEqual(await names('web.ts'))
+    const modules = readdirSync(join(root, folder)).filter((file) => file.endsWith('.ts'))
+    for (const file of modules) expect(`${file}: ${await names(file)}`).toBe(`${file}: ${await names('web.ts')}`)
   })
 
   it("resolves the same way in the repository's own tools: Node's module for the sources and tests, web's for the isomorphic check", () => {

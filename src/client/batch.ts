@@ -2,6 +2,7 @@ import { isoNow } from '../core/clock.js'
 import { MAX_BATCH_BYTES } from '../core/limits.js'
 import type { MessageType } from '../core/messages.js'
 import { LIBRARY } from '../core/version.js'
+import { utf8ByteLength } from '../core/utf8.js'
 import type { DeliveryError } from './delivery-error.js'
 import type { Queue } from '../core/queue.js'
 
@@ -37,19 +38,49 @@ export interface Batch {
 }
 
 const PREFIX = '{"batch":['
-const CONTEXT = JSON.stringify({ library: LIBRARY })
+
+/** What every batch body of a client carries besides its messages and ids, serialized once. */
+export interface Envelope {
+  /** JSON object members, without braces: `context` and, when the key goes in the body, `writeKey`. */
+  readonly fields: string
+  /** UTF-8 bytes of `fields`. */
+  readonly bytes: number
+}
+
+/**
+ * The envelope of a client's batches: `context.library`, and the write key when it travels in the
+ * body (the `writeKeyIn: 'body'` option) rather than in the `Authorization` header.
+ */
+export function batchEnvelope(writeKeyInBody: string | undefined): Envelope {
+  const context = `"context":${JSON.stringify({ library: LIBRARY })}`
+  const fields = writeKeyInBody === undefined ? context : `${context},"writeKey":${JSON.stringify(writeKeyInBody)}`
+  return { fields, bytes: utf8ByteLength(fields) }
+}
+
+/** How much one batch may take. */
+export interface BatchLimits {
+  readonly maxCount: number
+  /** @defaultValue {@link MAX_BATCH_BYTES} */
+  readonly maxBytes?: number
+}
 
 /**
  * Moves messages from the head of the queue into one batch body, built by concatenation, for as
- * long as the body stays within `maxBytes` ({@link MAX_BATCH_BYTES} by default) and the batch
- * within `maxCount` messages. The first message always fits: a message is at most 32 KB.
+ * long as the body stays within `maxBytes` and the batch within `maxCount` messages. The first
+ * message always fits: a message is at most 32 KB.
  */
-export function takeBatch(queue: Queue<QueuedMessage>, maxCount: number, maxBytes: number = MAX_BATCH_BYTES): Batch {
+export function takeBatch(
+  queue: Queue<QueuedMessage>,
+  envelope: Envelope,
+  { maxCount, maxBytes = MAX_BATCH_BYTES }: BatchLimits,
+): Batch {
   const id = crypto.randomUUID()
-  const suffix = `],"context":${CONTEXT},"messageId":"${id}","sentAt":"${isoNow()}"}`
+  const ids = `"messageId":"${id}","sentAt":"${isoNow()}"}`
+  const suffix = `],${envelope.fields},${ids}`
   const messages: QueuedMessage[] = []
   let body = PREFIX
-  let bytes = PREFIX.length + suffix.length
+  // `],`, the envelope, `,` and the ids (ASCII: their length is their size).
+  let bytes = PREFIX.length + 3 + envelope.bytes + ids.length
   let messageBytes = 0
   for (let next = queue.peek(); next !== undefined && messages.length < maxCount; next = queue.peek()) {
     const cost = messages.length === 0 ? next.bytes : next.bytes + 1

@@ -16,12 +16,23 @@ import type {
 import { serializeCall } from '../core/check-message.js'
 import { setUnrefTimeout, settlesWithin } from '../core/timers.js'
 import { describeError } from '../core/describe-error.js'
-import { takeBatch, type Batch, type MessageCallback, type MessageRecord, type QueuedMessage } from './batch.js'
+import {
+  batchEnvelope,
+  takeBatch,
+  type Batch,
+  type Envelope,
+  type MessageCallback,
+  type MessageRecord,
+  type QueuedMessage,
+} from './batch.js'
 import { DeliveryError, type DeliveryErrorCode } from './delivery-error.js'
 import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './options.js'
 import { Queue } from '../core/queue.js'
 import { Holdings } from './holdings.js'
-import { KEEPALIVE_MAX_BYTES, onPageHide } from './page-hide.js'
+import { KEEPALIVE_BUDGET, watchPage } from './page-exit.js'
+import { unsentStoreFor, type UnsentStore } from './page-store.js'
+import { utf8ByteLength } from '../core/utf8.js'
+import { MAX_BATCH_BYTES } from '../core/limits.js'
 import type { BatchTransport, SendResult, TransportFactory } from './transport.js'
 
 /** What `'sent'` listeners receive: a batch the endpoint accepted. */
@@ -91,9 +102,19 @@ export class ClientBase extends Emitter<ClientEvents> {
   readonly #dropped: QueuedMessage[] = []
   #closed = false
   #closing: Promise<void> | undefined
-  readonly #stopPageHide: () => void
+  /** With `waitUntil`: the flush at the end of this tick, already handed to the platform. */
+  #tickFlush: Promise<void> | undefined
   /** `flushAt: 1` turns batching off: one message per request, even with a backlog. */
   readonly #maxBatchCount: number
+  /** What every batch body carries besides its messages: the library, and the write key when in the body. */
+  readonly #envelope: Envelope
+  /**
+   * In a browser page (with `flushOnPageHide`): every batch goes with `keepalive`, so that a request
+   * in flight outlives the page, and this counts their bodies against the browser's quota.
+   */
+  readonly #page:
+    | { keepaliveBytes: number; readonly store: UnsentStore | undefined; readonly stop: () => void }
+    | undefined
 
   /**
    * @param writeKey - The write key of your source.
@@ -106,6 +127,7 @@ export class ClientBase extends Emitter<ClientEvents> {
     this.#transport = createTransport({
       url: this.#options.batchUrl,
       writeKey,
+      writeKeyIn: this.#options.writeKeyIn,
       timeout: this.#options.timeout,
       retry: this.#options.retry,
       fetch: this.#options.fetch,
@@ -115,7 +137,23 @@ export class ClientBase extends Emitter<ClientEvents> {
     }
     this.#holdings = new Holdings(this.#options)
     this.#maxBatchCount = this.#options.flushAt === 1 ? 1 : Number.POSITIVE_INFINITY
-    this.#stopPageHide = this.#options.flushOnPageHide ? onPageHide(() => this.#flushForPageHide()) : () => {}
+    this.#envelope = batchEnvelope(this.#options.writeKeyIn === 'body' ? writeKey : undefined)
+    const stop = this.#options.flushOnPageHide
+      ? watchPage({
+          hidden: () => this.#sendWithinKeepalive(),
+          leaving: () => this.#leavePage(),
+          back: () => this.#takeKept(),
+        })
+      : undefined
+    this.#page =
+      stop === undefined
+        ? undefined
+        : {
+            keepaliveBytes: 0,
+            store: this.#options.storeOnPageHide ? unsentStoreFor(this.#options.batchUrl, writeKey) : undefined,
+            stop,
+          }
+    this.#takeKept()
   }
 
   /**
@@ -323,9 +361,32 @@ export class ClientBase extends Emitter<ClientEvents> {
     }
     this.#lastSeq = message.seq
     this.#queue.push(message)
-    if (this.#queue.length >= options.flushAt) this.#pump()
+    if (options.waitUntil !== undefined) this.#flushAtEndOfTick(options.waitUntil)
+    else if (this.#queue.length >= options.flushAt) this.#pump()
     else this.#armTimer()
     return !this.#holdings.needDrain
+  }
+
+  /**
+   * Serverless: the platform may freeze the function once the response is out, so the calls of one
+   * tick leave together at its end, and the flush is handed to `waitUntil` during the call itself,
+   * while the invocation is surely alive.
+   */
+  #flushAtEndOfTick(waitUntil: (promise: Promise<unknown>) => void): void {
+    if (this.#tickFlush !== undefined) return
+    let start!: () => void
+    this.#tickFlush = new Promise<void>((resolve) => {
+      start = resolve
+    }).then(() => {
+      this.#tickFlush = undefined
+      return this.flush()
+    })
+    try {
+      waitUntil(this.#tickFlush)
+    } catch (error) {
+      this.onListenerError(error)
+    }
+    queueMicrotask(start)
   }
 
   /**
@@ -347,25 +408,86 @@ export class ClientBase extends Emitter<ClientEvents> {
     while (this.#inFlight.size < options.maxConcurrentRequests && !this.#closeDeadline.signal.aborted) {
       const head = this.#queue.peek()
       if (head === undefined || (this.#queue.length < options.flushAt && head.seq > this.#flushMark)) break
-      this.#send(takeBatch(this.#queue, this.#maxBatchCount))
+      // In a page, a batch waits until its body fits in what the keepalive requests in flight leave.
+      const batch = takeBatch(this.#queue, this.#envelope, {
+        maxCount: this.#maxBatchCount,
+        maxBytes: this.#maxBytes(),
+      })
+      if (batch.messages.length === 0) break
+      this.#send(batch)
     }
     if (this.#queue.length === 0) this.#clearTimer()
     else this.#armTimer()
   }
 
-  /**
-   * The page is going away: send everything queued now, with `keepalive` so the requests outlive
-   * the page, in bodies small enough for the browser's keepalive quota.
-   */
-  #flushForPageHide(): void {
-    while (this.#queue.length > 0) {
-      this.#send(takeBatch(this.#queue, this.#maxBatchCount, KEEPALIVE_MAX_BYTES), { keepalive: true })
-    }
-    this.#clearTimer()
+  /** The largest body a batch may have now: the keepalive budget left in a page, 500 KB elsewhere. */
+  #maxBytes(): number {
+    return this.#page === undefined ? MAX_BATCH_BYTES : KEEPALIVE_BUDGET - this.#page.keepaliveBytes
   }
 
-  #send(batch: Batch, { keepalive = false } = {}): void {
+  /**
+   * The page is hidden and may not come back: send what is queued now, as far as the keepalive
+   * budget goes, past `flushAt`, `flushAfter` and `maxConcurrentRequests` alike.
+   */
+  #sendWithinKeepalive(): void {
+    // What the budget cannot carry now leaves as soon as it can, not at flushAt or flushAfter.
+    this.#flushMark = this.#lastSeq
+    for (let batch = this.#takeWithinKeepalive(); batch !== undefined; batch = this.#takeWithinKeepalive()) {
+      this.#send(batch)
+    }
+    if (this.#queue.length === 0) this.#clearTimer()
+  }
+
+  #takeWithinKeepalive(): Batch | undefined {
+    if (this.#queue.length === 0 || this.#closeDeadline.signal.aborted) return undefined
+    const batch = takeBatch(this.#queue, this.#envelope, { maxCount: this.#maxBatchCount, maxBytes: this.#maxBytes() })
+    return batch.messages.length === 0 ? undefined : batch
+  }
+
+  /**
+   * The page is being left: send what the keepalive budget can carry, and keep the rest in
+   * `localStorage` for the next client of this endpoint and write key on this origin (see
+   * {@link unsentStoreFor}). What cannot be kept stays queued, for if the page comes back.
+   */
+  #leavePage(): void {
+    this.#sendWithinKeepalive()
+    const store = this.#page?.store
+    if (store === undefined || this.#queue.length === 0) return
+    const left = this.#queue.takeAll()
+    const kept = store.keep(left)
+    for (const message of left.slice(kept)) this.#queue.push(message)
+    // Kept messages leave this client: the next page sends them, and no callback of theirs is called.
+    this.#holdings.release(
+      kept,
+      left.slice(0, kept).reduce((bytes, message) => bytes + message.bytes, 0),
+    )
+    if (this.#options.verbose) {
+      this.#options.logger.log(
+        `the page is going away: ${kept} message(s) kept in localStorage for the next page${kept < left.length ? `, ${left.length - kept} could not be` : ''}`,
+      )
+    }
+    this.#checkDrain()
+  }
+
+  /** Queues what a page of this origin kept as it went away, to be sent at once. */
+  #takeKept(): void {
+    const records = this.#page?.store?.take() ?? []
+    for (const record of records) {
+      const bytes = utf8ByteLength(record.json)
+      if (!this.#holdings.admit(bytes)) break
+      this.#queue.push({ ...record, bytes, seq: ++this.#lastSeq, callback: undefined })
+    }
+    if (records.length === 0) return
+    if (this.#options.verbose)
+      this.#options.logger.log(`sending ${records.length} message(s) a page kept as it went away`)
+    this.#flushMark = this.#lastSeq
+    this.#pump()
+  }
+
+  #send(batch: Batch): void {
     const options = this.#options
+    const page = this.#page
+    if (page !== undefined) page.keepaliveBytes += batch.bytes
     if (options.verbose) {
       options.logger.log(`sending batch ${batch.id}: ${batch.messages.length} message(s), ${batch.bytes} bytes`)
     }
@@ -376,8 +498,11 @@ export class ClientBase extends Emitter<ClientEvents> {
     this.#inFlight.set(
       batch,
       this.#transport
-        .send(batch.body, { signal: this.#closeDeadline.signal, onRetry, keepalive })
-        .then((result) => this.#settle(batch, result)),
+        .send(batch.body, { signal: this.#closeDeadline.signal, onRetry, keepalive: page !== undefined })
+        .then((result) => {
+          if (page !== undefined) page.keepaliveBytes -= batch.bytes
+          this.#settle(batch, result)
+        }),
     )
   }
 
@@ -481,7 +606,7 @@ export class ClientBase extends Emitter<ClientEvents> {
 
   async #shutdown(timeout: number): Promise<void> {
     this.#clearTimer()
-    this.#stopPageHide()
+    this.#page?.stop()
     const flushed = this.flush()
     if (!(await settlesWithin(flushed, timeout))) {
       this.#closeDeadline.abort(new Error('close() timed out'))

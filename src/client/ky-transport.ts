@@ -22,7 +22,7 @@ export function createKyTransport(settings: TransportSettings): BatchTransport {
   const pause = new RateLimitPause()
   const api = ky.create({
     method: 'post',
-    headers: batchHeaders(settings.writeKey),
+    headers: batchHeaders(settings),
     timeout: settings.timeout,
     throwHttpErrors: true,
     // A followed 301-303 turns the POST into a GET without the batch, whose 2xx would count as

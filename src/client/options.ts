@@ -1,3 +1,4 @@
+import { IN_BROWSER } from '../core/browser.js'
 import { consoleLogger, guardLogger, isDebugEnabled, type Logger } from '../core/debug.js'
 import { OptionsError } from '../core/errors/options-error.js'
 import { checkOptionNames, integerOption, parseHttpUrl, withoutCredentials } from '../core/option-checks.js'
@@ -54,8 +55,41 @@ export interface ClientOptions {
   verbose?: boolean | undefined
   /** The `fetch` to send with: for tests, proxies and runtimes without a global one. @defaultValue `globalThis.fetch` */
   fetch?: typeof fetch | undefined
-  /** In browsers, send what is queued when the page is hidden (`pagehide`), with `keepalive`. @defaultValue true */
+  /**
+   * In a browser page, send every batch with `keepalive` (so a request in flight outlives the page),
+   * each within the 64 KiB browsers allow such requests in all, and send what is queued when the
+   * page is hidden or left. `false`: batches of up to 500 KB without `keepalive`, as on servers.
+   * @defaultValue true
+   */
   flushOnPageHide?: boolean | undefined
+  /**
+   * In a browser page, keep in `localStorage` what the keepalive budget cannot carry as the page is
+   * left, for the next `Client` of the same endpoint and write key on this origin (the next page of
+   * the site, or this one coming back) to send first. `false`: what does not fit is lost with the
+   * page. The callbacks of messages kept are not called.
+   * @defaultValue true
+   */
+  storeOnPageHide?: boolean | undefined
+  /**
+   * Where the write key travels. `'header'`: as the user name of HTTP Basic auth, with
+   * `Content-Type: application/json`, as Segment's API and the Go client do. `'body'`: as a
+   * `writeKey` field of the batch body, sent as `Content-Type: text/plain`, which makes the
+   * request CORS-simple: a browser sends it to another origin without first asking with an
+   * `OPTIONS` preflight (one round trip less per batch, and nothing to be lost as the page goes
+   * away). The endpoint must read the key from the body (Segment's API and `eventwire dev` do).
+   * @defaultValue `'body'` in browsers (pages and workers), `'header'` everywhere else
+   */
+  writeKeyIn?: 'header' | 'body' | undefined
+  /**
+   * For serverless functions and edge workers, which may be frozen or stopped once the response is
+   * sent: the platform's `waitUntil`, which keeps the invocation alive until a promise settles.
+   * With it, the calls made in one tick are sent together at its end (instead of waiting for
+   * `flushAt` or `flushAfter`), and that flush is handed to `waitUntil` during the first call.
+   * Cloudflare Workers: `ctx.waitUntil.bind(ctx)` or `waitUntil` from `cloudflare:workers`;
+   * Vercel: `waitUntil` from `@vercel/functions`; Netlify: `context.waitUntil`. Where the platform
+   * has none (AWS Lambda), `await client.flush()` before returning.
+   */
+  waitUntil?: ((promise: Promise<unknown>) => void) | undefined
 }
 
 /** Options with every default filled in. */
@@ -74,6 +108,9 @@ export interface ResolvedClientOptions {
   readonly verbose: boolean
   readonly fetch: typeof fetch | undefined
   readonly flushOnPageHide: boolean
+  readonly storeOnPageHide: boolean
+  readonly writeKeyIn: 'header' | 'body'
+  readonly waitUntil: ((promise: Promise<unknown>) => void) | undefined
 }
 
 /** The debug namespace, as in `DEBUG=analytics`. */
@@ -107,6 +144,9 @@ const OPTION_NAMES: Readonly<Record<keyof ClientOptions, true>> = {
   verbose: true,
   fetch: true,
   flushOnPageHide: true,
+  storeOnPageHide: true,
+  writeKeyIn: true,
+  waitUntil: true,
 }
 
 const RETRY_OPTION_NAMES: Readonly<Record<keyof RetryOptions, true>> = {
@@ -213,14 +253,18 @@ export function resolveClientOptions(writeKey: unknown, options: unknown): Resol
   if (!isObject(options)) throw new OptionsError('options', 'expected an object.')
   checkOptionNames(options, OPTION_NAMES, OTHER_CLIENTS_NAMES)
   const given = options as ClientOptions
-  if (given.verbose !== undefined && typeof given.verbose !== 'boolean') {
-    throw new OptionsError('verbose', 'expected true or false.')
+  for (const name of ['verbose', 'flushOnPageHide', 'storeOnPageHide'] as const) {
+    if (given[name] !== undefined && typeof given[name] !== 'boolean')
+      throw new OptionsError(name, 'expected true or false.')
   }
-  if (given.flushOnPageHide !== undefined && typeof given.flushOnPageHide !== 'boolean') {
-    throw new OptionsError('flushOnPageHide', 'expected true or false.')
+  if (given.writeKeyIn !== undefined && given.writeKeyIn !== 'header' && given.writeKeyIn !== 'body') {
+    throw new OptionsError('writeKeyIn', `expected 'header' or 'body', got ${quoted(given.writeKeyIn)}.`)
   }
   if (given.fetch !== undefined && typeof given.fetch !== 'function') {
     throw new OptionsError('fetch', 'expected a fetch-compatible function.')
+  }
+  if (given.waitUntil !== undefined && typeof given.waitUntil !== 'function') {
+    throw new OptionsError('waitUntil', "expected the platform's waitUntil function, such as ctx.waitUntil.bind(ctx).")
   }
   const maxQueueBytes = integerOption('maxQueueBytes', given.maxQueueBytes, DEFAULTS.maxQueueBytes, MAX_MESSAGE_BYTES)
   const highWaterMark = integerOption('highWaterMark', given.highWaterMark, DEFAULTS.highWaterMark, 1)
@@ -244,5 +288,8 @@ export function resolveClientOptions(writeKey: unknown, options: unknown): Resol
     verbose: given.verbose ?? isDebugEnabled(DEBUG_NAMESPACE),
     fetch: given.fetch,
     flushOnPageHide: given.flushOnPageHide ?? true,
+    storeOnPageHide: given.storeOnPageHide ?? true,
+    writeKeyIn: given.writeKeyIn ?? (IN_BROWSER ? 'body' : 'header'),
+    waitUntil: given.waitUntil,
   }
 }

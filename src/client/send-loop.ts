@@ -26,6 +26,23 @@ export type AttemptOutcome =
     }
 
 /**
+ * An attempt that got no answer (a network error, close(), or its deadline), worth another one.
+ * At the deadline the error is the deadline's reason, a `TimeoutError` naming the limit, rather
+ * than whatever the aborted request threw.
+ */
+export function noAnswer(
+  error: unknown,
+  deadline: { expired(): boolean; readonly signal: { readonly reason: unknown } },
+): AttemptOutcome {
+  return {
+    verdict: 'retry',
+    status: undefined,
+    retryAfter: null,
+    error: deadline.expired() ? deadline.signal.reason : error,
+  }
+}
+
+/**
  * One attempt: sends the body once and sorts the answer. `signal` is close()'s deadline: once it
  * fires the attempt ends at once. Never rejects.
  */

@@ -53,6 +53,8 @@ export interface TransportSettings {
   /** `{endpoint}/v1/batch`. */
   readonly url: string
   readonly writeKey: string
+  /** `'header'`: Basic auth and JSON; `'body'`: the key is in the body (the client's envelope), sent as plain text. */
+  readonly writeKeyIn: 'header' | 'body'
   /** Time limit of one attempt, in ms: connecting, the response headers and its body together. */
   readonly timeout: number
   readonly retry: ResolvedRetryOptions
@@ -77,8 +79,14 @@ function basicAuthorization(writeKey: string): string {
   return `Basic ${btoa(binary)}`
 }
 
-/** The headers of every batch request: JSON, the write key as the Basic-auth user name, and the User-Agent where one may be set. */
-export function batchHeaders(writeKey: string): Readonly<Record<string, string>> {
+/**
+ * The headers of every batch request, and the User-Agent where one may be set. With the write key
+ * in the header: JSON, and the key as the Basic-auth user name. With the key in the body: only a
+ * CORS-safelisted content type, so that browsers send the request without a preflight; the body is
+ * the same JSON.
+ */
+export function batchHeaders({ writeKey, writeKeyIn }: TransportSettings): Readonly<Record<string, string>> {
+  if (writeKeyIn === 'body') return { 'content-type': 'text/plain;charset=UTF-8', ...USER_AGENT_HEADER }
   return {
     'content-type': 'application/json',
     authorization: basicAuthorization(writeKey),

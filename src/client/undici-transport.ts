@@ -4,7 +4,7 @@ import { EXCERPT_BYTES, excerptOf } from '../core/body-excerpt.js'
 import { BodyDrains, startDeadline } from '../core/attempt-deadline.js'
 import { HTTPError } from './http-error.js'
 import { RateLimitPause, statusVerdict } from './retry-policy.js'
-import { sendWithRetries, type AttemptOutcome } from './send-loop.js'
+import { noAnswer, sendWithRetries, type AttemptOutcome } from './send-loop.js'
 import { batchHeaders, RESPONSE_READ_BYTES, type BatchTransport, type TransportSettings } from './transport.js'
 
 /** A response body as undici hands it over: a Node `Readable` with `dump()`. */
@@ -54,7 +54,7 @@ function headersOf(raw: IncomingHttpHeaders): Headers {
 export function createUndiciTransport(settings: TransportSettings): BatchTransport {
   const { origin, pathname } = new URL(settings.url)
   const pool = new Pool(origin)
-  const headers = batchHeaders(settings.writeKey)
+  const headers = batchHeaders(settings)
   const pause = new RateLimitPause()
   // Bodies of retried answers, read after their attempt: closing the transport cuts them short.
   const drains = new BodyDrains()
@@ -97,13 +97,7 @@ export function createUndiciTransport(settings: TransportSettings): BatchTranspo
       drains.start(deadline, () => drain(response.body))
       return { verdict, status, retryAfter: error.response.headers.get('retry-after'), error }
     } catch (error) {
-      // At the deadline the error is its reason, a `TimeoutError` naming the limit.
-      return {
-        verdict: 'retry',
-        status: undefined,
-        retryAfter: null,
-        error: deadline.expired() ? deadline.signal.reason : error,
-      }
+      return noAnswer(error, deadline)
     } finally {
       signal.removeEventListener('abort', onClose)
       if (!handedOver) deadline.end()

@@ -289,19 +289,21 @@ describe('eventwire dev', () => {
     expect(output).toContain('✘ refused 400 ERR_MISSING_EVENT: batch[0]: track() needs a non-empty `event`.')
   })
 
-  it('exits 2 for settings the destination refuses or a missing --webhook', async () => {
+  it('exits 2 for settings the destination refuses, and for a --cors-origin that is not an origin', async () => {
     const six = Array.from({ length: 6 }, (_, index) => ['--webhook', `http://127.0.0.1:${9000 + index}`]).flat()
     const cases = await Promise.all([
       runCli(['dev', '--port', '0', ...six]),
-      runCli(['dev', '--port', '0']),
+      runCli(['dev', '--port', '0', '--cors-origin', 'http://localhost:5173/']),
       runCli(['dev', '--port', '0', '--webhook', 'not a url']),
       runCli(['dev', '--port', '0', '--webhook', 'http://127.0.0.1:9000', '--header', 'Bad Name: x']),
       runCli(['dev', '--port', '0', '--webhook', 'http://127.0.0.1:9000', '--mode', 'all']),
+      runCli(['dev', '--port', '0', '--cors-origin', 'localhost']),
     ])
-    expect(cases.map((run) => run.code)).toEqual([2, 2, 2, 2, 2])
+    expect(cases.map((run) => run.code)).toEqual([2, 2, 2, 2, 2, 2])
     expect(cases[0]!.stderr).toContain('webhooks')
-    expect(cases[1]!.stderr).toContain("required option '-w, --webhook <url>' not specified")
+    expect(cases[1]!.stderr).toContain('without path or trailing slash (http://localhost:5173)')
     expect(cases[3]!.stderr).toContain('header')
+    expect(cases[5]!.stderr).toContain('expected * or an origin')
   })
 
   it('prints no password from a --webhook URL it refuses, well-formed or not', async () => {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { createFetchTransport } from '../../src/client/fetch-transport.js'
 import { createKyTransport } from '../../src/client/ky-transport.js'
 import { resolveClientOptions, type RetryOptions } from '../../src/client/options.js'
 import {
@@ -51,14 +52,19 @@ const OK_HEAD = 'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n'
 
 describe.each<[string, TransportFactory]>([
   ['ky over fetch', createKyTransport],
+  ['fetch (browsers)', createFetchTransport],
   ['undici Pool', createUndiciTransport],
 ])('the %s transport', (_name, create) => {
   /** A transport to `base` (retry delays of 1 ms unless told), and what it told `onRetry`. */
-  function transportTo(base: string, options: { timeout?: number; retry?: RetryOptions } = {}) {
+  function transportTo(
+    base: string,
+    options: { timeout?: number; retry?: RetryOptions; writeKeyIn?: 'header' | 'body' } = {},
+  ) {
     const { retry } = resolveClientOptions('key', { retry: { baseDelay: 1, maxDelay: 1, ...options.retry } })
     const transport = create({
       url: `${base}/v1/batch`,
       writeKey: 'key',
+      writeKeyIn: options.writeKeyIn ?? 'header',
       timeout: options.timeout ?? 5_000,
       retry,
       fetch: undefined,
@@ -90,6 +96,20 @@ describe.each<[string, TransportFactory]>([
       expect(request?.headers['authorization']).toBe(`Basic ${Buffer.from('key:').toString('base64')}`)
       expect(request?.headers['user-agent']).toBe(`eventwire/${LIBRARY.version}`)
       expect(request?.raw.equals(Buffer.from(BODY))).toBe(true)
+    })
+
+    it('with the write key in the body: plain text (CORS-simple), no Authorization, the same bytes on retry', async () => {
+      const server = await sink((_request, index) => ({ status: index === 0 ? 503 : 200 }))
+      expect(await transportTo(server.url, { writeKeyIn: 'body' }).send()).toEqual({
+        ok: true,
+        status: 200,
+        attempts: 2,
+      })
+      for (const request of server.requests) {
+        expect(request.headers['content-type']).toBe('text/plain;charset=UTF-8')
+        expect(request.headers['authorization']).toBeUndefined()
+        expect(request.raw.equals(Buffer.from(BODY))).toBe(true)
+      }
     })
 
     it('ignores keepalive (a browser-only flag) and sends as usual', async () => {

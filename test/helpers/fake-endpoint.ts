@@ -21,6 +21,7 @@ export function fakeEndpoint(
   const transport = createKyTransport({
     url: 'https://ingest.test/v1/batch',
     writeKey: 'key',
+    writeKeyIn: 'header',
     timeout: 10_000,
     retry: resolved,
     fetch,

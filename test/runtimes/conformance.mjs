@@ -31,7 +31,7 @@ async function deliverSigned(ctx, run, destination, event) {
 /** Each case gets `ctx`: { api, base, run, vectors, writeKey, node? } and throws when a check fails. */
 export const cases = [
   {
-    name: 'client: batches arrive with basic auth, the envelope and unique ids',
+    name: 'client: batches arrive with the write key (basic auth; in browsers in the body), the envelope and unique ids',
     async run(ctx) {
       const { Client } = ctx.api
       const run = `${ctx.run}-batches`
@@ -53,10 +53,18 @@ export const cases = [
         `expected the first request to carry flushAt (10) messages, it carried ${seen.firstBatch}`,
       )
       check(seen.requests >= 2, `expected at least 2 requests, saw ${seen.requests}`)
-      check(
-        seen.auth.length === 1 && seen.auth[0] === `Basic ${btoa(`${ctx.writeKey}:`)}`,
-        `auth headers: ${seen.auth}`,
-      )
+      // Browsers send the key in the body, as plain text: no CORS preflight.
+      const keyed = ctx.browser
+        ? seen.auth.length === 1 &&
+          // JSON carries "no header" as null.
+          (seen.auth[0] ?? null) === null &&
+          seen.writeKeys.join() === ctx.writeKey &&
+          seen.contentTypes.join() === 'text/plain;charset=UTF-8'
+        : seen.auth.length === 1 &&
+          seen.auth[0] === `Basic ${btoa(`${ctx.writeKey}:`)}` &&
+          seen.writeKeys.length === 0 &&
+          seen.contentTypes.join() === 'application/json'
+      check(keyed, `auth headers: ${seen.auth}; keys in bodies: ${seen.writeKeys}; content types: ${seen.contentTypes}`)
       check(seen.envelopeOk, 'a body lacked context.library, messageId or sentAt')
       check(seen.types.join() === 'alias,group,identify,page,track', `types: ${seen.types}`)
       // Browsers own User-Agent; everywhere else the library names itself.

@@ -29,6 +29,7 @@ export async function startMatrixSink({ browserBundle }) {
       if (request.method === 'POST' && kind === 'ingest') {
         listOf(batches, run).push({
           auth: request.headers.authorization,
+          contentType: request.headers['content-type'],
           userAgent: request.headers['user-agent'] ?? '',
           bytes: raw.length,
           body: JSON.parse(raw.toString('utf8')),
@@ -59,6 +60,8 @@ export async function startMatrixSink({ browserBundle }) {
           uniqueIds: new Set(messages.map((message) => message.messageId)).size,
           maxBytes: Math.max(0, ...received.map((batch) => batch.bytes)),
           auth: [...new Set(received.map((batch) => batch.auth))],
+          writeKeys: [...new Set(received.map((batch) => batch.body.writeKey).filter((key) => key !== undefined))],
+          contentTypes: [...new Set(received.map((batch) => batch.contentType))],
           userAgents: [...new Set(received.map((batch) => batch.userAgent))],
           types: [...new Set(messages.map((message) => message.type))].sort(),
           envelopeOk: received.every(

@@ -42,10 +42,14 @@ export type DevActivity =
       readonly batchUrl: string
       readonly writeKey: string
       readonly webhooks: readonly string[]
+      /** Browser origins that may send; `*` for any. */
+      readonly corsOrigins: readonly string[]
       readonly signed: boolean
       readonly mode: 'any' | 'each'
     }
   | { readonly event: 'batch'; readonly messages: number; readonly bytes: number }
+  /** Without webhooks: an event that arrived, with what it carries. */
+  | (EventLabel & { readonly event: 'received'; readonly message: WireMessage })
   | { readonly event: 'rejected'; readonly status: number; readonly code: RejectionCode; readonly reason: string }
   | (EventLabel & {
       readonly event: 'delivered' | 'failed' | 'skipped'
@@ -91,6 +95,11 @@ export function eventLabel(message: WireMessage): EventLabel {
     ...(typeof userId === 'string' ? { userId } : {}),
     ...(label === undefined ? {} : { label }),
   }
+}
+
+/** An event that arrived when nothing is forwarded: its label, and the message for `--json`. */
+export function receivedActivity(message: WireMessage): DevActivity {
+  return { event: 'received', ...eventLabel(message), message }
 }
 
 /** A delivery result as an activity record: plain values, ready for JSON. */

@@ -12,6 +12,7 @@ export type RejectionCode =
   | 'ERR_NOT_FOUND'
   | 'ERR_METHOD'
   | 'ERR_UNAUTHORIZED'
+  | 'ERR_ORIGIN'
   | 'ERR_BODY_TOO_LARGE'
   | 'ERR_NOT_JSON'
   | 'ERR_BAD_BATCH'
@@ -65,15 +66,19 @@ function checkItem(item: unknown, index: number, shared: Record<string, unknown>
   }
 }
 
+/** A batch body parsed as far as its shape: a JSON object with a non-empty `batch` array. */
+export interface BatchBody {
+  readonly batch: readonly unknown[]
+  readonly [field: string]: unknown
+}
+
 /**
- * Checks a `POST /v1/batch` body with the client's own rules (types, required fields, JSON
- * values, 32,000 bytes per message) and returns its messages. Batch-level `context` and
- * `integrations` apply to every message, the message's own fields winning. One bad message
- * rejects the whole batch, as the client would have refused the call.
+ * Parses a `POST /v1/batch` body as far as its shape, so that the write key in it can be checked
+ * before its messages are.
  *
- * @throws {@link BatchRejection} (400) naming the first message and field at fault.
+ * @throws {@link BatchRejection} (400) for a body that is not JSON or has no `batch` array.
  */
-export function parseBatch(body: string): WireMessage[] {
+export function parseBatchBody(body: string): BatchBody {
   let parsed: unknown
   try {
     parsed = JSON.parse(body)
@@ -83,12 +88,24 @@ export function parseBatch(body: string): WireMessage[] {
   if (!isObject(parsed) || !Array.isArray(parsed['batch']))
     throw bad('ERR_BAD_BATCH', 'the body must be a JSON object with a `batch` array of messages.')
   if (parsed['batch'].length === 0) throw bad('ERR_BAD_BATCH', '`batch` is empty.')
+  return parsed as BatchBody
+}
+
+/**
+ * Checks a batch's messages with the client's own rules (types, required fields, JSON values,
+ * 32,000 bytes per message) and returns them. Batch-level `context` and `integrations` apply to
+ * every message, the message's own fields winning. One bad message rejects the whole batch, as the
+ * client would have refused the call.
+ *
+ * @throws {@link BatchRejection} (400) naming the first message and field at fault.
+ */
+export function checkBatch(body: BatchBody): WireMessage[] {
   const shared: Record<string, unknown> = {}
   for (const field of ['context', 'integrations'] as const) {
-    const value = parsed[field]
+    const value = body[field]
     if (value === undefined) continue
     if (!isObject(value)) throw bad('ERR_BAD_BATCH', `the batch's \`${field}\` must be an object.`)
     shared[field] = value
   }
-  return parsed['batch'].map((item, index) => checkItem(item, index, shared))
+  return body.batch.map((item, index) => checkItem(item, index, shared))
 }

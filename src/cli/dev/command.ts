@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { WireMessage } from '../../index.js'
 import { WebhookDestination, type WebhookEvent } from '../../webhook/index.js'
 import { collect, headerArgument } from '../arguments.js'
+import { corsOriginArgument } from './cors.js'
 import { defineCommand, type Command } from '../command-line.js'
 import { DEFAULT_DEV_PORT } from '../defaults.js'
 import { EXIT, type ExitCode } from '../exit-codes.js'
@@ -11,7 +12,7 @@ import { addressOptions, startServer } from '../server-options.js'
 import { untilStopped } from '../signals.js'
 import { fromOptions } from '../usage.js'
 import { writeJsonLine } from '../terminal.js'
-import { eventLabel, retryActivity, settledActivity, type DevActivity } from './activity.js'
+import { eventLabel, receivedActivity, retryActivity, settledActivity, type DevActivity } from './activity.js'
 import { formatActivity } from './format.js'
 import { createIngestServer } from './ingest.js'
 import { LiveView } from './live-view.js'
@@ -30,9 +31,8 @@ const OPTIONS = {
     long: 'webhook',
     short: 'w',
     value: 'url',
-    description: 'a URL to deliver every event to; repeat for up to 5',
+    description: 'a URL to deliver every event to; repeat for up to 5 (none: only show what arrives)',
     parse: collect,
-    required: true,
   },
   header: {
     long: 'header',
@@ -55,6 +55,12 @@ const OPTIONS = {
     choices: ['any', 'each'],
     default: 'any',
   },
+  corsOrigin: {
+    long: 'cors-origin',
+    value: 'origin',
+    description: 'a browser origin that may send, e.g. http://localhost:3000; repeatable (default: any, *)',
+    parse: corsOriginArgument,
+  },
   json: { long: 'json', description: 'one JSON object per line instead of the live view' },
 } as const satisfies OptionSpecs
 
@@ -75,15 +81,20 @@ function chooseView(options: DevOptions, stats: DevStats): (activity: DevActivit
 
 async function dev(options: DevOptions): Promise<ExitCode> {
   const writeKey = options.writeKey || `wk_dev_${randomBytes(12).toString('hex')}`
-  const destination = fromOptions(
-    () =>
-      new WebhookDestination({
-        webhooks: options.webhook.map((url) => ({ url, ...(options.header ? { headers: options.header } : {}) })),
-        ...(options.secret === undefined ? {} : { sharedSecret: options.secret }),
-        mode: options.mode,
-      }),
-  )
-  const stats = new DevStats(destination.urls)
+  const webhooks = options.webhook ?? []
+  // Without --webhook nothing is forwarded: each event is shown as it arrives.
+  const destination =
+    webhooks.length === 0
+      ? undefined
+      : fromOptions(
+          () =>
+            new WebhookDestination({
+              webhooks: webhooks.map((url) => ({ url, ...(options.header ? { headers: options.header } : {}) })),
+              ...(options.secret === undefined ? {} : { sharedSecret: options.secret }),
+              mode: options.mode,
+            }),
+        )
+  const stats = new DevStats(destination?.urls ?? [])
   const view = chooseView(options, stats)
   const record = (activity: DevActivity) => {
     stats.record(activity)
@@ -91,7 +102,11 @@ async function dev(options: DevOptions): Promise<ExitCode> {
   }
   const forwarding = new Set<Promise<void>>()
   const forward = (message: WireMessage) => {
-    // parseBatch checked the message with the client's rules, which is what a WebhookEvent promises.
+    if (destination === undefined) {
+      record(receivedActivity(message))
+      return
+    }
+    // checkBatch checked the message with the client's rules, which is what a WebhookEvent promises.
     const done = destination
       .deliver(message as unknown as WebhookEvent)
       .then(
@@ -106,11 +121,13 @@ async function dev(options: DevOptions): Promise<ExitCode> {
       .finally(() => forwarding.delete(done))
     forwarding.add(done)
   }
-  destination.on('retry', (notice) => record(retryActivity(notice)))
-  destination.on('attempt', (notice) => stats.recordAttempt(notice))
+  destination?.on('retry', (notice) => record(retryActivity(notice)))
+  destination?.on('attempt', (notice) => stats.recordAttempt(notice))
 
+  const corsOrigins = options.corsOrigin ?? ['*']
   const server = createIngestServer({
     writeKey,
+    corsOrigins,
     onBatch: (messages, bytes) => {
       record({ event: 'batch', messages: messages.length, bytes })
       for (const message of messages) forward(message)
@@ -120,7 +137,7 @@ async function dev(options: DevOptions): Promise<ExitCode> {
   })
   const url = await startServer(server, 'dev', options)
   if (url === undefined) {
-    await destination.close()
+    await destination?.close()
     return EXIT.failed
   }
   record({
@@ -128,14 +145,15 @@ async function dev(options: DevOptions): Promise<ExitCode> {
     url,
     batchUrl: `${url}/v1/batch`,
     writeKey,
-    webhooks: destination.urls,
+    webhooks: destination?.urls ?? [],
+    corsOrigins,
     signed: options.secret !== undefined,
     mode: options.mode,
   })
 
   await untilStopped()
   await closeServer(server)
-  await destination.close({ timeout: STOP_TIMEOUT_MS })
+  await destination?.close({ timeout: STOP_TIMEOUT_MS })
   await Promise.all(forwarding)
   record({ event: 'stopped', ...stats.totals })
   return EXIT.ok
@@ -144,12 +162,16 @@ async function dev(options: DevOptions): Promise<ExitCode> {
 /** `eventwire dev`: a local ingest API that forwards every event to webhooks, with a live view. */
 export const devCommand: Command = defineCommand({
   name: 'dev',
-  summary: 'run a local ingest API that forwards events to your webhooks',
+  summary: 'run a local ingest API that shows events and forwards them to your webhooks',
   description:
-    "Accepts the client's POST /v1/batch (HTTP Basic auth with the write key), checks each batch with the " +
-    "client's rules (400 with the reason otherwise), and delivers every event as a signed webhook to each " +
-    '--webhook URL, honouring integrations, with retries. Shows a live view on a terminal, log lines otherwise.',
+    "Accepts the client's POST /v1/batch (the write key as HTTP Basic auth user name, or as writeKey in the " +
+    "body), checks each batch with the client's rules (400 with the reason otherwise), and delivers every " +
+    'event as a signed webhook to each --webhook URL, honouring integrations, with retries; without --webhook ' +
+    'it shows each event as it arrives. Answers CORS, preflights included, for pages of any origin or of each ' +
+    '--cors-origin. Shows a live view on a terminal, log lines otherwise.',
   options: OPTIONS,
-  epilog: 'Example:\n  $ eventwire dev --webhook http://127.0.0.1:8788/hooks --secret s3cret --write-key dev',
+  epilog:
+    'Examples:\n  $ eventwire dev --write-key dev\n' +
+    '  $ eventwire dev --webhook http://127.0.0.1:8788/hooks --secret s3cret --write-key dev --cors-origin http://localhost:5173',
   run: dev,
 })

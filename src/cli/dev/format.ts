@@ -1,6 +1,10 @@
 import { paint } from '../colors.js'
-import { clock, escapeControl } from '../terminal.js'
+import type { WireMessage } from '../../index.js'
+import { clock, escapeControl, truncate } from '../terminal.js'
 import type { DevActivity, EventLabel, UrlOutcome } from './activity.js'
+
+/** Characters of a received event's properties or traits shown on its line. */
+const RECEIVED_DATA_CHARS = 120
 
 // Labels, user ids, event ids and refusal reasons come from the network: escaped before styled.
 function describe(event: EventLabel): string {
@@ -22,12 +26,27 @@ function outcome(url: UrlOutcome): string {
 
 /** The start banner: where to send, with which key, and where events go. */
 export function formatBanner(activity: Extract<DevActivity, { event: 'listening' }>): string {
+  const origins = activity.corsOrigins.includes('*')
+    ? 'pages of any origin (--cors-origin to restrict)'
+    : activity.corsOrigins.join(', ')
   return [
     `eventwire dev: ingest API on ${paint('bold', activity.batchUrl)}`,
     `  write key  ${paint('bold', activity.writeKey)}  (eventwire send --write-key, or EVENTWIRE_WRITE_KEY)`,
-    `  webhooks   ${activity.webhooks.join(', ')}`,
-    `             ${activity.signed ? 'signed with the given secret (X-Signature)' : 'unsigned: no --secret'}; mode ${activity.mode}; Ctrl+C stops`,
+    `  browsers   ${origins}`,
+    ...(activity.webhooks.length === 0
+      ? [`  webhooks   none: each event is shown as it arrives (--webhook URL forwards them); Ctrl+C stops`]
+      : [
+          `  webhooks   ${activity.webhooks.join(', ')}`,
+          `             ${activity.signed ? 'signed with the given secret (X-Signature)' : 'unsigned: no --secret'}; mode ${activity.mode}; Ctrl+C stops`,
+        ]),
   ].join('\n')
+}
+
+/** What a received event carries, on one line: its properties or traits as compact JSON, cut short. */
+function carried(message: WireMessage): string {
+  const data = message['properties'] ?? message['traits']
+  if (data === undefined) return ''
+  return ` ${paint('dim', truncate(escapeControl(JSON.stringify(data)), RECEIVED_DATA_CHARS))}`
 }
 
 /** One activity record as one plain log line (the banner and summary as a few). */
@@ -38,6 +57,8 @@ export function formatActivity(activity: DevActivity, now: Date = new Date()): s
       return formatBanner(activity)
     case 'batch':
       return `${time} ${paint('blue', '←')} batch of ${activity.messages} event(s), ${activity.bytes} bytes`
+    case 'received':
+      return `${time} ${paint('blue', '·')} ${describe(activity)}${carried(activity.message)}`
     case 'rejected':
       return `${time} ${paint('red', '✘')} refused ${activity.status} ${activity.code}: ${escapeControl(activity.reason)}`
     case 'delivered':

@@ -1,21 +1,26 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { MAX_BATCH_BYTES, type WireMessage } from '../../index.js'
 import { BodyTooLargeError, readBody } from '../http.js'
-import { BatchRejection, parseBatch } from './batch.js'
+import { BatchRejection, checkBatch, parseBatchBody } from './batch.js'
+import { corsHeaders, preflightHeaders, type CorsOrigins } from './cors.js'
 import { writeKeyMatches } from './write-key.js'
 
 /** What the ingest server does with what it accepts and refuses. */
 export interface IngestHandlers {
   readonly writeKey: string
+  /** Browser origins that may send (`*`: any); requests without `Origin` are not browsers' and always may. */
+  readonly corsOrigins: CorsOrigins
   readonly onBatch: (messages: WireMessage[], bytes: number) => void
   readonly onRejected: (rejection: BatchRejection) => void
 }
+
+type KeyCheck = 'ok' | 'missing' | 'wrong'
 
 /**
  * Whether `Authorization` is HTTP Basic with the write key as user name (the password is ignored):
  * `missing` without Basic credentials, `wrong` with another key, so the sender learns which.
  */
-function authorization(header: string | undefined, writeKey: string): 'ok' | 'missing' | 'wrong' {
+function basicAuth(header: string | undefined, writeKey: string): KeyCheck {
   const match = /^Basic\s+(\S+)$/i.exec(header ?? '')
   if (!match?.[1]) return 'missing'
   const credentials = Buffer.from(match[1], 'base64').toString('utf8')
@@ -23,27 +28,43 @@ function authorization(header: string | undefined, writeKey: string): 'ok' | 'mi
   return writeKeyMatches(writeKey, user) ? 'ok' : 'wrong'
 }
 
-async function accept(request: IncomingMessage, writeKey: string): Promise<{ messages: WireMessage[]; bytes: number }> {
-  const path = (request.url ?? '/').split('?')[0]
-  if (path !== '/v1/batch')
-    throw new BatchRejection(404, 'ERR_NOT_FOUND', `nothing at ${path}: the ingest API is POST /v1/batch.`)
-  if (request.method !== 'POST')
+/** The same check for a `writeKey` field in the body: how browsers send it without a CORS preflight. */
+function bodyKey(value: unknown, writeKey: string): KeyCheck {
+  if (value === undefined) return 'missing'
+  return typeof value === 'string' && writeKeyMatches(writeKey, value) ? 'ok' : 'wrong'
+}
+
+function refuseKey(check: Exclude<KeyCheck, 'ok'>): never {
+  throw new BatchRejection(
+    401,
+    'ERR_UNAUTHORIZED',
+    check === 'missing'
+      ? 'send the write key as the HTTP Basic auth user name, or as "writeKey" in the body (eventwire dev printed it at start).'
+      : "that write key is not this server's: use the one eventwire dev printed at start, or start it with --write-key.",
+  )
+}
+
+function originRefused(origin: string | undefined): BatchRejection {
+  return new BatchRejection(
+    403,
+    'ERR_ORIGIN',
+    `pages from ${origin} may not send here: start eventwire dev with --cors-origin ${origin}.`,
+  )
+}
+
+async function accept(
+  request: IncomingMessage,
+  handlers: IngestHandlers,
+): Promise<{ messages: WireMessage[]; bytes: number }> {
+  if (request.method !== 'POST') {
     throw new BatchRejection(405, 'ERR_METHOD', `/v1/batch takes POST, not ${request.method}.`)
-  const auth = authorization(request.headers.authorization, writeKey)
-  if (auth === 'missing') {
-    throw new BatchRejection(
-      401,
-      'ERR_UNAUTHORIZED',
-      'send HTTP Basic auth with the write key as user name (eventwire dev printed it at start).',
-    )
   }
-  if (auth === 'wrong') {
-    throw new BatchRejection(
-      401,
-      'ERR_UNAUTHORIZED',
-      "that write key is not this server's: use the one eventwire dev printed at start, or start it with --write-key.",
-    )
+  if (corsHeaders(request.headers.origin, handlers.corsOrigins) === undefined) {
+    throw originRefused(request.headers.origin)
   }
+  // A key in the header is checked before the body is read; one in the body, once it is parsed.
+  const header = basicAuth(request.headers.authorization, handlers.writeKey)
+  if (header === 'wrong') refuseKey(header)
   let body: Buffer
   try {
     body = await readBody(request, MAX_BATCH_BYTES)
@@ -52,32 +73,61 @@ async function accept(request: IncomingMessage, writeKey: string): Promise<{ mes
       throw new BatchRejection(413, 'ERR_BODY_TOO_LARGE', `a batch body may be at most ${MAX_BATCH_BYTES} bytes.`)
     throw error
   }
-  return { messages: parseBatch(body.toString('utf8')), bytes: body.length }
+  const parsed = parseBatchBody(body.toString('utf8'))
+  const inBody = bodyKey(parsed['writeKey'], handlers.writeKey)
+  if (inBody === 'wrong' || (header === 'missing' && inBody === 'missing')) refuseKey(inBody)
+  return { messages: checkBatch(parsed), bytes: body.length }
 }
 
-function answer(response: ServerResponse, status: number, body: object): void {
-  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
+function answer(
+  response: ServerResponse,
+  status: number,
+  body: object,
+  headers: Readonly<Record<string, string>> = {},
+): void {
+  response.writeHead(status, { ...headers, 'content-type': 'application/json' }).end(JSON.stringify(body))
 }
 
 /**
- * The local ingest API: `POST /v1/batch` with the client's basic auth, checked with the client's
- * rules. Accepted batches are answered 200 before anything is forwarded, as a real platform would.
+ * The local ingest API: `POST /v1/batch` with the write key as the Basic-auth user name or as
+ * `writeKey` in the body, checked with the client's rules, and CORS for pages of the allowed
+ * origins (preflights included). Accepted batches are answered 200 before anything is forwarded,
+ * as a real platform would.
  */
 export function createIngestServer(handlers: IngestHandlers): Server {
   return createServer((request, response) => {
-    accept(request, handlers.writeKey).then(
+    const path = (request.url ?? '/').split('?')[0]
+    // Every answer to an allowed page carries its CORS headers: without them the page cannot read
+    // even a refusal's reason.
+    const cors = corsHeaders(request.headers.origin, handlers.corsOrigins) ?? {}
+    const refuse = (rejection: BatchRejection) => {
+      // An unread body would otherwise keep the connection busy.
+      response.setHeader('connection', 'close')
+      answer(response, rejection.status, { success: false, code: rejection.code, error: rejection.message }, cors)
+      handlers.onRejected(rejection)
+    }
+    if (path !== '/v1/batch') {
+      refuse(new BatchRejection(404, 'ERR_NOT_FOUND', `nothing at ${path}: the ingest API is POST /v1/batch.`))
+      return
+    }
+    if (request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined) {
+      const allowed = preflightHeaders(request.headers, handlers.corsOrigins)
+      if (allowed === undefined) {
+        refuse(originRefused(request.headers.origin))
+        return
+      }
+      response.writeHead(204, allowed).end()
+      return
+    }
+    accept(request, handlers).then(
       ({ messages, bytes }) => {
-        answer(response, 200, { success: true })
+        answer(response, 200, { success: true }, cors)
         handlers.onBatch(messages, bytes)
       },
-      (error: unknown) => {
-        const rejection =
-          error instanceof BatchRejection ? error : new BatchRejection(500, 'ERR_BAD_BATCH', (error as Error).message)
-        // An unread body would otherwise keep the connection busy.
-        response.setHeader('connection', 'close')
-        answer(response, rejection.status, { success: false, code: rejection.code, error: rejection.message })
-        handlers.onRejected(rejection)
-      },
+      (error: unknown) =>
+        refuse(
+          error instanceof BatchRejection ? error : new BatchRejection(500, 'ERR_BAD_BATCH', (error as Error).message),
+        ),
     )
   })
 }

@@ -1,0 +1,238 @@
+// Chromium as a browser user's site runs the Client: pages on one origin sending to an ingest API
+// on another (so CORS applies), navigated away from with more queued than keepalive may carry, and
+// the installed `eventwire dev` as the ingest API a developer points their page at.
+//
+// Every server listens on 127.0.0.1; the site and the ingest API are two ports, two origins.
+import { spawn } from 'node:child_process'
+import { createServer } from 'node:http'
+
+/** How many results {@link browserPageChecks} returns. */
+export const BROWSER_PAGE_CHECKS = 4
+
+/** Events queued by the page that is left: some 600 bytes each, 150 KB in all (the keepalive quota is 64 KiB). */
+const LEAVING_EVENTS = 250
+const WRITE_KEY = 'page-key'
+
+/** An ingest API like a production one: CORS for any origin, the key in the header or the body; counts everything. */
+async function startIngest() {
+  const requests = []
+  const server = createServer((request, response) => {
+    const chunks = []
+    request.on('data', (chunk) => chunks.push(chunk))
+    request.on('end', () => {
+      const run = new URL(request.url, 'http://ingest').pathname.split('/')[1]
+      const cors = { 'access-control-allow-origin': '*' }
+      if (request.method === 'OPTIONS') {
+        requests.push({ run, method: 'OPTIONS' })
+        response
+          .writeHead(204, {
+            ...cors,
+            'access-control-allow-methods': 'POST',
+            'access-control-allow-headers': 'authorization, content-type',
+          })
+          .end()
+        return
+      }
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+      requests.push({
+        run,
+        method: request.method,
+        contentType: request.headers['content-type'],
+        auth: request.headers.authorization,
+        writeKey: body.writeKey,
+        ids: body.batch.map((message) => message.messageId),
+      })
+      response.writeHead(200, { ...cors, 'content-type': 'application/json' }).end('{"success":true}')
+    })
+  })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const of = (run) => requests.filter((request) => request.run === run)
+  return {
+    base: `http://127.0.0.1:${server.address().port}`,
+    preflights: (run) => of(run).filter((request) => request.method === 'OPTIONS').length,
+    posts: (run) => of(run).filter((request) => request.method === 'POST'),
+    unique: (run) => new Set(of(run).flatMap((request) => request.ids ?? [])).size,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  }
+}
+
+/** The site: pages whose inline script drives the bundled Client (`globalThis.eventwire`). */
+async function startSite(bundle) {
+  const reports = new Map()
+  const server = createServer((request, response) => {
+    const chunks = []
+    request.on('data', (chunk) => chunks.push(chunk))
+    request.on('end', () => {
+      const url = new URL(request.url, 'http://site')
+      if (url.pathname === '/bundle.js') {
+        response.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle)
+        return
+      }
+      if (url.pathname === '/report') {
+        reports.set(url.searchParams.get('name'), JSON.parse(Buffer.concat(chunks).toString('utf8')))
+        response.writeHead(204).end()
+        return
+      }
+      const script = url.searchParams.get('script') ?? ''
+      response
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(
+          `<!doctype html><title>loading</title><script src="/bundle.js"></script><script type="module">${script}</script>`,
+        )
+    })
+  })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    base: `http://127.0.0.1:${server.address().port}`,
+    reports,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  }
+}
+
+/** Resolves once `check()` is true, or rejects with `what` after `ms`. */
+async function until(check, what, ms = 20_000) {
+  const deadline = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/** The script of the page that is left: queue LEAVING_EVENTS, then say so in the title. */
+const leavingScript = (endpoint, options) => `
+  const client = new eventwire.Client(${JSON.stringify(WRITE_KEY)}, { endpoint: ${JSON.stringify(endpoint)}, flushAt: 10000, flushAfter: 600000, ...${JSON.stringify(options)} })
+  const pad = 'x'.repeat(500)
+  for (let index = 0; index < ${LEAVING_EVENTS}; index++) client.track({ userId: 'u1', event: 'Viewed', properties: { index, pad } })
+  document.title = 'queued'
+`
+
+/** The next page of the site: counts what the last one kept, then starts its own client (which sends it). */
+const nextScript = (endpoint, run) => `
+  const kept = JSON.parse(localStorage.getItem(${JSON.stringify(`eventwire:unsent:${WRITE_KEY}@${endpoint}/v1/batch`)}) ?? '[]').length
+  await fetch('/report?name=${run}', { method: 'POST', body: JSON.stringify({ kept }) })
+  new eventwire.Client(${JSON.stringify(WRITE_KEY)}, { endpoint: ${JSON.stringify(endpoint)} })
+  // Sent after the last page's keepalive requests: once it is in, they are too.
+  const marker = new eventwire.Client(${JSON.stringify(WRITE_KEY)}, { endpoint: ${JSON.stringify(`${endpoint}-marker`)} })
+  marker.track({ userId: 'u1', event: 'Marker' })
+  await marker.flush()
+  document.title = 'next'
+`
+
+/**
+ * Runs the browser page checks in Chromium. `bundle` is the installed package's Client bundled as
+ * an IIFE that sets `globalThis.eventwire`; `bin` is the installed `eventwire` command.
+ * Returns conformance-style results, each with the numbers it saw in `detail`.
+ */
+export async function browserPageChecks({ browser, bundle, bin }) {
+  const ingest = await startIngest()
+  const site = await startSite(bundle)
+  const results = []
+  const check = async (name, body) => {
+    try {
+      const detail = await body()
+      results.push({ name, ok: true, ...(detail ? { detail } : {}) })
+    } catch (error) {
+      results.push({ name, ok: false, error: error.message })
+    }
+  }
+  const page = await browser.newPage()
+  const open = (script) => page.goto(`${site.base}/?${new URLSearchParams({ script })}`)
+  const sendFive = (run, options) => `
+    const client = new eventwire.Client(${JSON.stringify(WRITE_KEY)}, { endpoint: ${JSON.stringify(`${ingest.base}/${run}`)}, ...${JSON.stringify(options)} })
+    for (let index = 0; index < 5; index++) client.track({ userId: 'u1', event: 'Clicked', properties: { index } })
+    await client.flush()
+    document.title = 'flushed'
+  `
+  try {
+    await check('browser: the Client sends to another origin without a CORS preflight (key in the body)', async () => {
+      await open(sendFive('simple', {}))
+      await page.waitForFunction(() => document.title === 'flushed')
+      const posts = ingest.posts('simple')
+      if (ingest.preflights('simple') !== 0) throw new Error(`${ingest.preflights('simple')} preflight(s) sent`)
+      if (ingest.unique('simple') !== 5) throw new Error(`${ingest.unique('simple')} of 5 events arrived`)
+      const [post] = posts
+      if (post.auth !== undefined || post.writeKey !== WRITE_KEY || !post.contentType.startsWith('text/plain'))
+        throw new Error(`sent ${JSON.stringify(post)}`)
+      await open(sendFive('header', { writeKeyIn: 'header' }))
+      await page.waitForFunction(() => document.title === 'flushed')
+      return `key in the body: ${posts.length} POST, 0 OPTIONS; writeKeyIn 'header': ${ingest.posts('header').length} POST, ${ingest.preflights('header')} OPTIONS`
+    })
+
+    for (const [run, options] of [
+      ['exit', {}],
+      ['exit-nostore', { storeOnPageHide: false }],
+    ]) {
+      const endpoint = `${ingest.base}/${run}`
+      const stored = run === 'exit'
+      const name = stored
+        ? `browser: a page leaving with ${LEAVING_EVENTS} events (150 KB) queued loses none: keepalive within 64 KiB, the rest sent by the next page`
+        : 'browser: storeOnPageHide: false sends only what the keepalive budget carries'
+      await check(name, async () => {
+        await open(leavingScript(endpoint, options))
+        await page.waitForFunction(() => document.title === 'queued')
+        if (ingest.posts(run).length !== 0) throw new Error('sent before the page was left')
+        await open(nextScript(endpoint, run))
+        await page.waitForFunction(() => document.title === 'next')
+        const { kept } = site.reports.get(run)
+        if (stored) {
+          await until(() => ingest.unique(run) === LEAVING_EVENTS, `${LEAVING_EVENTS} events`)
+          return `${LEAVING_EVENTS - kept} sent with keepalive as the page left, ${kept} kept and sent by the next page, ${ingest.posts(run).length} requests, ${ingest.unique(run)} of ${LEAVING_EVENTS} arrived`
+        }
+        // What the budget carried arrives, and nothing else can.
+        await until(() => ingest.unique(run) > 0, 'the keepalive requests')
+        await until(() => ingest.unique(`${run}-marker`) === 1, 'the next page to send')
+        if (kept !== 0) throw new Error(`${kept} kept with storeOnPageHide: false`)
+        const arrived = ingest.unique(run)
+        if (arrived >= LEAVING_EVENTS) throw new Error(`all ${arrived} arrived: the budget did not bind`)
+        return `${arrived} of ${LEAVING_EVENTS} arrived (keepalive alone)`
+      })
+    }
+
+    await check('browser: a page sends to `eventwire dev` (installed bin) across origins', async () => {
+      const dev = spawn(bin, ['dev', '--port', '0', '--write-key', WRITE_KEY, '--json'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, NO_COLOR: '1' },
+      })
+      try {
+        const records = []
+        let buffered = ''
+        dev.stdout.on('data', (chunk) => {
+          buffered += chunk
+          const lines = buffered.split('\n')
+          buffered = lines.pop()
+          for (const line of lines) if (line.startsWith('{')) records.push(JSON.parse(line))
+        })
+        await until(() => records.some((record) => record.event === 'listening'), 'eventwire dev to listen')
+        const { url } = records.find((record) => record.event === 'listening')
+        for (const writeKeyIn of ['body', 'header']) {
+          await page.goto(
+            `${site.base}/?${new URLSearchParams({
+              script: `
+                const client = new eventwire.Client(${JSON.stringify(WRITE_KEY)}, { endpoint: ${JSON.stringify(url)}, writeKeyIn: '${writeKeyIn}' })
+                const errors = []
+                client.on('error', (error) => errors.push(error.message))
+                client.track({ userId: 'u1', event: 'From ${writeKeyIn}', messageId: 'dev-${writeKeyIn}' })
+                await client.flush()
+                document.title = errors.length === 0 ? 'flushed' : 'failed: ' + errors.join('; ')
+              `,
+            })}`,
+          )
+          await page.waitForFunction(() => document.title !== 'loading')
+          const title = await page.title()
+          if (title !== 'flushed') throw new Error(`writeKeyIn '${writeKeyIn}': ${title}`)
+          await until(
+            () => records.some((record) => record.event === 'received' && record.eventId === `dev-${writeKeyIn}`),
+            `dev to show the event sent with the key in the ${writeKeyIn}`,
+          )
+        }
+        return 'key in the body (no preflight) and in the header (preflight answered)'
+      } finally {
+        dev.kill('SIGINT')
+      }
+    })
+  } finally {
+    await page.close()
+    await Promise.all([ingest.close(), site.close()])
+  }
+  return results
+}
