@@ -80,6 +80,17 @@ export interface CloseOptions {
 
 const DEFAULT_CLOSE_TIMEOUT = 30_000
 
+/** What a client in a browser page keeps about the page (see `page-exit.ts`). */
+interface PageState {
+  /** Bodies of the batches in flight, all sent with `keepalive`: what the browser's quota holds. */
+  keepaliveBytes: number
+  /** Wakes of batches waiting for a retry: the page going away sends them at once. */
+  readonly retries: Set<() => void>
+  /** Where what the budget cannot carry is kept as the page is left; none without storage. */
+  readonly store: UnsentStore | undefined
+  readonly stop: () => void
+}
+
 /**
  * What {@link Client} does, with the transport it is given: `Client` gives it the runtime's
  * (`src/client/platform/`), tests give it each platform's in turn on Node.
@@ -112,9 +123,7 @@ export class ClientBase extends Emitter<ClientEvents> {
    * In a browser page (with `flushOnPageHide`): every batch goes with `keepalive`, so that a request
    * in flight outlives the page, and this counts their bodies against the browser's quota.
    */
-  readonly #page:
-    | { keepaliveBytes: number; readonly store: UnsentStore | undefined; readonly stop: () => void }
-    | undefined
+  readonly #page: PageState | undefined
 
   /**
    * @param writeKey - The write key of your source.
@@ -150,6 +159,7 @@ export class ClientBase extends Emitter<ClientEvents> {
         ? undefined
         : {
             keepaliveBytes: 0,
+            retries: new Set(),
             store: this.#options.storeOnPageHide ? unsentStoreFor(this.#options.batchUrl, writeKey) : undefined,
             stop,
           }
@@ -430,6 +440,8 @@ export class ClientBase extends Emitter<ClientEvents> {
    * budget goes, past `flushAt`, `flushAfter` and `maxConcurrentRequests` alike.
    */
   #sendWithinKeepalive(): void {
+    // Batches waiting for a retry go now: the page's timers may never fire again.
+    for (const wake of this.#page?.retries ?? []) wake()
     // What the budget cannot carry now leaves as soon as it can, not at flushAt or flushAfter.
     this.#flushMark = this.#lastSeq
     for (let batch = this.#takeWithinKeepalive(); batch !== undefined; batch = this.#takeWithinKeepalive()) {
@@ -498,7 +510,12 @@ export class ClientBase extends Emitter<ClientEvents> {
     this.#inFlight.set(
       batch,
       this.#transport
-        .send(batch.body, { signal: this.#closeDeadline.signal, onRetry, keepalive: page !== undefined })
+        .send(batch.body, {
+          signal: this.#closeDeadline.signal,
+          onRetry,
+          keepalive: page !== undefined,
+          waking: page?.retries,
+        })
         .then((result) => {
           if (page !== undefined) page.keepaliveBytes -= batch.bytes
           this.#settle(batch, result)

@@ -1,7 +1,6 @@
 import type { ResolvedRetryOptions } from './options.js'
 import { retryDelay, type RateLimitPause } from './retry-policy.js'
 import type { SendOptions, SendResult } from './transport.js'
-import { sleep } from '../core/timers.js'
 
 /**
  * How one HTTP attempt ended, as a transport reports it: the status sorted by
@@ -49,13 +48,43 @@ export function noAnswer(
 export type Attempt = (signal: AbortSignal) => Promise<AttemptOutcome>
 
 /**
+ * Waits `ms` before a retry, or less: until `signal` aborts (a rejection), or until a wake in
+ * `waking` is called (a browser page being left: the retry goes now, with `keepalive`, rather
+ * than never).
+ */
+function backoff(ms: number, signal: AbortSignal, waking: Set<() => void> | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason)
+      return
+    }
+    const settle = () => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', onAbort)
+      waking?.delete(wake)
+    }
+    const wake = () => {
+      settle()
+      resolve()
+    }
+    const onAbort = () => {
+      settle()
+      reject(signal.reason)
+    }
+    const timer = setTimeout(wake, ms)
+    signal.addEventListener('abort', onAbort, { once: true })
+    waking?.add(wake)
+  })
+}
+
+/**
  * Runs attempts until one is delivered or refused, the retry budget is spent or close()'s deadline
  * fires, waiting between them as the retry policy says and for any 429 pause before each. Tells
  * `onRetry` just before each retry, after its wait. Never rejects.
  */
 export async function sendWithRetries(
   attempt: Attempt,
-  { signal, onRetry }: SendOptions,
+  { signal, onRetry, waking }: SendOptions,
   retry: ResolvedRetryOptions,
   pause: RateLimitPause,
 ): Promise<SendResult> {
@@ -91,7 +120,7 @@ export async function sendWithRetries(
     }
     lastFailure = outcome.error
     try {
-      await sleep(delay, signal)
+      await backoff(delay, signal, waking)
     } catch {
       return closeTimeout()
     }

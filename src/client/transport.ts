@@ -36,6 +36,11 @@ export interface SendOptions {
   readonly onRetry: RetryListener
   /** Lets the request outlive the page (browsers cap such bodies at 64 KiB in all); ignored outside browsers. */
   readonly keepalive: boolean
+  /**
+   * Where a batch waiting for its next attempt leaves a wake, for as long as it waits: calling it
+   * ends the wait now. A browser page being left wakes them all, since no timer of it fires after.
+   */
+  readonly waking?: Set<() => void> | undefined
 }
 
 /** Sends batch bodies, retrying as configured. */

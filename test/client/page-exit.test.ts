@@ -140,6 +140,22 @@ describe('a client in a browser page', () => {
     expect(new Set(ids(captured)).size).toBe(150)
   })
 
+  it('sends a batch waiting for its retry at once when the page is left: no timer of the page fires after', async () => {
+    const page = browserLikeHost()
+    respond.current = (index) => (index === 0 ? new Response(null, { status: 503 }) : Response.json({}))
+    // A retry an hour away: without the page leaving, nothing would be sent again in this test.
+    const client = new Client('key', { endpoint: ENDPOINT, retry: { baseDelay: 3_600_000, maxDelay: 3_600_000 } })
+    const delivered: unknown[] = []
+    client.track({ userId: 'u1', event: 'E', messageId: 'retried' }, (error) => delivered.push(error))
+    void client.flush()
+    await vi.waitFor(() => expect(captured).toHaveLength(1))
+    page.leave()
+    await vi.waitFor(() => expect(delivered).toEqual([undefined]))
+    expect(captured).toHaveLength(2)
+    expect(captured[1]?.keepalive).toBe(true)
+    expect(captured[1]?.body).toBe(captured[0]?.body)
+  })
+
   it('takes kept messages back when the page returns from the back-forward cache', async () => {
     const page = browserLikeHost()
     const client = new Client('key', { endpoint: ENDPOINT, flushAfter: 60_000, flushAt: 1_000 })
