@@ -19,8 +19,13 @@ client.alias({ userId: 'u1' })
 client.page({ userId: 'u1', timestamp: 1_700_000_000 })
 
 const accepted: boolean = client.track({ userId: 'u1', event: 'E' }, (error) => {
-  const code: 'ERR_QUEUE_FULL' | 'ERR_REJECTED' | 'ERR_RETRIES_EXHAUSTED' | 'ERR_CLOSE_TIMEOUT' | undefined =
-    error?.code
+  const code:
+    | 'ERR_QUEUE_FULL'
+    | 'ERR_REJECTED'
+    | 'ERR_RETRIES_EXHAUSTED'
+    | 'ERR_CLOSE_TIMEOUT'
+    | 'ERR_PAGE_LEFT'
+    | undefined = error?.code
   void code
 })
 void accepted

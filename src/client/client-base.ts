@@ -392,7 +392,9 @@ export class ClientBase extends Emitter<ClientEvents> {
       return this.flush()
     })
     try {
-      waitUntil(this.#tickFlush)
+      // A platform's waitUntil returns nothing; one that returns a promise must not reject unheard.
+      const returned: unknown = waitUntil(this.#tickFlush)
+      if (returned instanceof Promise) returned.catch((error: unknown) => this.onListenerError(error))
     } catch (error) {
       this.onListenerError(error)
     }
@@ -459,39 +461,45 @@ export class ClientBase extends Emitter<ClientEvents> {
   /**
    * The page is being left: send what the keepalive budget can carry, and keep the rest in
    * `localStorage` for the next client of this endpoint and write key on this origin (see
-   * {@link unsentStoreFor}). What cannot be kept stays queued, for if the page comes back.
+   * {@link unsentStoreFor}). What can be neither sent nor kept fails with `ERR_PAGE_LEFT`: no
+   * script of the page runs after this to send it.
    */
   #leavePage(): void {
     this.#sendWithinKeepalive()
-    const store = this.#page?.store
-    if (store === undefined || this.#queue.length === 0) return
+    if (this.#queue.length === 0) return
     const left = this.#queue.takeAll()
-    const kept = store.keep(left)
-    for (const message of left.slice(kept)) this.#queue.push(message)
-    // Kept messages leave this client: the next page sends them, and no callback of theirs is called.
+    const kept = this.#page?.store?.keep(left) ?? 0
     this.#holdings.release(
-      kept,
-      left.slice(0, kept).reduce((bytes, message) => bytes + message.bytes, 0),
+      left.length,
+      left.reduce((bytes, message) => bytes + message.bytes, 0),
     )
-    if (this.#options.verbose) {
-      this.#options.logger.log(
-        `the page is going away: ${kept} message(s) kept in localStorage for the next page${kept < left.length ? `, ${left.length - kept} could not be` : ''}`,
-      )
+    // Kept messages leave this client: the next page sends them, and no callback of theirs is called.
+    if (this.#options.verbose && kept > 0) {
+      this.#options.logger.log(`the page is going away: ${kept} message(s) kept in localStorage for the next page`)
     }
+    const lost = left.slice(kept)
+    if (lost.length > 0) this.#fail(lost, this.#deliveryError('ERR_PAGE_LEFT', lost, undefined))
     this.#checkDrain()
   }
 
-  /** Queues what a page of this origin kept as it went away, to be sent at once. */
+  /**
+   * Queues what a page of this origin kept as it went away, to be sent at once. What the bounds
+   * cannot take now (`maxQueueSize`, `maxQueueBytes`) goes back to the store.
+   */
   #takeKept(): void {
-    const records = this.#page?.store?.take() ?? []
+    const store = this.#page?.store
+    if (store === undefined) return
+    const records = store.take()
+    let taken = 0
     for (const record of records) {
       const bytes = utf8ByteLength(record.json)
       if (!this.#holdings.admit(bytes)) break
       this.#queue.push({ ...record, bytes, seq: ++this.#lastSeq, callback: undefined })
+      taken++
     }
-    if (records.length === 0) return
-    if (this.#options.verbose)
-      this.#options.logger.log(`sending ${records.length} message(s) a page kept as it went away`)
+    if (taken < records.length) store.keep(records.slice(taken))
+    if (taken === 0) return
+    if (this.#options.verbose) this.#options.logger.log(`sending ${taken} message(s) a page kept as it went away`)
     this.#flushMark = this.#lastSeq
     this.#pump()
   }
@@ -559,6 +567,7 @@ export class ClientBase extends Emitter<ClientEvents> {
       ERR_QUEUE_FULL: `Dropped ${count}: the queue is full (maxQueueSize ${this.#options.maxQueueSize}, maxQueueBytes ${this.#options.maxQueueBytes}). Wait for 'drain' when a call returns false, or raise the bounds.`,
       ERR_REJECTED: `${url} rejected a batch of ${count} with HTTP ${result?.status}${result?.responseText === undefined ? '' : ` (${result.responseText})`}; not retried. Check the write key and the payload.`,
       ERR_RETRIES_EXHAUSTED: `Could not deliver a batch of ${count} to ${url} after ${result?.attempts} attempt(s): ${describeError(result?.error)}.`,
+      ERR_PAGE_LEFT: `The page was left with ${count} that neither the browser's keepalive budget (64 KiB in flight) nor localStorage could take${this.#options.storeOnPageHide ? '' : ' (storeOnPageHide is false)'}; they are lost with the page. Flush earlier (flush() on a user action that navigates), or lower what is queued.`,
       ERR_CLOSE_TIMEOUT: `close() timed out before ${count} could be delivered to ${url}${
         result?.error === undefined ? '' : `; the last failed attempt: ${describeError(result.error)}`
       }.`,

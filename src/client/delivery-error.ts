@@ -2,7 +2,12 @@ import { EventwireError } from '../core/errors/eventwire-error.js'
 import type { MessageRecord } from './batch.js'
 
 /** Codes of {@link DeliveryError}: why accepted messages were not delivered. */
-export type DeliveryErrorCode = 'ERR_QUEUE_FULL' | 'ERR_REJECTED' | 'ERR_RETRIES_EXHAUSTED' | 'ERR_CLOSE_TIMEOUT'
+export type DeliveryErrorCode =
+  | 'ERR_QUEUE_FULL'
+  | 'ERR_REJECTED'
+  | 'ERR_RETRIES_EXHAUSTED'
+  | 'ERR_CLOSE_TIMEOUT'
+  | 'ERR_PAGE_LEFT'
 
 /**
  * Emitted as `'error'` (and passed to per-call callbacks) when accepted messages end undelivered:
@@ -11,6 +16,8 @@ export type DeliveryErrorCode = 'ERR_QUEUE_FULL' | 'ERR_REJECTED' | 'ERR_RETRIES
  * - `ERR_REJECTED`: the endpoint answered a status that is not retried (4xx other than 408 and 429).
  * - `ERR_RETRIES_EXHAUSTED`: network errors, timeouts, 5xx, 408 or 429 outlasted the retry budget.
  * - `ERR_CLOSE_TIMEOUT`: `close()` ran out of time before these were sent.
+ * - `ERR_PAGE_LEFT`: a browser page was left with these queued, and neither the keepalive budget
+ *   nor `localStorage` (see `storeOnPageHide`) could take them.
  *
  * @example
  * ```ts

@@ -24,7 +24,7 @@ export type SendResult =
     }
 
 /** The ways a send fails: every {@link DeliveryErrorCode} but the queue's own. */
-export type SendFailureCode = Exclude<DeliveryErrorCode, 'ERR_QUEUE_FULL'>
+export type SendFailureCode = Exclude<DeliveryErrorCode, 'ERR_QUEUE_FULL' | 'ERR_PAGE_LEFT'>
 
 /** Told before each retry of a batch. */
 export type RetryListener = (attempt: number, error: unknown) => void

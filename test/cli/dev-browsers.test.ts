@@ -1,3 +1,5 @@
+import { once } from 'node:events'
+import { connect } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Client } from '../../src/index.js'
 import { formatActivity } from '../../src/cli/dev/format.js'
@@ -133,6 +135,25 @@ describe('eventwire dev for browsers', () => {
     expect((await post(batch('m-5', { writeKey }), { authorization: basic('not-it') })).status).toBe(401)
     expect((await post(batch('m-6', { writeKey: 42 }))).status).toBe(401)
   })
+
+  it('cuts off a request whose body stalls, with 408, instead of holding it for minutes', async () => {
+    const { url } = await dev()
+    const { port } = new URL(url)
+    const socket = connect(Number(port), '127.0.0.1')
+    await once(socket, 'connect')
+    socket.write(
+      'POST /v1/batch HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n{"batch"',
+    )
+    let answer = ''
+    socket.on('data', (chunk) => {
+      answer += chunk
+    })
+    // Node's own default would be 300 s: the server must end it by its 10 s limit.
+    const started = Date.now()
+    await once(socket, 'close')
+    expect(answer).toMatch(/^HTTP\/1\.1 408/)
+    expect(Date.now() - started).toBeLessThan(30_000)
+  }, 40_000)
 
   it("takes the Client's batches with writeKeyIn: 'body'", async () => {
     const { cli, url, writeKey } = await dev()

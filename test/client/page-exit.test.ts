@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 // msw intercepts fetch, not undici's Pool: this suite runs the Client with fetch (web platform).
 import { WebClient as Client } from '../helpers/builds.js'
+import type { DeliveryError } from '../../src/index.js'
 import { KEEPALIVE_BUDGET } from '../../src/client/page-exit.js'
 import { MAX_STORED_CHARS, unsentStoreFor, type StorageArea } from '../../src/client/page-store.js'
 import { BATCH_URL, ENDPOINT, useBatchEndpoint } from '../helpers/msw.js'
@@ -10,6 +11,12 @@ const { captured, respond } = useBatchEndpoint()
 /** A Storage stand-in over a Map: what `localStorage` is to the client. */
 class MemoryStorage implements StorageArea {
   readonly items = new Map<string, string>()
+  get length(): number {
+    return this.items.size
+  }
+  key(index: number): string | null {
+    return [...this.items.keys()][index] ?? null
+  }
   getItem(key: string): string | null {
     return this.items.get(key) ?? null
   }
@@ -48,6 +55,15 @@ afterEach(() => {
   vi.unstubAllGlobals()
 })
 
+const PREFIX = `eventwire:unsent:key@${BATCH_URL}:`
+/** Every message kept for write key `key` at the test endpoint, across the pages that kept some. */
+function keptIn(storage: StorageArea | undefined): Array<Record<string, unknown>> {
+  if (!(storage instanceof MemoryStorage)) return []
+  return [...storage.items]
+    .filter(([key]) => key.startsWith(PREFIX))
+    .flatMap(([, value]) => JSON.parse(value) as Array<Record<string, unknown>>)
+}
+
 const bytesOf = (text: string) => new TextEncoder().encode(text).length
 const ids = (requests: typeof captured) => requests.flatMap((request) => request.json.batch.map((m) => m['messageId']))
 const pad = 'x'.repeat(1_000)
@@ -78,7 +94,7 @@ describe('a client in a browser page', () => {
     page.leave()
     // What was not kept is in flight already (started during pagehide), within the budget in all:
     // the browser refuses keepalive bodies past it.
-    const kept = JSON.parse(page.storage?.getItem(`eventwire:unsent:key@${BATCH_URL}`) ?? '[]')
+    const kept = keptIn(page.storage)
     expect(kept.length).toBeGreaterThan(0)
     expect(leaving.pending).toBe(150 - kept.length)
     await vi.waitFor(() => expect(outcomes).toHaveLength(150 - kept.length))
@@ -91,7 +107,7 @@ describe('a client in a browser page', () => {
     await next.flush()
     expect(ids(captured)).toEqual(Array.from({ length: 150 }, (_, index) => `m-${index}`))
     // Taken out of the storage: a third page sends nothing twice.
-    expect(page.storage?.getItem(`eventwire:unsent:key@${BATCH_URL}`)).toBeNull()
+    expect(keptIn(page.storage)).toEqual([])
     // Their callbacks belonged to the page that left: never called, not even by the next page.
     expect(outcomes).toHaveLength(150 - kept.length)
   })
@@ -105,7 +121,7 @@ describe('a client in a browser page', () => {
       for (const message of info.messages) queued.set(message.messageId, message.json)
     })
     page.leave()
-    const stored = JSON.parse(page.storage?.getItem(`eventwire:unsent:key@${BATCH_URL}`) ?? '[]') as object[]
+    const stored = keptIn(page.storage)
     const next = new Client('key', { endpoint: ENDPOINT })
     const resent: string[] = []
     next.on('sent', (info) => resent.push(...info.messages.map((message) => message.json)))
@@ -128,7 +144,7 @@ describe('a client in a browser page', () => {
     const client = new Client('key', { endpoint: ENDPOINT, flushAfter: 60_000, flushAt: 1_000 })
     track150(client)
     page.hide()
-    expect(page.storage?.getItem(`eventwire:unsent:key@${BATCH_URL}`)).toBeNull()
+    expect(keptIn(page.storage)).toEqual([])
     const inFlight = () => captured.reduce((total, request) => total + bytesOf(request.body), 0)
     // Messages of some 1,100 bytes: the budget is full to within two of them.
     await vi.waitFor(() => expect(inFlight()).toBeGreaterThan(KEEPALIVE_BUDGET - 2_300))
@@ -161,11 +177,11 @@ describe('a client in a browser page', () => {
     const client = new Client('key', { endpoint: ENDPOINT, flushAfter: 60_000, flushAt: 1_000 })
     track150(client)
     page.leave()
-    expect(page.storage?.getItem(`eventwire:unsent:key@${BATCH_URL}`)).not.toBeNull()
+    expect(keptIn(page.storage)).not.toEqual([])
     page.comeBack()
     await client.flush()
     expect(new Set(ids(captured)).size).toBe(150)
-    expect(page.storage?.getItem(`eventwire:unsent:key@${BATCH_URL}`)).toBeNull()
+    expect(keptIn(page.storage)).toEqual([])
   })
 
   it('keeps one store per write key and endpoint', async () => {
@@ -177,10 +193,10 @@ describe('a client in a browser page', () => {
     const other = new Client('other-key', { endpoint: ENDPOINT })
     await other.flush()
     expect(captured).toHaveLength(before)
-    expect(page.storage?.getItem(`eventwire:unsent:key@${BATCH_URL}`)).not.toBeNull()
+    expect(keptIn(page.storage)).not.toEqual([])
   })
 
-  it('with storeOnPageHide: false keeps nothing: what the budget cannot carry stays queued', () => {
+  it('with storeOnPageHide: false keeps nothing: what the budget cannot carry fails with ERR_PAGE_LEFT', () => {
     const page = browserLikeHost()
     const client = new Client('key', {
       endpoint: ENDPOINT,
@@ -188,10 +204,52 @@ describe('a client in a browser page', () => {
       flushAt: 1_000,
       storeOnPageHide: false,
     })
+    const errors: DeliveryError[] = []
+    client.on('error', (error) => errors.push(error))
     track150(client)
     page.leave()
     expect(page.storage instanceof MemoryStorage && page.storage.items.size).toBe(0)
-    expect(client.pending).toBe(150)
+    // Told at once, while the page still runs script: in flight (keepalive) or reported, nothing else.
+    expect(errors.map((error) => error.code)).toEqual(['ERR_PAGE_LEFT'])
+    expect(errors[0]?.message).toContain('storeOnPageHide is false')
+    expect(client.pending + (errors[0]?.messages.length ?? 0)).toBe(150)
+  })
+
+  it('reports what neither the budget nor the storage bound can take, with ERR_PAGE_LEFT', async () => {
+    const page = browserLikeHost()
+    const client = new Client('key', { endpoint: ENDPOINT, flushAfter: 60_000, flushAt: 10_000 })
+    const errors: DeliveryError[] = []
+    client.on('error', (error) => errors.push(error))
+    // 1,100 messages of some 1,100 bytes: 1.2 MB, past the store's 1,000,000 characters.
+    for (let index = 0; index < 1_100; index++)
+      client.track({ userId: 'u1', event: 'E', properties: { index, pad }, messageId: `over-${index}` })
+    page.leave()
+    const kept = keptIn(page.storage)
+    const lost = errors.flatMap((error) => error.messages.map((message) => message.messageId))
+    expect(errors.map((error) => error.code)).toEqual(['ERR_PAGE_LEFT'])
+    await vi.waitFor(() => expect(client.pending).toBe(0))
+    // Each message exactly once: sent, kept or reported lost.
+    // (Requests of earlier tests may still arrive: only this test's ids count.)
+    const sent = ids(captured).filter((id) => String(id).startsWith('over-'))
+    const all = [...sent, ...kept.map((message) => message['messageId']), ...lost]
+    expect(all.sort()).toEqual(Array.from({ length: 1_100 }, (_, index) => `over-${index}`).sort())
+    expect(kept.length).toBeGreaterThan(0)
+    expect(lost.length).toBeGreaterThan(0)
+  })
+
+  it('puts back into the store what the next page cannot hold within its bounds', async () => {
+    const page = browserLikeHost()
+    const leaving = new Client('key', { endpoint: ENDPOINT, flushAfter: 60_000, flushAt: 1_000 })
+    track150(leaving)
+    page.leave()
+    const kept = keptIn(page.storage).length
+    const next = new Client('key', { endpoint: ENDPOINT, maxQueueSize: 50 })
+    await next.flush()
+    expect(keptIn(page.storage)).toHaveLength(kept - 50)
+    const third = new Client('key', { endpoint: ENDPOINT })
+    await third.flush()
+    expect(new Set(ids(captured)).size).toBe(150)
+    expect(keptIn(page.storage)).toEqual([])
   })
 
   it('works where localStorage is missing or throws (storage off, sandboxed frames)', async () => {
@@ -206,10 +264,14 @@ describe('a client in a browser page', () => {
         })
       }
       const client = new Client('key', { endpoint: ENDPOINT, flushAfter: 60_000, flushAt: 1_000 })
+      const lost: string[] = []
+      client.on('error', (error) => lost.push(...error.messages.map((message) => message.messageId)))
       track150(client)
-      page.leave()
+      // No storage to keep the rest: what the budget carried is sent, the rest reported, nothing thrown.
+      expect(() => page.leave()).not.toThrow()
       await client.flush()
-      expect(new Set(ids(captured)).size).toBe(150)
+      expect([...ids(captured), ...lost].sort()).toEqual(Array.from({ length: 150 }, (_, index) => `m-${index}`).sort())
+      expect(lost.length).toBeGreaterThan(0)
       captured.length = 0
       vi.unstubAllGlobals()
       Reflect.deleteProperty(globalThis, 'localStorage')
@@ -248,6 +310,7 @@ describe('the store of unsent messages', () => {
       event: 'E',
       userId: 'u1',
       messageId: `m-${index}`,
+      timestamp: '2026-11-23T00:00:00.000Z',
       properties: { p: 'x'.repeat(size) },
     }
     return { type: 'track' as const, messageId: `m-${index}`, json: JSON.stringify(message) }
@@ -262,7 +325,8 @@ describe('the store of unsent messages', () => {
     const kept = store?.keep(big) ?? 0
     expect(kept).toBeGreaterThan(0)
     expect(kept).toBeLessThan(200)
-    expect(storage.getItem(`eventwire:unsent:key@${BATCH_URL}`)?.length).toBeLessThanOrEqual(MAX_STORED_CHARS)
+    const chars = [...storage.items.values()].reduce((sum, value) => sum + value.length, 0)
+    expect(chars).toBeLessThanOrEqual(MAX_STORED_CHARS)
     expect(
       store
         ?.take()
@@ -272,26 +336,48 @@ describe('the store of unsent messages', () => {
     expect(store?.take()).toEqual([])
   })
 
-  it('takes nothing that is not a message it could have kept: the storage is any script of the origin', () => {
+  it('gives each page a key of its own: pages leaving at once cannot write over each other', () => {
     const storage = new MemoryStorage()
-    const key = `eventwire:unsent:key@${BATCH_URL}`
+    // Two pages' stores, as two tabs have: neither reads, changes and writes back the other's key.
+    const first = unsentStoreFor(BATCH_URL, 'key', storage)
+    const second = unsentStoreFor(BATCH_URL, 'key', storage)
+    first?.keep([record(1), record(2)])
+    second?.keep([record(3)])
+    first?.keep([record(4)])
+    expect(storage.items.size).toBe(3)
+    const next = unsentStoreFor(BATCH_URL, 'key', storage)
+    expect(
+      next
+        ?.take()
+        .map((one) => one.messageId)
+        .sort(),
+    ).toEqual(['m-1', 'm-2', 'm-3', 'm-4'])
+    expect(storage.items.size).toBe(0)
+  })
+
+  it('takes nothing the client would not have sent: the storage is any script of the origin', () => {
+    const storage = new MemoryStorage()
     const store = unsentStoreFor(BATCH_URL, 'key', storage)
     for (const garbage of ['not json', '{"an":"object"}', '"text"', 'null']) {
-      storage.setItem(key, garbage)
+      storage.setItem(`${PREFIX}planted`, garbage)
       expect(store?.take()).toEqual([])
     }
     storage.setItem(
-      key,
+      `${PREFIX}planted`,
       JSON.stringify([
-        { type: 'track', messageId: 'ok', event: 'E', userId: 'u1' },
+        { type: 'track', messageId: 'ok', event: 'E', userId: 'u1', timestamp: '2026-11-23T00:00:00.000Z' },
         { type: 'launch', messageId: 'bad-type' },
-        { type: 'track' },
-        { type: 'track', messageId: 'too-big', pad: 'x'.repeat(40_000) },
+        { type: 'track', messageId: 'no-event', userId: 'u1' },
+        { type: 'track', messageId: 'bad\r\nid', event: 'E', userId: 'u1' },
+        { type: 'track', messageId: 'too-big', event: 'E', userId: 'u1', properties: { pad: 'x'.repeat(40_000) } },
         ['an', 'array'],
         null,
       ]),
     )
-    expect(store?.take().map((one) => one.messageId)).toEqual(['ok'])
+    const taken = store?.take() ?? []
+    expect(taken.map((one) => one.messageId)).toEqual(['ok'])
+    // Kept as it was made: the same id and time.
+    expect(JSON.parse(taken[0]?.json ?? '{}')).toMatchObject({ messageId: 'ok', timestamp: '2026-11-23T00:00:00.000Z' })
   })
 
   it('keeps nothing when the storage refuses (quota exceeded)', () => {

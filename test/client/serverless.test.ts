@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Client, OptionsError } from '../../src/index.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 
@@ -70,6 +70,33 @@ describe('waitUntil (serverless and edge)', () => {
     expect(messagesIn(server)).toHaveLength(1)
     expect(logged.join('\n')).toContain('no request context')
     await client.close()
+  })
+
+  it('reports a waitUntil whose returned promise rejects: never an unhandled rejection', async () => {
+    const server = await sink()
+    const logged: string[] = []
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      const client = new Client('key', {
+        endpoint: server.url,
+        logger: { log: () => {}, error: (line) => logged.push(line) },
+        waitUntil: async () => {
+          throw new Error('rejected by the platform')
+        },
+      })
+      expect(client.track({ userId: 'u1', event: 'A' })).toBe(true)
+      await client.flush()
+      await vi.waitFor(() => expect(logged.join('\n')).toContain('rejected by the platform'))
+      expect(messagesIn(server)).toHaveLength(1)
+      await client.close()
+      // An unhandled rejection is reported after the microtasks that could have handled it.
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
   })
 
   it('refuses a waitUntil that is not a function', () => {

@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'ERR_REJECTED'
   | 'ERR_RETRIES_EXHAUSTED'
   | 'ERR_CLOSE_TIMEOUT'
+  | 'ERR_PAGE_LEFT'
   | 'ERR_HTTP_STATUS'
   | 'ERR_TIMEOUT'
   | 'ERR_NETWORK'
