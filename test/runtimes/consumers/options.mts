@@ -14,7 +14,12 @@ const client = new Client('k', options)
 client.on(
   'error',
   (error: DeliveryError) =>
-    error.code satisfies 'ERR_REJECTED' | 'ERR_RETRIES_EXHAUSTED' | 'ERR_QUEUE_FULL' | 'ERR_CLOSE_TIMEOUT',
+    error.code satisfies
+      | 'ERR_REJECTED'
+      | 'ERR_RETRIES_EXHAUSTED'
+      | 'ERR_QUEUE_FULL'
+      | 'ERR_CLOSE_TIMEOUT'
+      | 'ERR_PAGE_LEFT',
 )
 
 interface SignUp {
