@@ -309,6 +309,8 @@ try {
   for (const scenario of scenarios) client.push(await clientScenario(sink, scenario))
   const growth = await growthScenario(sink)
   const webhooks = webhookScenario(receiver, failing)
+  console.log('\n== tracking plans: CPU per track call, no plan and each schema library')
+  const plans = runChild('plan-run.mjs', smoke ? { calls: 1_000, rounds: 1 } : { calls: 10_000, rounds: 40 })
   const results = {
     date: new Date().toISOString(),
     smoke,
@@ -317,6 +319,7 @@ try {
     client,
     growth,
     webhooks,
+    plans,
     targets: smoke ? [] : targets(client, webhooks),
   }
 
@@ -330,6 +333,12 @@ try {
         `| ${scenario.name} | ${row.library} | ${row.events} | ${row.wallMs} | ${row.eventsPerSecond} | ${row.cpuMsPer1000} | ${row.peakRssMb} | ${row.requests} | ${row.lost} | ${row.duplicates} | ${row.eventwireSpeedup} |`,
       )
     }
+  }
+  console.log('\n| track call, typical event (order, two items) | CPU µs / call | the check alone, µs |')
+  console.log('| --- | --- | --- |')
+  for (const [name, micros] of Object.entries(plans.cpuMicrosPerCall)) {
+    const alone = round(micros - plans.cpuMicrosPerCall['no plan'], 2)
+    console.log(`| ${name} | ${round(micros, 2)} | ${name === 'no plan' ? '' : alone} |`)
   }
   console.log('\n| events | event size | CPU µs / event | wall µs / event | peak RSS MB | requests |')
   console.log('| --- | --- | --- | --- | --- | --- |')

@@ -1,6 +1,6 @@
 export { Client } from './client/client.js'
-export type { ClientEvents, CloseOptions, RetryInfo, SentInfo } from './client/client.js'
-export type { ClientOptions, RetryOptions } from './client/options.js'
+export type { ClientEvents, CloseOptions, PlanViolationInfo, RetryInfo, SentInfo } from './client/client.js'
+export type { ClientOptions, PlanOption, RetryOptions } from './client/options.js'
 export type { MessageCallback, MessageRecord } from './client/batch.js'
 export { DeliveryError } from './client/delivery-error.js'
 export type { DeliveryErrorCode } from './client/delivery-error.js'
@@ -38,3 +38,20 @@ export type {
   WireMessage,
 } from './core/messages.js'
 export type { JsonInput, JsonObjectInput, JsonPrimitive, JsonSerializable, JsonValue } from './core/json-value.js'
+export { definePlan } from './core/plan.js'
+export type {
+  GroupInput,
+  IdentifyInput,
+  NoPlan,
+  PlannedEventName,
+  PlannedInput,
+  PlannedOutput,
+  PlannedProperties,
+  PlannedTrackMessage,
+  SchemaIssue,
+  SchemaPlan,
+  SchemaResult,
+  StandardSchema,
+  TrackInput,
+  TrackingPlan,
+} from './core/plan.js'

@@ -26,6 +26,7 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
     const results = JSON.parse(readFileSync(join(out, 'smoke.json'), 'utf8')) as {
       client: Array<{ rows: Array<{ library: string; lost: number; requests: number }> }>
       webhooks: { rows: Array<{ requestsPerSecond: number }>; pending: { pending: number } }
+      plans: { cpuMicrosPerCall: Record<string, number> }
     }
     const rows = results.client.flatMap((scenario) => scenario.rows)
     expect(rows.length).toBe(9)
@@ -33,6 +34,8 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
     expect(results.webhooks.rows).toHaveLength(5)
     expect(results.webhooks.rows.every((row) => row.requestsPerSecond > 0)).toBe(true)
     expect(results.webhooks.pending.pending).toBe(1_000)
+    expect(Object.keys(results.plans.cpuMicrosPerCall)).toEqual(['no plan', 'Zod 4', 'Valibot 1', 'ArkType 2'])
+    expect(Object.values(results.plans.cpuMicrosPerCall).every((micros) => micros > 0)).toBe(true)
   } finally {
     rmSync(out, { recursive: true, force: true })
   }

@@ -3,17 +3,9 @@ import { ClosedError } from '../core/errors/closed-error.js'
 import { MessageTooLargeError } from '../core/errors/message-too-large-error.js'
 import { timeoutOption } from '../core/option-checks.js'
 import { ValidationError } from '../core/errors/validation-error.js'
-import type {
-  AliasMessage,
-  GroupMessage,
-  IdentifyMessage,
-  JsonObject,
-  MessageType,
-  PageMessage,
-  ScreenMessage,
-  TrackMessage,
-} from '../core/messages.js'
+import type { AliasMessage, JsonObject, MessageType, PageMessage, ScreenMessage } from '../core/messages.js'
 import { serializeCall } from '../core/check-message.js'
+import type { GroupInput, IdentifyInput, NoPlan, SchemaIssue, TrackInput, TrackingPlan } from '../core/plan.js'
 import { setUnrefTimeout, settlesWithin } from '../core/timers.js'
 import { describeError } from '../core/describe-error.js'
 import {
@@ -26,7 +18,7 @@ import {
   type QueuedMessage,
 } from './batch.js'
 import { DeliveryError, type DeliveryErrorCode } from './delivery-error.js'
-import { resolveClientOptions, type ClientOptions, type ResolvedClientOptions } from './options.js'
+import { resolveClientOptions, type ClientOptions, type PlanOption, type ResolvedClientOptions } from './options.js'
 import { Queue } from '../core/queue.js'
 import { Holdings } from './holdings.js'
 import { KEEPALIVE_BUDGET, watchPage } from './page-exit.js'
@@ -70,6 +62,18 @@ export interface ClientEvents {
   retry: [info: RetryInfo]
   /** After a call returned `false`: the queue fell back to half the high-water mark (and a quarter of `maxQueueSize`). */
   drain: []
+  /** With a plan and `planCheck: 'report'`: a call broke the plan; it was sent as given. */
+  violation: [violation: PlanViolationInfo]
+}
+
+/** What `'violation'` listeners receive: a call that broke the plan, and how. */
+export interface PlanViolationInfo {
+  readonly type: MessageType
+  /** The offending field and the path in it, as the schema named it: `properties.total`, `traits.email`, `event`. */
+  readonly field: string
+  readonly issues: readonly SchemaIssue[]
+  /** The call's message, as given. */
+  readonly message: unknown
 }
 
 /** Options of {@link Client.close}. */
@@ -95,7 +99,7 @@ interface PageState {
  * What {@link Client} does, with the transport it is given: `Client` gives it the runtime's
  * (`src/client/platform/`), tests give it each platform's in turn on Node.
  */
-export class ClientBase extends Emitter<ClientEvents> {
+export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emitter<ClientEvents> {
   readonly #options: ResolvedClientOptions
   readonly #transport: BatchTransport
   readonly #queue = new Queue<QueuedMessage>()
@@ -130,7 +134,7 @@ export class ClientBase extends Emitter<ClientEvents> {
    * @param createTransport - Makes what sends the batches: the runtime's (`platform/`), or a test's.
    * @throws {@link OptionsError} for a missing write key or an option it cannot use.
    */
-  constructor(writeKey: string, options: ClientOptions, createTransport: TransportFactory) {
+  constructor(writeKey: string, options: ClientOptions & PlanOption<Plan>, createTransport: TransportFactory) {
     super()
     this.#options = resolveClientOptions(writeKey, options)
     this.#transport = createTransport({
@@ -179,7 +183,10 @@ export class ClientBase extends Emitter<ClientEvents> {
    * client.identify({ userId: 'u1', traits: { plan: 'pro', email: 'a@example.com' } })
    * ```
    */
-  identify<Traits extends object = JsonObject>(message: IdentifyMessage<Traits>, callback?: MessageCallback): boolean {
+  identify<Traits extends object = JsonObject>(
+    message: IdentifyInput<Plan, Traits>,
+    callback?: MessageCallback,
+  ): boolean {
     return this.#enqueue('identify', message, callback)
   }
 
@@ -200,7 +207,7 @@ export class ClientBase extends Emitter<ClientEvents> {
    * ```
    */
   track<Properties extends object = JsonObject>(
-    message: TrackMessage<Properties>,
+    message: TrackInput<Plan, Properties>,
     callback?: MessageCallback,
   ): boolean {
     return this.#enqueue('track', message, callback)
@@ -261,7 +268,7 @@ export class ClientBase extends Emitter<ClientEvents> {
    * client.group({ userId: 'u1', groupId: 'g1', traits: { size: 20 } })
    * ```
    */
-  group<Traits extends object = JsonObject>(message: GroupMessage<Traits>, callback?: MessageCallback): boolean {
+  group<Traits extends object = JsonObject>(message: GroupInput<Plan, Traits>, callback?: MessageCallback): boolean {
     return this.#enqueue('group', message, callback)
   }
 
@@ -361,7 +368,11 @@ export class ClientBase extends Emitter<ClientEvents> {
     if (callback !== undefined && typeof callback !== 'function') {
       throw new ValidationError('ERR_INVALID_FIELD', 'callback', `${type}(): the callback must be a function.`)
     }
-    const { wire, json, bytes } = serializeCall(type, input)
+    const plan = this.#options.plan
+    const planned = plan
+      ? plan(type, input, (violation) => this.emit('violation', { type, ...violation, message: input }))
+      : input
+    const { wire, json, bytes } = serializeCall(type, planned)
 
     const options = this.#options
     const message: QueuedMessage = { type, messageId: wire.messageId, json, bytes, seq: this.#lastSeq + 1, callback }

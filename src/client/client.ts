@@ -1,9 +1,10 @@
-import type { ClientOptions } from './options.js'
+import type { ClientOptions, PlanOption } from './options.js'
+import type { NoPlan, TrackingPlan } from '../core/plan.js'
 import { ClientBase } from './client-base.js'
 // Resolved per runtime by package.json "imports": undici on Node, ky over fetch elsewhere.
 import { defaultTransport } from '#eventwire/client-transport'
 
-export type { ClientEvents, CloseOptions, RetryInfo, SentInfo } from './client-base.js'
+export type { ClientEvents, CloseOptions, PlanViolationInfo, RetryInfo, SentInfo } from './client-base.js'
 
 /**
  * Records identify, track, page, screen, group and alias calls, queues them in memory and sends
@@ -30,12 +31,16 @@ export type { ClientEvents, CloseOptions, RetryInfo, SentInfo } from './client-b
  * await client.close()
  * ```
  */
-export class Client extends ClientBase {
+export class Client<Plan extends TrackingPlan | NoPlan = NoPlan> extends ClientBase<Plan> {
   /**
    * @param writeKey - The write key of your source.
+   * @param options - Every one optional; with `plan` (a {@link definePlan} of schemas) the calls
+   * are typed and checked by it.
+   * @typeParam Plan - A tracking plan: given as a type (`new Client<ShopPlan>(...)`) to type the
+   * calls, or inferred from the `plan` option. Without one, calls take any event and properties.
    * @throws {@link OptionsError} for a missing write key or an option it cannot use.
    */
-  constructor(writeKey: string, options: ClientOptions = {}) {
+  constructor(writeKey: string, options: ClientOptions & PlanOption<Plan> = {}) {
     super(writeKey, options, defaultTransport)
   }
 }

@@ -1,4 +1,6 @@
 import { IN_BROWSER } from '../core/browser.js'
+import type { SchemaPlan } from '../core/plan.js'
+import { planChecker, type PlanChecker } from '../core/plan-checker.js'
 import { consoleLogger, guardLogger, isDebugEnabled, type Logger } from '../core/debug.js'
 import { OptionsError } from '../core/errors/options-error.js'
 import { checkOptionNames, integerOption, parseHttpUrl, withoutCredentials } from '../core/option-checks.js'
@@ -90,6 +92,27 @@ export interface ClientOptions {
    * has none (AWS Lambda), `await client.flush()` before returning.
    */
   waitUntil?: ((promise: Promise<unknown>) => void) | undefined
+  /**
+   * What a call that breaks the plan gets. `'refuse'`: a `ValidationError` (`ERR_PLAN_VIOLATION`,
+   * `field` the path the schema named); nothing is queued. `'report'`: it is sent as given, and a
+   * `'violation'` event says what is wrong. `'off'`: no run-time check (the types still hold).
+   * @defaultValue 'refuse'
+   */
+  planCheck?: 'refuse' | 'report' | 'off' | undefined
+}
+
+/**
+ * The `plan` option of {@link Client}, apart from {@link ClientOptions} so that the client's type
+ * follows the plan given (and a `ClientOptions` value types a client without one, as ever).
+ */
+export interface PlanOption<Plan> {
+  /**
+   * A tracking plan of Standard Schemas (see `definePlan`): `track` calls must name one of its
+   * events, with properties its schema accepts; `identify` and `group` traits must pass its
+   * `traits` and `groupTraits`. The calls are typed by it, and checked at run time as `planCheck`
+   * says. What is sent is the schema's output (its defaults and normalized values).
+   */
+  plan?: Plan | undefined
 }
 
 /** Options with every default filled in. */
@@ -111,6 +134,8 @@ export interface ResolvedClientOptions {
   readonly storeOnPageHide: boolean
   readonly writeKeyIn: 'header' | 'body'
   readonly waitUntil: ((promise: Promise<unknown>) => void) | undefined
+  /** The plan's check, when a plan is given and `planCheck` is not `'off'`. */
+  readonly plan: PlanChecker | undefined
 }
 
 /** The debug namespace, as in `DEBUG=analytics`. */
@@ -147,6 +172,7 @@ const OPTION_NAMES: Readonly<Record<keyof ClientOptions, true>> = {
   storeOnPageHide: true,
   writeKeyIn: true,
   waitUntil: true,
+  planCheck: true,
 }
 
 const RETRY_OPTION_NAMES: Readonly<Record<keyof RetryOptions, true>> = {
@@ -251,8 +277,8 @@ export function resolveClientOptions(writeKey: unknown, options: unknown): Resol
   }
   if (options === undefined) options = {}
   if (!isObject(options)) throw new OptionsError('options', 'expected an object.')
-  checkOptionNames(options, OPTION_NAMES, OTHER_CLIENTS_NAMES)
-  const given = options as ClientOptions
+  checkOptionNames(options, { ...OPTION_NAMES, plan: true }, OTHER_CLIENTS_NAMES)
+  const given = options as ClientOptions & PlanOption<SchemaPlan>
   for (const name of ['verbose', 'flushOnPageHide', 'storeOnPageHide'] as const) {
     if (given[name] !== undefined && typeof given[name] !== 'boolean')
       throw new OptionsError(name, 'expected true or false.')
@@ -263,6 +289,8 @@ export function resolveClientOptions(writeKey: unknown, options: unknown): Resol
   if (given.fetch !== undefined && typeof given.fetch !== 'function') {
     throw new OptionsError('fetch', 'expected a fetch-compatible function.')
   }
+  // A plan's own checks (definePlan's) check the mode too: a client without a plan carries none.
+  const plan = given.plan === undefined ? undefined : planChecker(given.plan, given.planCheck)
   if (given.waitUntil !== undefined && typeof given.waitUntil !== 'function') {
     throw new OptionsError('waitUntil', "expected the platform's waitUntil function, such as ctx.waitUntil.bind(ctx).")
   }
@@ -291,5 +319,6 @@ export function resolveClientOptions(writeKey: unknown, options: unknown): Resol
     storeOnPageHide: given.storeOnPageHide ?? true,
     writeKeyIn: given.writeKeyIn ?? (IN_BROWSER ? 'body' : 'header'),
     waitUntil: given.waitUntil,
+    plan,
   }
 }

@@ -45,7 +45,7 @@ describe('Client options', () => {
     )
     expect(attempt({ flushInterval: 1_000 })).toThrow('use `flushAfter` instead')
     expect(attempt({ flushAfterr: 1_000 })).toThrow(
-      /Invalid option `flushAfterr`: no such option; the options are endpoint, flushAt, .*flushOnPageHide, storeOnPageHide, writeKeyIn, waitUntil\./,
+      /Invalid option `flushAfterr`: no such option; the options are endpoint, flushAt, .*flushOnPageHide, storeOnPageHide, writeKeyIn, waitUntil, planCheck, plan\./,
     )
     expect(attempt({ retry: { limits: 3 } })).toThrow(
       /Invalid option `retry.limits`: no such option; the options are limit, baseDelay/,
@@ -87,6 +87,7 @@ describe('Client options', () => {
       storeOnPageHide: undefined,
       writeKeyIn: undefined,
       waitUntil: undefined,
+      planCheck: undefined,
     } satisfies Required<ClientOptions>
     const { logger: _logger, ...defaults } = resolveClientOptions('k', {})
     expect(resolveClientOptions('k', unset)).toMatchObject(defaults)

@@ -1,17 +1,8 @@
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { Client, OptionsError } from '../../src/index.js'
-import { startSink, type Sink } from '../helpers/sink.js'
+import { useSinks, type Sink } from '../helpers/sink.js'
 
-const sinks: Sink[] = []
-afterEach(async () => {
-  await Promise.all(sinks.splice(0).map((sink) => sink.close()))
-})
-
-async function sink(): Promise<Sink> {
-  const started = await startSink()
-  sinks.push(started)
-  return started
-}
+const sink = useSinks()
 
 const messagesIn = (server: Sink) => server.requests.flatMap((request) => JSON.parse(request.body).batch)
 

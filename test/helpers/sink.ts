@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest'
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createServer as createTlsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
@@ -81,5 +82,18 @@ export async function startSink(
         server.closeAllConnections()
         server.close(() => resolve())
       }),
+  }
+}
+
+/** For a test file: starts sinks on demand (`await sink()`) and closes them after each test. */
+export function useSinks(): (respond?: Responder) => Promise<Sink> {
+  const sinks: Sink[] = []
+  afterEach(async () => {
+    await Promise.all(sinks.splice(0).map((sink) => sink.close()))
+  })
+  return async (respond) => {
+    const started = await startSink(respond)
+    sinks.push(started)
+    return started
   }
 }

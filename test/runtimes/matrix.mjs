@@ -83,6 +83,10 @@ function packAndInstall() {
           eventwire: `file:../${filename}`,
           bullmq: pkg.devDependencies.bullmq,
           ioredis: pkg.devDependencies.ioredis,
+          // The schema libraries of the README's tracking plans, whose snippets compile here.
+          zod: pkg.devDependencies.zod,
+          valibot: pkg.devDependencies.valibot,
+          arktype: pkg.devDependencies.arktype,
         },
         devDependencies: { '@types/node': pkg.devDependencies['@types/node'] },
       },

@@ -1,0 +1,82 @@
+// The run-time cost of a tracking plan: CPU per track call with no plan and with the same plan in
+// each schema library, in one process, alternating in short runs of `calls` calls on a fresh
+// client (so the JIT, the heap and the machine are the same for all), `rounds` runs each; the
+// median run counts. Calls only: nothing is sent while measuring.
+//
+//   node bench/plan-run.mjs '{"calls":10000,"rounds":30}'
+import { type } from 'arktype'
+import * as v from 'valibot'
+import { z } from 'zod'
+
+const { calls, rounds } = JSON.parse(process.argv[2] ?? '{"calls":10000,"rounds":30}')
+const { Client, definePlan } = await import(process.env.EVENTWIRE_ENTRY ?? 'eventwire')
+
+/** A typical event: an order with two line items. */
+const properties = (index) => ({
+  orderId: `o-${index}`,
+  total: 59.9,
+  currency: 'EUR',
+  items: [
+    { sku: 'SKU-1', price: 19.9, quantity: 1 },
+    { sku: 'SKU-2', price: 20, quantity: 2 },
+  ],
+})
+const plans = {
+  'no plan': undefined,
+  'Zod 4': definePlan({
+    events: {
+      'Order Completed': z.object({
+        orderId: z.string(),
+        total: z.number().nonnegative(),
+        currency: z.enum(['EUR', 'USD']),
+        items: z.array(z.object({ sku: z.string(), price: z.number(), quantity: z.number().int() })),
+      }),
+    },
+  }),
+  'Valibot 1': definePlan({
+    events: {
+      'Order Completed': v.object({
+        orderId: v.string(),
+        total: v.pipe(v.number(), v.minValue(0)),
+        currency: v.picklist(['EUR', 'USD']),
+        items: v.array(v.object({ sku: v.string(), price: v.number(), quantity: v.pipe(v.number(), v.integer()) })),
+      }),
+    },
+  }),
+  'ArkType 2': definePlan({
+    events: {
+      'Order Completed': type({
+        orderId: 'string',
+        total: 'number >= 0',
+        currency: "'EUR' | 'USD'",
+        items: type({ sku: 'string', price: 'number', quantity: 'number.integer' }).array(),
+      }),
+    },
+  }),
+}
+
+const stubFetch = async () => new Response('{}')
+function measure(plan) {
+  const client = new Client('bench-key', {
+    fetch: stubFetch,
+    flushAt: 10_000_000,
+    flushAfter: 600_000,
+    maxQueueSize: 10_000_000,
+    ...(plan ? { plan } : {}),
+  })
+  const before = process.cpuUsage()
+  for (let index = 0; index < calls; index++) {
+    client.track({ userId: `user-${index % 1000}`, event: 'Order Completed', properties: properties(index) })
+  }
+  const cpu = process.cpuUsage(before)
+  void client.close({ timeout: 0 })
+  return (cpu.user + cpu.system) / calls
+}
+
+const samples = Object.fromEntries(Object.keys(plans).map((name) => [name, []]))
+for (let round = 0; round < rounds; round++) {
+  for (const [name, plan] of Object.entries(plans)) samples[name].push(measure(plan))
+}
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+const result = Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, median(values)]))
+console.log(JSON.stringify({ calls, rounds, cpuMicrosPerCall: result }))

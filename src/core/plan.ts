@@ -1,0 +1,326 @@
+import { OptionsError } from './errors/options-error.js'
+import type { CommonFields, GroupMessage, IdentifyMessage, Identity, TrackMessage } from './messages.js'
+import { ValidationError } from './errors/validation-error.js'
+import { PLAN_CHECKER, type PlanCheckerFactory } from './plan-checker.js'
+import { isObject } from './validate.js'
+
+/**
+ * A schema of any library that implements Standard Schema v1 (Zod 4, Valibot 1, ArkType 2 and
+ * others): the one member the client reads, `~standard`, described here in the library's own
+ * words so that it depends on no schema package.
+ *
+ * @typeParam Input - What the schema accepts: the type a planned call takes.
+ * @typeParam Output - What it gives back: what is sent (a schema may default or normalize values).
+ */
+export interface StandardSchema<Input = unknown, Output = Input> {
+  readonly '~standard': {
+    readonly version: 1
+    readonly vendor: string
+    readonly validate: (value: unknown) => SchemaResult<Output> | Promise<SchemaResult<Output>>
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined
+  }
+}
+
+/** What a {@link StandardSchema} says about a value: the value it gives back, or what is wrong. */
+export type SchemaResult<Output> =
+  | { readonly value: Output; readonly issues?: undefined }
+  | { readonly issues: readonly SchemaIssue[] }
+
+/** One thing a schema found wrong, and where (`path`: keys from the checked object down). */
+export interface SchemaIssue {
+  readonly message: string
+  readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined
+}
+
+/**
+ * A tracking plan: the events an app may track, each with its properties, and the traits of
+ * `identify` and `group` calls. Each entry is either a type (a plan for the compiler only) or a
+ * {@link StandardSchema} (checked at run time as well, see {@link definePlan}).
+ *
+ * @example
+ * ```ts
+ * import { Client } from 'eventwire'
+ *
+ * interface ShopPlan {
+ *   events: {
+ *     'Order Completed': { orderId: string; total: number; currency: 'EUR' | 'USD' }
+ *     'Signed Up': { referrer?: string }
+ *   }
+ *   traits: { email: string; plan?: 'free' | 'pro' }
+ * }
+ *
+ * const client = new Client<ShopPlan>('WRITE_KEY')
+ * client.track({ userId: 'u1', event: 'Order Completed', properties: { orderId: 'o1', total: 42, currency: 'EUR' } })
+ * // client.track({ userId: 'u1', event: 'Order Complete' }) is a compile error that names 'Order Completed'.
+ * ```
+ */
+export interface TrackingPlan {
+  /** Event names and the properties of each. */
+  readonly events?: object
+  /** The traits of `identify` calls. */
+  readonly traits?: object
+  /** The traits of `group` calls. */
+  readonly groupTraits?: object
+}
+
+/** A {@link TrackingPlan} whose every entry is a schema: what the client checks at run time. */
+export interface SchemaPlan extends TrackingPlan {
+  readonly events?: { readonly [event: string]: StandardSchema }
+  readonly traits?: StandardSchema
+  readonly groupTraits?: StandardSchema
+}
+
+declare const noPlan: unique symbol
+/** The plan of a client that has none: its calls take any event name and any properties, as ever. */
+export interface NoPlan {
+  readonly [noPlan]: true
+}
+
+/** What a plan entry stands for in a call: a schema's input type, or the type itself. */
+export type PlannedInput<Entry> = Entry extends StandardSchema<infer Input, unknown> ? Input : Entry
+
+/** What a plan entry stands for once checked: a schema's output type (what is sent), or the type itself. */
+export type PlannedOutput<Entry> = Entry extends StandardSchema<unknown, infer Output> ? Output : Entry
+
+/** The event names of a plan. */
+export type PlannedEventName<Plan extends TrackingPlan> = keyof Plan['events'] & string
+
+/** The properties type of event `Name` in `Plan`, as calls give it. */
+export type PlannedProperties<Plan extends TrackingPlan, Name extends PlannedEventName<Plan>> = PlannedInput<
+  NonNullable<Plan['events']>[Name & keyof NonNullable<Plan['events']>]
+>
+
+/**
+ * Defines a tracking plan with schemas of any Standard Schema library, checked with TypeScript
+ * and at run time: give it to `new Client(writeKey, { plan })`, whose calls then take the
+ * schemas' input types, and are checked by the schemas before they are sent (see the
+ * `planCheck` option). Returns the plan as given.
+ *
+ * @throws {@link OptionsError} for an entry that is not a Standard Schema, or a schema that
+ * answers asynchronously (calls are synchronous: they cannot wait for a schema).
+ * @example
+ * ```ts
+ * import { z } from 'zod'
+ * import { Client, definePlan } from 'eventwire'
+ *
+ * const plan = definePlan({
+ *   events: {
+ *     'Order Completed': z.object({ orderId: z.string(), total: z.number().nonnegative() }),
+ *   },
+ *   traits: z.object({ email: z.email() }),
+ * })
+ * const client = new Client('WRITE_KEY', { plan })
+ * client.track({ userId: 'u1', event: 'Order Completed', properties: { orderId: 'o1', total: 42 } })
+ * ```
+ */
+export function definePlan<const Plan extends SchemaPlan>(plan: Plan): Plan {
+  checkSchemaPlan(plan)
+  // A copy, with its check where the client looks for it (not enumerable: out of logs and JSON).
+  const defined = { ...plan }
+  const factory: PlanCheckerFactory = (mode = 'refuse') => {
+    if (mode === 'off') return undefined
+    if (mode !== 'refuse' && mode !== 'report')
+      throw new OptionsError('planCheck', `expected 'refuse', 'report' or 'off', got ${JSON.stringify(mode)}.`)
+    return (type, message, report) => {
+      const check = checkPlanned(defined, type, message)
+      if (check.ok) return check.value
+      if (mode === 'report') {
+        report(check)
+        return message
+      }
+      const why = check.issues.map((issue) => issue.message).join('; ')
+      throw new ValidationError(
+        'ERR_PLAN_VIOLATION',
+        check.field,
+        `${type}(): ${check.field}: ${why} (the tracking plan).`,
+      )
+    }
+  }
+  Object.defineProperty(defined, PLAN_CHECKER, { value: factory })
+  return defined
+}
+
+function isSchema(value: unknown): value is StandardSchema {
+  if (!isObject(value) && typeof value !== 'function') return false
+  const standard = (value as { '~standard'?: unknown })['~standard']
+  return isObject(standard) && standard['version'] === 1 && typeof standard['validate'] === 'function'
+}
+
+/** Every schema of a plan with where it sits (`events["Order Completed"]`, `traits`). */
+function schemasOf(plan: Record<string, unknown>): Array<[string, unknown]> {
+  const entries: Array<[string, unknown]> = []
+  const events = plan['events']
+  if (events !== undefined) {
+    if (!isObject(events)) throw new OptionsError('plan', '`events` must be an object of event names to schemas.')
+    for (const [name, schema] of Object.entries(events)) entries.push([`events[${JSON.stringify(name)}]`, schema])
+  }
+  for (const field of ['traits', 'groupTraits']) if (plan[field] !== undefined) entries.push([field, plan[field]])
+  return entries
+}
+
+/**
+ * Checks that every entry of a plan is a synchronous Standard Schema.
+ *
+ * @throws {@link OptionsError} naming the entry otherwise.
+ */
+export function checkSchemaPlan(plan: unknown): asserts plan is SchemaPlan {
+  if (!isObject(plan)) throw new OptionsError('plan', 'expected an object such as { events: { ... }, traits: ... }.')
+  for (const key of Object.keys(plan)) {
+    if (key !== 'events' && key !== 'traits' && key !== 'groupTraits')
+      throw new OptionsError('plan', `unknown entry \`${key}\`; a plan has events, traits and groupTraits.`)
+  }
+  for (const [where, schema] of schemasOf(plan)) {
+    if (!isSchema(schema)) {
+      throw new OptionsError(
+        'plan',
+        `${where} is not a Standard Schema (Zod 4, Valibot 1, ArkType 2...): a schema has a \`~standard\` member with version 1 and validate().`,
+      )
+    }
+    // A schema that is asynchronous whatever it is given answers a probe with a promise. One that
+    // is asynchronous only for some values (an async refinement) shows it at a call.
+    const probe = schema['~standard'].validate(undefined)
+    if (probe instanceof Promise) {
+      void probe.catch(() => undefined)
+      throw asynchronous(where)
+    }
+  }
+}
+
+function asynchronous(where: string): OptionsError {
+  return new OptionsError(
+    'plan',
+    `${where} validates asynchronously, and calls are synchronous: use the synchronous form of the schema (no async refinements or transforms; Zod also answers with a promise when a refinement or transform throws).`,
+  )
+}
+
+/** `properties.items[2].price` from a schema issue's path under `field`. */
+export function issuePath(field: string, issue: SchemaIssue): string {
+  let path = field
+  for (const segment of issue.path ?? []) {
+    const key = typeof segment === 'object' ? segment.key : segment
+    path += typeof key === 'number' ? `[${key}]` : `.${String(key)}`
+  }
+  return path
+}
+
+/** A call that breaks the plan: where, and what the schema (or the plan) says. */
+export interface PlanViolation {
+  /** The wire name of the offending field and the path in it, e.g. `properties.total` or `event`. */
+  readonly field: string
+  readonly issues: readonly SchemaIssue[]
+}
+
+/** The outcome of checking one call against a plan: the value to send, or what is wrong. */
+export type PlanCheck = { readonly ok: true; readonly value: unknown } | ({ readonly ok: false } & PlanViolation)
+
+/**
+ * Checks `value` (the properties or traits of a call, `{}` when absent) with `schema`, at `field`.
+ *
+ * @throws {@link OptionsError} when the schema answers asynchronously.
+ */
+export function checkWithSchema(schema: StandardSchema, field: string, where: string, value: unknown): PlanCheck {
+  const result = schema['~standard'].validate(value ?? {})
+  if (result instanceof Promise) {
+    void result.catch(() => undefined)
+    throw asynchronous(where)
+  }
+  if (result.issues === undefined) return { ok: true, value: result.value }
+  const [first] = result.issues
+  return { ok: false, field: first ? issuePath(field, first) : field, issues: result.issues }
+}
+
+/**
+ * A `track` call under a plan: one of its event names, with that event's properties (required
+ * when the event has a required property). A name the plan does not have, a missing or extra
+ * property, or a property of the wrong type is a compile error that names it.
+ */
+export type PlannedTrackMessage<Plan extends TrackingPlan> = {
+  [Name in PlannedEventName<Plan>]: CommonFields & { event: Name } & (Record<never, never> extends PlannedProperties<
+      Plan,
+      Name
+    >
+      ? { properties?: PlannedProperties<Plan, Name> | undefined }
+      : { properties: PlannedProperties<Plan, Name> }) &
+    Identity
+}[PlannedEventName<Plan>]
+
+/** What `track` takes: any event without a plan (or a plan without events), a planned one with. */
+export type TrackInput<Plan, Properties extends object> = [Plan] extends [NoPlan]
+  ? TrackMessage<Properties>
+  : Plan extends { readonly events: object }
+    ? PlannedTrackMessage<Plan>
+    : TrackMessage<Properties>
+
+/** What `identify` takes: the plan's traits when it has them. */
+export type IdentifyInput<Plan, Traits extends object> = [Plan] extends [NoPlan]
+  ? IdentifyMessage<Traits>
+  : Plan extends { readonly traits: infer Planned }
+    ? CommonFields &
+        (Record<never, never> extends PlannedInput<Planned>
+          ? { traits?: PlannedInput<Planned> | undefined }
+          : { traits: PlannedInput<Planned> }) &
+        Identity
+    : IdentifyMessage<Traits>
+
+/** What `group` takes: the plan's group traits when it has them. */
+export type GroupInput<Plan, Traits extends object> = [Plan] extends [NoPlan]
+  ? GroupMessage<Traits>
+  : Plan extends { readonly groupTraits: infer Planned }
+    ? CommonFields & { groupId: string } & (Record<never, never> extends PlannedInput<Planned>
+          ? { traits?: PlannedInput<Planned> | undefined }
+          : { traits: PlannedInput<Planned> }) &
+        Identity
+    : GroupMessage<Traits>
+
+/** The schema a plan has for one call, where it sits in the plan, and the field it checks. */
+interface PlannedField {
+  readonly schema: StandardSchema | undefined
+  readonly where: string
+  readonly field: 'properties' | 'traits'
+}
+
+function plannedField(plan: SchemaPlan, type: string, message: Record<string, unknown>): PlannedField | undefined {
+  if (type === 'track' && plan.events !== undefined) {
+    const name = message['event']
+    const schema = typeof name === 'string' && Object.hasOwn(plan.events, name) ? plan.events[name] : undefined
+    return { schema, where: `events[${JSON.stringify(name)}]`, field: 'properties' }
+  }
+  if (type === 'identify' && plan.traits !== undefined) return { schema: plan.traits, where: 'traits', field: 'traits' }
+  if (type === 'group' && plan.groupTraits !== undefined)
+    return { schema: plan.groupTraits, where: 'groupTraits', field: 'traits' }
+  return undefined
+}
+
+/**
+ * Checks one call (or one webhook event) of `type` against a plan: a `track` event's name and
+ * properties, `identify` traits, `group` traits; other types pass. Returns the message to send
+ * (a copy with the schema's output in place of the checked field: schemas may default or
+ * normalize values) or the violation. The caller's object is never changed.
+ *
+ * @throws {@link OptionsError} when a schema answers asynchronously.
+ */
+export function checkPlanned(plan: SchemaPlan, type: string, message: unknown): PlanCheck {
+  if (!isObject(message)) return { ok: true, value: message }
+  const planned = plannedField(plan, type, message)
+  if (planned === undefined) return { ok: true, value: message }
+  if (planned.schema === undefined) {
+    const names = Object.keys(plan.events ?? {}).map((name) => JSON.stringify(name))
+    return {
+      ok: false,
+      field: 'event',
+      issues: [
+        { message: `${JSON.stringify(message['event'])} is not an event of the plan (${names.join(', ') || 'none'})` },
+      ],
+    }
+  }
+  let check: PlanCheck
+  try {
+    check = checkWithSchema(planned.schema, planned.field, planned.where, message[planned.field])
+  } catch (error) {
+    if (error instanceof OptionsError) throw error
+    // A schema (a refinement, a transform) that throws is a violation it could not describe.
+    const reason = error instanceof Error ? error.message : String(error)
+    return { ok: false, field: planned.field, issues: [{ message: `the plan's schema threw: ${reason}` }] }
+  }
+  return check.ok ? { ok: true, value: { ...message, [planned.field]: check.value } } : check
+}

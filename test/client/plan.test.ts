@@ -1,0 +1,211 @@
+import { type } from 'arktype'
+import * as v from 'valibot'
+import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import {
+  Client,
+  definePlan,
+  OptionsError,
+  ValidationError,
+  type PlanViolationInfo,
+  type SchemaPlan,
+} from '../../src/index.js'
+import { useSinks, type Sink } from '../helpers/sink.js'
+
+const sink = useSinks()
+
+const sent = (server: Sink) => server.requests.flatMap((request) => JSON.parse(request.body).batch)
+
+/** The same plan in each library: an order with a total and an optional coupon, and traits with an email. */
+const plans = {
+  'Zod 4': definePlan({
+    events: {
+      'Order Completed': z.object({
+        total: z.number().nonnegative(),
+        items: z.array(z.object({ sku: z.string() })),
+        coupon: z.string().optional(),
+      }),
+    },
+    traits: z.object({ email: z.email() }),
+    groupTraits: z.object({ seats: z.number().int() }),
+  }),
+  'Valibot 1': definePlan({
+    events: {
+      'Order Completed': v.object({
+        total: v.pipe(v.number(), v.minValue(0)),
+        items: v.array(v.object({ sku: v.string() })),
+        coupon: v.optional(v.string()),
+      }),
+    },
+    traits: v.object({ email: v.pipe(v.string(), v.email()) }),
+    groupTraits: v.object({ seats: v.pipe(v.number(), v.integer()) }),
+  }),
+  'ArkType 2': definePlan({
+    events: {
+      'Order Completed': type({ total: 'number >= 0', items: type({ sku: 'string' }).array(), 'coupon?': 'string' }),
+    },
+    traits: type({ email: 'string.email' }),
+    groupTraits: type({ seats: 'number.integer' }),
+  }),
+}
+
+// The compile-time rules are in test/plan.test-d.ts: here each plan is a SchemaPlan, whatever its library.
+describe.each(Object.entries(plans) as Array<[string, SchemaPlan]>)('a plan of %s schemas', (_library, plan) => {
+  it('sends calls that follow it, and refuses those that do not, naming the path the schema names', async () => {
+    const server = await sink()
+    const client = new Client('key', { endpoint: server.url, plan })
+    client.track({ userId: 'u1', event: 'Order Completed', properties: { total: 42, items: [{ sku: 'a' }] } })
+    client.identify({ userId: 'u1', traits: { email: 'ada@example.com' } })
+    client.group({ userId: 'u1', groupId: 'g1', traits: { seats: 5 } })
+    const refused = (call: () => unknown) => {
+      try {
+        call()
+      } catch (error) {
+        return error
+      }
+      throw new Error('expected the call to be refused')
+    }
+    const wrongType = refused(() =>
+      client.track({
+        userId: 'u1',
+        event: 'Order Completed',
+        properties: { total: 42, items: [{ sku: 'a' }, { sku: 7 }] },
+      }),
+    )
+    expect(wrongType).toBeInstanceOf(ValidationError)
+    expect(wrongType).toMatchObject({ code: 'ERR_PLAN_VIOLATION', field: 'properties.items[1].sku' })
+    expect(String((wrongType as Error).message)).toMatch(
+      /^track\(\): properties\.items\[1\]\.sku: .+\(the tracking plan\)\.$/,
+    )
+    const unknown = refused(() => client.track({ userId: 'u1', event: 'Order Complete', properties: {} }))
+    expect(unknown).toMatchObject({ code: 'ERR_PLAN_VIOLATION', field: 'event' })
+    expect(String((unknown as Error).message)).toContain(
+      '"Order Complete" is not an event of the plan ("Order Completed")',
+    )
+    expect(refused(() => client.identify({ userId: 'u1', traits: { email: 'not an email' } }))).toMatchObject({
+      code: 'ERR_PLAN_VIOLATION',
+      field: 'traits.email',
+    })
+    expect(refused(() => client.group({ userId: 'u1', groupId: 'g1', traits: { seats: 1.5 } }))).toMatchObject({
+      field: 'traits.seats',
+    })
+    // A missing required property, with properties left out altogether.
+    expect(refused(() => client.track({ userId: 'u1', event: 'Order Completed' }))).toMatchObject({
+      code: 'ERR_PLAN_VIOLATION',
+    })
+    // Other call types are not in the plan: they pass as ever.
+    client.page({ userId: 'u1', name: 'Home' })
+    await client.close()
+    expect(sent(server).map((message: { type: string }) => message.type)).toEqual([
+      'track',
+      'identify',
+      'group',
+      'page',
+    ])
+  })
+
+  it("with planCheck: 'report', sends a call that breaks it as given and emits 'violation'", async () => {
+    const server = await sink()
+    const client = new Client('key', { endpoint: server.url, plan, planCheck: 'report' })
+    const violations: PlanViolationInfo[] = []
+    client.on('violation', (violation) => violations.push(violation))
+    const properties = { total: -1, items: [] }
+    expect(client.track({ userId: 'u1', event: 'Order Completed', properties })).toBe(true)
+    await client.close()
+    expect(violations).toHaveLength(1)
+    expect(violations[0]).toMatchObject({ type: 'track', field: 'properties.total' })
+    expect(violations[0]?.issues.length).toBeGreaterThan(0)
+    expect(sent(server)[0]).toMatchObject({ event: 'Order Completed', properties: { total: -1 } })
+  })
+
+  it("with planCheck: 'off', checks nothing at run time", async () => {
+    const server = await sink()
+    const client = new Client('key', { endpoint: server.url, plan, planCheck: 'off' })
+    client.track({ userId: 'u1', event: 'Order Completed', properties: { total: -1, items: [] } })
+    await client.close()
+    expect(sent(server)).toHaveLength(1)
+  })
+})
+
+describe('plans: what is sent, and what is refused at construction', () => {
+  it("sends the schema's output (defaults and normalized values), and never changes the caller's object", async () => {
+    const server = await sink()
+    const plan = definePlan({
+      events: {
+        'Signed Up': z.object({ email: z.string().trim().toLowerCase(), source: z.string().default('direct') }),
+      },
+    })
+    const client = new Client('key', { endpoint: server.url, plan })
+    const properties = { email: '  Ada@Example.COM ' }
+    client.track({ userId: 'u1', event: 'Signed Up', properties })
+    await client.close()
+    expect(sent(server)[0]?.properties).toEqual({ email: 'ada@example.com', source: 'direct' })
+    expect(properties).toEqual({ email: '  Ada@Example.COM ' })
+  })
+
+  it('still applies the client rules to what the schema gives back', () => {
+    const plan = definePlan({ events: { E: z.object({ n: z.number().transform((n) => BigInt(n)) }) } })
+    const client = new Client('key', { plan })
+    expect(() => client.track({ userId: 'u1', event: 'E', properties: { n: 1 } })).toThrow(
+      expect.objectContaining({ code: 'ERR_NOT_SERIALIZABLE' }),
+    )
+  })
+
+  it('refuses at construction an entry that is not a Standard Schema, or one that is always asynchronous', () => {
+    expect(() => definePlan({ events: { E: { parse: () => ({}) } as never } })).toThrow(OptionsError)
+    expect(() => definePlan({ events: { E: { parse: () => ({}) } as never } })).toThrow(
+      /events\["E"\] is not a Standard Schema/,
+    )
+    expect(() => definePlan({ traits: 'string' } as never)).toThrow(/traits is not a Standard Schema/)
+    expect(() => definePlan({ event: {} } as never)).toThrow(/unknown entry `event`/)
+    // The client checks with what definePlan made: a plan object of its own is refused, not ignored.
+    expect(() => new Client('key', { plan: { events: { E: z.object({}) } } })).toThrow(/made with definePlan/)
+    const asyncPlan = { events: { E: v.objectAsync({ n: v.number() }) } }
+    expect(() => definePlan(asyncPlan)).toThrow(/events\["E"\] validates asynchronously/)
+    const plan = definePlan({ events: { E: z.object({}) } })
+    expect(() => new Client('key', { plan, planCheck: 'warn' as never })).toThrow(OptionsError)
+    expect(() => new Client('key', { plan, planCheck: 'warn' as never })).toThrow(/planCheck/)
+  })
+
+  it('refuses, at the call, a schema that turns out asynchronous there, queuing nothing', () => {
+    const plan = definePlan({ events: { E: z.object({ n: z.number() }).refine(async () => true) } })
+    const client = new Client('key', { plan })
+    expect(() => client.track({ userId: 'u1', event: 'E', properties: { n: 1 } })).toThrow(
+      /events\["E"\] validates asynchronously/,
+    )
+    expect(client.pending).toBe(0)
+  })
+
+  it('refuses a call whose schema throws, naming the field', () => {
+    const plan = definePlan({
+      events: {
+        E: v.pipe(
+          v.object({ n: v.number() }),
+          v.transform(() => {
+            throw new Error('boom')
+          }),
+        ),
+      },
+    })
+    const client = new Client('key', { plan })
+    expect(() => client.track({ userId: 'u1', event: 'E', properties: { n: 1 } })).toThrow(
+      expect.objectContaining({
+        code: 'ERR_PLAN_VIOLATION',
+        field: 'properties',
+        message: expect.stringContaining('boom'),
+      }),
+    )
+    // Zod answers a transform that throws with a rejected promise: refused as asynchronous, and the
+    // rejection is handled (no unhandled rejection).
+    const zodPlan = definePlan({
+      events: {
+        E: z.object({ n: z.number() }).transform(() => {
+          throw new Error('boom')
+        }),
+      },
+    })
+    expect(() =>
+      new Client('key', { plan: zodPlan }).track({ userId: 'u1', event: 'E', properties: { n: 1 } }),
+    ).toThrow(/asynchronously/)
+  })
+})

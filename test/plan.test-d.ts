@@ -1,0 +1,82 @@
+// Type-level rules of tracking plans, checked by `npm run typecheck` (tsc), not run.
+import { type } from 'arktype'
+import * as v from 'valibot'
+import { expectTypeOf } from 'vitest'
+import { z } from 'zod'
+import { Client, definePlan, type NoPlan, type TrackMessage } from '../src/index.js'
+
+/** A plan as types only: the compiler checks the calls, nothing runs. */
+interface Shop {
+  events: {
+    'Order Completed': { orderId: string; total: number; coupon?: string }
+    'Signed Up': { referrer?: string }
+  }
+  traits: { email: string; plan?: 'free' | 'pro' }
+  groupTraits: { seats: number }
+}
+declare const shop: Client<Shop>
+
+// Known names with their exact properties; optional properties may be left out, and so may
+// `properties` itself when every property is optional.
+shop.track({ userId: 'u1', event: 'Order Completed', properties: { orderId: 'o1', total: 42 } })
+shop.track({ userId: 'u1', event: 'Order Completed', properties: { orderId: 'o1', total: 42, coupon: 'X' } })
+shop.track({ anonymousId: 'a1', event: 'Signed Up' })
+shop.track({ userId: 'u1', event: 'Signed Up', properties: { referrer: 'ad' }, messageId: 'm', timestamp: new Date() })
+// @ts-expect-error: a name the plan does not have ("Did you mean 'Order Completed'?")
+shop.track({ userId: 'u1', event: 'Order Complete', properties: { orderId: 'o1', total: 42 } })
+// @ts-expect-error: a property of the wrong type
+shop.track({ userId: 'u1', event: 'Order Completed', properties: { orderId: 'o1', total: '42' } })
+// @ts-expect-error: a missing required property
+shop.track({ userId: 'u1', event: 'Order Completed', properties: { orderId: 'o1' } })
+// @ts-expect-error: properties left out while some are required
+shop.track({ userId: 'u1', event: 'Order Completed' })
+// @ts-expect-error: an extra property
+shop.track({ userId: 'u1', event: 'Order Completed', properties: { orderId: 'o1', total: 42, extra: 1 } })
+// @ts-expect-error: a planned call still needs a userId or an anonymousId
+shop.track({ event: 'Signed Up' })
+
+shop.identify({ userId: 'u1', traits: { email: 'a@example.com' } })
+// @ts-expect-error: a trait the plan does not have ("Did you mean to write 'email'?")
+shop.identify({ userId: 'u1', traits: { mail: 'a@example.com' } })
+// @ts-expect-error: a trait of the wrong type
+shop.identify({ userId: 'u1', traits: { email: 'a@example.com', plan: 'gold' } })
+shop.group({ userId: 'u1', groupId: 'g1', traits: { seats: 5 } })
+// @ts-expect-error: group traits are checked too
+shop.group({ userId: 'u1', groupId: 'g1', traits: { seats: '5' } })
+// Types outside the plan are as ever.
+shop.page({ userId: 'u1', name: 'Home', properties: { anything: true } })
+
+// A client without a plan types exactly as before.
+declare const plain: Client
+expectTypeOf(plain).toEqualTypeOf<Client<NoPlan>>()
+plain.track({ userId: 'u1', event: 'anything at all', properties: { any: 'thing' } })
+interface Props {
+  sku: string
+}
+const props: Props = { sku: 'a' }
+plain.track({ userId: 'u1', event: 'E', properties: props })
+const message: TrackMessage = { userId: 'u1', event: 'E' }
+plain.track(message)
+
+// A plan of schemas types the calls by each schema's input, in every library.
+const zod = new Client('k', {
+  plan: definePlan({
+    events: { 'Order Completed': z.object({ total: z.number(), currency: z.string().default('EUR') }) },
+    traits: z.object({ email: z.email() }),
+  }),
+})
+zod.track({ userId: 'u1', event: 'Order Completed', properties: { total: 1 } }) // currency has a default
+// @ts-expect-error: the schema's input type
+zod.track({ userId: 'u1', event: 'Order Completed', properties: { total: '1' } })
+// @ts-expect-error: traits are the schema's input type
+zod.identify({ userId: 'u1', traits: { email: 1 } })
+
+const valibot = new Client('k', { plan: definePlan({ events: { Paid: v.object({ total: v.number() }) } }) })
+valibot.track({ userId: 'u1', event: 'Paid', properties: { total: 1 } })
+// @ts-expect-error: an event the plan does not have
+valibot.track({ userId: 'u1', event: 'Refunded', properties: { total: 1 } })
+
+const ark = new Client('k', { plan: definePlan({ events: { Paid: type({ total: 'number' }) } }) })
+ark.track({ userId: 'u1', event: 'Paid', properties: { total: 1 } })
+// @ts-expect-error: the schema's input type
+ark.track({ userId: 'u1', event: 'Paid', properties: { total: 'x' } })
