@@ -8,6 +8,17 @@ export type { WebhookPayload } from './payload.js'
 export type { DeleteEvent, WebhookEvent, WebhookEventType } from './event.js'
 export { DESTINATION_NAME } from './integrations.js'
 export { signPayload, verifySignature } from './signature.js'
+export { verifyWebhook } from './verify-webhook.js'
+export type {
+  PlannedPayloadFields,
+  PlannedWebhookPayload,
+  ReceivedHeaders,
+  ReceivedWebhook,
+  VerifiedPayload,
+  VerifiedWebhook,
+  VerifyWebhookOptions,
+  WebhookRefusal,
+} from './verify-webhook.js'
 export type { RawBody } from './signature.js'
 export { AudienceSync } from './audience.js'
 export { createFetchTransport } from './fetch-transport.js'

@@ -150,6 +150,9 @@ function mistakesCheck(app, setup) {
   return problems.join('\n')
 }
 
+/** Packages the README's snippets import that ship as ES modules only (ArkType 2). */
+const ESM_ONLY = ['arktype']
+
 /** All the TypeScript checks, as matrix results. `app` has the tarball and @types/node installed. */
 export function typescriptChecks(app) {
   const results = []
@@ -158,8 +161,11 @@ export function typescriptChecks(app) {
     const files = consumerFiles(setup)
     for (const snippet of found) {
       const base = `snippet-${basename(snippet.file).replace(/\W+/g, '-').toLowerCase()}-${snippet.line}`
-      for (const extension of setup.extensions)
+      for (const extension of setup.extensions) {
+        // A package that ships ESM only cannot be required: such a snippet is ESM (as its README says).
+        if (extension === '.cts' && ESM_ONLY.some((name) => snippet.code.includes(`from '${name}'`))) continue
         files[`${base}${extension}`] = extension === '.cts' ? asCommonJs(snippet.code) : snippet.code
+      }
     }
     const output = compile(app, setup.name, setup, files)
     results.push({

@@ -1,0 +1,121 @@
+import { createServer, type Server } from 'node:http'
+import { afterEach, describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { definePlan, OptionsError } from '../../src/index.js'
+import { signPayload, verifyWebhook, WebhookDestination, type VerifiedWebhook } from '../../src/webhook/index.js'
+
+const secret = 's3cret'
+const plan = definePlan({
+  events: {
+    'Order Completed': z.object({ orderId: z.string(), total: z.number(), currency: z.string().default('EUR') }),
+  },
+  traits: z.object({ email: z.email() }),
+})
+
+let server: Server | undefined
+afterEach(() => {
+  server?.close()
+  server = undefined
+})
+
+/** A receiver on loopback that verifies each delivery with the plan, as a user's would. */
+async function receiver() {
+  const outcomes: Array<VerifiedWebhook<typeof plan>> = []
+  server = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', async () => {
+      const verified = await verifyWebhook({ headers: request.headers, body: Buffer.concat(chunks) }, { secret, plan })
+      outcomes.push(verified)
+      response.writeHead(verified.ok ? 204 : verified.reason === 'plan_violation' ? 422 : 401).end()
+    })
+  })
+  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve))
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`
+  return { url, outcomes }
+}
+
+describe('verifyWebhook', () => {
+  it("returns a real WebhookDestination's delivery parsed, checked and typed by the plan (schema output)", async () => {
+    const { url, outcomes } = await receiver()
+    const destination = new WebhookDestination({ webhooks: [{ url }], sharedSecret: secret })
+    const delivered = await destination.deliver({
+      type: 'track',
+      userId: 'u1',
+      event: 'Order Completed',
+      properties: { orderId: 'o1', total: 42 },
+    })
+    await destination.close()
+    expect(delivered.status).toBe('delivered')
+    const [outcome] = outcomes
+    if (!outcome?.ok) throw new Error(`refused: ${JSON.stringify(outcome)}`)
+    const { payload } = outcome
+    if (payload.type !== 'track' || payload.event !== 'Order Completed') throw new Error('unexpected payload')
+    // Typed by the plan: properties.total is a number, currency the schema's default.
+    const total: number = payload.properties.total
+    expect(total).toBe(42)
+    expect(payload.properties.currency).toBe('EUR')
+    expect(payload.userId).toBe('u1')
+  })
+
+  it('refuses what the plan refuses, with the field and the issues, as plan_violation', async () => {
+    const { url, outcomes } = await receiver()
+    const destination = new WebhookDestination({ webhooks: [{ url }], sharedSecret: secret, retryWindowMs: 0 })
+    const results = await Promise.all([
+      destination.deliver({
+        type: 'track',
+        userId: 'u1',
+        event: 'Order Completed',
+        properties: { orderId: 'o1', total: 'x' },
+      }),
+      destination.deliver({ type: 'track', userId: 'u1', event: 'Order Refunded', properties: {} }),
+      destination.deliver({ type: 'identify', userId: 'u1', traits: { email: 'not an email' } }),
+    ])
+    await destination.close()
+    expect(results.map((result) => result.urls[0]?.lastStatus)).toEqual([422, 422, 422])
+    const fields = outcomes.map((outcome) => (outcome.ok ? 'ok' : `${outcome.reason} ${outcome.field}`)).sort()
+    expect(fields).toEqual(['plan_violation event', 'plan_violation properties.total', 'plan_violation traits.email'])
+    expect(outcomes.every((outcome) => !outcome.ok && (outcome.issues?.length ?? 0) > 0)).toBe(true)
+  })
+
+  it('tells a missing signature, a bad one and a body that is not JSON apart, and never throws for them', async () => {
+    const body = '{"type":"track","userId":"u1","event":"Order Completed","properties":{"orderId":"o1","total":1}}'
+    const request = (signature: string | undefined, data = body) =>
+      new Request('http://receiver.test/hooks', {
+        method: 'POST',
+        headers: signature === undefined ? {} : { 'x-signature': signature },
+        body: data,
+      })
+    expect(await verifyWebhook(request(undefined), { secret })).toEqual({ ok: false, reason: 'missing_signature' })
+    expect(await verifyWebhook(request(await signPayload(body, 'other')), { secret })).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    })
+    const notJson = 'not json'
+    expect(await verifyWebhook(request(await signPayload(notJson, secret), notJson), { secret })).toEqual({
+      ok: false,
+      reason: 'malformed',
+    })
+    const invalidUtf8 = new Uint8Array([0x7b, 0xff, 0x7d])
+    expect(
+      await verifyWebhook(
+        { headers: { 'x-signature': await signPayload(invalidUtf8, secret) }, body: invalidUtf8 },
+        { secret },
+      ),
+    ).toEqual({ ok: false, reason: 'malformed' })
+    // Without a plan: the payload as sent.
+    const plain = await verifyWebhook(request(await signPayload(body, secret)), { secret })
+    expect(plain).toMatchObject({ ok: true, payload: { type: 'track', properties: { total: 1 } } })
+    // With the plan: the schema's output (its default filled in).
+    const planned = await verifyWebhook(request(await signPayload(body, secret)), { secret, plan })
+    expect(planned).toMatchObject({ ok: true, payload: { properties: { currency: 'EUR' } } })
+  })
+
+  it('rejects a missing secret or a plan definePlan did not make: mistakes of the receiver, not of the sender', async () => {
+    const request = new Request('http://receiver.test/hooks', { method: 'POST', body: '{}' })
+    await expect(verifyWebhook(request, { secret: '' })).rejects.toBeInstanceOf(OptionsError)
+    await expect(verifyWebhook(request, { secret, plan: { events: { E: {} } } as never })).rejects.toThrow(
+      /not a Standard Schema/,
+    )
+  })
+})
