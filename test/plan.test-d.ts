@@ -80,3 +80,30 @@ const ark = new Client('k', { plan: definePlan({ events: { Paid: type({ total: '
 ark.track({ userId: 'u1', event: 'Paid', properties: { total: 1 } })
 // @ts-expect-error: the schema's input type
 ark.track({ userId: 'u1', event: 'Paid', properties: { total: 'x' } })
+
+// Receivers get the payload typed by the plan: a union on `type`, and for track on `event`.
+import { verifyWebhook, WebhookDestination } from '../src/webhook/index.js'
+
+const receiverPlan = definePlan({
+  events: { 'Order Completed': z.object({ total: z.number(), currency: z.string().default('EUR') }) },
+  traits: z.object({ email: z.string() }),
+})
+declare const request: Request
+const verified = await verifyWebhook(request, { secret: 's', plan: receiverPlan })
+if (verified.ok) {
+  const { payload } = verified
+  if (payload.type === 'track') {
+    expectTypeOf(payload.event).toEqualTypeOf<'Order Completed'>()
+    // The schema's output: the default makes currency a string, never undefined.
+    expectTypeOf(payload.properties).toEqualTypeOf<{ total: number; currency: string }>()
+  }
+  if (payload.type === 'identify') expectTypeOf(payload.traits).toEqualTypeOf<{ email: string }>()
+} else {
+  expectTypeOf(verified.reason).toEqualTypeOf<'missing_signature' | 'bad_signature' | 'malformed' | 'plan_violation'>()
+}
+
+const planned = new WebhookDestination({ webhooks: [{ url: 'https://hooks.example.com' }], plan: receiverPlan })
+void planned.deliver({ type: 'track', userId: 'u1', event: 'Order Completed', properties: { total: 1 } })
+// @ts-expect-error: a planned destination takes only the plan's events
+void planned.deliver({ type: 'track', userId: 'u1', event: 'Order Refunded' })
+void planned.deliver({ type: 'alias', previousId: 'a1', userId: 'u1' })

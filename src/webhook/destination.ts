@@ -1,13 +1,14 @@
 import { Emitter } from '../core/emitter.js'
 import { Queue } from '../core/queue.js'
 import { ClosedError } from '../core/errors/closed-error.js'
+import type { GroupInput, IdentifyInput, NoPlan, SchemaPlan, TrackInput, TrackingPlan } from '../core/plan.js'
 import { timeoutOption } from '../core/option-checks.js'
 import { settlesWithin } from '../core/timers.js'
 import type { JsonObject } from '../core/json-value.js'
 import type { WebhookEvent } from './event.js'
 import { DeliveryRounds, type DeliveryEvents, type Prepared } from './delivery-rounds.js'
 import { toWebhookError } from './failure.js'
-import { checkEvent, type CheckedEvent } from './prepare.js'
+import { checkEvent, followPlan, takePlan, type CheckedEvent } from './prepare.js'
 import { MemoryRetryStore, type Due } from './retry-store.js'
 import { newDeliveryState, type DeliveryState } from './round.js'
 import { RetryScheduler } from './scheduler.js'
@@ -23,6 +24,28 @@ export interface WebhookDestinationEvents extends DeliveryEvents {
   /** An event's `integrations` turn this destination off: nothing was sent. */
   skipped: [result: DeliveryResult]
 }
+
+/** The `plan` setting of {@link WebhookDestination}, apart from the settings its queue and worker share. */
+export interface WebhookPlanOption<Plan> {
+  /**
+   * A tracking plan made with `definePlan`: every event is checked by it before it is delivered
+   * (one that breaks it is refused with `ERR_PLAN_VIOLATION`; what is delivered is the schema's
+   * output), and `deliver` is typed by it.
+   */
+  plan?: Plan | undefined
+}
+
+/**
+ * What `deliver` takes: any event without a plan; under a plan, `track` events of its names with
+ * their properties, and `identify` and `group` events with its traits.
+ */
+export type WebhookEventInput<Plan, Data extends object> = [Plan] extends [NoPlan]
+  ? WebhookEvent<Data>
+  :
+      | ({ type: 'track' } & TrackInput<Plan, JsonObject>)
+      | ({ type: 'identify' } & IdentifyInput<Plan, JsonObject>)
+      | ({ type: 'group' } & GroupInput<Plan, JsonObject>)
+      | Exclude<WebhookEvent, { type: 'track' | 'identify' | 'group' }>
 
 /** Options of {@link WebhookDestination.close}. */
 export interface WebhookCloseOptions {
@@ -42,7 +65,11 @@ interface Job extends Due {
  * `WebhookDestination` gives it the runtime's (`platform/`), tests give it each platform's in
  * turn on Node, or one of their own.
  */
-export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
+export class WebhookDestinationBase<
+  Plan extends TrackingPlan | NoPlan = NoPlan,
+> extends Emitter<WebhookDestinationEvents> {
+  /** The tracking plan every delivered event must follow, if one was given. */
+  readonly #plan: SchemaPlan | undefined
   readonly #transport: WebhookTransport
   readonly #rounds: DeliveryRounds
   readonly #scheduler = new RetryScheduler<Job>(new MemoryRetryStore<Job>(), (job) => this.#admit(job))
@@ -70,9 +97,11 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
    * Web Crypto elsewhere (`platform/`).
    * @throws {@link OptionsError} naming the first setting it cannot use.
    */
-  constructor(settings: WebhookSettings, platform: WebhookPlatform) {
+  constructor(settings: WebhookSettings & WebhookPlanOption<Plan>, platform: WebhookPlatform) {
     super()
-    const engine = createEngine(settings, platform)
+    const { plan, rest } = takePlan(settings)
+    this.#plan = plan
+    const engine = createEngine(rest, platform)
     this.#endpoints = engine.endpoints
     this.#urls = engine.endpoints.map((endpoint) => endpoint.url)
     this.#admissionLimit = Math.min(
@@ -122,11 +151,11 @@ export class WebhookDestinationBase extends Emitter<WebhookDestinationEvents> {
    * await destination.close()
    * ```
    */
-  deliver<Data extends object = JsonObject>(event: WebhookEvent<Data>): Promise<DeliveryResult> {
+  deliver<Data extends object = JsonObject>(event: WebhookEventInput<Plan, Data>): Promise<DeliveryResult> {
     let checked: CheckedEvent
     try {
       if (this.#closing !== undefined) throw new ClosedError('deliver()')
-      checked = checkEvent(event)
+      checked = checkEvent(this.#plan === undefined ? event : followPlan(this.#plan, event, 'deliver()'))
     } catch (error) {
       return Promise.reject(error)
     }

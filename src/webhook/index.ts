@@ -1,5 +1,10 @@
 export { WebhookDestination } from './webhook-destination.js'
-export type { WebhookCloseOptions, WebhookDestinationEvents } from './destination.js'
+export type {
+  WebhookCloseOptions,
+  WebhookDestinationEvents,
+  WebhookEventInput,
+  WebhookPlanOption,
+} from './destination.js'
 export type { AttemptNotice, DeliveryResult, RetryNotice, WebhookUrlResult, WebhookUrlStatus } from './result.js'
 export type { WebhookEntry, WebhookSettings } from './settings.js'
 export { USER_AGENT } from './settings.js'

@@ -1,6 +1,7 @@
 import { ValidationError } from '../core/errors/validation-error.js'
 import { serializeMessage } from '../core/serialize.js'
 import { isObject, readingCallerData, toMessageId } from '../core/validate.js'
+import { checkPlanned, checkSchemaPlan, type SchemaPlan } from '../core/plan.js'
 import { isEnabledFor } from './integrations.js'
 import { toWebhookPayload } from './payload.js'
 
@@ -40,4 +41,32 @@ export function checkEvent(event: unknown): CheckedEvent {
     const eventId = toMessageId(messageId === '' ? undefined : messageId, `${String(input['type'])} event`)
     return { eventId, body, enabled: isEnabledFor(integrations) }
   })
+}
+
+/**
+ * Checks an event against a plan (see `checkPlanned`) and returns what to deliver: the schema's
+ * output in place of the checked field.
+ *
+ * @throws {@link ValidationError} `ERR_PLAN_VIOLATION` for an event that breaks the plan, naming the
+ * field; `caller` opens the message (`deliver()`, `enqueue()`).
+ */
+export function followPlan(plan: SchemaPlan, event: unknown, caller: string): unknown {
+  const type = isObject(event) ? String(event['type']) : ''
+  const check = checkPlanned(plan, type, event)
+  if (check.ok) return check.value
+  const why = check.issues.map((issue) => issue.message).join('; ')
+  throw new ValidationError('ERR_PLAN_VIOLATION', check.field, `${caller}: ${check.field}: ${why} (the tracking plan).`)
+}
+
+/**
+ * Splits the `plan` setting of an engine from the settings it shares with the others: the plan,
+ * checked (entries must be synchronous Standard Schemas), and the rest as given.
+ *
+ * @throws {@link OptionsError} for a plan entry that is not a Standard Schema.
+ */
+export function takePlan<Settings>(settings: Settings): { plan: SchemaPlan | undefined; rest: Settings } {
+  if (!isObject(settings) || !('plan' in settings)) return { plan: undefined, rest: settings }
+  const { plan, ...rest } = settings as Record<string, unknown>
+  if (plan !== undefined) checkSchemaPlan(plan)
+  return { plan: plan as SchemaPlan | undefined, rest: rest as Settings }
 }

@@ -1,4 +1,5 @@
-import { WebhookDestinationBase } from './destination.js'
+import { WebhookDestinationBase, type WebhookPlanOption } from './destination.js'
+import type { NoPlan, TrackingPlan } from '../core/plan.js'
 import type { WebhookSettings } from './settings.js'
 // Resolved per runtime by package.json "imports": undici and node:crypto on Node, fetch and Web Crypto elsewhere.
 import { defaultPlatform } from '#eventwire/webhook-platform'
@@ -28,9 +29,13 @@ import { defaultPlatform } from '#eventwire/webhook-platform'
  * await destination.close()
  * ```
  */
-export class WebhookDestination extends WebhookDestinationBase {
-  /** @throws {@link OptionsError} naming the first setting it cannot use. */
-  constructor(settings: WebhookSettings) {
+export class WebhookDestination<Plan extends TrackingPlan | NoPlan = NoPlan> extends WebhookDestinationBase<Plan> {
+  /**
+   * @param settings - The URLs, the secret and the delivery rules; with `plan` (a `definePlan`),
+   * events are checked by it and `deliver` is typed by it.
+   * @throws {@link OptionsError} naming the first setting it cannot use.
+   */
+  constructor(settings: WebhookSettings & WebhookPlanOption<Plan>) {
     super(settings, defaultPlatform)
   }
 }

@@ -1,5 +1,7 @@
 import { createHmac } from 'node:crypto'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { z } from 'zod'
+import { definePlan } from '../../src/index.js'
 import { WebhookQueue, WebhookWorker } from '../../src/webhook/bullmq/index.js'
 import { toWebhookPayload, ValidationError, type WebhookSettings } from '../../src/webhook/index.js'
 import { startRedis, type RedisServer } from '../helpers/redis.js'
@@ -94,6 +96,24 @@ describe.runIf(withRedis)('durable delivery on BullMQ and a real Redis', () => {
       'skipped',
     )
     expect(await producer.counts()).toEqual({ waiting: 0, delayed: 0, active: 0, failed: 0 })
+  })
+
+  it('checks events against a plan at the producer: refuses what breaks it, stores the schema output', async () => {
+    const plan = definePlan({ events: { Paid: z.object({ total: z.number(), currency: z.string().default('EUR') }) } })
+    const sink = await receiver()
+    name = `test-${++queues}`
+    const producer = new WebhookQueue({ connection: { host: '127.0.0.1', port: redis.port }, name, plan })
+    open.push(producer)
+    await expect(
+      // @ts-expect-error: the plan's type for total
+      producer.enqueue({ type: 'track', userId: 'u1', event: 'Paid', properties: { total: 'x' } }),
+    ).rejects.toMatchObject({ code: 'ERR_PLAN_VIOLATION', field: 'properties.total' })
+    expect(await producer.counts()).toEqual({ waiting: 0, delayed: 0, active: 0, failed: 0 })
+    const { status } = await producer.enqueue({ type: 'track', userId: 'u1', event: 'Paid', properties: { total: 5 } })
+    expect(status).toBe('queued')
+    await worker({ webhooks: [{ url: sink.url }] })
+    await vi.waitFor(() => expect(sink.requests).toHaveLength(1))
+    expect(JSON.parse(sink.requests[0]?.body ?? '{}').properties).toEqual({ total: 5, currency: 'EUR' })
   })
 
   it('stores an event enqueued twice with the same messageId once', async () => {

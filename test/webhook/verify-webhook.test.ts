@@ -119,3 +119,44 @@ describe('verifyWebhook', () => {
     )
   })
 })
+
+describe('WebhookDestination with a plan', () => {
+  it('delivers what follows it (the schema output) and refuses what does not, before any request', async () => {
+    const { url, outcomes } = await receiver()
+    const destination = new WebhookDestination({ webhooks: [{ url }], sharedSecret: secret, plan })
+    const delivered = await destination.deliver({
+      type: 'track',
+      userId: 'u1',
+      event: 'Order Completed',
+      properties: { orderId: 'o1', total: 42 },
+    })
+    expect(delivered.status).toBe('delivered')
+    await expect(
+      destination.deliver({
+        type: 'track',
+        userId: 'u1',
+        event: 'Order Completed',
+        // @ts-expect-error: the plan's type for total
+        properties: { orderId: 'o1', total: 'x' },
+      }),
+    ).rejects.toMatchObject({ code: 'ERR_PLAN_VIOLATION', field: 'properties.total' })
+    // @ts-expect-error: an event the plan does not have
+    await expect(destination.deliver({ type: 'track', userId: 'u1', event: 'Nope' })).rejects.toMatchObject({
+      code: 'ERR_PLAN_VIOLATION',
+      field: 'event',
+    })
+    // Types outside the plan are delivered as ever.
+    expect((await destination.deliver({ type: 'page', userId: 'u1', name: 'Home' })).status).toBe('delivered')
+    await destination.close()
+    expect(outcomes).toHaveLength(2)
+    const [first] = outcomes
+    expect(first?.ok && first.payload.type === 'track' && first.payload.properties).toMatchObject({ currency: 'EUR' })
+  })
+
+  it('refuses a plan entry that is not a Standard Schema at construction', () => {
+    expect(
+      () =>
+        new WebhookDestination({ webhooks: [{ url: 'http://127.0.0.1:9/' }], plan: { events: { E: {} } } as never }),
+    ).toThrow(OptionsError)
+  })
+})

@@ -4,8 +4,9 @@ import { EventwireError } from '../../core/errors/eventwire-error.js'
 import { ValidationError } from '../../core/errors/validation-error.js'
 import type { JsonObject } from '../../core/json-value.js'
 import { settlesWithin } from '../../core/timers.js'
-import type { WebhookEvent } from '../event.js'
-import { checkEvent } from '../prepare.js'
+import type { NoPlan, SchemaPlan, TrackingPlan } from '../../core/plan.js'
+import type { WebhookEventInput, WebhookPlanOption } from '../destination.js'
+import { checkEvent, followPlan, takePlan } from '../prepare.js'
 import { checkDurability, type Durability } from './durability.js'
 import { eventIdOfJob, jobIdOf, type StoredTarget, type WebhookJobData } from './job-data.js'
 import { resolveQueueOptions } from './options.js'
@@ -78,18 +79,26 @@ export { DEFAULT_QUEUE_NAME } from './options.js'
  * for (const letter of await queue.deadLetters()) await queue.redrive(letter.eventId)
  * ```
  */
-export class WebhookQueue extends Emitter<WebhookQueueEvents> {
+export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emitter<WebhookQueueEvents> {
   readonly #queue: StoredJobQueue<WebhookJobData>
   readonly #durability: Durability
   readonly #timeoutMs: number
+  /** The tracking plan every enqueued event must follow, if one was given. */
+  readonly #plan: SchemaPlan | undefined
   #checked: Promise<void> | undefined
   #closing: Promise<void> | undefined
   #lastError: Error | undefined
 
-  /** @throws `OptionsError` naming the first option it cannot use. */
-  constructor(options: WebhookQueueOptions) {
+  /**
+   * @param options - Where the queue lives; with `plan` (a `definePlan`), each event is checked by
+   * it before it is stored (the schema's output is stored) and `enqueue` is typed by it.
+   * @throws `OptionsError` naming the first option it cannot use.
+   */
+  constructor(options: WebhookQueueOptions & WebhookPlanOption<Plan>) {
     super()
-    const resolved = resolveQueueOptions(options)
+    const { plan, rest } = takePlan(options)
+    this.#plan = plan
+    const resolved = resolveQueueOptions(rest)
     this.#durability = resolved.durability
     this.#timeoutMs = resolved.enqueueTimeout
     this.#queue = new StoredJobQueue<WebhookJobData>(resolved.name, {
@@ -168,8 +177,10 @@ export class WebhookQueue extends Emitter<WebhookQueueEvents> {
    * console.log(eventId, status) // 'order-1042' 'queued': Redis has it; a worker delivers it
    * ```
    */
-  async enqueue<Data extends object = JsonObject>(event: WebhookEvent<Data>): Promise<EnqueueResult> {
-    const { eventId, body, enabled } = checkEvent(event)
+  async enqueue<Data extends object = JsonObject>(event: WebhookEventInput<Plan, Data>): Promise<EnqueueResult> {
+    const { eventId, body, enabled } = checkEvent(
+      this.#plan === undefined ? event : followPlan(this.#plan, event, 'enqueue()'),
+    )
     if (!enabled) return { eventId, status: 'skipped' }
     const store = async () => {
       await this.#check()
