@@ -43,6 +43,7 @@ export type {
   GroupInput,
   IdentifyInput,
   NoPlan,
+  OptionalField,
   PlannedEventName,
   PlannedInput,
   PlannedOutput,

@@ -107,3 +107,17 @@ void planned.deliver({ type: 'track', userId: 'u1', event: 'Order Completed', pr
 // @ts-expect-error: a planned destination takes only the plan's events
 void planned.deliver({ type: 'track', userId: 'u1', event: 'Order Refunded' })
 void planned.deliver({ type: 'alias', previousId: 'a1', userId: 'u1' })
+
+// `plan: undefined` is a client without a plan (exactOptionalPropertyTypes allows the undefined).
+const noPlanGiven: Client = new Client('k', { flushAt: 1, plan: undefined })
+void noPlanGiven
+
+// A plan with traits only leaves track payloads as they are (not typed away).
+const traitsOnly = definePlan({ traits: z.object({ email: z.string() }) })
+const fromTraitsOnly = await verifyWebhook(request, { secret: 's', plan: traitsOnly })
+if (fromTraitsOnly.ok && fromTraitsOnly.payload.type === 'track') void fromTraitsOnly.payload['event']
+// An event whose schema is optional or defaulted may leave its properties out.
+const optional = new Client('k', {
+  plan: definePlan({ events: { Viewed: z.object({ page: z.string() }).optional() } }),
+})
+optional.track({ userId: 'u1', event: 'Viewed' })

@@ -290,7 +290,11 @@ export function resolveClientOptions(writeKey: unknown, options: unknown): Resol
     throw new OptionsError('fetch', 'expected a fetch-compatible function.')
   }
   // A plan's own checks (definePlan's) check the mode too: a client without a plan carries none.
-  const plan = given.plan === undefined ? undefined : planChecker(given.plan, given.planCheck)
+  const { planCheck } = given
+  if (planCheck !== undefined && planCheck !== 'refuse' && planCheck !== 'report' && planCheck !== 'off') {
+    throw new OptionsError('planCheck', `expected 'refuse', 'report' or 'off', got ${quoted(planCheck)}.`)
+  }
+  const plan = given.plan === undefined ? undefined : planChecker(given.plan, planCheck)
   if (given.waitUntil !== undefined && typeof given.waitUntil !== 'function') {
     throw new OptionsError('waitUntil', "expected the platform's waitUntil function, such as ctx.waitUntil.bind(ctx).")
   }

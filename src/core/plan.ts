@@ -116,7 +116,7 @@ export type PlannedProperties<Plan extends TrackingPlan, Name extends PlannedEve
 export function definePlan<const Plan extends SchemaPlan>(plan: Plan): Plan {
   checkSchemaPlan(plan)
   // A copy, with its check where the client looks for it (not enumerable: out of logs and JSON).
-  const defined = { ...plan }
+  const defined = plan.events === undefined ? { ...plan } : { ...plan, events: { ...plan.events } }
   const factory: PlanCheckerFactory = (mode = 'refuse') => {
     if (mode === 'off') return undefined
     if (mode !== 'refuse' && mode !== 'report')
@@ -178,7 +178,12 @@ export function checkSchemaPlan(plan: unknown): asserts plan is SchemaPlan {
     }
     // A schema that is asynchronous whatever it is given answers a probe with a promise. One that
     // is asynchronous only for some values (an async refinement) shows it at a call.
-    const probe = schema['~standard'].validate(undefined)
+    let probe: unknown
+    try {
+      probe = schema['~standard'].validate(undefined)
+    } catch {
+      // A schema that throws on nothing is not asynchronous: calls will say what it does.
+    }
     if (probe instanceof Promise) {
       void probe.catch(() => undefined)
       throw asynchronous(where)
@@ -219,15 +224,60 @@ export type PlanCheck = { readonly ok: true; readonly value: unknown } | ({ read
  * @throws {@link OptionsError} when the schema answers asynchronously.
  */
 export function checkWithSchema(schema: StandardSchema, field: string, where: string, value: unknown): PlanCheck {
-  const result = schema['~standard'].validate(value ?? {})
+  const check = checkOnce(schema, field, where, value)
+  // An absent field is `undefined` (so an optional or defaulted schema applies) or else no
+  // properties at all, `{}`: the schema then names what is required.
+  return value === undefined && !check.ok ? checkOnce(schema, field, where, {}) : check
+}
+
+function checkOnce(schema: StandardSchema, field: string, where: string, value: unknown): PlanCheck {
+  const result: unknown = schema['~standard'].validate(value)
   if (result instanceof Promise) {
     void result.catch(() => undefined)
     throw asynchronous(where)
   }
-  if (result.issues === undefined) return { ok: true, value: result.value }
-  const [first] = result.issues
-  return { ok: false, field: first ? issuePath(field, first) : field, issues: result.issues }
+  if (typeof result !== 'object' || result === null) return unreadable(field)
+  const { issues: raw } = result as { issues?: unknown }
+  if (raw === undefined) return { ok: true, value: (result as { value?: unknown }).value }
+  const issues = readIssues(raw)
+  if (issues === undefined) return unreadable(field)
+  const [first] = issues
+  return { ok: false, field: first ? issuePath(field, first) : field, issues }
 }
+
+function unreadable(field: string): PlanCheck {
+  return {
+    ok: false,
+    field,
+    issues: [{ message: "the plan's schema gave a result that is not a Standard Schema result" }],
+  }
+}
+
+/** A schema's issues as plain values (a message string, a path of keys), or `undefined` for garbage. */
+function readIssues(raw: unknown): SchemaIssue[] | undefined {
+  if (!Array.isArray(raw)) return undefined
+  // Libraries' issues are class instances (ArkType's), with getters: read, not copied.
+  return raw.map((issue: unknown) => {
+    const { message, path } = (typeof issue === 'object' && issue !== null ? issue : {}) as {
+      message?: unknown
+      path?: unknown
+    }
+    const keys = Array.isArray(path)
+      ? path.map((segment: unknown) =>
+          typeof segment === 'object' && segment !== null
+            ? ((segment as { key?: unknown }).key as PropertyKey)
+            : (segment as PropertyKey),
+        )
+      : undefined
+    return { message: String(message), ...(keys ? { path: keys } : {}) }
+  })
+}
+
+/**
+ * Whether a planned field may be left out of a call: its type has no required key, or accepts
+ * `undefined` (an optional or defaulted schema).
+ */
+export type OptionalField<Type> = Record<never, never> extends Type ? true : undefined extends Type ? true : false
 
 /**
  * A `track` call under a plan: one of its event names, with that event's properties (required
@@ -235,10 +285,9 @@ export function checkWithSchema(schema: StandardSchema, field: string, where: st
  * property, or a property of the wrong type is a compile error that names it.
  */
 export type PlannedTrackMessage<Plan extends TrackingPlan> = {
-  [Name in PlannedEventName<Plan>]: CommonFields & { event: Name } & (Record<never, never> extends PlannedProperties<
-      Plan,
-      Name
-    >
+  [Name in PlannedEventName<Plan>]: CommonFields & { event: Name } & (OptionalField<
+      PlannedProperties<Plan, Name>
+    > extends true
       ? { properties?: PlannedProperties<Plan, Name> | undefined }
       : { properties: PlannedProperties<Plan, Name> }) &
     Identity
@@ -256,7 +305,7 @@ export type IdentifyInput<Plan, Traits extends object> = [Plan] extends [NoPlan]
   ? IdentifyMessage<Traits>
   : Plan extends { readonly traits: infer Planned }
     ? CommonFields &
-        (Record<never, never> extends PlannedInput<Planned>
+        (OptionalField<PlannedInput<Planned>> extends true
           ? { traits?: PlannedInput<Planned> | undefined }
           : { traits: PlannedInput<Planned> }) &
         Identity
@@ -266,7 +315,7 @@ export type IdentifyInput<Plan, Traits extends object> = [Plan] extends [NoPlan]
 export type GroupInput<Plan, Traits extends object> = [Plan] extends [NoPlan]
   ? GroupMessage<Traits>
   : Plan extends { readonly groupTraits: infer Planned }
-    ? CommonFields & { groupId: string } & (Record<never, never> extends PlannedInput<Planned>
+    ? CommonFields & { groupId: string } & (OptionalField<PlannedInput<Planned>> extends true
           ? { traits?: PlannedInput<Planned> | undefined }
           : { traits: PlannedInput<Planned> }) &
         Identity
@@ -301,26 +350,43 @@ function plannedField(plan: SchemaPlan, type: string, message: Record<string, un
  */
 export function checkPlanned(plan: SchemaPlan, type: string, message: unknown): PlanCheck {
   if (!isObject(message)) return { ok: true, value: message }
-  const planned = plannedField(plan, type, message)
-  if (planned === undefined) return { ok: true, value: message }
+  let snapshot: Record<string, unknown>
+  let planned: PlannedField | undefined
+  try {
+    // Every field read once: what is checked is what is sent, whatever the caller's getters do.
+    snapshot = { ...message }
+    planned = plannedField(plan, type, snapshot)
+  } catch (error) {
+    return { ok: false, field: 'event', issues: [{ message: `reading the message threw: ${describe(error)}` }] }
+  }
+  if (planned === undefined) return { ok: true, value: snapshot }
   if (planned.schema === undefined) {
     const names = Object.keys(plan.events ?? {}).map((name) => JSON.stringify(name))
     return {
       ok: false,
       field: 'event',
       issues: [
-        { message: `${JSON.stringify(message['event'])} is not an event of the plan (${names.join(', ') || 'none'})` },
+        { message: `${JSON.stringify(snapshot['event'])} is not an event of the plan (${names.join(', ') || 'none'})` },
       ],
     }
   }
   let check: PlanCheck
   try {
-    check = checkWithSchema(planned.schema, planned.field, planned.where, message[planned.field])
+    check = checkWithSchema(planned.schema, planned.field, planned.where, snapshot[planned.field])
   } catch (error) {
     if (error instanceof OptionsError) throw error
     // A schema (a refinement, a transform) that throws is a violation it could not describe.
-    const reason = error instanceof Error ? error.message : String(error)
-    return { ok: false, field: planned.field, issues: [{ message: `the plan's schema threw: ${reason}` }] }
+    return { ok: false, field: planned.field, issues: [{ message: `the plan's schema threw: ${describe(error)}` }] }
   }
-  return check.ok ? { ok: true, value: { ...message, [planned.field]: check.value } } : check
+  if (!check.ok) return check
+  snapshot[planned.field] = check.value
+  return { ok: true, value: snapshot }
+}
+
+function describe(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : String(error)
+  } catch {
+    return 'an unreadable error'
+  }
 }

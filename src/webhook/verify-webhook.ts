@@ -5,6 +5,7 @@ import {
   checkSchemaPlan,
   type NoPlan,
   type PlannedEventName,
+  type PlanCheck,
   type PlannedOutput,
   type SchemaIssue,
   type SchemaPlan,
@@ -26,7 +27,7 @@ export type ReceivedWebhook =
 export interface VerifyWebhookOptions<Plan> {
   /** The shared secret the sender signs with (`X-Signature`). */
   secret: string
-  /** A plan made with `definePlan`: the payload is checked by it and typed by its schemas' outputs. */
+  /** A plan of Standard Schemas (a `definePlan`): the payload is checked by it and typed by its schemas' outputs. */
   plan?: Plan | undefined
 }
 
@@ -46,13 +47,15 @@ export interface PlannedPayloadFields {
  * `traits` are the schemas' outputs; the types the plan does not cover as {@link WebhookPayload}.
  */
 export type PlannedWebhookPayload<Plan extends TrackingPlan> =
-  | {
-      [Name in PlannedEventName<Plan>]: PlannedPayloadFields & {
-        readonly type: 'track'
-        readonly event: Name
-        readonly properties: PlannedOutput<NonNullable<Plan['events']>[Name & keyof NonNullable<Plan['events']>]>
-      }
-    }[PlannedEventName<Plan>]
+  | (Plan extends { readonly events: object }
+      ? {
+          [Name in PlannedEventName<Plan>]: PlannedPayloadFields & {
+            readonly type: 'track'
+            readonly event: Name
+            readonly properties: PlannedOutput<NonNullable<Plan['events']>[Name & keyof NonNullable<Plan['events']>]>
+          }
+        }[PlannedEventName<Plan>]
+      : WebhookPayload & { readonly type: 'track' })
   | (PlannedPayloadFields & {
       readonly type: 'identify'
       readonly traits: Plan extends { readonly traits: infer Traits } ? PlannedOutput<Traits> : JsonObject
@@ -71,7 +74,10 @@ export type VerifiedPayload<Plan> = [Plan] extends [NoPlan]
     ? PlannedWebhookPayload<Plan>
     : WebhookPayload
 
-/** The outcome of {@link verifyWebhook}: the payload, or why it was refused. */
+/**
+ * The outcome of {@link verifyWebhook}: the payload, or why it was refused. `malformed`: not JSON,
+ * or not a webhook payload (a known `type`, a `timestamp`, a `userId` or, for `alias`, a `User ID`).
+ */
 export type VerifiedWebhook<Plan = NoPlan> =
   | { readonly ok: true; readonly payload: VerifiedPayload<Plan> }
   | {
@@ -88,7 +94,20 @@ const checkedPlans = new WeakSet<object>()
 
 function signatureOf(headers: ReceivedHeaders): string | readonly string[] | undefined {
   if (typeof (headers as Headers).get === 'function') return (headers as Headers).get('x-signature') ?? undefined
-  return (headers as { readonly [name: string]: string | readonly string[] | undefined })['x-signature']
+  // Node lowercases header names; an object written by hand may not.
+  const fields = headers as { readonly [name: string]: string | readonly string[] | undefined }
+  const name = Object.keys(fields).find((key) => key.toLowerCase() === 'x-signature')
+  return name === undefined ? undefined : fields[name]
+}
+
+/** The event types a webhook body carries, and those whose body has a `userId`. */
+const PAYLOAD_TYPES = new Set(['identify', 'track', 'page', 'screen', 'group', 'alias', 'delete'])
+
+/** Whether a parsed body is a webhook payload: a known `type`, a `timestamp`, and a `userId` where one belongs. */
+function isPayload(payload: Record<string, unknown>): boolean {
+  const type = payload['type']
+  if (typeof type !== 'string' || !PAYLOAD_TYPES.has(type) || typeof payload['timestamp'] !== 'string') return false
+  return type === 'alias' ? typeof payload['User ID'] === 'string' : typeof payload['userId'] === 'string'
 }
 
 /**
@@ -97,7 +116,8 @@ function signatureOf(headers: ReceivedHeaders): string | readonly string[] | und
  * plan. Runs on Web Crypto in every runtime. Never throws for what arrives: every refusal is a
  * value with a `reason`.
  *
- * @throws {@link OptionsError} (as a rejection) for a missing secret or a plan `definePlan` did not make.
+ * @throws {@link OptionsError} (as a rejection) for a missing secret, or a plan entry that is not a
+ * synchronous Standard Schema.
  * @example
  * ```ts
  * import { z } from 'zod'
@@ -143,9 +163,15 @@ export async function verifyWebhook<Plan extends TrackingPlan | NoPlan = NoPlan>
   } catch {
     return { ok: false, reason: 'malformed' }
   }
-  if (!isObject(payload) || typeof payload['type'] !== 'string') return { ok: false, reason: 'malformed' }
+  if (!isObject(payload) || !isPayload(payload)) return { ok: false, reason: 'malformed' }
   if (plan === undefined) return { ok: true, payload: payload as VerifiedPayload<Plan> }
-  const check = checkPlanned(plan as SchemaPlan, payload['type'], payload)
+  let check: PlanCheck
+  try {
+    check = checkPlanned(plan as SchemaPlan, String(payload['type']), payload)
+  } catch (error) {
+    // A schema that answered with a promise for this payload: refused, as the sender's call would be.
+    return { ok: false, reason: 'plan_violation', issues: [{ message: (error as Error).message }] }
+  }
   if (!check.ok) return { ok: false, reason: 'plan_violation', field: check.field, issues: check.issues }
   return { ok: true, payload: check.value as VerifiedPayload<Plan> }
 }

@@ -208,4 +208,76 @@ describe('plans: what is sent, and what is refused at construction', () => {
       new Client('key', { plan: zodPlan }).track({ userId: 'u1', event: 'E', properties: { n: 1 } }),
     ).toThrow(/asynchronously/)
   })
+
+  it('applies an optional or defaulted schema to an absent field, and probes nothing a call would not pass', async () => {
+    const server = await sink()
+    const plan = definePlan({
+      events: {
+        Viewed: z.object({ page: z.string() }).default({ page: 'home' }),
+        Clicked: v.optional(v.object({ target: v.string() })),
+        Odd: {
+          '~standard': {
+            version: 1,
+            vendor: 'hand-made',
+            // Throws on nothing: definePlan's probe must not take that for a broken plan.
+            validate: (value: unknown) => {
+              if (value === undefined) throw new TypeError('nothing to check')
+              return { value }
+            },
+          },
+        },
+      },
+    })
+    const client = new Client('key', { endpoint: server.url, plan })
+    client.track({ userId: 'u1', event: 'Viewed' })
+    client.track({ userId: 'u1', event: 'Clicked' })
+    await client.close()
+    expect(sent(server).map((message: { properties?: unknown }) => message.properties)).toEqual([
+      { page: 'home' },
+      undefined,
+    ])
+  })
+
+  it('turns whatever a schema or the caller does into ERR_PLAN_VIOLATION, never a raw error', () => {
+    const garbage = (result: unknown) =>
+      definePlan({ events: { E: { '~standard': { version: 1, vendor: 'x', validate: () => result as never } } } })
+    for (const result of [{ issues: 'bad' }, { issues: [null] }, 'text', { issues: [{ message: { toString: 1 } }] }]) {
+      const client = new Client('key', { plan: garbage(result) })
+      expect(() => client.track({ userId: 'u1', event: 'E' })).toThrow(
+        expect.objectContaining({ code: 'ERR_PLAN_VIOLATION' }),
+      )
+    }
+    const plan = definePlan({ events: { E: z.object({}) } })
+    const client = new Client('key', { plan })
+    const hostile = {
+      userId: 'u1',
+      get event(): string {
+        throw new Error('a getter that throws')
+      },
+    }
+    expect(() => client.track(hostile as never)).toThrow(
+      expect.objectContaining({ code: 'ERR_PLAN_VIOLATION', field: 'event' }),
+    )
+  })
+
+  it('checks and sends the same fields: each is read once', async () => {
+    const server = await sink()
+    const plan = definePlan({ events: { M: z.object({}) } })
+    const client = new Client('key', { endpoint: server.url, plan })
+    let reads = 0
+    const shifty = {
+      userId: 'u1',
+      get event() {
+        reads++
+        return reads === 1 ? 'M' : 'Not In Plan'
+      },
+    }
+    client.track(shifty as never)
+    await client.close()
+    expect(sent(server).map((message: { event: string }) => message.event)).toEqual(['M'])
+  })
+
+  it('refuses a bad planCheck with or without a plan', () => {
+    expect(() => new Client('key', { planCheck: 'warn' as never })).toThrow(/planCheck/)
+  })
 })

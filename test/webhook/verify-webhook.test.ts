@@ -79,7 +79,8 @@ describe('verifyWebhook', () => {
   })
 
   it('tells a missing signature, a bad one and a body that is not JSON apart, and never throws for them', async () => {
-    const body = '{"type":"track","userId":"u1","event":"Order Completed","properties":{"orderId":"o1","total":1}}'
+    const body =
+      '{"type":"track","userId":"u1","timestamp":"2026-11-23T00:00:00.000Z","event":"Order Completed","properties":{"orderId":"o1","total":1}}'
     const request = (signature: string | undefined, data = body) =>
       new Request('http://receiver.test/hooks', {
         method: 'POST',
@@ -109,6 +110,35 @@ describe('verifyWebhook', () => {
     // With the plan: the schema's output (its default filled in).
     const planned = await verifyWebhook(request(await signPayload(body, secret)), { secret, plan })
     expect(planned).toMatchObject({ ok: true, payload: { properties: { currency: 'EUR' } } })
+  })
+
+  it('refuses, as values, a schema that answers with a promise, and bodies that are not webhook payloads', async () => {
+    const throwing = definePlan({
+      events: {
+        Tx: z.object({ a: z.string() }).refine((value) => {
+          if (value.a === 'boom') throw new Error('boom')
+          return true
+        }),
+      },
+    })
+    const signed = async (body: string, headers: Record<string, string> = {}) => ({
+      headers: { 'X-Signature': await signPayload(body, secret), ...headers },
+      body,
+    })
+    const tx =
+      '{"version":1,"type":"track","userId":"u1","timestamp":"2026-11-23T00:00:00.000Z","context":{},"event":"Tx","properties":{"a":"boom"}}'
+    // A header name as a hand-written object may spell it.
+    expect(await verifyWebhook(await signed(tx), { secret, plan: throwing })).toMatchObject({
+      ok: false,
+      reason: 'plan_violation',
+    })
+    for (const body of [
+      '{"type":"bogus"}',
+      '{"type":"identify","userId":5,"timestamp":"t"}',
+      '{"type":"track","userId":"u1"}',
+    ]) {
+      expect(await verifyWebhook(await signed(body), { secret })).toEqual({ ok: false, reason: 'malformed' })
+    }
   })
 
   it('rejects a missing secret or a plan definePlan did not make: mistakes of the receiver, not of the sender', async () => {
