@@ -177,10 +177,12 @@ export function checkSchemaPlan(plan: unknown): asserts plan is SchemaPlan {
       )
     }
     // A schema that is asynchronous whatever it is given answers a probe with a promise. One that
-    // is asynchronous only for some values (an async refinement) shows it at a call.
+    // is asynchronous only for some values (an async refinement) shows it at a call. The probe is
+    // `{}`, as a call without properties gives (Zod answers a preprocess that throws on
+    // `undefined` with a promise: probing with that would refuse a synchronous schema).
     let probe: unknown
     try {
-      probe = schema['~standard'].validate(undefined)
+      probe = schema['~standard'].validate({})
     } catch {
       // A schema that throws on nothing is not asynchronous: calls will say what it does.
     }

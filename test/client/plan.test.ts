@@ -151,6 +151,19 @@ describe('plans: what is sent, and what is refused at construction', () => {
     )
   })
 
+  it('takes a synchronous schema whose preprocess would throw on undefined', () => {
+    const plan = definePlan({
+      // Reads a field of its input: throws on undefined, which Zod turns into a promise.
+      events: {
+        E: z.preprocess(
+          (value) => ({ total: Number((value as { total?: number }).total ?? 3) }),
+          z.object({ total: z.number() }),
+        ),
+      },
+    })
+    expect(() => new Client('key', { plan }).track({ userId: 'u1', event: 'E', properties: {} })).not.toThrow()
+  })
+
   it('refuses at construction an entry that is not a Standard Schema, or one that is always asynchronous', () => {
     expect(() => definePlan({ events: { E: { parse: () => ({}) } as never } })).toThrow(OptionsError)
     expect(() => definePlan({ events: { E: { parse: () => ({}) } as never } })).toThrow(
