@@ -395,10 +395,8 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
    */
   #flushAtEndOfTick(waitUntil: (promise: Promise<unknown>) => void): void {
     if (this.#tickFlush !== undefined) return
-    let start!: () => void
-    this.#tickFlush = new Promise<void>((resolve) => {
-      start = resolve
-    }).then(() => {
+    // Flushes in a microtask: after the rest of this tick's calls.
+    this.#tickFlush = Promise.resolve().then(() => {
       this.#tickFlush = undefined
       return this.flush()
     })
@@ -409,7 +407,6 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     } catch (error) {
       this.onListenerError(error)
     }
-    queueMicrotask(start)
   }
 
   /**
@@ -431,12 +428,8 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     while (this.#inFlight.size < options.maxConcurrentRequests && !this.#closeDeadline.signal.aborted) {
       const head = this.#queue.peek()
       if (head === undefined || (this.#queue.length < options.flushAt && head.seq > this.#flushMark)) break
-      // In a page, a batch waits until its body fits in what the keepalive requests in flight leave.
-      const batch = takeBatch(this.#queue, this.#envelope, {
-        maxCount: this.#maxBatchCount,
-        maxBytes: this.#maxBytes(),
-      })
-      if (batch.messages.length === 0) break
+      const batch = this.#takeBatch()
+      if (batch === undefined) break
       this.#send(batch)
     }
     if (this.#queue.length === 0) this.#clearTimer()
@@ -457,14 +450,17 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     for (const wake of this.#page?.retries ?? []) wake()
     // What the budget cannot carry now leaves as soon as it can, not at flushAt or flushAfter.
     this.#flushMark = this.#lastSeq
-    for (let batch = this.#takeWithinKeepalive(); batch !== undefined; batch = this.#takeWithinKeepalive()) {
-      this.#send(batch)
-    }
+    if (this.#closeDeadline.signal.aborted) return
+    for (let batch = this.#takeBatch(); batch !== undefined; batch = this.#takeBatch()) this.#send(batch)
     if (this.#queue.length === 0) this.#clearTimer()
   }
 
-  #takeWithinKeepalive(): Batch | undefined {
-    if (this.#queue.length === 0 || this.#closeDeadline.signal.aborted) return undefined
+  /**
+   * The next batch from the head of the queue, or `undefined` when nothing is queued or, in a page,
+   * the head does not fit in what the keepalive requests in flight leave (it waits for room).
+   */
+  #takeBatch(): Batch | undefined {
+    if (this.#queue.length === 0) return undefined
     const batch = takeBatch(this.#queue, this.#envelope, { maxCount: this.#maxBatchCount, maxBytes: this.#maxBytes() })
     return batch.messages.length === 0 ? undefined : batch
   }
@@ -478,12 +474,8 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
   #leavePage(): void {
     this.#sendWithinKeepalive()
     if (this.#queue.length === 0) return
-    const left = this.#queue.takeAll()
+    const left = this.#takeQueued()
     const kept = this.#page?.store?.keep(left) ?? 0
-    this.#holdings.release(
-      left.length,
-      left.reduce((bytes, message) => bytes + message.bytes, 0),
-    )
     // Kept messages leave this client: the next page sends them, and no callback of theirs is called.
     if (this.#options.verbose && kept > 0) {
       this.#options.logger.log(`the page is going away: ${kept} message(s) kept in localStorage for the next page`)
@@ -491,6 +483,16 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     const lost = left.slice(kept)
     if (lost.length > 0) this.#fail(lost, this.#deliveryError('ERR_PAGE_LEFT', lost, undefined))
     this.#checkDrain()
+  }
+
+  /** Takes every queued message out of the client (no longer held): for the caller to settle. */
+  #takeQueued(): QueuedMessage[] {
+    const taken = this.#queue.takeAll()
+    this.#holdings.release(
+      taken.length,
+      taken.reduce((bytes, message) => bytes + message.bytes, 0),
+    )
+    return taken
   }
 
   /**
@@ -647,12 +649,8 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     const flushed = this.flush()
     if (!(await settlesWithin(flushed, timeout))) {
       this.#closeDeadline.abort(new Error('close() timed out'))
-      const left = this.#queue.takeAll()
+      const left = this.#takeQueued()
       if (left.length > 0) {
-        this.#holdings.release(
-          left.length,
-          left.reduce((bytes, message) => bytes + message.bytes, 0),
-        )
         this.#fail(left, this.#deliveryError('ERR_CLOSE_TIMEOUT', left, undefined))
         this.#checkDrain()
       }

@@ -15,16 +15,16 @@ export const PLAN_CHECKER: unique symbol = Symbol.for('eventwire.planChecker') a
  */
 export type PlanChecker = (type: string, message: unknown, report: (violation: PlanViolation) => void) => unknown
 
-/** What a plan carries under {@link PLAN_CHECKER}: makes its checker for a `planCheck` mode (checked there). */
-export type PlanCheckerFactory = (mode: unknown) => PlanChecker | undefined
+/** What a plan carries under {@link PLAN_CHECKER}: makes its checker for a `planCheck` mode (`undefined` with `'off'`). */
+export type PlanCheckerFactory = (mode: 'refuse' | 'report' | 'off' | undefined) => PlanChecker | undefined
 
 /**
- * The checker of a plan made by `definePlan`, for the `planCheck` mode given; `undefined` with
- * `'off'`.
+ * The checker of a plan made by `definePlan`, for the `planCheck` mode given (already checked);
+ * `undefined` with `'off'`.
  *
- * @throws {@link OptionsError} for a plan `definePlan` did not make, or an unknown mode.
+ * @throws {@link OptionsError} for a plan `definePlan` did not make.
  */
-export function planChecker(plan: unknown, mode: unknown): PlanChecker | undefined {
+export function planChecker(plan: unknown, mode: 'refuse' | 'report' | 'off' | undefined): PlanChecker | undefined {
   const make = (plan as { [PLAN_CHECKER]?: unknown } | null)?.[PLAN_CHECKER]
   if (typeof make !== 'function')
     throw new OptionsError('plan', 'expected a plan made with definePlan({ events, traits, groupTraits }).')

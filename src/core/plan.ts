@@ -117,25 +117,17 @@ export function definePlan<const Plan extends SchemaPlan>(plan: Plan): Plan {
   checkSchemaPlan(plan)
   // A copy, with its check where the client looks for it (not enumerable: out of logs and JSON).
   const defined = plan.events === undefined ? { ...plan } : { ...plan, events: { ...plan.events } }
-  const factory: PlanCheckerFactory = (mode = 'refuse') => {
-    if (mode === 'off') return undefined
-    if (mode !== 'refuse' && mode !== 'report')
-      throw new OptionsError('planCheck', `expected 'refuse', 'report' or 'off', got ${JSON.stringify(mode)}.`)
-    return (type, message, report) => {
-      const check = checkPlanned(defined, type, message)
-      if (check.ok) return check.value
-      if (mode === 'report') {
-        report(check)
-        return message
-      }
-      const why = check.issues.map((issue) => issue.message).join('; ')
-      throw new ValidationError(
-        'ERR_PLAN_VIOLATION',
-        check.field,
-        `${type}(): ${check.field}: ${why} (the tracking plan).`,
-      )
-    }
-  }
+  // The mode was checked with the client's other options.
+  const factory: PlanCheckerFactory = (mode = 'refuse') =>
+    mode === 'off'
+      ? undefined
+      : (type, message, report) => {
+          const check = checkPlanned(defined, type, message)
+          if (check.ok) return check.value
+          if (mode === 'refuse') throw planViolationError(`${type}()`, check)
+          report(check)
+          return message
+        }
   Object.defineProperty(defined, PLAN_CHECKER, { value: factory })
   return defined
 }
@@ -215,6 +207,16 @@ export interface PlanViolation {
   /** The wire name of the offending field and the path in it, e.g. `properties.total` or `event`. */
   readonly field: string
   readonly issues: readonly SchemaIssue[]
+}
+
+/** The refusal of a call (or an event) that breaks a plan; `caller` opens its message (`track()`, `deliver()`). */
+export function planViolationError(caller: string, violation: PlanViolation): ValidationError {
+  const why = violation.issues.map((issue) => issue.message).join('; ')
+  return new ValidationError(
+    'ERR_PLAN_VIOLATION',
+    violation.field,
+    `${caller}: ${violation.field}: ${why} (the tracking plan).`,
+  )
 }
 
 /** The outcome of checking one call against a plan: the value to send, or what is wrong. */

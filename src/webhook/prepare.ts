@@ -1,7 +1,7 @@
 import { ValidationError } from '../core/errors/validation-error.js'
 import { serializeMessage } from '../core/serialize.js'
 import { isObject, readingCallerData, toMessageId } from '../core/validate.js'
-import { checkPlanned, checkSchemaPlan, type SchemaPlan } from '../core/plan.js'
+import { checkPlanned, checkSchemaPlan, planViolationError, type SchemaPlan } from '../core/plan.js'
 import { isEnabledFor } from './integrations.js'
 import { toWebhookPayload } from './payload.js'
 
@@ -54,8 +54,7 @@ export function followPlan(plan: SchemaPlan, event: unknown, caller: string): un
   const type = isObject(event) ? String(event['type']) : ''
   const check = checkPlanned(plan, type, event)
   if (check.ok) return check.value
-  const why = check.issues.map((issue) => issue.message).join('; ')
-  throw new ValidationError('ERR_PLAN_VIOLATION', check.field, `${caller}: ${check.field}: ${why} (the tracking plan).`)
+  throw planViolationError(caller, check)
 }
 
 /**

@@ -5,6 +5,7 @@
 // Every server listens on 127.0.0.1; the site and the ingest API are two ports, two origins.
 import { spawn } from 'node:child_process'
 import { createServer } from 'node:http'
+import { until } from './until.mjs'
 
 /** How many results {@link browserPageChecks} returns. */
 export const BROWSER_PAGE_CHECKS = 4
@@ -86,15 +87,6 @@ async function startSite(bundle) {
     base: `http://127.0.0.1:${server.address().port}`,
     reports,
     close: () => new Promise((resolve) => server.close(resolve)),
-  }
-}
-
-/** Resolves once `check()` is true, or rejects with `what` after `ms`. */
-async function until(check, what, ms = 20_000) {
-  const deadline = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
 

@@ -18,6 +18,7 @@ import { gzipSync } from 'node:zlib'
 import { cases } from './conformance.mjs'
 import { installPinned } from '../../scripts/install-pinned.mjs'
 import { BROWSER_PAGE_CHECKS, browserPageChecks } from './browser-pages.mjs'
+import { until } from './until.mjs'
 import { startMatrixSink } from './sink.mjs'
 import { typescriptChecks } from './typescript-consumers.mjs'
 
@@ -355,12 +356,6 @@ async function serverlessCheck(sink, worker, runId) {
   const handle = (mode) =>
     fetch(`${worker}/serverless?${new URLSearchParams({ mode, base: sink.base, run: `${runId}-serverless-${mode}` })}`)
   const arrived = (mode) => sink.report(`${runId}-serverless-${mode}`).messages
-  const until = async (check, what) => {
-    for (const deadline = Date.now() + 20_000; !check(); ) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-  }
   try {
     await (await handle('wait')).text()
     await until(() => arrived('wait') === 1, 'the call handed to waitUntil')
@@ -441,32 +436,24 @@ packaging.push(await sizeCheck())
 packaging.push(await binCheck())
 console.log(packaging.map((check) => `${check.ok ? 'ok  ' : 'FAIL'} ${check.name}`).join('\n'))
 
-const browserBundle = (
-  await build({
-    entryPoints: [join(app, 'entry-browser.mjs')],
-    absWorkingDir: app,
-    nodePaths: [join(app, 'node_modules')],
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    write: false,
-    logLevel: 'error',
-  })
-).outputFiles[0].text
+/** `entry` of the scratch project bundled for browsers, with the installed package. */
+const browserBuild = async (entry, format) =>
+  (
+    await build({
+      entryPoints: [join(app, entry)],
+      absWorkingDir: app,
+      nodePaths: [join(app, 'node_modules')],
+      bundle: true,
+      format,
+      platform: 'browser',
+      write: false,
+      logLevel: 'error',
+    })
+  ).outputFiles[0].text
+const browserBundle = await browserBuild('entry-browser.mjs', 'esm')
 // The Client as a site's script tag would have it: the installed package bundled for browsers.
 writeFileSync(join(app, 'page-bundle.mjs'), "import { Client } from 'eventwire'\nglobalThis.eventwire = { Client }\n")
-const pagesBundle = (
-  await build({
-    entryPoints: [join(app, 'page-bundle.mjs')],
-    absWorkingDir: app,
-    nodePaths: [join(app, 'node_modules')],
-    bundle: true,
-    format: 'iife',
-    platform: 'browser',
-    write: false,
-    logLevel: 'error',
-  })
-).outputFiles[0].text
+const pagesBundle = await browserBuild('page-bundle.mjs', 'iife')
 const sink = await startMatrixSink({ browserBundle })
 const redis = await startRedis()
 const vectors = signatureVectors()
