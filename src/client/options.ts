@@ -3,7 +3,13 @@ import type { SchemaPlan } from '../core/plan.js'
 import { planChecker, type PlanChecker } from '../core/plan-checker.js'
 import { consoleLogger, guardLogger, isDebugEnabled, type Logger } from '../core/debug.js'
 import { OptionsError } from '../core/errors/options-error.js'
-import { checkOptionNames, integerOption, parseHttpUrl, withoutCredentials } from '../core/option-checks.js'
+import {
+  checkOptionNames,
+  choiceOption,
+  integerOption,
+  parseHttpUrl,
+  withoutCredentials,
+} from '../core/option-checks.js'
 import { MAX_MESSAGE_BYTES } from '../core/limits.js'
 import { MAX_TIMER_MS } from '../core/timers.js'
 import { isObject } from '../core/validate.js'
@@ -154,7 +160,7 @@ const DEFAULTS = {
 } as const
 
 /** Every option of {@link ClientOptions}; a key missing here fails to compile. */
-const OPTION_NAMES: Readonly<Record<keyof ClientOptions, true>> = {
+const OPTION_NAMES: Readonly<Record<keyof (ClientOptions & PlanOption<unknown>), true>> = {
   endpoint: true,
   flushAt: true,
   size: true,
@@ -173,6 +179,7 @@ const OPTION_NAMES: Readonly<Record<keyof ClientOptions, true>> = {
   writeKeyIn: true,
   waitUntil: true,
   planCheck: true,
+  plan: true,
 }
 
 const RETRY_OPTION_NAMES: Readonly<Record<keyof RetryOptions, true>> = {
@@ -277,23 +284,16 @@ export function resolveClientOptions(writeKey: unknown, options: unknown): Resol
   }
   if (options === undefined) options = {}
   if (!isObject(options)) throw new OptionsError('options', 'expected an object.')
-  checkOptionNames(options, { ...OPTION_NAMES, plan: true }, OTHER_CLIENTS_NAMES)
+  checkOptionNames(options, OPTION_NAMES, OTHER_CLIENTS_NAMES)
   const given = options as ClientOptions & PlanOption<SchemaPlan>
   for (const name of ['verbose', 'flushOnPageHide', 'storeOnPageHide'] as const) {
     if (given[name] !== undefined && typeof given[name] !== 'boolean')
       throw new OptionsError(name, 'expected true or false.')
   }
-  if (given.writeKeyIn !== undefined && given.writeKeyIn !== 'header' && given.writeKeyIn !== 'body') {
-    throw new OptionsError('writeKeyIn', `expected 'header' or 'body', got ${quoted(given.writeKeyIn)}.`)
-  }
   if (given.fetch !== undefined && typeof given.fetch !== 'function') {
     throw new OptionsError('fetch', 'expected a fetch-compatible function.')
   }
-  // A plan's own checks (definePlan's) check the mode too: a client without a plan carries none.
-  const { planCheck } = given
-  if (planCheck !== undefined && planCheck !== 'refuse' && planCheck !== 'report' && planCheck !== 'off') {
-    throw new OptionsError('planCheck', `expected 'refuse', 'report' or 'off', got ${quoted(planCheck)}.`)
-  }
+  const planCheck = choiceOption('planCheck', given.planCheck, ['refuse', 'report', 'off'])
   const plan = given.plan === undefined ? undefined : planChecker(given.plan, planCheck)
   if (given.waitUntil !== undefined && typeof given.waitUntil !== 'function') {
     throw new OptionsError('waitUntil', "expected the platform's waitUntil function, such as ctx.waitUntil.bind(ctx).")
@@ -321,7 +321,7 @@ export function resolveClientOptions(writeKey: unknown, options: unknown): Resol
     fetch: given.fetch,
     flushOnPageHide: given.flushOnPageHide ?? true,
     storeOnPageHide: given.storeOnPageHide ?? true,
-    writeKeyIn: given.writeKeyIn ?? (IN_BROWSER ? 'body' : 'header'),
+    writeKeyIn: choiceOption('writeKeyIn', given.writeKeyIn, ['header', 'body']) ?? (IN_BROWSER ? 'body' : 'header'),
     waitUntil: given.waitUntil,
     plan,
   }

@@ -47,6 +47,21 @@ export function integerOption(
 }
 
 /**
+ * One of `choices`, or `undefined` when not given (the caller knows its default).
+ *
+ * @throws {@link OptionsError} naming the option and the choices.
+ */
+export function choiceOption<const Choice extends string>(
+  name: string,
+  value: unknown,
+  choices: readonly Choice[],
+): Choice | undefined {
+  if (value === undefined || choices.includes(value as Choice)) return value as Choice | undefined
+  const listed = choices.map((choice) => `'${choice}'`)
+  throw new OptionsError(name, `expected ${listed.slice(0, -1).join(', ')} or ${listed.at(-1)}, got ${shown(value)}.`)
+}
+
+/**
  * A wait in ms: a number >= 0, or `Infinity` for no limit; `fallback` when not given.
  *
  * @throws {@link OptionsError} naming the option.

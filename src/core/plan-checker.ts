@@ -26,7 +26,6 @@ export type PlanCheckerFactory = (mode: 'refuse' | 'report' | 'off' | undefined)
  */
 export function planChecker(plan: unknown, mode: 'refuse' | 'report' | 'off' | undefined): PlanChecker | undefined {
   const make = (plan as { [PLAN_CHECKER]?: unknown } | null)?.[PLAN_CHECKER]
-  if (typeof make !== 'function')
-    throw new OptionsError('plan', 'expected a plan made with definePlan({ events, traits, groupTraits }).')
+  if (typeof make !== 'function') throw new OptionsError('plan', 'expected a plan made with definePlan().')
   return (make as PlanCheckerFactory)(mode)
 }

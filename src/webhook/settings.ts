@@ -1,5 +1,11 @@
 import { OptionsError } from '../core/errors/options-error.js'
-import { checkOptionNames, integerOption, parseHttpUrl, withoutCredentials } from '../core/option-checks.js'
+import {
+  checkOptionNames,
+  choiceOption,
+  integerOption,
+  parseHttpUrl,
+  withoutCredentials,
+} from '../core/option-checks.js'
 import { MAX_TIMER_MS } from '../core/timers.js'
 import { isObject } from '../core/validate.js'
 import { blockedRangeOf } from './private-address.js'
@@ -211,9 +217,7 @@ export function resolveWebhookSettings(settings: unknown): ResolvedWebhookSettin
     throw new OptionsError('backoff', 'expected (attempt) => ms.')
   const block = settings['blockPrivateNetworks'] ?? false
   if (typeof block !== 'boolean') throw new OptionsError('blockPrivateNetworks', 'expected true or false.')
-  const mode = settings['mode'] ?? 'any'
-  if (mode !== 'any' && mode !== 'each')
-    throw new OptionsError('mode', `expected 'any' or 'each', got ${JSON.stringify(mode)}.`)
+  const mode = choiceOption('mode', settings['mode'], ['any', 'each']) ?? 'any'
   const resolved = webhooks.map(resolveEntry)
   if (block) {
     resolved.forEach((webhook, index) => {

@@ -53,6 +53,16 @@ describe('Client options', () => {
     expect(optionOf(attempt({ host: 'x' }))).toBe('host')
   })
 
+  it('refuses a value that is not one of the choices, listing them and showing what was given', () => {
+    const attempt = (options: Record<string, unknown>) => () => resolveClientOptions('k', options)
+    expect(attempt({ writeKeyIn: 'query' })).toThrow(
+      "Invalid option `writeKeyIn`: expected 'header' or 'body', got the string \"query\".",
+    )
+    expect(attempt({ planCheck: 1 })).toThrow(
+      "Invalid option `planCheck`: expected 'refuse', 'report' or 'off', got 1.",
+    )
+  })
+
   it('refuses an endpoint that already ends in /v1/batch, naming the base URL to use', () => {
     expect(() => resolveClientOptions('k', { endpoint: 'http://127.0.0.1:8787/v1/batch' })).toThrow(
       'expected the base URL, since /v1/batch is appended to it: "http://127.0.0.1:8787".',

@@ -1,4 +1,5 @@
 import { OptionsError } from '../../core/errors/options-error.js'
+import { choiceOption } from '../../core/option-checks.js'
 
 /**
  * What durable mode demands of Redis:
@@ -87,12 +88,7 @@ export function judgeDurability(
 
 /** `durability` checked as an option. */
 export function durabilityOption(value: unknown): Durability {
-  if (value === undefined) return 'strict'
-  if (value === 'strict' || value === 'best-effort') return value
-  throw new OptionsError(
-    'durability',
-    `expected 'strict' or 'best-effort', got ${JSON.stringify(value) ?? String(value)}.`,
-  )
+  return choiceOption('durability', value, ['strict', 'best-effort']) ?? 'strict'
 }
 
 /**
