@@ -5,7 +5,15 @@ import { timeoutOption } from '../core/option-checks.js'
 import { ValidationError } from '../core/errors/validation-error.js'
 import type { AliasMessage, JsonObject, MessageType, PageMessage, ScreenMessage } from '../core/messages.js'
 import { serializeCall } from '../core/check-message.js'
-import type { GroupInput, IdentifyInput, NoPlan, SchemaIssue, TrackInput, TrackingPlan } from '../core/plan.js'
+import type {
+  GroupInput,
+  IdentifyInput,
+  NoPlan,
+  PlanViolation,
+  SchemaIssue,
+  TrackInput,
+  TrackingPlan,
+} from '../core/plan.js'
 import { setUnrefTimeout, settlesWithin } from '../core/timers.js'
 import { describeError } from '../core/describe-error.js'
 import {
@@ -72,7 +80,7 @@ export interface PlanViolationInfo {
   /** The offending field and the path in it, as the schema named it: `properties.total`, `traits.email`, `event`. */
   readonly field: string
   readonly issues: readonly SchemaIssue[]
-  /** The call's message, as given. */
+  /** The call's message, as given (each field as it was read once), and as it was queued. */
   readonly message: unknown
 }
 
@@ -369,8 +377,13 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
       throw new ValidationError('ERR_INVALID_FIELD', 'callback', `${type}(): the callback must be a function.`)
     }
     const plan = this.#options.plan
+    // A violation is told once the call is queued: not for a call its own rules then refuse, and a
+    // listener (that may close the client) cannot come between the check and the queue.
+    let violation: PlanViolation | undefined
     const planned = plan
-      ? plan(type, input, (violation) => this.emit('violation', { type, ...violation, message: input }))
+      ? plan(type, input, (found) => {
+          violation = found
+        })
       : input
     const { wire, json, bytes } = serializeCall(type, planned)
 
@@ -385,6 +398,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     if (options.waitUntil !== undefined) this.#flushAtEndOfTick(options.waitUntil)
     else if (this.#queue.length >= options.flushAt) this.#pump()
     else this.#armTimer()
+    if (violation !== undefined) this.emit('violation', { type, ...violation, message: planned })
     return !this.#holdings.needDrain
   }
 

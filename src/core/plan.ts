@@ -125,8 +125,9 @@ export function definePlan<const Plan extends SchemaPlan>(plan: Plan): Plan {
           const check = checkPlanned(defined, type, message)
           if (check.ok) return check.value
           if (mode === 'refuse') throw planViolationError(`${type}()`, check)
-          report(check)
-          return message
+          report({ field: check.field, issues: check.issues })
+          // The call as it was read: sent as given, without reading the caller's object again.
+          return check.given ?? message
         }
   Object.defineProperty(defined, PLAN_CHECKER, { value: factory })
   return defined
@@ -178,10 +179,24 @@ export function checkSchemaPlan(plan: unknown): asserts plan is SchemaPlan {
     } catch {
       // A schema that throws on nothing is not asynchronous: calls will say what it does.
     }
-    if (probe instanceof Promise) {
-      void probe.catch(() => undefined)
-      throw asynchronous(where)
-    }
+    if (isThenable(probe)) throw asynchronous(where)
+  }
+}
+
+/**
+ * Whether a schema answered with a promise, of this realm or another, or any thenable: it cannot
+ * check a synchronous call. Its rejection, if any, is handled here (nobody else waits for it).
+ */
+function isThenable(value: unknown): boolean {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false
+  try {
+    const then = (value as { then?: unknown }).then
+    if (typeof then !== 'function') return false
+    void Promise.resolve(value).catch(() => undefined)
+    return true
+  } catch {
+    // A `then` getter that throws: not a thenable, and not a result either; the caller says so.
+    return false
   }
 }
 
@@ -219,59 +234,67 @@ export function planViolationError(caller: string, violation: PlanViolation): Va
   )
 }
 
-/** The outcome of checking one call against a plan: the value to send, or what is wrong. */
-export type PlanCheck = { readonly ok: true; readonly value: unknown } | ({ readonly ok: false } & PlanViolation)
-
 /**
- * Checks `value` (the properties or traits of a call, `{}` when absent) with `schema`, at `field`.
- *
- * @throws {@link OptionsError} when the schema answers asynchronously.
+ * The outcome of checking one call against a plan: the value to send, or what is wrong and the
+ * call as it was read (`given`: what `'report'` mode sends, so that nothing is read twice).
  */
-export function checkWithSchema(schema: StandardSchema, field: string, where: string, value: unknown): PlanCheck {
-  const check = checkOnce(schema, field, where, value)
+export type PlanCheck =
+  | { readonly ok: true; readonly value: unknown }
+  | ({ readonly ok: false; readonly given?: unknown } & PlanViolation)
+
+/** Checks `value` (the properties or traits of a call, `{}` when absent) with `schema`, at `field`. */
+export function checkWithSchema(schema: StandardSchema, field: string, value: unknown): PlanCheck {
+  const check = checkOnce(schema, field, value)
   // An absent field is `undefined` (so an optional or defaulted schema applies) or else no
   // properties at all, `{}`: the schema then names what is required.
-  return value === undefined && !check.ok ? checkOnce(schema, field, where, {}) : check
+  return value === undefined && !check.ok ? checkOnce(schema, field, {}) : check
 }
 
-function checkOnce(schema: StandardSchema, field: string, where: string, value: unknown): PlanCheck {
+function checkOnce(schema: StandardSchema, field: string, value: unknown): PlanCheck {
   const result: unknown = schema['~standard'].validate(value)
-  if (result instanceof Promise) {
-    void result.catch(() => undefined)
-    throw asynchronous(where)
-  }
+  // Asynchronous for this value only (an async refinement; Zod answers a transform or a getter
+  // that throws with a promise): the call cannot wait, so the schema did not accept it.
+  if (isThenable(result)) return violation(field, "the plan's schema answered asynchronously for this value")
   if (typeof result !== 'object' || result === null) return unreadable(field)
   const { issues: raw } = result as { issues?: unknown }
-  if (raw === undefined) return { ok: true, value: (result as { value?: unknown }).value }
+  if (raw === undefined) {
+    return 'value' in result ? { ok: true, value: (result as { value?: unknown }).value } : unreadable(field)
+  }
   const issues = readIssues(raw)
   if (issues === undefined) return unreadable(field)
   const [first] = issues
   return { ok: false, field: first ? issuePath(field, first) : field, issues }
 }
 
-function unreadable(field: string): PlanCheck {
-  return {
-    ok: false,
-    field,
-    issues: [{ message: "the plan's schema gave a result that is not a Standard Schema result" }],
-  }
+function violation(field: string, message: string): PlanCheck {
+  return { ok: false, field, issues: [{ message }] }
 }
+
+function unreadable(field: string): PlanCheck {
+  return violation(field, "the plan's schema gave a result that is not a Standard Schema result")
+}
+
+/** Issues and path segments read from a schema's result: enough to say what is wrong, bounded. */
+const MAX_ISSUES = 100
+const MAX_PATH = 32
 
 /** A schema's issues as plain values (a message string, a path of keys), or `undefined` for garbage. */
 function readIssues(raw: unknown): SchemaIssue[] | undefined {
   if (!Array.isArray(raw)) return undefined
   // Libraries' issues are class instances (ArkType's), with getters: read, not copied.
-  return raw.map((issue: unknown) => {
+  return raw.slice(0, MAX_ISSUES).map((issue: unknown) => {
     const { message, path } = (typeof issue === 'object' && issue !== null ? issue : {}) as {
       message?: unknown
       path?: unknown
     }
     const keys = Array.isArray(path)
-      ? path.map((segment: unknown) =>
-          typeof segment === 'object' && segment !== null
-            ? ((segment as { key?: unknown }).key as PropertyKey)
-            : (segment as PropertyKey),
-        )
+      ? path
+          .slice(0, MAX_PATH)
+          .map((segment: unknown) =>
+            typeof segment === 'object' && segment !== null
+              ? ((segment as { key?: unknown }).key as PropertyKey)
+              : (segment as PropertyKey),
+          )
       : undefined
     return { message: String(message), ...(keys ? { path: keys } : {}) }
   })
@@ -325,66 +348,101 @@ export type GroupInput<Plan, Traits extends object> = [Plan] extends [NoPlan]
         Identity
     : GroupMessage<Traits>
 
-/** The schema a plan has for one call, where it sits in the plan, and the field it checks. */
+/** The schema a plan has for one call, and the field it checks. */
 interface PlannedField {
   readonly schema: StandardSchema | undefined
-  readonly where: string
   readonly field: 'properties' | 'traits'
 }
 
-function plannedField(plan: SchemaPlan, type: string, message: Record<string, unknown>): PlannedField | undefined {
-  if (type === 'track' && plan.events !== undefined) {
+/** A plan's own entry: never one inherited from a polluted `Object.prototype`. */
+function entry<Key extends keyof SchemaPlan>(plan: SchemaPlan, key: Key): SchemaPlan[Key] | undefined {
+  return Object.hasOwn(plan, key) ? plan[key] : undefined
+}
+
+function plannedField(plan: SchemaPlan, type: unknown, message: Record<string, unknown>): PlannedField | undefined {
+  const events = entry(plan, 'events')
+  if (type === 'track' && events !== undefined) {
     const name = message['event']
-    const schema = typeof name === 'string' && Object.hasOwn(plan.events, name) ? plan.events[name] : undefined
-    return { schema, where: `events[${JSON.stringify(name)}]`, field: 'properties' }
+    // No event at all: the call's own rule says so (ERR_MISSING_EVENT), not the plan.
+    if (name === undefined || name === '') return undefined
+    const schema = typeof name === 'string' && Object.hasOwn(events, name) ? events[name] : undefined
+    return { schema, field: 'properties' }
   }
-  if (type === 'identify' && plan.traits !== undefined) return { schema: plan.traits, where: 'traits', field: 'traits' }
-  if (type === 'group' && plan.groupTraits !== undefined)
-    return { schema: plan.groupTraits, where: 'groupTraits', field: 'traits' }
+  const traits = entry(plan, 'traits')
+  if (type === 'identify' && traits !== undefined) return { schema: traits, field: 'traits' }
+  const groupTraits = entry(plan, 'groupTraits')
+  if (type === 'group' && groupTraits !== undefined) return { schema: groupTraits, field: 'traits' }
   return undefined
 }
 
 /**
- * Checks one call (or one webhook event) of `type` against a plan: a `track` event's name and
- * properties, `identify` traits, `group` traits; other types pass. Returns the message to send
- * (a copy with the schema's output in place of the checked field: schemas may default or
- * normalize values) or the violation. The caller's object is never changed.
- *
- * @throws {@link OptionsError} when a schema answers asynchronously.
+ * Every field a message of any type may have, each read by name, as the client's and the webhook
+ * engines' rules read them (inherited and non-enumerable ones too): the copy the plan checks and
+ * that is then sent, so that what is checked is what is sent whatever the caller's getters do.
  */
-export function checkPlanned(plan: SchemaPlan, type: string, message: unknown): PlanCheck {
+const MESSAGE_FIELDS = [
+  'type',
+  'userId',
+  'anonymousId',
+  'event',
+  'name',
+  'category',
+  'properties',
+  'traits',
+  'groupId',
+  'previousId',
+  'context',
+  'integrations',
+  'timestamp',
+  'messageId',
+] as const
+
+function snapshotOf(message: Record<string, unknown>): Record<string, unknown> {
+  const snapshot: Record<string, unknown> = {}
+  for (const name of MESSAGE_FIELDS) {
+    const value = message[name]
+    if (value !== undefined) snapshot[name] = value
+  }
+  return snapshot
+}
+
+/**
+ * Checks one call (or one webhook event) against a plan: a `track` event's name and properties,
+ * `identify` traits, `group` traits; other types pass. `type` is the call's, or `undefined` for an
+ * event's own `type` (read once with the rest). Returns the message to send: a copy of every field
+ * read once, with the schema's output in place of the checked field (schemas may default or
+ * normalize values), or the violation. The caller's object is never changed.
+ */
+export function checkPlanned(plan: SchemaPlan, type: string | undefined, message: unknown): PlanCheck {
   if (!isObject(message)) return { ok: true, value: message }
   let snapshot: Record<string, unknown>
   let planned: PlannedField | undefined
   try {
-    // Every field read once: what is checked is what is sent, whatever the caller's getters do.
-    snapshot = { ...message }
-    planned = plannedField(plan, type, snapshot)
+    snapshot = snapshotOf(message)
+    planned = plannedField(plan, type ?? snapshot['type'], snapshot)
   } catch (error) {
-    return { ok: false, field: 'event', issues: [{ message: `reading the message threw: ${describe(error)}` }] }
+    return violation('event', `reading the message threw: ${describe(error)}`)
   }
   if (planned === undefined) return { ok: true, value: snapshot }
+  const given = snapshot
   if (planned.schema === undefined) {
-    const names = Object.keys(plan.events ?? {}).map((name) => JSON.stringify(name))
+    const name = snapshot['event']
+    const names = Object.keys(entry(plan, 'events') ?? {}).map((known) => JSON.stringify(known))
+    const shown = typeof name === 'string' ? JSON.stringify(name) : `a name of type ${typeof name}`
     return {
-      ok: false,
-      field: 'event',
-      issues: [
-        { message: `${JSON.stringify(snapshot['event'])} is not an event of the plan (${names.join(', ') || 'none'})` },
-      ],
-    }
+      ...violation('event', `${shown} is not an event of the plan (${names.join(', ') || 'none'})`),
+      given,
+    } as PlanCheck
   }
   let check: PlanCheck
   try {
-    check = checkWithSchema(planned.schema, planned.field, planned.where, snapshot[planned.field])
+    check = checkWithSchema(planned.schema, planned.field, snapshot[planned.field])
   } catch (error) {
-    if (error instanceof OptionsError) throw error
     // A schema (a refinement, a transform) that throws is a violation it could not describe.
-    return { ok: false, field: planned.field, issues: [{ message: `the plan's schema threw: ${describe(error)}` }] }
+    check = violation(planned.field, `the plan's schema threw: ${describe(error)}`)
   }
-  if (!check.ok) return check
-  snapshot[planned.field] = check.value
-  return { ok: true, value: snapshot }
+  if (!check.ok) return { ...check, given }
+  return { ok: true, value: { ...snapshot, [planned.field]: check.value } }
 }
 
 function describe(error: unknown): string {

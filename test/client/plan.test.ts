@@ -1,3 +1,4 @@
+import vm from 'node:vm'
 import { type } from 'arktype'
 import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
@@ -118,6 +119,51 @@ describe.each(Object.entries(plans) as Array<[string, SchemaPlan]>)('a plan of %
     expect(sent(server)[0]).toMatchObject({ event: 'Order Completed', properties: { total: -1 } })
   })
 
+  it("with planCheck: 'report', sends what it read and checked, reading the caller's fields once", async () => {
+    const server = await sink()
+    const client = new Client('key', { endpoint: server.url, plan, planCheck: 'report' })
+    let reads = 0
+    const shifty = {
+      userId: 'u1',
+      event: 'Order Completed',
+      get properties() {
+        reads++
+        return reads === 1 ? { total: 'not a number', items: [] } : { total: 'DIFFERENT', injected: true }
+      },
+    }
+    const violations: PlanViolationInfo[] = []
+    client.on('violation', (violation) => violations.push(violation))
+    client.track(shifty as never)
+    await client.close()
+    expect(reads).toBe(1)
+    expect(sent(server)[0].properties).toEqual({ total: 'not a number', items: [] })
+    expect(violations[0]?.message).toMatchObject({ properties: { total: 'not a number' } })
+  })
+
+  it("with planCheck: 'report', tells a violation only for a call that is queued, and loses none to a listener that closes", async () => {
+    const server = await sink()
+    const client = new Client('key', { endpoint: server.url, plan, planCheck: 'report' })
+    const violations: PlanViolationInfo[] = []
+    let closing: Promise<void> | undefined
+    client.on('violation', (violation) => {
+      violations.push(violation)
+      closing ??= client.close()
+    })
+    // Breaks the plan and the call's own rules: refused, and no violation told.
+    expect(() => client.track({ event: 'Order Completed', properties: { total: -1, items: [] } } as never)).toThrow(
+      expect.objectContaining({ code: 'ERR_MISSING_IDENTITY' }),
+    )
+    expect(violations).toHaveLength(0)
+    const outcomes: Array<Error | undefined> = []
+    client.track({ userId: 'u1', event: 'Order Completed', properties: { total: -1, items: [] } }, (error) =>
+      outcomes.push(error),
+    )
+    expect(violations).toHaveLength(1)
+    await closing
+    expect(outcomes).toEqual([undefined])
+    expect(sent(server)).toHaveLength(1)
+  })
+
   it("with planCheck: 'off', checks nothing at run time", async () => {
     const server = await sink()
     const client = new Client('key', { endpoint: server.url, plan, planCheck: 'off' })
@@ -180,13 +226,119 @@ describe('plans: what is sent, and what is refused at construction', () => {
     expect(() => new Client('key', { plan, planCheck: 'warn' as never })).toThrow(/planCheck/)
   })
 
-  it('refuses, at the call, a schema that turns out asynchronous there, queuing nothing', () => {
-    const plan = definePlan({ events: { E: z.object({ n: z.number() }).refine(async () => true) } })
-    const client = new Client('key', { plan })
-    expect(() => client.track({ userId: 'u1', event: 'E', properties: { n: 1 } })).toThrow(
-      /events\["E"\] validates asynchronously/,
+  it('refuses, at the call, a schema that turns out asynchronous there (any thenable), queuing nothing', () => {
+    const foreignPromise = vm.runInNewContext('Promise') as PromiseConstructor
+    const answering = (answer: () => unknown) =>
+      definePlan({
+        events: {
+          E: {
+            '~standard': {
+              version: 1,
+              vendor: 'x',
+              validate: (value) =>
+                (value && typeof value === 'object' && Object.keys(value).length > 0 ? answer() : { value }) as never,
+            },
+          },
+        },
+      })
+    for (const plan of [
+      definePlan({ events: { E: z.object({ n: z.number() }).refine(async () => true) } }),
+      answering(() => foreignPromise.resolve({ value: {} })),
+      // biome-ignore lint/suspicious/noThenProperty: a thenable schema answer is what this checks.
+      answering(() => ({ then: (resolve: (value: unknown) => void) => resolve({ value: {} }) })),
+    ]) {
+      const client = new Client('key', { plan })
+      expect(() => client.track({ userId: 'u1', event: 'E', properties: { n: 1 } })).toThrow(
+        expect.objectContaining({
+          code: 'ERR_PLAN_VIOLATION',
+          field: 'properties',
+          message: expect.stringMatching(/asynchronously/),
+        }),
+      )
+      expect(client.pending).toBe(0)
+    }
+    // Always asynchronous, as a promise of another realm: refused at construction.
+    const alwaysForeign = {
+      '~standard': { version: 1, vendor: 'x', validate: () => foreignPromise.resolve({ value: {} }) },
+    }
+    expect(() => definePlan({ events: { E: alwaysForeign as never } })).toThrow(OptionsError)
+  })
+
+  it('refuses a success without a value, which would send the call without the checked field', () => {
+    const empty = { '~standard': { version: 1, vendor: 'x', validate: () => ({}) } }
+    const client = new Client('key', { plan: definePlan({ events: { E: empty as never } }) })
+    expect(() => client.track({ userId: 'u1', event: 'E', properties: { total: 'x' } } as never)).toThrow(
+      expect.objectContaining({ code: 'ERR_PLAN_VIOLATION', field: 'properties' }),
     )
-    expect(client.pending).toBe(0)
+  })
+
+  it('reads inherited and non-enumerable fields as a call without a plan does', async () => {
+    const server = await sink()
+    const client = new Client('key', {
+      endpoint: server.url,
+      plan: definePlan({ events: { E: z.object({ n: z.number() }) } }),
+    })
+    class Visit {
+      get userId() {
+        return 'u1'
+      }
+      get name() {
+        return 'Home'
+      }
+    }
+    const tracked = Object.create({ userId: 'u1', event: 'E', properties: { n: 1 } })
+    Object.defineProperty(tracked, 'messageId', { value: 'm-1', enumerable: false })
+    client.page(new Visit() as never)
+    client.track(tracked)
+    await client.close()
+    expect(sent(server)).toMatchObject([
+      { type: 'page', userId: 'u1', name: 'Home' },
+      { type: 'track', event: 'E', properties: { n: 1 }, messageId: 'm-1' },
+    ])
+  })
+
+  it('leaves a track without an event to the call rules (ERR_MISSING_EVENT), not the plan', () => {
+    const client = new Client('key', { plan: definePlan({ events: { E: z.object({}) } }) })
+    expect(() => client.track({ userId: 'u1' } as never)).toThrow(
+      expect.objectContaining({ code: 'ERR_MISSING_EVENT' }),
+    )
+  })
+
+  it('names an event that is not a string by its type, whatever its toJSON does', () => {
+    const client = new Client('key', { plan: definePlan({ events: { E: z.object({}) } }) })
+    let calls = 0
+    const event = {
+      toJSON() {
+        if (++calls > 1) throw new Error('second call')
+        return 'E'
+      },
+    }
+    expect(() => client.track({ userId: 'u1', event } as never)).toThrow(
+      expect.objectContaining({
+        code: 'ERR_PLAN_VIOLATION',
+        field: 'event',
+        message: expect.stringMatching(/a name of type object is not an event/),
+      }),
+    )
+  })
+
+  it('reads at most 100 issues of a schema, however long its list', () => {
+    const endless = { '~standard': { version: 1, vendor: 'x', validate: () => ({ issues: new Array(2 ** 32 - 1) }) } }
+    const client = new Client('key', { plan: definePlan({ events: { E: endless as never } }) })
+    expect(() => client.track({ userId: 'u1', event: 'E' } as never)).toThrow(
+      expect.objectContaining({ code: 'ERR_PLAN_VIOLATION' }),
+    )
+  })
+
+  it('reads only its own entries, whatever Object.prototype holds', () => {
+    const client = new Client('key', { plan: definePlan({ events: { E: z.object({}) } }) })
+    const prototype = Object.prototype as Record<string, unknown>
+    prototype['traits'] = 'polluted'
+    try {
+      expect(client.identify({ userId: 'u1', traits: { any: 1 } })).toBe(true)
+    } finally {
+      delete prototype['traits']
+    }
   })
 
   it('refuses a call whose schema throws, naming the field', () => {
