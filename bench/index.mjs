@@ -311,6 +311,8 @@ try {
   const webhooks = webhookScenario(receiver, failing)
   console.log('\n== tracking plans: CPU per track call, no plan and each schema library')
   const plans = runChild('plan-run.mjs', smoke ? { calls: 1_000, rounds: 1 } : { calls: 10_000, rounds: 40 })
+  console.log('\n== signature schemes: CPU per delivery to sign (a WebhookDestination) and to verify (verifyWebhook)')
+  const signing = runChild('signing-run.mjs', smoke ? { events: 500, rounds: 1 } : { events: 5_000, rounds: 15 })
   const results = {
     date: new Date().toISOString(),
     smoke,
@@ -320,6 +322,7 @@ try {
     growth,
     webhooks,
     plans,
+    signing,
     targets: smoke ? [] : targets(client, webhooks),
   }
 
@@ -340,6 +343,15 @@ try {
     const alone = round(micros - plans.cpuMicrosPerCall['no plan'], 2)
     console.log(`| ${name} | ${round(micros, 2)} | ${name === 'no plan' ? '' : alone} |`)
   }
+  console.log('\n| signature scheme | CPU µs / delivery, sending | the signing alone, µs |')
+  console.log('| --- | --- | --- |')
+  for (const [name, micros] of Object.entries(signing.sendCpuMicrosPerEvent)) {
+    const alone = round(micros - signing.sendCpuMicrosPerEvent.unsigned, 1)
+    console.log(`| ${name} | ${round(micros, 1)} | ${name === 'unsigned' ? '' : alone} |`)
+  }
+  console.log('\n| verifying | CPU µs / delivery |\n| --- | --- |')
+  for (const [name, micros] of Object.entries(signing.verifyCpuMicrosPerDelivery))
+    console.log(`| ${name} | ${round(micros, 1)} |`)
   console.log('\n| events | event size | CPU µs / event | wall µs / event | peak RSS MB | requests |')
   console.log('| --- | --- | --- | --- | --- | --- |')
   for (const row of growth) {

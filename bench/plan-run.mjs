@@ -7,20 +7,11 @@
 import { type } from 'arktype'
 import * as v from 'valibot'
 import { z } from 'zod'
+import { orderProperties as properties } from './typical-event.mjs'
 
 const { calls, rounds } = JSON.parse(process.argv[2] ?? '{"calls":10000,"rounds":30}')
 const { Client, definePlan } = await import(process.env.EVENTWIRE_ENTRY ?? 'eventwire')
 
-/** A typical event: an order with two line items. */
-const properties = (index) => ({
-  orderId: `o-${index}`,
-  total: 59.9,
-  currency: 'EUR',
-  items: [
-    { sku: 'SKU-1', price: 19.9, quantity: 1 },
-    { sku: 'SKU-2', price: 20, quantity: 2 },
-  ],
-})
 const plans = {
   'no plan': undefined,
   'Zod 4': definePlan({

@@ -27,6 +27,7 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
       client: Array<{ rows: Array<{ library: string; lost: number; requests: number }> }>
       webhooks: { rows: Array<{ requestsPerSecond: number }>; pending: { pending: number } }
       plans: { cpuMicrosPerCall: Record<string, number> }
+      signing: { sendCpuMicrosPerEvent: Record<string, number>; verifyCpuMicrosPerDelivery: Record<string, number> }
     }
     const rows = results.client.flatMap((scenario) => scenario.rows)
     expect(rows.length).toBe(9)
@@ -36,6 +37,13 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
     expect(results.webhooks.pending.pending).toBe(1_000)
     expect(Object.keys(results.plans.cpuMicrosPerCall)).toEqual(['no plan', 'Zod 4', 'Valibot 1', 'ArkType 2'])
     expect(Object.values(results.plans.cpuMicrosPerCall).every((micros) => micros > 0)).toBe(true)
+    expect(Object.keys(results.signing.sendCpuMicrosPerEvent)).toEqual([
+      'unsigned',
+      'X-Signature',
+      'Standard Webhooks',
+      'both',
+    ])
+    expect(Object.keys(results.signing.verifyCpuMicrosPerDelivery)).toHaveLength(3)
   } finally {
     rmSync(out, { recursive: true, force: true })
   }

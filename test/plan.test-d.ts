@@ -89,7 +89,7 @@ const receiverPlan = definePlan({
   traits: z.object({ email: z.string() }),
 })
 declare const request: Request
-const verified = await verifyWebhook(request, { secret: 's', plan: receiverPlan })
+const verified = await verifyWebhook(request, { secrets: 's', plan: receiverPlan })
 if (verified.ok) {
   const { payload } = verified
   if (payload.type === 'track') {
@@ -99,7 +99,15 @@ if (verified.ok) {
   }
   if (payload.type === 'identify') expectTypeOf(payload.traits).toEqualTypeOf<{ email: string }>()
 } else {
-  expectTypeOf(verified.reason).toEqualTypeOf<'missing_signature' | 'bad_signature' | 'malformed' | 'plan_violation'>()
+  expectTypeOf(verified.reason).toEqualTypeOf<
+    | 'missing_header'
+    | 'malformed_header'
+    | 'bad_signature'
+    | 'timestamp_too_old'
+    | 'timestamp_too_new'
+    | 'malformed'
+    | 'plan_violation'
+  >()
 }
 
 const planned = new WebhookDestination({ webhooks: [{ url: 'https://hooks.example.com' }], plan: receiverPlan })
@@ -114,7 +122,7 @@ void noPlanGiven
 
 // A plan with traits only leaves track payloads as they are (not typed away).
 const traitsOnly = definePlan({ traits: z.object({ email: z.string() }) })
-const fromTraitsOnly = await verifyWebhook(request, { secret: 's', plan: traitsOnly })
+const fromTraitsOnly = await verifyWebhook(request, { secrets: 's', plan: traitsOnly })
 if (fromTraitsOnly.ok && fromTraitsOnly.payload.type === 'track') void fromTraitsOnly.payload['event']
 // An event whose schema is optional or defaulted may leave its properties out.
 const optional = new Client('k', {

@@ -39,14 +39,17 @@ export function backoffDelay(backoff: (attempt: number) => number, attempt: numb
   }
 }
 
-/** Visible ASCII: what a header value may safely carry, and more than a hex signature needs. */
-const SIGNATURE = /^[\x21-\x7e]+$/
+/**
+ * Visible ASCII words separated by single spaces: what a header value may safely carry, and what
+ * a list of signatures needs.
+ */
+const SIGNATURE = /^[\x21-\x7e]+(?: [\x21-\x7e]+)*$/
 
 function checkSignature(signature: unknown): string | CallbackFailure {
   if (typeof signature === 'string' && SIGNATURE.test(signature)) return signature
   return {
     cause: new TypeError(
-      `the signer returned ${describeValue(signature)}; expected a non-empty string of visible ASCII (the hex HMAC).`,
+      `the signer returned ${describeValue(signature)}; expected a non-empty string of visible ASCII (the HMAC).`,
     ),
   }
 }

@@ -12,6 +12,13 @@ import {
 } from './result.js'
 import { isDelivered, newDeliveryState, runRound, type DeliveryState, type RoundDecision } from './round.js'
 import type { Outgoing } from './sender.js'
+import type { Signer } from './signer.js'
+import { signedContent, unixSeconds } from './standard-webhooks.js'
+import { ValidationError } from '../core/errors/validation-error.js'
+
+function idWithDot(eventId: string): string {
+  return `the event id ${JSON.stringify(eventId)} contains a ".", which Standard Webhooks does not allow in webhook-id (it separates what is signed). Give the event a messageId without one.`
+}
 
 /** What every delivery engine, in memory or on BullMQ, tells about the events it delivers. */
 export interface DeliveryEvents {
@@ -84,12 +91,46 @@ export class DeliveryRounds {
     return { kind: 'finished', delivered: isDelivered(state, this.#engine.settings.mode) }
   }
 
-  /** Sends one round of `state` (see {@link runRound}), tells each attempt, and says what comes next. */
+  /**
+   * Sends one round of `state` (see {@link runRound}), tells each attempt, and says what comes next.
+   * Under Standard Webhooks the round is signed first, with its own time: a retry is never sent
+   * with a stale timestamp that receivers would refuse. If that signature cannot be made, the
+   * event ends as {@link refuseUnsigned} says.
+   */
   async run(state: DeliveryState<Endpoint>, outgoing: Outgoing): Promise<RoundDecision> {
+    if (this.#engine.stamp !== undefined) {
+      const stamped = await this.#stamp(this.#engine.stamp, outgoing)
+      if ('cause' in stamped) return this.refuseUnsigned(state, stamped)
+      outgoing = stamped
+    }
+    const sending = outgoing
     const attempted = this.#audience.listenerCount('attempt') > 0 ? pendingTargets(state) : undefined
-    const decision = await runRound(state, this.#engine.settings, (endpoint) => this.#engine.send(endpoint, outgoing))
+    const decision = await runRound(state, this.#engine.settings, (endpoint) => this.#engine.send(endpoint, sending))
     if (attempted) for (const notice of attemptNotices(state.eventId, attempted)) this.#audience.emit('attempt', notice)
     return decision
+  }
+
+  /** `outgoing` with this round's Standard Webhooks timestamp and signature, or why it has none. */
+  #stamp(stamp: Signer, outgoing: Outgoing): Prepared | Promise<Prepared> {
+    const { eventId, body } = outgoing
+    if (eventId.includes('.')) return { cause: new Error(idWithDot(eventId)) }
+    const timestamp = String(unixSeconds(Date.now()))
+    const signing = signBody(stamp, signedContent(eventId, timestamp, body), this.#engine.settings.timeoutMs)
+    const stamped = (signature: string | CallbackFailure): Prepared =>
+      typeof signature === 'string' ? { ...outgoing, standard: { timestamp, signature } } : signature
+    return signing instanceof Promise ? signing.then(stamped) : stamped(signing)
+  }
+
+  /**
+   * Refuses an event id Standard Webhooks cannot carry (one with a `.`, the separator of what it
+   * signs), when requests are signed that way.
+   *
+   * @throws {@link ValidationError} `ERR_INVALID_FIELD` on `messageId`.
+   */
+  checkId(eventId: string, caller: string): void {
+    if (this.#engine.stamp !== undefined && eventId.includes('.')) {
+      throw new ValidationError('ERR_INVALID_FIELD', 'messageId', `${caller}: ${idWithDot(eventId)}`)
+    }
   }
 
   /** Tells that the URLs still pending will be tried again at `dueAt`. */

@@ -156,6 +156,7 @@ export class WebhookDestinationBase<
     try {
       if (this.#closing !== undefined) throw new ClosedError('deliver()')
       checked = checkEvent(this.#plan === undefined ? event : followPlan(this.#plan, event, 'deliver()'))
+      this.#rounds.checkId(checked.eventId, 'deliver()')
     } catch (error) {
       return Promise.reject(error)
     }

@@ -1,14 +1,15 @@
 import { createEndpoints, type Endpoint } from './endpoint.js'
 import { createSender, type Sender } from './sender.js'
 import { resolveWebhookSettings, type ResolvedWebhookSettings, type WebhookSettings } from './settings.js'
-import type { Signer } from './signer.js'
+import { signWithEach, type HmacFormat, type Signer } from './signer.js'
 import type { WebhookTransport } from './transport.js'
 
 /** The defaults a build of the webhook module brings: how it sends and how it signs. */
 export interface WebhookPlatform {
   /** `blockPrivateNetworks`: check every resolved address, where the platform can. */
   readonly transport: (options: { blockPrivateNetworks: boolean }) => WebhookTransport
-  readonly signer: (secret: string) => Signer
+  /** Signs with one key in a format; a string key as its UTF-8 bytes. */
+  readonly signer: (format: HmacFormat, secret: string | Uint8Array) => Signer
 }
 
 /** What every delivery engine (in memory, BullMQ) runs on, read from the settings in one place. */
@@ -18,7 +19,13 @@ export interface Engine {
   readonly endpoints: readonly Endpoint[]
   readonly transport: WebhookTransport
   readonly send: Sender
+  /** The `X-Signature` of a body: one hex HMAC-SHA1 per `sharedSecret`, comma-separated. */
   readonly sign: Signer | undefined
+  /**
+   * The `webhook-signature` of Standard Webhooks' signed content (`{id}.{timestamp}.{body}`): one
+   * `v1,<base64 HMAC-SHA256>` per `standardSecret`, space-separated.
+   */
+  readonly stamp: Signer | undefined
 }
 
 /**
@@ -35,6 +42,22 @@ export function createEngine(settings: WebhookSettings, platform: WebhookPlatfor
     endpoints: createEndpoints(resolved),
     transport,
     send: createSender(resolved, transport),
-    sign: resolved.sharedSecret === undefined ? undefined : platform.signer(resolved.sharedSecret),
+    sign: signerFor(platform, 'sha1-hex', resolved.sharedSecrets, (hex) => hex, ','),
+    stamp: signerFor(platform, 'sha256-base64', resolved.standardKeys, (base64) => `v1,${base64}`, ' '),
   }
+}
+
+function signerFor(
+  platform: WebhookPlatform,
+  format: HmacFormat,
+  secrets: readonly (string | Uint8Array)[],
+  shape: (signature: string) => string,
+  separator: string,
+): Signer | undefined {
+  if (secrets.length === 0) return undefined
+  return signWithEach(
+    secrets.map((secret) => platform.signer(format, secret)),
+    shape,
+    separator,
+  )
 }

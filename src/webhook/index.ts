@@ -14,11 +14,13 @@ export type { DeleteEvent, WebhookEvent, WebhookEventType } from './event.js'
 export { DESTINATION_NAME } from './integrations.js'
 export { signPayload, verifySignature } from './signature.js'
 export { verifyWebhook } from './verify-webhook.js'
+export { generateStandardSecret } from './standard-webhooks.js'
 export type {
   PlannedPayloadFields,
   PlannedWebhookPayload,
   ReceivedHeaders,
   ReceivedWebhook,
+  SignatureScheme,
   VerifiedPayload,
   VerifiedWebhook,
   VerifyWebhookOptions,

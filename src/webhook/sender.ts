@@ -10,6 +10,29 @@ export interface Outgoing {
   /** The JSON body, serialized once; its UTF-8 encoding is what is signed and sent. */
   readonly body: string
   readonly signature: string | undefined
+  /** Under Standard Webhooks, this round's `webhook-timestamp` and `webhook-signature`. */
+  readonly standard?: { readonly timestamp: string; readonly signature: string }
+}
+
+/**
+ * The headers of one request: the URL's own, the event's stable `webhook-id` (the same on every
+ * attempt, for receivers to de-duplicate on), and the signatures. Literal keys (not computed
+ * ones) keep each a fast object clone.
+ */
+function headersOf(endpoint: Endpoint, { eventId, signature, standard }: Outgoing): Record<string, string> {
+  if (standard === undefined) {
+    return signature === undefined
+      ? { ...endpoint.headers, 'webhook-id': eventId }
+      : { ...endpoint.headers, 'webhook-id': eventId, 'x-signature': signature }
+  }
+  const headers: Record<string, string> = {
+    ...endpoint.headers,
+    'webhook-id': eventId,
+    'webhook-timestamp': standard.timestamp,
+    'webhook-signature': standard.signature,
+  }
+  if (signature !== undefined) headers['x-signature'] = signature
+  return headers
 }
 
 /** Sends an event's bytes to one endpoint, within the concurrency bounds. */
@@ -23,7 +46,7 @@ export type Sender = (endpoint: Endpoint, outgoing: Outgoing) => Promise<Webhook
  */
 export function createSender(settings: ResolvedWebhookSettings, transport: WebhookTransport): Sender {
   const overall = new Limiter(settings.maxConcurrency)
-  return async (endpoint, { eventId, body, signature }) => {
+  return async (endpoint, outgoing) => {
     const { limiter } = endpoint
     // acquire() gives a promise only when there is a wait: a free slot costs no tick.
     const urlPlace = limiter.acquire()
@@ -35,13 +58,8 @@ export function createSender(settings: ResolvedWebhookSettings, transport: Webho
         url: endpoint.url,
         origin: endpoint.origin,
         path: endpoint.path,
-        // `webhook-id`: the event's stable id, the same on every attempt, for receivers to
-        // de-duplicate on. Literal keys (not computed ones) keep this a fast object clone.
-        headers:
-          signature === undefined
-            ? { ...endpoint.headers, 'webhook-id': eventId }
-            : { ...endpoint.headers, 'webhook-id': eventId, 'x-signature': signature },
-        body,
+        headers: headersOf(endpoint, outgoing),
+        body: outgoing.body,
         timeoutMs: endpoint.timeoutMs,
         blockPrivateNetworks: settings.blockPrivateNetworks,
       })

@@ -9,6 +9,7 @@ import {
 import { MAX_TIMER_MS } from '../core/timers.js'
 import { isObject } from '../core/validate.js'
 import { blockedRangeOf } from './private-address.js'
+import { standardKey, whyNotStandardSecret } from './standard-webhooks.js'
 import type { WebhookTransport } from './transport.js'
 
 /** One receiving URL and the static headers added to every request sent to it. */
@@ -23,8 +24,20 @@ export interface WebhookEntry {
 export interface WebhookSettings {
   /** 1 to 5 receiving URLs. */
   webhooks: readonly WebhookEntry[]
-  /** When set, every request carries `X-Signature`: hex HMAC-SHA1 of the body keyed with it. */
-  sharedSecret?: string | undefined
+  /**
+   * When set, every request carries `X-Signature`: the lowercase hex HMAC-SHA1 of the body keyed
+   * with the secret (its UTF-8 bytes). Several secrets (a rotation): one signature each, joined by
+   * commas, in the order given; receivers that take a list (`verifyWebhook`) accept any of them.
+   */
+  sharedSecret?: string | readonly string[] | undefined
+  /**
+   * Standard Webhooks secrets (`whsec_` and 24 to 64 bytes in base64; see
+   * `generateStandardSecret`): every request carries `webhook-timestamp` (the attempt's Unix
+   * seconds) and `webhook-signature`, a `v1,<base64 HMAC-SHA256>` of `{webhook-id}.{timestamp}.{body}`
+   * per secret, space-separated, signed afresh on each retry. With `sharedSecret` too, requests
+   * carry both schemes. Event ids may not contain `.` then (the specification's rule).
+   */
+  standardSecret?: string | readonly string[] | undefined
   /**
    * Time one attempt may take, in ms: connecting and the response headers, whose status decides.
    * The body (of which at most 64 KiB is read) must be in by then too, or its connection is closed.
@@ -72,7 +85,10 @@ export interface ResolvedWebhook {
 /** Settings with defaults filled in. */
 export interface ResolvedWebhookSettings {
   readonly webhooks: readonly ResolvedWebhook[]
-  readonly sharedSecret: string | undefined
+  /** The `X-Signature` secrets, in order; none when unsigned. */
+  readonly sharedSecrets: readonly string[]
+  /** The keys of the Standard Webhooks secrets, in order; none without that scheme. */
+  readonly standardKeys: readonly Uint8Array[]
   readonly timeoutMs: number
   readonly retryWindowMs: number
   readonly backoff: (attempt: number) => number
@@ -94,7 +110,16 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 /** Visible ASCII, spaces, tabs and obs-text: no CR, LF or NUL that could split a header. */
 const FIELD_VALUE = /^[\t\u0020-\u007e\u0080-\u00ff]*$/
 /** Headers eventwire sets itself or that would break the request if overridden. */
-const RESERVED = new Set(['content-type', 'content-length', 'user-agent', 'x-signature', 'webhook-id', 'host'])
+const RESERVED = new Set([
+  'content-type',
+  'content-length',
+  'user-agent',
+  'x-signature',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+  'host',
+])
 /**
  * Hop-by-hop and framing headers (RFC 9110 section 7.6.1, and `Expect`): they describe one
  * connection, not the event, and undici refuses `Expect`, `Upgrade`, `Keep-Alive` and
@@ -131,6 +156,7 @@ function isTransport(value: unknown): value is WebhookTransport {
 const SETTING_NAMES: Readonly<Record<keyof WebhookSettings, true>> = {
   webhooks: true,
   sharedSecret: true,
+  standardSecret: true,
   timeoutMs: true,
   retryWindowMs: true,
   backoff: true,
@@ -208,10 +234,14 @@ export function resolveWebhookSettings(settings: unknown): ResolvedWebhookSettin
       `expected 1 to ${MAX_WEBHOOKS} entries, got ${Array.isArray(webhooks) ? webhooks.length : typeof webhooks}.`,
     )
   }
-  const secret = settings['sharedSecret']
-  if (secret !== undefined && (typeof secret !== 'string' || secret === '')) {
-    throw new OptionsError('sharedSecret', 'expected a non-empty string, or leave it out to send unsigned requests.')
-  }
+  const sharedSecrets = secretsOption('sharedSecret', settings['sharedSecret'], (secret) =>
+    typeof secret === 'string' && secret !== ''
+      ? undefined
+      : 'expected a non-empty string, or leave it out to send unsigned requests',
+  )
+  const standardKeys = secretsOption('standardSecret', settings['standardSecret'], whyNotStandardSecret).map(
+    standardKey,
+  )
   const backoff = settings['backoff']
   if (backoff !== undefined && typeof backoff !== 'function')
     throw new OptionsError('backoff', 'expected (attempt) => ms.')
@@ -233,7 +263,8 @@ export function resolveWebhookSettings(settings: unknown): ResolvedWebhookSettin
   }
   return {
     webhooks: resolved,
-    sharedSecret: secret,
+    sharedSecrets,
+    standardKeys,
     timeoutMs: integerOption('timeoutMs', settings['timeoutMs'], 5_000, 1, MAX_TIMER_MS),
     retryWindowMs: integerOption(
       'retryWindowMs',
@@ -250,6 +281,26 @@ export function resolveWebhookSettings(settings: unknown): ResolvedWebhookSettin
     // Checked last, as it always was: a transport of the user's is not looked at while other settings are wrong.
     transport: transportOption(settings['transport']),
   }
+}
+
+/**
+ * A secret setting: one secret or a non-empty list (a rotation). `whyNot` says why a secret cannot
+ * be used, or `undefined` when it can.
+ *
+ * @throws {@link OptionsError} naming the setting, and the entry of a list.
+ */
+function secretsOption(name: string, value: unknown, whyNot: (secret: unknown) => string | undefined): string[] {
+  if (value === undefined) return []
+  const list = Array.isArray(value)
+  const secrets: readonly unknown[] = list ? value : [value]
+  if (secrets.length === 0) {
+    throw new OptionsError(name, 'expected one secret or more; leave it out to send no such signature.')
+  }
+  secrets.forEach((secret, index) => {
+    const why = whyNot(secret)
+    if (why !== undefined) throw new OptionsError(list ? `${name}[${index}]` : name, `${why}.`)
+  })
+  return secrets as string[]
 }
 
 function transportOption(value: unknown): WebhookTransport | undefined {

@@ -9,20 +9,30 @@ function toBytes(body: RawBody): Uint8Array {
   return body instanceof Uint8Array ? body : new Uint8Array(body)
 }
 
-function toHex(bytes: Uint8Array): string {
+/** Lowercase hex of bytes, as `X-Signature` is written. */
+export function toHex(bytes: Uint8Array): string {
   let hex = ''
   for (const byte of bytes) hex += HEX[byte]
   return hex
 }
 
-/** Imports an HMAC-SHA1 key once; a destination keeps the promise for all its requests. */
-export function importSigningKey(secret: string): Promise<CryptoKey> {
-  return crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-1' }, false, ['sign'])
+/**
+ * Imports an HMAC key once (a string secret as its UTF-8 bytes); a destination keeps the promise
+ * for all its requests. Not extractable: the key cannot be read back out.
+ */
+export function importSigningKey(secret: string | Uint8Array, hash: 'SHA-1' | 'SHA-256' = 'SHA-1'): Promise<CryptoKey> {
+  const bytes = typeof secret === 'string' ? encoder.encode(secret) : secret
+  return crypto.subtle.importKey('raw', bytes as Uint8Array<ArrayBuffer>, { name: 'HMAC', hash }, false, ['sign'])
+}
+
+/** The HMAC of the body's bytes (a string as UTF-8) with an imported key. */
+export async function hmacWithKey(key: CryptoKey, body: RawBody): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.sign('HMAC', key, toBytes(body) as Uint8Array<ArrayBuffer>))
 }
 
 /** Lowercase hex HMAC-SHA1 of the body's bytes (a string as UTF-8) with an imported key. */
 export async function signWithKey(key: CryptoKey, body: RawBody): Promise<string> {
-  return toHex(new Uint8Array(await crypto.subtle.sign('HMAC', key, toBytes(body) as Uint8Array<ArrayBuffer>)))
+  return toHex(await hmacWithKey(key, body))
 }
 
 /**
@@ -95,7 +105,7 @@ export async function verifySignature(
  * on it reads as empty. A view on a `SharedArrayBuffer` is copied: Web Crypto refuses shared memory,
  * and a copy is a snapshot another thread cannot change mid-hash.
  */
-function checkableBytes(body: unknown): string | Uint8Array | undefined {
+export function checkableBytes(body: unknown): string | Uint8Array | undefined {
   if (typeof body === 'string') return body
   const buffer = body instanceof Uint8Array ? body.buffer : body instanceof ArrayBuffer ? body : undefined
   if (buffer === undefined || isDetached(buffer)) return undefined

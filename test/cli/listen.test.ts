@@ -1,6 +1,8 @@
 import { createHmac } from 'node:crypto'
 import { createServer } from 'node:net'
+import { Webhook as StandardWebhook } from 'standardwebhooks'
 import { afterEach, describe, expect, it } from 'vitest'
+import { generateStandardSecret } from '../../src/webhook/index.js'
 import { runCli, startCli, startListen, type CliProcess } from '../helpers/cli.js'
 
 const running: CliProcess[] = []
@@ -56,6 +58,32 @@ describe('eventwire listen', () => {
     })
     expect(records[1]).toMatchObject({ signature: 'forged', status: 401 })
     expect(records[2]).toMatchObject({ signature: 'missing', status: 401 })
+  })
+
+  it('verifies Standard Webhooks with a whsec_ secret: "verified", and "stale" (401) for a replay after 5 minutes', async () => {
+    const secret = generateStandardSecret()
+    const { cli, url } = await listen(['--secret', secret])
+    const signer = new StandardWebhook(secret)
+    const signed = (offsetSeconds: number) => {
+      const at = new Date(Date.now() + offsetSeconds * 1000)
+      return {
+        'webhook-id': 'evt-1',
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': signer.sign('evt-1', at, body),
+      }
+    }
+    expect((await post(url, signed(0))).status).toBe(200)
+    const stale = await post(url, signed(-400))
+    expect(stale.status).toBe(401)
+    expect(await stale.json()).toEqual({ error: 'webhook-timestamp is over 5 minutes off: a replay?' })
+    const forged = await post(url, { ...signed(0), 'webhook-id': 'evt-2' })
+    expect(forged.status).toBe(401)
+    await cli.waitFor(() => cli.records().filter((record) => record['event'] === 'request').length >= 3)
+    const marks = cli
+      .records()
+      .filter((record) => record['event'] === 'request')
+      .map((record) => record['signature'])
+    expect(marks).toEqual(['verified', 'stale', 'forged'])
   })
 
   it('verifies the bytes received, not a re-encoded string (a body with invalid UTF-8 still verifies)', async () => {

@@ -104,6 +104,7 @@ function packAndInstall() {
   // tarball: from this folder it would be the repository itself (a package's self-reference).
   for (const file of [
     'conformance.mjs',
+    'standard-webhooks-vector.mjs',
     'entry-process.mjs',
     'entry-process.cjs',
     'entry-worker.mjs',

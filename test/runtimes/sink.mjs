@@ -1,11 +1,14 @@
 // The matrix's receiving end on 127.0.0.1: the ingest API (/ingest/RUN/v1/batch), a webhook
-// receiver that checks X-Signature with node:crypto (/hook/RUN), reports for the conformance
+// receiver that checks X-Signature or Standard Webhooks with node:crypto (/hook/RUN), reports for the conformance
 // cases, and the browser page with its bundle; plus the same receiver over HTTPS with a
 // self-signed certificate (/tls-base says where), which no runtime may trust.
 import { createHmac } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
+
+/** The Standard Webhooks secret the conformance cases sign with (32 bytes), as conformance.mjs has it. */
+const STANDARD_SECRET = `whsec_${Buffer.from('eventwire-matrix-standard-key-32').toString('base64')}`
 
 const fixture = (name) => readFileSync(new URL(`../fixtures/tls/${name}`, import.meta.url), 'utf8')
 
@@ -38,8 +41,25 @@ export async function startMatrixSink({ browserBundle }) {
       }
       if (request.method === 'POST' && kind === 'hook') {
         const expected = createHmac('sha1', 's3cret').update(raw).digest('hex')
+        const id = request.headers['webhook-id']
+        const timestamp = request.headers['webhook-timestamp']
+        const standard = createHmac('sha256', Buffer.from(STANDARD_SECRET.slice('whsec_'.length), 'base64'))
+          .update(`${id}.${timestamp}.`)
+          .update(raw)
+          .digest('base64')
         listOf(hooks, run).push({
-          verified: request.headers['x-signature'] === expected,
+          verified:
+            request.headers['x-signature'] === expected ||
+            (request.headers['webhook-signature'] ?? '').split(' ').includes(`v1,${standard}`),
+          // What a receiver in the runtime under test verifies again.
+          delivery: {
+            headers: Object.fromEntries(
+              ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'x-signature']
+                .filter((name) => request.headers[name] !== undefined)
+                .map((name) => [name, request.headers[name]]),
+            ),
+            body: raw.toString('utf8'),
+          },
           userAgent: request.headers['user-agent'] ?? '',
           // Sent by fetch (Node's, at least), never by undici's Pool: tells which platform sent it.
           fetchMode: request.headers['sec-fetch-mode'],
@@ -77,6 +97,7 @@ export async function startMatrixSink({ browserBundle }) {
         return reply(200, {
           count: received.length,
           verified: received.filter((hook) => hook.verified).length,
+          delivery: received[0]?.delivery,
           userAgent: received[0]?.userAgent ?? '',
           fetchMode: received[0]?.fetchMode ?? null,
         })

@@ -1,13 +1,19 @@
 import { createHmac } from 'node:crypto'
+import { Webhook as StandardWebhook } from 'standardwebhooks'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
 import { definePlan } from '../../src/index.js'
 import { WebhookQueue, WebhookWorker } from '../../src/webhook/bullmq/index.js'
-import { toWebhookPayload, ValidationError, type WebhookSettings } from '../../src/webhook/index.js'
+import {
+  generateStandardSecret,
+  toWebhookPayload,
+  ValidationError,
+  type WebhookSettings,
+} from '../../src/webhook/index.js'
 import { startRedis, type RedisServer } from '../helpers/redis.js'
 import { isInstalled, REDIS } from '../helpers/services.js'
 import { startHostileReceiver } from '../helpers/hostile-receiver.js'
-import { startSink, type Responder, type Sink } from '../helpers/sink.js'
+import { startSink, type ReceivedRequest, type Responder, type Sink } from '../helpers/sink.js'
 
 let redis: RedisServer
 let name = ''
@@ -143,6 +149,27 @@ describe.runIf(withRedis)('durable delivery on BullMQ and a real Redis', () => {
     expect(down.requests).toHaveLength(2)
     expect(flaky.requests[0]?.body).toBe(flaky.requests[1]?.body)
     expect(flaky.requests[0]?.headers['x-signature']).toBe(flaky.requests[1]?.headers['x-signature'])
+  })
+
+  it('signs every round under Standard Webhooks afresh, under the event id, and fails an id the scheme cannot carry', async () => {
+    const secret = generateStandardSecret()
+    const flaky = await receiver((_request, index) => ({ status: index === 0 ? 500 : 200 }))
+    const producer = queue()
+    // Over a second between rounds, so that the two timestamps differ.
+    const hub = await worker({ webhooks: [{ url: flaky.url }], standardSecret: secret, backoff: () => 1_100 })
+    const failed: string[] = []
+    hub.on('failed', (result) => failed.push(`${result.eventId} ${result.urls[0]?.lastError?.code}`))
+    await producer.enqueue({ type: 'identify', userId: 'u1', messageId: 'evt-1' })
+    await producer.enqueue({ type: 'identify', userId: 'u1', messageId: 'evt.2' })
+    await expect.poll(() => flaky.requests.length, { timeout: 10_000 }).toBe(2)
+    await expect.poll(() => failed, { timeout: 10_000 }).toEqual(['evt.2 ERR_CALLBACK'])
+    const [first, second] = flaky.requests as [ReceivedRequest, ReceivedRequest]
+    expect([first.headers['webhook-id'], second.headers['webhook-id']]).toEqual(['evt-1', 'evt-1'])
+    expect(Number(second.headers['webhook-timestamp'])).toBeGreaterThan(Number(first.headers['webhook-timestamp']))
+    for (const request of [first, second]) {
+      const headers = Object.fromEntries(Object.entries(request.headers).map(([key, value]) => [key, String(value)]))
+      expect(new StandardWebhook(secret).verify(request.body, headers)).toMatchObject({ userId: 'u1' })
+    }
   })
 
   it('keeps a 4xx failure and an exhausted window as dead letters with each URL’s last error, and re-drives them', async () => {

@@ -37,6 +37,7 @@ describe('WebhookDestination settings', () => {
     const unset = {
       webhooks: [{ url, headers: undefined }],
       sharedSecret: undefined,
+      standardSecret: undefined,
       timeoutMs: undefined,
       retryWindowMs: undefined,
       backoff: undefined,
@@ -79,6 +80,34 @@ describe('WebhookDestination settings', () => {
     ],
     ['an empty secret', { webhooks: [{ url }], sharedSecret: '' }, 'sharedSecret'],
     ['a numeric secret', { webhooks: [{ url }], sharedSecret: 123 }, 'sharedSecret'],
+    ['an empty list of secrets', { webhooks: [{ url }], sharedSecret: [] }, 'sharedSecret'],
+    ['an empty secret in a rotation', { webhooks: [{ url }], sharedSecret: ['s', ''] }, 'sharedSecret[1]'],
+    [
+      'a Standard Webhooks secret without whsec_',
+      { webhooks: [{ url }], standardSecret: 'MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+      'standardSecret',
+    ],
+    [
+      'a Standard Webhooks secret that is not base64',
+      { webhooks: [{ url }], standardSecret: 'whsec_not base64!' },
+      'standardSecret',
+    ],
+    [
+      'a Standard Webhooks key of 16 bytes',
+      { webhooks: [{ url }], standardSecret: `whsec_${btoa('x'.repeat(16))}` },
+      'standardSecret',
+    ],
+    [
+      'a Standard Webhooks key of 65 bytes',
+      { webhooks: [{ url }], standardSecret: `whsec_${btoa('x'.repeat(65))}` },
+      'standardSecret',
+    ],
+    [
+      'a bad second secret in a rotation',
+      { webhooks: [{ url }], standardSecret: [`whsec_${btoa('x'.repeat(24))}`, 'whsec_'] },
+      'standardSecret[1]',
+    ],
+    ['an empty list of Standard Webhooks secrets', { webhooks: [{ url }], standardSecret: [] }, 'standardSecret'],
     ['a zero timeout', { webhooks: [{ url }], timeoutMs: 0 }, 'timeoutMs'],
     ['a negative window', { webhooks: [{ url }], retryWindowMs: -1 }, 'retryWindowMs'],
     ['an unknown mode', { webhooks: [{ url }], mode: 'all' }, 'mode'],
@@ -124,7 +153,8 @@ describe('WebhookDestination defaults', () => {
       maxConcurrency: 256,
       maxConcurrencyPerUrl: 64,
       mode: 'any',
-      sharedSecret: undefined,
+      sharedSecrets: [],
+      standardKeys: [],
       blockPrivateNetworks: false,
     })
   })
@@ -246,11 +276,41 @@ describe('WebhookDestination numeric and boolean settings', () => {
     expect(optionOf({ webhooks: [{ url }], blockPrivateNetworks: 'yes' })).toBe('blockPrivateNetworks')
   })
 
+  it('takes Standard Webhooks secrets of 24 to 64 bytes, one or a rotation, and keeps their keys in order', () => {
+    const first = `whsec_${btoa('a'.repeat(24))}`
+    const second = `whsec_${btoa('b'.repeat(64))}`
+    expect(resolveWebhookSettings({ webhooks: [{ url }], standardSecret: first }).standardKeys).toEqual([
+      new TextEncoder().encode('a'.repeat(24)),
+    ])
+    const keys = resolveWebhookSettings({ webhooks: [{ url }], standardSecret: [first, second] }).standardKeys
+    expect(keys.map((key) => key.length)).toEqual([24, 64])
+    expect(resolveWebhookSettings({ webhooks: [{ url }], sharedSecret: ['old', 'new'] }).sharedSecrets).toEqual([
+      'old',
+      'new',
+    ])
+  })
+
+  it('says why a Standard Webhooks secret is refused', () => {
+    const message = (standardSecret: unknown) => {
+      try {
+        resolveWebhookSettings({ webhooks: [{ url }], standardSecret })
+      } catch (error) {
+        return (error as Error).message
+      }
+      return undefined
+    }
+    expect(message('s3cret')).toMatch(/whsec_ followed by base64/)
+    expect(message('whsec_***')).toMatch(/not base64/)
+    expect(message(`whsec_${btoa('x'.repeat(16))}`)).toMatch(
+      /its key is 16 bytes; Standard Webhooks keys are 24 to 64 bytes/,
+    )
+  })
+
   it('keeps the mode, the secret and the backoff it is given', () => {
     const backoff = () => 1
     expect(resolveWebhookSettings({ webhooks: [{ url }], mode: 'each', sharedSecret: 's', backoff })).toMatchObject({
       mode: 'each',
-      sharedSecret: 's',
+      sharedSecrets: ['s'],
       backoff,
     })
   })

@@ -42,14 +42,14 @@ describe('signPayload', () => {
     expect(await signPayload(data, key)).toBe(digest)
     // The engine's signers sign the JSON text it sends, so they take strings only.
     if (typeof data === 'string') {
-      expect(await createWebCryptoSigner(key)(data)).toBe(digest)
-      expect(await createNodeSigner(key)(data)).toBe(digest)
+      expect(await createWebCryptoSigner('sha1-hex', key)(data)).toBe(digest)
+      expect(await createNodeSigner('sha1-hex', key)(data)).toBe(digest)
     }
   })
 
   it('gives the same signature from the Node build signer (node:crypto) and the Web Crypto one', async () => {
-    expect(await createNodeSigner(secret)(body)).toBe(nodeHmac(body, secret))
-    expect(await createWebCryptoSigner(secret)(body)).toBe(nodeHmac(body, secret))
+    expect(await createNodeSigner('sha1-hex', secret)(body)).toBe(nodeHmac(body, secret))
+    expect(await createWebCryptoSigner('sha1-hex', secret)(body)).toBe(nodeHmac(body, secret))
   })
 
   it('holds the secret as a key that cannot be exported back out', async () => {

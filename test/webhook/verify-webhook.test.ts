@@ -25,7 +25,10 @@ async function receiver() {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', async () => {
-      const verified = await verifyWebhook({ headers: request.headers, body: Buffer.concat(chunks) }, { secret, plan })
+      const verified = await verifyWebhook(
+        { headers: request.headers, body: Buffer.concat(chunks) },
+        { secrets: secret, plan },
+      )
       outcomes.push(verified)
       response.writeHead(verified.ok ? 204 : verified.reason === 'plan_violation' ? 422 : 401).end()
     })
@@ -78,7 +81,7 @@ describe('verifyWebhook', () => {
     expect(outcomes.every((outcome) => !outcome.ok && (outcome.issues?.length ?? 0) > 0)).toBe(true)
   })
 
-  it('tells a missing signature, a bad one and a body that is not JSON apart, and never throws for them', async () => {
+  it('tells a missing X-Signature, a bad one and a body that is not JSON apart, and never throws for them', async () => {
     const body =
       '{"type":"track","userId":"u1","timestamp":"2026-11-23T00:00:00.000Z","event":"Order Completed","properties":{"orderId":"o1","total":1}}'
     const request = (signature: string | undefined, data = body) =>
@@ -87,13 +90,17 @@ describe('verifyWebhook', () => {
         headers: signature === undefined ? {} : { 'x-signature': signature },
         body: data,
       })
-    expect(await verifyWebhook(request(undefined), { secret })).toEqual({ ok: false, reason: 'missing_signature' })
-    expect(await verifyWebhook(request(await signPayload(body, 'other')), { secret })).toEqual({
+    expect(await verifyWebhook(request(undefined), { secrets: secret })).toEqual({
+      ok: false,
+      reason: 'missing_header',
+      header: 'x-signature',
+    })
+    expect(await verifyWebhook(request(await signPayload(body, 'other')), { secrets: secret })).toEqual({
       ok: false,
       reason: 'bad_signature',
     })
     const notJson = 'not json'
-    expect(await verifyWebhook(request(await signPayload(notJson, secret), notJson), { secret })).toEqual({
+    expect(await verifyWebhook(request(await signPayload(notJson, secret), notJson), { secrets: secret })).toEqual({
       ok: false,
       reason: 'malformed',
     })
@@ -101,14 +108,14 @@ describe('verifyWebhook', () => {
     expect(
       await verifyWebhook(
         { headers: { 'x-signature': await signPayload(invalidUtf8, secret) }, body: invalidUtf8 },
-        { secret },
+        { secrets: secret },
       ),
     ).toEqual({ ok: false, reason: 'malformed' })
     // Without a plan: the payload as sent.
-    const plain = await verifyWebhook(request(await signPayload(body, secret)), { secret })
+    const plain = await verifyWebhook(request(await signPayload(body, secret)), { secrets: secret })
     expect(plain).toMatchObject({ ok: true, payload: { type: 'track', properties: { total: 1 } } })
     // With the plan: the schema's output (its default filled in).
-    const planned = await verifyWebhook(request(await signPayload(body, secret)), { secret, plan })
+    const planned = await verifyWebhook(request(await signPayload(body, secret)), { secrets: secret, plan })
     expect(planned).toMatchObject({ ok: true, payload: { properties: { currency: 'EUR' } } })
   })
 
@@ -128,7 +135,7 @@ describe('verifyWebhook', () => {
     const tx =
       '{"version":1,"type":"track","userId":"u1","timestamp":"2026-11-23T00:00:00.000Z","context":{},"event":"Tx","properties":{"a":"boom"}}'
     // A header name as a hand-written object may spell it.
-    expect(await verifyWebhook(await signed(tx), { secret, plan: throwing })).toMatchObject({
+    expect(await verifyWebhook(await signed(tx), { secrets: secret, plan: throwing })).toMatchObject({
       ok: false,
       reason: 'plan_violation',
     })
@@ -137,14 +144,14 @@ describe('verifyWebhook', () => {
       '{"type":"identify","userId":5,"timestamp":"t"}',
       '{"type":"track","userId":"u1"}',
     ]) {
-      expect(await verifyWebhook(await signed(body), { secret })).toEqual({ ok: false, reason: 'malformed' })
+      expect(await verifyWebhook(await signed(body), { secrets: secret })).toEqual({ ok: false, reason: 'malformed' })
     }
   })
 
   it('rejects a missing secret or a plan definePlan did not make: mistakes of the receiver, not of the sender', async () => {
     const request = new Request('http://receiver.test/hooks', { method: 'POST', body: '{}' })
-    await expect(verifyWebhook(request, { secret: '' })).rejects.toBeInstanceOf(OptionsError)
-    await expect(verifyWebhook(request, { secret, plan: { events: { E: {} } } as never })).rejects.toThrow(
+    await expect(verifyWebhook(request, { secrets: '' })).rejects.toBeInstanceOf(OptionsError)
+    await expect(verifyWebhook(request, { secrets: secret, plan: { events: { E: {} } } as never })).rejects.toThrow(
       /not a Standard Schema/,
     )
   })
@@ -181,6 +188,42 @@ describe('WebhookDestination with a plan', () => {
     expect(outcomes).toHaveLength(2)
     const [first] = outcomes
     expect(first?.ok && first.payload.type === 'track' && first.payload.properties).toMatchObject({ currency: 'EUR' })
+  })
+
+  it("reads an event's fields once, its type too, and inherited ones as without a plan", async () => {
+    const { url, outcomes } = await receiver()
+    const destination = new WebhookDestination({ webhooks: [{ url }], sharedSecret: secret, plan })
+    let reads = 0
+    const shifty = {
+      get type() {
+        reads++
+        return reads === 1 ? 'page' : 'track'
+      },
+      userId: 'u1',
+      event: 'Not In Plan',
+      properties: { total: 'x' },
+    }
+    const result = await destination.deliver(shifty as never)
+    const inherited = Object.create({ type: 'page', userId: 'u1', name: 'Home' })
+    const page = await destination.deliver(inherited)
+    await destination.close()
+    // Read once as a page, and delivered as the page it was read as.
+    expect(reads).toBe(1)
+    expect(result.status).toBe('delivered')
+    expect(page.status).toBe('delivered')
+    expect(outcomes.map((outcome) => outcome.ok && outcome.payload.type)).toEqual(['page', 'page'])
+  })
+
+  it("verifies a Request of any fetch implementation, not only this global's class", async () => {
+    const { Request: UndiciRequest } = await import('undici')
+    const body =
+      '{"type":"identify","userId":"u1","timestamp":"2026-11-23T00:00:00.000Z","traits":{"email":"a@example.com"}}'
+    const request = new UndiciRequest('http://receiver.test/hooks', {
+      method: 'POST',
+      headers: { 'x-signature': await signPayload(body, secret) },
+      body,
+    })
+    expect(await verifyWebhook(request as unknown as Request, { secrets: secret, plan })).toMatchObject({ ok: true })
   })
 
   it('refuses a plan entry that is not a Standard Schema at construction', () => {

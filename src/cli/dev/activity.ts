@@ -45,6 +45,10 @@ export type DevActivity =
       /** Browser origins that may send; `*` for any. */
       readonly corsOrigins: readonly string[]
       readonly signed: boolean
+      /** The scheme requests are signed with, when `signed`. */
+      readonly signature: 'x-signature' | 'standard' | 'both'
+      /** The Standard Webhooks secret made up for this run (`--signature standard` without `--secret`). */
+      readonly generatedSecret?: string
       readonly mode: 'any' | 'each'
     }
   | { readonly event: 'batch'; readonly messages: number; readonly bytes: number }

@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import type { WireMessage } from '../../index.js'
-import { WebhookDestination, type WebhookEvent } from '../../webhook/index.js'
+import {
+  generateStandardSecret,
+  WebhookDestination,
+  type WebhookEvent,
+  type WebhookSettings,
+} from '../../webhook/index.js'
 import { collect, headerArgument } from '../arguments.js'
 import { corsOriginArgument } from './cors.js'
 import { defineCommand, type Command } from '../command-line.js'
@@ -10,7 +15,7 @@ import { closeServer } from '../http.js'
 import type { OptionSpecs, OptionValues } from '../options.js'
 import { addressOptions, startServer } from '../server-options.js'
 import { untilStopped } from '../signals.js'
-import { fromOptions } from '../usage.js'
+import { fromOptions, usageError } from '../usage.js'
 import { writeJsonLine } from '../terminal.js'
 import { eventLabel, receivedActivity, retryActivity, settledActivity, type DevActivity } from './activity.js'
 import { formatActivity } from './format.js'
@@ -45,8 +50,17 @@ const OPTIONS = {
     long: 'secret',
     short: 's',
     value: 'secret',
-    description: 'shared secret: sign every request with X-Signature',
+    description: 'sign every request with this secret, as --signature says (standard: a whsec_ secret)',
     env: 'EVENTWIRE_SECRET',
+  },
+  signature: {
+    long: 'signature',
+    value: 'scheme',
+    description:
+      'x-signature: X-Signature, HMAC-SHA1 (the default); standard: Standard Webhooks; both (standard and both ' +
+      'without --secret: a new whsec_ secret, printed)',
+    choices: ['x-signature', 'standard', 'both'],
+    default: 'x-signature',
   },
   mode: {
     long: 'mode',
@@ -79,9 +93,31 @@ function chooseView(options: DevOptions, stats: DevStats): (activity: DevActivit
   return (activity) => process.stdout.write(`${formatActivity(activity)}\n`)
 }
 
+/**
+ * The signing settings `--secret` and `--signature` call for, and the secret made up when Standard
+ * Webhooks was asked for without one (to be printed: receivers need it).
+ */
+function signingOf(options: DevOptions): { settings: Partial<WebhookSettings>; generated?: string } {
+  const scheme = options.signature
+  const generated = scheme !== 'x-signature' && options.secret === undefined ? generateStandardSecret() : undefined
+  const secret = options.secret ?? generated
+  if (secret === undefined) return { settings: {} }
+  if (scheme !== 'x-signature' && !secret.startsWith('whsec_')) {
+    usageError(
+      `--signature ${scheme} signs with a Standard Webhooks secret (whsec_ and base64); leave --secret out and one is made up for you.`,
+    )
+  }
+  const settings: Partial<WebhookSettings> = {
+    ...(scheme === 'x-signature' || scheme === 'both' ? { sharedSecret: secret } : {}),
+    ...(scheme === 'standard' || scheme === 'both' ? { standardSecret: secret } : {}),
+  }
+  return generated === undefined ? { settings } : { settings, generated }
+}
+
 async function dev(options: DevOptions): Promise<ExitCode> {
   const writeKey = options.writeKey || `wk_dev_${randomBytes(12).toString('hex')}`
   const webhooks = options.webhook ?? []
+  const signing = signingOf(options)
   // Without --webhook nothing is forwarded: each event is shown as it arrives.
   const destination =
     webhooks.length === 0
@@ -90,7 +126,7 @@ async function dev(options: DevOptions): Promise<ExitCode> {
           () =>
             new WebhookDestination({
               webhooks: webhooks.map((url) => ({ url, ...(options.header ? { headers: options.header } : {}) })),
-              ...(options.secret === undefined ? {} : { sharedSecret: options.secret }),
+              ...signing.settings,
               mode: options.mode,
             }),
         )
@@ -147,7 +183,9 @@ async function dev(options: DevOptions): Promise<ExitCode> {
     writeKey,
     webhooks: destination?.urls ?? [],
     corsOrigins,
-    signed: options.secret !== undefined,
+    signed: Object.keys(signing.settings).length > 0,
+    signature: options.signature,
+    ...(signing.generated === undefined ? {} : { generatedSecret: signing.generated }),
     mode: options.mode,
   })
 
@@ -172,6 +210,7 @@ export const devCommand: Command = defineCommand({
   options: OPTIONS,
   epilog:
     'Examples:\n  $ eventwire dev --write-key dev\n' +
-    '  $ eventwire dev --webhook http://127.0.0.1:8788/hooks --secret s3cret --write-key dev --cors-origin http://localhost:5173',
+    '  $ eventwire dev --webhook http://127.0.0.1:8788/hooks --secret s3cret --write-key dev --cors-origin http://localhost:5173\n' +
+    '  $ eventwire dev --webhook http://127.0.0.1:8788/hooks --signature standard',
   run: dev,
 })

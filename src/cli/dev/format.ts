@@ -24,6 +24,21 @@ function outcome(url: UrlOutcome): string {
   return `${url.url} ${detail}${url.attempts > 1 ? ` after ${url.attempts} attempts` : ''}`
 }
 
+const SCHEMES = {
+  'x-signature': 'X-Signature',
+  standard: 'Standard Webhooks',
+  both: 'X-Signature and Standard Webhooks',
+}
+
+/** How webhook requests are signed, for the banner; a made-up secret is shown, since receivers need it. */
+function signedWith(activity: Extract<DevActivity, { event: 'listening' }>): string {
+  if (!activity.signed) return 'unsigned: no --secret'
+  const scheme = SCHEMES[activity.signature]
+  return activity.generatedSecret === undefined
+    ? `signed with the given secret (${scheme})`
+    : `signed (${scheme}) with a new secret: ${paint('bold', activity.generatedSecret)}`
+}
+
 /** The start banner: where to send, with which key, and where events go. */
 export function formatBanner(activity: Extract<DevActivity, { event: 'listening' }>): string {
   const origins = activity.corsOrigins.includes('*')
@@ -37,7 +52,7 @@ export function formatBanner(activity: Extract<DevActivity, { event: 'listening'
       ? [`  webhooks   none: each event is shown as it arrives (--webhook URL forwards them); Ctrl+C stops`]
       : [
           `  webhooks   ${activity.webhooks.join(', ')}`,
-          `             ${activity.signed ? 'signed with the given secret (X-Signature)' : 'unsigned: no --secret'}; mode ${activity.mode}; Ctrl+C stops`,
+          `             ${signedWith(activity)}; mode ${activity.mode}; Ctrl+C stops`,
         ]),
   ].join('\n')
 }

@@ -8,7 +8,8 @@ import { addressOptions, startServer } from '../server-options.js'
 import { untilStopped } from '../signals.js'
 import { writeJsonLine } from '../terminal.js'
 import { formatRequest, formatSummary } from './format.js'
-import { createReceiver, type ReceivedRequest, type SignatureCheck } from './receiver.js'
+import { createReceiver, schemeOf, type ReceivedRequest, type SignatureCheck } from './receiver.js'
+import { usageError } from '../usage.js'
 
 const OPTIONS = {
   ...addressOptions(DEFAULT_LISTEN_PORT),
@@ -16,8 +17,14 @@ const OPTIONS = {
     long: 'secret',
     short: 's',
     value: 'secret',
-    description: 'shared secret to verify X-Signature with',
+    description: 'secret to verify signatures with: a whsec_ secret checks Standard Webhooks, another X-Signature',
     env: 'EVENTWIRE_SECRET',
+  },
+  signature: {
+    long: 'signature',
+    value: 'scheme',
+    description: 'check x-signature or standard (default: from the secret, as above)',
+    choices: ['x-signature', 'standard'],
   },
   failRate: {
     long: 'fail-rate',
@@ -39,7 +46,7 @@ const OPTIONS = {
 type ListenOptions = OptionValues<typeof OPTIONS>
 
 async function listen(options: ListenOptions): Promise<ExitCode> {
-  const counts: Record<SignatureCheck, number> = { verified: 0, forged: 0, missing: 0, unchecked: 0 }
+  const counts: Record<SignatureCheck, number> = { verified: 0, forged: 0, missing: 0, stale: 0, unchecked: 0 }
   const answered: Record<string, number> = {}
   const show = (request: ReceivedRequest) => {
     counts[request.signature]++
@@ -47,21 +54,33 @@ async function listen(options: ListenOptions): Promise<ExitCode> {
     if (options.json) writeJsonLine(process.stdout, request)
     else process.stdout.write(`${formatRequest(request, process.stdout.columns ?? 120)}\n`)
   }
-  const server = createReceiver({ secret: options.secret, failRate: options.failRate, delay: options.delay }, show)
+  const receiving = {
+    secret: options.secret,
+    scheme: options.signature,
+    failRate: options.failRate,
+    delay: options.delay,
+  }
+  // A secret that cannot serve the scheme asked for is the user's mistake: said now, not per request.
+  if (options.secret !== undefined && schemeOf(receiving) === 'standard' && !options.secret.startsWith('whsec_')) {
+    usageError('--signature standard checks with a Standard Webhooks secret (whsec_ and base64).')
+  }
+  const server = createReceiver(receiving, show)
   const url = await startServer(server, 'listen', options)
   if (url === undefined) return EXIT.failed
+  const scheme = schemeOf(receiving) === 'standard' ? 'Standard Webhooks signatures' : 'X-Signature'
   const check = options.secret === undefined ? 'not checked (no --secret)' : 'checked with the given secret'
   if (options.json)
     writeJsonLine(process.stdout, {
       event: 'listening',
       url,
       signatureCheck: options.secret !== undefined,
+      scheme: schemeOf(receiving),
       failRate: options.failRate,
       delay: options.delay,
     })
   else
     process.stdout.write(
-      `eventwire listen: receiving webhooks on ${url} (any path); X-Signature ${check}. Ctrl+C stops.\n`,
+      `eventwire listen: receiving webhooks on ${url} (any path); ${scheme} ${check}. Ctrl+C stops.\n`,
     )
 
   await untilStopped()
@@ -74,12 +93,15 @@ async function listen(options: ListenOptions): Promise<ExitCode> {
 /** `eventwire listen`: a local webhook receiver that verifies and pretty-prints what arrives. */
 export const listenCommand: Command = defineCommand({
   name: 'listen',
-  summary: 'receive webhooks locally: verify X-Signature and print each event',
+  summary: 'receive webhooks locally: verify their signatures and print each event',
   description:
-    'Receives webhook POSTs on any path, verifies X-Signature (HMAC-SHA1 of the body) when given --secret, ' +
-    'and prints each event with a verified/forged mark. Forged or unsigned requests are answered 401 when a ' +
-    'secret is set. --fail-rate and --delay rehearse retries and timeouts.',
+    'Receives webhook POSTs on any path, verifies X-Signature (HMAC-SHA1 of the body) or Standard Webhooks ' +
+    'signatures (with a whsec_ secret, or --signature standard; timestamps over 5 minutes off are stale) when ' +
+    'given --secret, and prints each event with a verified/forged mark. Forged, unsigned or stale requests are ' +
+    'answered 401 when a secret is set. --fail-rate and --delay rehearse retries and timeouts.',
   options: OPTIONS,
-  epilog: 'Example:\n  $ eventwire listen --port 8788 --secret s3cret --fail-rate 0.2',
+  epilog:
+    'Examples:\n  $ eventwire listen --port 8788 --secret s3cret --fail-rate 0.2\n' +
+    '  $ eventwire listen --port 8788 --secret whsec_... (the secret eventwire dev --signature standard printed)',
   run: listen,
 })

@@ -6,6 +6,7 @@ const MARKS: Record<SignatureCheck, string> = {
   verified: paint('green', '✔ verified'),
   forged: paint('red', '✘ forged  '),
   missing: paint('red', '✘ unsigned'),
+  stale: paint('red', '✘ stale   '),
   unchecked: paint('dim', '· unchecked'),
 }
 

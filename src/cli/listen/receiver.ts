@@ -1,10 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { verifySignature } from '../../webhook/index.js'
+import { verifyWebhook, type SignatureScheme } from '../../webhook/index.js'
 import { BodyTooLargeError, readBody } from '../http.js'
 
-/** What the receiver made of a request's `X-Signature`. `unchecked`: no `--secret` to check with. */
-export type SignatureCheck = 'verified' | 'forged' | 'missing' | 'unchecked'
+/**
+ * What the receiver made of a request's signature. `stale`: signed with the secret, but its
+ * Standard Webhooks timestamp is over 5 minutes off (a replay, or a skewed clock). `unchecked`:
+ * no `--secret` to check with.
+ */
+export type SignatureCheck = 'verified' | 'forged' | 'missing' | 'stale' | 'unchecked'
 
 /** One request as the receiver saw and answered it. */
 export interface ReceivedRequest {
@@ -26,8 +30,10 @@ export interface ReceivedRequest {
 
 /** How the receiver checks and answers. */
 export interface ReceiverOptions {
-  /** Checks `X-Signature` with this shared secret; without it every request is `unchecked`. */
+  /** Checks signatures with this secret; without it every request is `unchecked`. */
   readonly secret: string | undefined
+  /** Which signature to check; by default, Standard Webhooks for a `whsec_` secret, else X-Signature. */
+  readonly scheme?: SignatureScheme | undefined
   /** Share of valid requests answered 500, to rehearse retries. */
   readonly failRate: number
   /** Wait before answering, in ms, to rehearse timeouts. */
@@ -38,14 +44,36 @@ export interface ReceiverOptions {
 /** Webhook bodies carry one event of at most 32 KB of fields; this leaves room and stops abuse. */
 const MAX_BODY_BYTES = 1_048_576
 
+/** The scheme a receiver with `options` checks: as `verifyWebhook` picks it. */
+export function schemeOf(options: Pick<ReceiverOptions, 'secret' | 'scheme'>): SignatureScheme {
+  return options.scheme ?? (options.secret?.startsWith('whsec_') ? 'standard' : 'x-signature')
+}
+
+/** The signature check alone: what the body then is (JSON or not) the receiver judges itself. */
 async function checkSignature(
+  request: IncomingMessage,
   body: Buffer,
-  header: string | string[] | undefined,
-  secret: string | undefined,
+  options: ReceiverOptions,
 ): Promise<SignatureCheck> {
-  if (secret === undefined) return 'unchecked'
-  if (typeof header !== 'string' || header === '') return 'missing'
-  return (await verifySignature(body, header, secret)) ? 'verified' : 'forged'
+  if (options.secret === undefined) return 'unchecked'
+  const verified = await verifyWebhook(
+    { headers: request.headers, body },
+    { secrets: options.secret, scheme: schemeOf(options) },
+  )
+  if (verified.ok) return 'verified'
+  switch (verified.reason) {
+    case 'missing_header':
+      return 'missing'
+    case 'timestamp_too_old':
+    case 'timestamp_too_new':
+      return 'stale'
+    case 'bad_signature':
+    case 'malformed_header':
+      return 'forged'
+    default:
+      // Signed, but not a webhook payload (or not JSON): the body is judged below.
+      return 'verified'
+  }
 }
 
 function parseJson(body: Buffer): { payload?: unknown } {
@@ -64,8 +92,18 @@ function decide(
   options: ReceiverOptions,
 ): { status: number; reason?: string } {
   if (request.method !== 'POST') return { status: 405, reason: 'webhooks arrive as POST' }
-  if (signature === 'missing') return { status: 401, reason: 'no X-Signature header' }
-  if (signature === 'forged') return { status: 401, reason: 'X-Signature does not match the body and secret' }
+  const standard = schemeOf(options) === 'standard'
+  if (signature === 'missing') {
+    const what = standard ? 'webhook-id, webhook-timestamp or webhook-signature header' : 'X-Signature header'
+    return { status: 401, reason: `no ${what}` }
+  }
+  if (signature === 'forged') {
+    const what = standard
+      ? 'webhook-signature does not match the id, timestamp, body'
+      : 'X-Signature does not match the body'
+    return { status: 401, reason: `${what} and secret` }
+  }
+  if (signature === 'stale') return { status: 401, reason: 'webhook-timestamp is over 5 minutes off: a replay?' }
   if (!isJson) return { status: 400, reason: 'the body is not JSON' }
   if (options.failRate > 0 && (options.random ?? Math.random)() < options.failRate)
     return { status: 500, reason: 'failed on purpose (--fail-rate)' }
@@ -96,7 +134,7 @@ async function handle(
     return { ...base, ...id, signature: 'unchecked', status: 413, reason: error.message }
   }
   // Over the bytes received, not a decoded string: that is what the sender signed.
-  const signature = await checkSignature(body, request.headers['x-signature'], options.secret)
+  const signature = await checkSignature(request, body, options)
   const parsed = parseJson(body)
   const answer = decide(request, signature, 'payload' in parsed, options)
   let hungUp = false
@@ -111,8 +149,9 @@ async function handle(
 }
 
 /**
- * A webhook receiver for rehearsals: verifies `X-Signature` with `verifySignature`, answers 401 to
- * forged or unsigned requests when it has a secret, and can fail or stall on purpose.
+ * A webhook receiver for rehearsals: verifies `X-Signature` or Standard Webhooks signatures with
+ * `verifyWebhook`, answers 401 to forged, unsigned or stale requests when it has a secret, and can
+ * fail or stall on purpose.
  */
 export function createReceiver(options: ReceiverOptions, onRequest: (request: ReceivedRequest) => void): Server {
   return createServer((request, response) => {
