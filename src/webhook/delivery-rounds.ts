@@ -12,8 +12,6 @@ import {
 } from './result.js'
 import { isDelivered, newDeliveryState, runRound, type DeliveryState, type RoundDecision } from './round.js'
 import type { Outgoing } from './sender.js'
-import type { Signer } from './signer.js'
-import { signedContent, unixSeconds } from './standard-webhooks.js'
 import { ValidationError } from '../core/errors/validation-error.js'
 
 function idWithDot(eventId: string): string {
@@ -93,32 +91,17 @@ export class DeliveryRounds {
 
   /**
    * Sends one round of `state` (see {@link runRound}), tells each attempt, and says what comes next.
-   * Under Standard Webhooks the round is signed first, with its own time: a retry is never sent
-   * with a stale timestamp that receivers would refuse. If that signature cannot be made, the
-   * event ends as {@link refuseUnsigned} says.
+   * Under Standard Webhooks each request is signed as it leaves, with its own time (see
+   * `createSender`); an event whose id that scheme cannot carry ends as {@link refuseUnsigned} says.
    */
   async run(state: DeliveryState<Endpoint>, outgoing: Outgoing): Promise<RoundDecision> {
-    if (this.#engine.stamp !== undefined) {
-      const stamped = await this.#stamp(this.#engine.stamp, outgoing)
-      if ('cause' in stamped) return this.refuseUnsigned(state, stamped)
-      outgoing = stamped
+    if (this.#engine.stamp !== undefined && outgoing.eventId.includes('.')) {
+      return this.refuseUnsigned(state, { cause: new Error(idWithDot(outgoing.eventId)) })
     }
-    const sending = outgoing
     const attempted = this.#audience.listenerCount('attempt') > 0 ? pendingTargets(state) : undefined
-    const decision = await runRound(state, this.#engine.settings, (endpoint) => this.#engine.send(endpoint, sending))
+    const decision = await runRound(state, this.#engine.settings, (endpoint) => this.#engine.send(endpoint, outgoing))
     if (attempted) for (const notice of attemptNotices(state.eventId, attempted)) this.#audience.emit('attempt', notice)
     return decision
-  }
-
-  /** `outgoing` with this round's Standard Webhooks timestamp and signature, or why it has none. */
-  #stamp(stamp: Signer, outgoing: Outgoing): Prepared | Promise<Prepared> {
-    const { eventId, body } = outgoing
-    if (eventId.includes('.')) return { cause: new Error(idWithDot(eventId)) }
-    const timestamp = String(unixSeconds(Date.now()))
-    const signing = signBody(stamp, signedContent(eventId, timestamp, body), this.#engine.settings.timeoutMs)
-    const stamped = (signature: string | CallbackFailure): Prepared =>
-      typeof signature === 'string' ? { ...outgoing, standard: { timestamp, signature } } : signature
-    return signing instanceof Promise ? signing.then(stamped) : stamped(signing)
   }
 
   /**

@@ -37,13 +37,14 @@ export interface Engine {
 export function createEngine(settings: WebhookSettings, platform: WebhookPlatform): Engine {
   const resolved = resolveWebhookSettings(settings)
   const transport = resolved.transport ?? platform.transport({ blockPrivateNetworks: resolved.blockPrivateNetworks })
+  const stamp = signerFor(platform, 'sha256-base64', resolved.standardKeys, (base64) => `v1,${base64}`, ' ')
   return {
     settings: resolved,
     endpoints: createEndpoints(resolved),
     transport,
-    send: createSender(resolved, transport),
+    send: createSender(resolved, transport, stamp),
     sign: signerFor(platform, 'sha1-hex', resolved.sharedSecrets, (hex) => hex, ','),
-    stamp: signerFor(platform, 'sha256-base64', resolved.standardKeys, (base64) => `v1,${base64}`, ' '),
+    stamp,
   }
 }
 

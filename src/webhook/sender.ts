@@ -1,7 +1,9 @@
-import { sendThrough } from './callbacks.js'
+import { sendThrough, signBody, type CallbackFailure } from './callbacks.js'
 import type { Endpoint } from './endpoint.js'
 import { Limiter } from './limiter.js'
 import type { ResolvedWebhookSettings } from './settings.js'
+import type { Signer } from './signer.js'
+import { signedContent, unixSeconds } from './standard-webhooks.js'
 import type { WebhookResponse, WebhookTransport } from './transport.js'
 
 /** What every attempt of one event carries. */
@@ -10,8 +12,12 @@ export interface Outgoing {
   /** The JSON body, serialized once; its UTF-8 encoding is what is signed and sent. */
   readonly body: string
   readonly signature: string | undefined
-  /** Under Standard Webhooks, this round's `webhook-timestamp` and `webhook-signature`. */
-  readonly standard?: { readonly timestamp: string; readonly signature: string }
+}
+
+/** Under Standard Webhooks, one request's `webhook-timestamp` and `webhook-signature`. */
+interface Stamp {
+  readonly timestamp: string
+  readonly signature: string
 }
 
 /**
@@ -19,7 +25,7 @@ export interface Outgoing {
  * attempt, for receivers to de-duplicate on), and the signatures. Literal keys (not computed
  * ones) keep each a fast object clone.
  */
-function headersOf(endpoint: Endpoint, { eventId, signature, standard }: Outgoing): Record<string, string> {
+function headersOf(endpoint: Endpoint, { eventId, signature }: Outgoing, standard?: Stamp): Record<string, string> {
   if (standard === undefined) {
     return signature === undefined
       ? { ...endpoint.headers, 'webhook-id': eventId }
@@ -44,7 +50,11 @@ export type Sender = (endpoint: Endpoint, outgoing: Outgoing) => Promise<Webhook
  * `maxConcurrency` and the URLs' bounds together) before they get here, so there these bounds
  * rarely queue; the BullMQ worker relies on them.
  */
-export function createSender(settings: ResolvedWebhookSettings, transport: WebhookTransport): Sender {
+export function createSender(
+  settings: ResolvedWebhookSettings,
+  transport: WebhookTransport,
+  stamp: Signer | undefined,
+): Sender {
   const overall = new Limiter(settings.maxConcurrency)
   return async (endpoint, outgoing) => {
     const { limiter } = endpoint
@@ -54,11 +64,19 @@ export function createSender(settings: ResolvedWebhookSettings, transport: Webho
     const place = overall.acquire()
     if (place !== undefined) await place
     try {
+      // Signed once the request may leave, not when its round began: a request that waited for
+      // its slot does not carry a timestamp that old.
+      let standard: Stamp | undefined
+      if (stamp !== undefined) {
+        const stamped = await stampOf(stamp, outgoing, settings.timeoutMs)
+        if (!('signature' in stamped)) return { ok: false, failure: 'network', cause: stamped.cause }
+        standard = stamped
+      }
       return await sendThrough(transport, {
         url: endpoint.url,
         origin: endpoint.origin,
         path: endpoint.path,
-        headers: headersOf(endpoint, outgoing),
+        headers: headersOf(endpoint, outgoing, standard),
         body: outgoing.body,
         timeoutMs: endpoint.timeoutMs,
         blockPrivateNetworks: settings.blockPrivateNetworks,
@@ -68,4 +86,20 @@ export function createSender(settings: ResolvedWebhookSettings, transport: Webho
       limiter.release()
     }
   }
+}
+
+/**
+ * This request's Standard Webhooks timestamp (now) and signature, or why it has none: nothing is
+ * sent unsigned, and the attempt counts as failed (retried as a network failure would be).
+ */
+function stampOf(
+  stamp: Signer,
+  { eventId, body }: Outgoing,
+  timeoutMs: number,
+): Stamp | CallbackFailure | Promise<Stamp | CallbackFailure> {
+  const timestamp = String(unixSeconds(Date.now()))
+  const signing = signBody(stamp, signedContent(eventId, timestamp, body), timeoutMs)
+  const stamped = (signature: string | CallbackFailure): Stamp | CallbackFailure =>
+    typeof signature === 'string' ? { timestamp, signature } : signature
+  return signing instanceof Promise ? signing.then(stamped) : stamped(signing)
 }

@@ -129,20 +129,27 @@ export type VerifiedWebhook<Plan = NoPlan> =
 /** Plans already checked (a receiver passes the same plan to every call): checked once each. */
 const checkedPlans = new WeakSet<object>()
 
-/** One header's value(s), by its lowercase name, from a `Headers` or a Node-style object. */
-function headerOf(headers: ReceivedHeaders, name: string): string | readonly string[] | undefined {
-  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined
-  // Node lowercases header names; an object written by hand may not.
-  const fields = headers as { readonly [name: string]: string | readonly string[] | undefined }
-  const key = Object.keys(fields).find((field) => field.toLowerCase() === name)
-  return key === undefined ? undefined : fields[key]
-}
-
-/** A header that must appear once: its value, or `undefined` when absent, empty or repeated. */
-function singleHeader(headers: ReceivedHeaders, name: string): string | undefined {
-  const value = headerOf(headers, name)
-  const single = typeof value === 'string' ? value : value?.length === 1 ? value[0] : undefined
-  return single === '' ? undefined : single
+/**
+ * One header's value, by its lowercase name, from a `Headers` or a Node-style object: a repeated
+ * header given as an array reads as Node joins it (", " between the values); what is not a string
+ * is not a value. `undefined` when absent or empty.
+ */
+function headerOf(headers: ReceivedHeaders, name: string): string | undefined {
+  if (typeof headers !== 'object' || headers === null) return undefined
+  let value: unknown
+  if (typeof (headers as Headers).get === 'function') value = (headers as Headers).get(name)
+  else {
+    // Node lowercases header names; an object written by hand may not.
+    const fields = headers as { readonly [name: string]: unknown }
+    const key = Object.keys(fields).find((field) => field.toLowerCase() === name)
+    value = key === undefined ? undefined : fields[key]
+  }
+  const text = Array.isArray(value)
+    ? value.filter((entry): entry is string => typeof entry === 'string').join(', ')
+    : typeof value === 'string'
+      ? value
+      : ''
+  return text === '' ? undefined : text
 }
 
 /** The event types a webhook body carries, and those whose body has a `userId`. */
@@ -204,10 +211,16 @@ export async function verifyWebhook<Plan extends TrackingPlan | NoPlan = NoPlan>
   } catch {
     return { ok: false, reason: 'malformed' }
   }
-  const refusal =
-    scheme === 'standard'
-      ? await checkStandard(headers, body, secrets, tolerance)
-      : await checkX(headers, body, secrets)
+  let refusal: Refusal | undefined
+  try {
+    refusal =
+      scheme === 'standard'
+        ? await checkStandard(headers, body, secrets, tolerance)
+        : await checkX(headers, body, secrets)
+  } catch {
+    // Headers whose reading throws (a getter, a `get` of a hand-made object): not what a sender sends.
+    return { ok: false, reason: 'malformed_header' }
+  }
   if (refusal !== undefined) return refusal
   let payload: unknown
   try {
@@ -263,9 +276,8 @@ async function checkX(
   body: Uint8Array,
   secrets: readonly string[],
 ): Promise<Refusal | undefined> {
-  const value = headerOf(headers, 'x-signature')
-  const given = (typeof value === 'string' ? [value] : (value ?? []))
-    .flatMap((entry) => entry.split(','))
+  const given = (headerOf(headers, 'x-signature') ?? '')
+    .split(',')
     .map((entry) => entry.trim().toLowerCase())
     .filter((entry) => entry !== '')
   if (given.length === 0) return { ok: false, reason: 'missing_header', header: 'x-signature' }
@@ -292,7 +304,7 @@ async function checkStandard(
 ): Promise<Refusal | undefined> {
   const values: Record<string, string> = {}
   for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) {
-    const value = singleHeader(headers, name)
+    const value = headerOf(headers, name)
     if (value === undefined) return { ok: false, reason: 'missing_header', header: name }
     values[name] = value
   }

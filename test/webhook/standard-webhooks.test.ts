@@ -148,6 +148,28 @@ describe('Standard Webhooks signing', () => {
     }
   })
 
+  it('signs each request as it leaves, not when its round began: a request that waited for its slot is not stale', async () => {
+    // One request at a time to the URL, each held 2.2 s: the second waits for the first.
+    const sink = await startSink(() => ({ status: 204, delayMs: 2_200 }))
+    const destination = new WebhookDestination({
+      webhooks: [{ url: sink.url }],
+      standardSecret: secret,
+      maxConcurrencyPerUrl: 1,
+    })
+    try {
+      const results = await Promise.all([destination.deliver(event), destination.deliver(event)])
+      expect(results.map((result) => result.status)).toEqual(['delivered', 'delivered'])
+    } finally {
+      await destination.close()
+      await sink.close()
+    }
+    for (const request of sink.requests) {
+      const lag = Math.floor(request.at / 1000) - Number(request.headers['webhook-timestamp'])
+      expect(lag).toBeLessThanOrEqual(1)
+    }
+    expect(sink.requests).toHaveLength(2)
+  })
+
   it('during a rotation signs with every secret, so receivers holding only the old or only the new one verify', async () => {
     const old = generateStandardSecret()
     const request = await deliverOnce({ standardSecret: [old, secret], sharedSecret: ['x-old', 'x-new'] })
@@ -220,12 +242,40 @@ describe('Standard Webhooks signing', () => {
       reason: 'bad_signature',
     })
     expect(await verify({ ...request.headers, 'webhook-signature': `v2,xyz ${signature}` })).toMatchObject({ ok: true })
-    // A repeated header is ambiguous: refused, not guessed.
+    // A repeated header, given as an array, reads as Node joins one: ", " between the values.
     expect(await verify({ ...request.headers, 'webhook-id': ['a', 'b'] })).toEqual({
       ok: false,
-      reason: 'missing_header',
-      header: 'webhook-id',
+      reason: 'bad_signature',
     })
+    expect(await verify({ ...request.headers, 'webhook-signature': ['v1,bad', signature] })).toMatchObject({ ok: true })
+  })
+
+  it('refuses, as values, headers that are missing altogether, not strings, or unreadable', async () => {
+    const body = '{}'
+    const throwing = {
+      get 'webhook-id'(): string {
+        throw new Error('a getter that throws')
+      },
+    }
+    for (const scheme of ['standard', 'x-signature'] as const) {
+      const options = { secrets: secret, scheme }
+      for (const headers of [
+        undefined,
+        null,
+        { 'x-signature': 5, 'webhook-id': 5 },
+        { 'x-signature': [5] },
+        throwing,
+      ]) {
+        const verified = await verifyWebhook({ headers, body } as never, options)
+        expect(verified.ok).toBe(false)
+      }
+      const getter = {
+        get: () => {
+          throw new Error('get threw')
+        },
+      }
+      expect((await verifyWebhook({ headers: getter, body } as never, options)).ok).toBe(false)
+    }
   })
 
   it('refuses at once an event id with a dot, which the scheme cannot carry, and only under it', async () => {

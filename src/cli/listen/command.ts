@@ -9,6 +9,7 @@ import { untilStopped } from '../signals.js'
 import { writeJsonLine } from '../terminal.js'
 import { formatRequest, formatSummary } from './format.js'
 import { createReceiver, schemeOf, type ReceivedRequest, type SignatureCheck } from './receiver.js'
+import { OptionsError, verifyWebhook, type SignatureScheme } from '../../webhook/index.js'
 import { usageError } from '../usage.js'
 
 const OPTIONS = {
@@ -45,6 +46,16 @@ const OPTIONS = {
 
 type ListenOptions = OptionValues<typeof OPTIONS>
 
+/** Asks `verifyWebhook` itself whether it can check with `secret`, by one dry run. */
+async function checkSecret(secret: string, scheme: SignatureScheme): Promise<void> {
+  try {
+    await verifyWebhook({ headers: {}, body: '' }, { secrets: secret, scheme })
+  } catch (error) {
+    if (!(error instanceof OptionsError)) throw error
+    usageError(`--secret: ${error.message.replace(/^Invalid option `secrets`: /, '')}`)
+  }
+}
+
 async function listen(options: ListenOptions): Promise<ExitCode> {
   const counts: Record<SignatureCheck, number> = { verified: 0, forged: 0, missing: 0, stale: 0, unchecked: 0 }
   const answered: Record<string, number> = {}
@@ -60,10 +71,8 @@ async function listen(options: ListenOptions): Promise<ExitCode> {
     failRate: options.failRate,
     delay: options.delay,
   }
-  // A secret that cannot serve the scheme asked for is the user's mistake: said now, not per request.
-  if (options.secret !== undefined && schemeOf(receiving) === 'standard' && !options.secret.startsWith('whsec_')) {
-    usageError('--signature standard checks with a Standard Webhooks secret (whsec_ and base64).')
-  }
+  // A secret that cannot serve the scheme is the user's mistake: said now (exit 2), not per request.
+  if (options.secret !== undefined) await checkSecret(options.secret, schemeOf(receiving))
   const server = createReceiver(receiving, show)
   const url = await startServer(server, 'listen', options)
   if (url === undefined) return EXIT.failed
