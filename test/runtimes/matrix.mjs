@@ -385,18 +385,20 @@ async function chromiumRuntime(sink, vectors, runId) {
       })
     const results = sink.results.get(runId)
     await page.goto('about:blank')
-    let arrived = 0
-    for (let tries = 0; tries < 50 && arrived < 30; tries++) {
+    // At least once: a batch whose answer the page did not live to read may arrive twice, so
+    // what counts is that none of the 30 is missing.
+    let report = { messages: 0, uniqueIds: 0 }
+    for (let tries = 0; tries < 50 && report.uniqueIds < 30; tries++) {
       await new Promise((resolve) => setTimeout(resolve, 100))
-      arrived = sink.report(`${runId}-pagehide`).messages
+      report = sink.report(`${runId}-pagehide`)
     }
     results.push(
-      arrived === 30
+      report.uniqueIds === 30
         ? { name: 'client: flushes what is queued on pagehide (keepalive)', ok: true }
         : {
             name: 'client: flushes what is queued on pagehide (keepalive)',
             ok: false,
-            error: `${arrived} of 30 arrived`,
+            error: `${report.uniqueIds} of 30 arrived (${report.messages} messages in all)`,
           },
     )
     results.push(

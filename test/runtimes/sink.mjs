@@ -122,7 +122,10 @@ export async function startMatrixSink({ browserBundle }) {
   return {
     base: `http://127.0.0.1:${server.address().port}`,
     results,
-    report: (run) => ({ messages: (batches.get(run) ?? []).flatMap((batch) => batch.body.batch).length }),
+    report: (run) => {
+      const messages = (batches.get(run) ?? []).flatMap((batch) => batch.body.batch)
+      return { messages: messages.length, uniqueIds: new Set(messages.map((message) => message.messageId)).size }
+    },
     close: () =>
       Promise.all(
         [server, tlsServer].map(
