@@ -309,7 +309,7 @@ try {
   for (const scenario of scenarios) client.push(await clientScenario(sink, scenario))
   const growth = await growthScenario(sink)
   const webhooks = webhookScenario(receiver, failing)
-  console.log('\n== tracking plans: CPU per track call, no plan and each schema library')
+  console.log('\n== tracking plans and middleware: CPU per track call, no plan, each schema library, three middlewares')
   const plans = runChild('plan-run.mjs', smoke ? { calls: 1_000, rounds: 1 } : { calls: 10_000, rounds: 40 })
   console.log('\n== signature schemes: CPU per delivery to sign (a WebhookDestination) and to verify (verifyWebhook)')
   const signing = runChild('signing-run.mjs', smoke ? { events: 500, rounds: 1 } : { events: 5_000, rounds: 15 })
@@ -337,7 +337,7 @@ try {
       )
     }
   }
-  console.log('\n| track call, typical event (order, two items) | CPU µs / call | the check alone, µs |')
+  console.log('\n| track call, typical event (order, two items) | CPU µs / call | the plan or chain alone, µs |')
   console.log('| --- | --- | --- |')
   for (const [name, micros] of Object.entries(plans.cpuMicrosPerCall)) {
     const alone = round(micros - plans.cpuMicrosPerCall['no plan'], 2)

@@ -1,5 +1,6 @@
-// The run-time cost of a tracking plan: CPU per track call with no plan and with the same plan in
-// each schema library, in one process, alternating in short runs of `calls` calls on a fresh
+// The run-time cost of what shapes a call: CPU per track call with no plan, with the same plan in
+// each schema library, and with a chain of three middlewares (scrub e-mail addresses, add a
+// request id, sample at rate 1), in one process, alternating in short runs of `calls` calls on a fresh
 // client (so the JIT, the heap and the machine are the same for all), `rounds` runs each; the
 // median run counts. Calls only: nothing is sent while measuring.
 //
@@ -47,13 +48,21 @@ const plans = {
 }
 
 const stubFetch = async () => new Response('{}')
-function measure(plan) {
+const { scrub, withRequestId, sample } = await import('../examples/enrich-and-filter.mjs')
+const setups = {
+  ...Object.fromEntries(Object.entries(plans).map(([name, plan]) => [name, plan ? { plan } : {}])),
+  'three middlewares': {
+    middleware: [scrub(), withRequestId(() => 'req-1'), sample({ 'Order Completed': 1 })],
+  },
+}
+
+function measure(setup) {
   const client = new Client('bench-key', {
     fetch: stubFetch,
     flushAt: 10_000_000,
     flushAfter: 600_000,
     maxQueueSize: 10_000_000,
-    ...(plan ? { plan } : {}),
+    ...setup,
   })
   const before = process.cpuUsage()
   for (let index = 0; index < calls; index++) {
@@ -64,9 +73,9 @@ function measure(plan) {
   return (cpu.user + cpu.system) / calls
 }
 
-const samples = Object.fromEntries(Object.keys(plans).map((name) => [name, []]))
+const samples = Object.fromEntries(Object.keys(setups).map((name) => [name, []]))
 for (let round = 0; round < rounds; round++) {
-  for (const [name, plan] of Object.entries(plans)) samples[name].push(measure(plan))
+  for (const [name, setup] of Object.entries(setups)) samples[name].push(measure(setup))
 }
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 const result = Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, median(values)]))

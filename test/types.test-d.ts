@@ -1,5 +1,14 @@
 // Type-level rules of the public API, checked by `npm run typecheck` (tsc), not run.
-import { Client, type DeliveryError, type ErrorCode, type TrackMessage } from '../src/index.js'
+import { expectTypeOf } from 'vitest'
+import {
+  Client,
+  type DeliveryError,
+  type ErrorCode,
+  type MessageOutcome,
+  type MessageType,
+  type Middleware,
+  type TrackMessage,
+} from '../src/index.js'
 import { toWebhookPayload, WebhookDestination } from '../src/webhook/index.js'
 import type { WebhookWorker } from '../src/webhook/bullmq/index.js'
 
@@ -148,3 +157,25 @@ worker.on('delivered', (result) => result.urls satisfies readonly unknown[])
 destination.on('skipped', (result) => result.status satisfies 'delivered' | 'failed' | 'skipped')
 // @ts-expect-error: a worker never emits skipped
 worker.on('skipped', () => {})
+
+// Middleware: the message is a union on type, narrowed by checking it; returning null drops.
+const typedMiddleware: Middleware = (message, call) => {
+  expectTypeOf(call.type).toEqualTypeOf<MessageType>()
+  expectTypeOf(message.messageId).toEqualTypeOf<string>()
+  expectTypeOf(message.timestamp).toEqualTypeOf<string>()
+  if (message.type === 'track') {
+    expectTypeOf(message.event).toEqualTypeOf<string>()
+    return { ...message, context: { ...message.context, requestId: 'r' } }
+  }
+  // @ts-expect-error: only a track has an event
+  void message.event
+  return message.type === 'alias' ? null : message
+}
+new Client('k', { middleware: [typedMiddleware] }).use(() => undefined)
+// @ts-expect-error: a middleware returns a message, null or undefined
+new Client('k').use(() => 42)
+new Client('k').track({ userId: 'u1', event: 'E' }, (error, outcome) => {
+  expectTypeOf(error).toEqualTypeOf<DeliveryError | undefined>()
+  expectTypeOf(outcome).toEqualTypeOf<MessageOutcome>()
+  expectTypeOf(outcome).toEqualTypeOf<'sent' | 'failed' | 'dropped'>()
+})

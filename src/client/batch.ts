@@ -1,6 +1,7 @@
 import { isoNow } from '../core/clock.js'
 import { MAX_BATCH_BYTES } from '../core/limits.js'
 import type { MessageType } from '../core/messages.js'
+import type { JsonObject } from '../core/json-value.js'
 import { LIBRARY } from '../core/version.js'
 import { utf8ByteLength } from '../core/utf8.js'
 import type { DeliveryError } from './delivery-error.js'
@@ -14,8 +15,15 @@ export interface MessageRecord {
   readonly json: string
 }
 
-/** Called once per message with its fate: `undefined` when delivered, the error otherwise. */
-export type MessageCallback = (error: DeliveryError | undefined) => void
+/**
+ * Called once per message with its fate: `undefined` when delivered, the error otherwise; `outcome`
+ * tells the three apart, with a call a middleware dropped (`undefined`, `'dropped'`: nothing was
+ * sent, nothing failed).
+ */
+export type MessageCallback = (error: DeliveryError | undefined, outcome: MessageOutcome) => void
+
+/** How a message ended: sent (the endpoint accepted it), failed (see the error), or dropped by a middleware. */
+export type MessageOutcome = 'sent' | 'failed' | 'dropped'
 
 /** A queued message: its JSON, serialized once, and its UTF-8 size, counted once. */
 export interface QueuedMessage extends MessageRecord {
@@ -48,11 +56,12 @@ export interface Envelope {
 }
 
 /**
- * The envelope of a client's batches: `context.library`, and the write key when it travels in the
- * body (the `writeKeyIn: 'body'` option) rather than in the `Authorization` header.
+ * The envelope of a client's batches: the `defaultContext` option's fields and `context.library`
+ * (always the client's own), and the write key when it travels in the body (the `writeKeyIn:
+ * 'body'` option) rather than in the `Authorization` header.
  */
-export function batchEnvelope(writeKeyInBody: string | undefined): Envelope {
-  const context = `"context":${JSON.stringify({ library: LIBRARY })}`
+export function batchEnvelope(writeKeyInBody: string | undefined, defaultContext?: JsonObject): Envelope {
+  const context = `"context":${JSON.stringify({ ...defaultContext, library: LIBRARY })}`
   const fields = writeKeyInBody === undefined ? context : `${context},"writeKey":${JSON.stringify(writeKeyInBody)}`
   return { fields, bytes: utf8ByteLength(fields) }
 }

@@ -23,12 +23,20 @@ import {
   type Envelope,
   type MessageCallback,
   type MessageRecord,
+  type MessageOutcome,
   type QueuedMessage,
 } from './batch.js'
 import { DeliveryError, type DeliveryErrorCode } from './delivery-error.js'
-import { resolveClientOptions, type ClientOptions, type PlanOption, type ResolvedClientOptions } from './options.js'
+import {
+  checkMiddleware,
+  resolveClientOptions,
+  type ClientOptions,
+  type PlanOption,
+  type ResolvedClientOptions,
+} from './options.js'
 import { Queue } from '../core/queue.js'
 import { Holdings } from './holdings.js'
+import { runMiddleware, type DroppedInfo, type Middleware } from './middleware.js'
 import { KEEPALIVE_BUDGET, watchPage } from './page-exit.js'
 import { unsentStoreFor, type UnsentStore } from './page-store.js'
 import { utf8ByteLength } from '../core/utf8.js'
@@ -70,6 +78,8 @@ export interface ClientEvents {
   retry: [info: RetryInfo]
   /** After a call returned `false`: the queue fell back to half the high-water mark (and a quarter of `maxQueueSize`). */
   drain: []
+  /** A middleware dropped a call: nothing was queued (its callback hears `'dropped'` too). */
+  dropped: [info: DroppedInfo]
   /** With a plan and `planCheck: 'report'`: a call broke the plan; it was sent as given. */
   violation: [violation: PlanViolationInfo]
 }
@@ -111,6 +121,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
   readonly #options: ResolvedClientOptions
   readonly #transport: BatchTransport
   readonly #queue = new Queue<QueuedMessage>()
+  readonly #middleware: Middleware[]
   /** Batches being sent or retried, each with the promise that settles with it. */
   readonly #inFlight = new Map<Batch, Promise<void>>()
   /** Fired by close() when its timeout passes: the only abort there is. */
@@ -145,6 +156,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
   constructor(writeKey: string, options: ClientOptions & PlanOption<Plan>, createTransport: TransportFactory) {
     super()
     this.#options = resolveClientOptions(writeKey, options)
+    this.#middleware = [...this.#options.middleware]
     this.#transport = createTransport({
       url: this.#options.batchUrl,
       writeKey,
@@ -158,7 +170,10 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     }
     this.#holdings = new Holdings(this.#options)
     this.#maxBatchCount = this.#options.flushAt === 1 ? 1 : Number.POSITIVE_INFINITY
-    this.#envelope = batchEnvelope(this.#options.writeKeyIn === 'body' ? writeKey : undefined)
+    this.#envelope = batchEnvelope(
+      this.#options.writeKeyIn === 'body' ? writeKey : undefined,
+      this.#options.defaultContext,
+    )
     const stop = this.#options.flushOnPageHide
       ? watchPage({
           hidden: () => this.#sendWithinKeepalive(),
@@ -385,7 +400,17 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
           violation = found
         })
       : input
-    const { wire, json, bytes } = serializeCall(type, planned)
+    let { wire, json, bytes } = serializeCall(type, planned)
+    if (this.#middleware.length > 0) {
+      const shaped = runMiddleware(this.#middleware, type, json)
+      if ('droppedBy' in shaped) return this.#dropByMiddleware(type, wire.messageId, shaped.droppedBy, callback)
+      // What a middleware changed passes the plan and the call's rules again: it cannot send what
+      // a call could not. Unchanged (the same JSON), it is what was checked.
+      if (shaped.json !== json) {
+        const checked = plan ? plan(type, shaped.message, (found) => (violation = found)) : shaped.message
+        ;({ wire, json, bytes } = serializeCall(type, checked))
+      }
+    }
 
     const options = this.#options
     const message: QueuedMessage = { type, messageId: wire.messageId, json, bytes, seq: this.#lastSeq + 1, callback }
@@ -399,6 +424,35 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     else if (this.#queue.length >= options.flushAt) this.#pump()
     else this.#armTimer()
     if (violation !== undefined) this.emit('violation', { type, ...violation, message: planned })
+    return !this.#holdings.needDrain
+  }
+
+  /**
+   * Adds a middleware at the end of the chain: it shapes the calls made from now on (see
+   * {@link Middleware}). Returns the client, to chain.
+   *
+   * @throws {@link OptionsError} for something that is not a function.
+   * @example
+   * ```ts
+   * import { Client } from 'eventwire'
+   *
+   * const client = new Client('WRITE_KEY').use((message) => ({
+   *   ...message,
+   *   context: { ...message.context, requestId: 'req-42' },
+   * }))
+   * ```
+   */
+  use(middleware: Middleware): this {
+    this.#middleware.push(checkMiddleware(middleware))
+    return this
+  }
+
+  /** A call a middleware dropped: told to `'dropped'` listeners and to its callback, after the call returns. */
+  #dropByMiddleware(type: MessageType, messageId: string, middleware: string, callback: MessageCallback | undefined) {
+    queueMicrotask(() => {
+      this.emit('dropped', { type, messageId, middleware })
+      if (callback) this.#callBack(callback, undefined, 'dropped')
+    })
     return !this.#holdings.needDrain
   }
 
@@ -574,7 +628,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
         attempts: result.attempts,
       })
       for (const message of batch.messages) {
-        if (message.callback) this.#callBack(message.callback, undefined)
+        if (message.callback) this.#callBack(message.callback, undefined, 'sent')
       }
     } else {
       this.#fail(batch.messages, this.#deliveryError(result.code, batch.messages, result))
@@ -612,7 +666,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     const listened = this.emit('error', error)
     let everyMessageHasCallback = true
     for (const message of messages) {
-      if (message.callback) this.#callBack(message.callback, error)
+      if (message.callback) this.#callBack(message.callback, error, 'failed')
       else everyMessageHasCallback = false
     }
     if (this.#options.verbose || (!listened && !everyMessageHasCallback)) {
@@ -620,9 +674,9 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     }
   }
 
-  #callBack(callback: MessageCallback, error: DeliveryError | undefined): void {
+  #callBack(callback: MessageCallback, error: DeliveryError | undefined, outcome: MessageOutcome): void {
     try {
-      callback(error)
+      callback(error, outcome)
     } catch (thrown) {
       this.onListenerError(thrown)
     }

@@ -12,6 +12,10 @@ import {
 } from '../core/option-checks.js'
 import { MAX_MESSAGE_BYTES } from '../core/limits.js'
 import { MAX_TIMER_MS } from '../core/timers.js'
+import { checkJsonValue } from '../core/json-value.js'
+import type { JsonObject } from '../core/json-value.js'
+import { utf8ByteLength } from '../core/utf8.js'
+import type { Middleware } from './middleware.js'
 import { isObject } from '../core/validate.js'
 
 /** How failed requests are retried. Delays grow as `baseDelay * 2 ** (retry - 1)`, capped at `maxDelay`, each with ±20% jitter. */
@@ -99,6 +103,21 @@ export interface ClientOptions {
    */
   waitUntil?: ((promise: Promise<unknown>) => void) | undefined
   /**
+   * Fields every batch carries in its top-level `context`, beside the client's own `library`
+   * (which they cannot replace): the app's version, the environment, anything true of every event
+   * this client sends. Checked at construction like a message's values, copied and serialized
+   * once: every batch carries the same bytes, whatever happens to the object later. At most
+   * 32,000 bytes as JSON. (The Go client v3's `DefaultContext`.)
+   * @example `{ app: { name: 'shop', version: '2.4.1' }, environment: 'production' }`
+   */
+  defaultContext?: JsonObject | undefined
+  /**
+   * Functions that shape each call's message before it is queued, in order (more with
+   * `client.use()`): each returns the message, a changed one, or `null` to drop the call. See
+   * {@link Middleware}.
+   */
+  middleware?: readonly Middleware[] | undefined
+  /**
    * What a call that breaks the plan gets. `'refuse'`: a `ValidationError` (`ERR_PLAN_VIOLATION`,
    * `field` the path the schema named); nothing is queued. `'report'`: it is sent as given, and a
    * `'violation'` event says what is wrong. `'off'`: no run-time check (the types still hold).
@@ -140,6 +159,10 @@ export interface ResolvedClientOptions {
   readonly storeOnPageHide: boolean
   readonly writeKeyIn: 'header' | 'body'
   readonly waitUntil: ((promise: Promise<unknown>) => void) | undefined
+  /** The `middleware` option, checked and copied (`use()` adds to the client's own list). */
+  readonly middleware: readonly Middleware[]
+  /** The `defaultContext` option, checked and copied. */
+  readonly defaultContext: JsonObject | undefined
   /** The plan's check, when a plan is given and `planCheck` is not `'off'`. */
   readonly plan: PlanChecker | undefined
 }
@@ -179,6 +202,8 @@ const OPTION_NAMES: Readonly<Record<keyof (ClientOptions & PlanOption<unknown>),
   writeKeyIn: true,
   waitUntil: true,
   planCheck: true,
+  defaultContext: true,
+  middleware: true,
   plan: true,
 }
 
@@ -274,6 +299,44 @@ function resolveLogger(value: unknown): Logger {
 }
 
 /**
+ * The `defaultContext` option: a plain object of JSON values without `library` (the client's own),
+ * at most {@link MAX_MESSAGE_BYTES} as JSON; a copy, so that later changes to the caller's object
+ * do not reach the batches.
+ */
+function resolveDefaultContext(value: unknown): JsonObject | undefined {
+  if (value === undefined) return undefined
+  let json: string | undefined
+  try {
+    // The same rules as a message's values: a plain object, JSON values only.
+    if (isObject(value) && !Object.hasOwn(value, 'library')) {
+      checkJsonValue(value, 'defaultContext')
+      json = JSON.stringify(value)
+    }
+  } catch (error) {
+    throw new OptionsError('defaultContext', (error as Error).message, { cause: error })
+  }
+  if (json === undefined || utf8ByteLength(json) > MAX_MESSAGE_BYTES) {
+    throw new OptionsError(
+      'defaultContext',
+      `expected a plain object of JSON values, without \`library\` (the client's own), at most ${MAX_MESSAGE_BYTES} bytes as JSON.`,
+    )
+  }
+  return JSON.parse(json) as JsonObject
+}
+
+/** Checks a middleware (the option's, or one given to `use()`). */
+export function checkMiddleware(middleware: unknown): Middleware {
+  if (typeof middleware !== 'function')
+    throw new OptionsError('middleware', 'expected (message, call) => message | null.')
+  return middleware as Middleware
+}
+
+function resolveMiddleware(value: unknown): readonly Middleware[] {
+  if (value === undefined) return []
+  return Array.isArray(value) ? value.map(checkMiddleware) : [checkMiddleware(undefined)]
+}
+
+/**
  * Checks the write key and options and fills in defaults.
  *
  * @throws {@link OptionsError} naming the first option it cannot use.
@@ -323,6 +386,8 @@ export function resolveClientOptions(writeKey: unknown, options: unknown): Resol
     storeOnPageHide: given.storeOnPageHide ?? true,
     writeKeyIn: choiceOption('writeKeyIn', given.writeKeyIn, ['header', 'body']) ?? (IN_BROWSER ? 'body' : 'header'),
     waitUntil: given.waitUntil,
+    defaultContext: resolveDefaultContext(given.defaultContext),
+    middleware: resolveMiddleware(given.middleware),
     plan,
   }
 }

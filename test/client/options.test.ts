@@ -45,7 +45,7 @@ describe('Client options', () => {
     )
     expect(attempt({ flushInterval: 1_000 })).toThrow('use `flushAfter` instead')
     expect(attempt({ flushAfterr: 1_000 })).toThrow(
-      /Invalid option `flushAfterr`: no such option; the options are endpoint, flushAt, .*flushOnPageHide, storeOnPageHide, writeKeyIn, waitUntil, planCheck, plan\./,
+      /Invalid option `flushAfterr`: no such option; the options are endpoint, flushAt, .*flushOnPageHide, storeOnPageHide, writeKeyIn, waitUntil, planCheck, defaultContext, middleware, plan\./,
     )
     expect(attempt({ retry: { limits: 3 } })).toThrow(
       /Invalid option `retry.limits`: no such option; the options are limit, baseDelay/,
@@ -98,6 +98,8 @@ describe('Client options', () => {
       writeKeyIn: undefined,
       waitUntil: undefined,
       planCheck: undefined,
+      defaultContext: undefined,
+      middleware: undefined,
     } satisfies Required<ClientOptions>
     const { logger: _logger, ...defaults } = resolveClientOptions('k', {})
     expect(resolveClientOptions('k', unset)).toMatchObject(defaults)

@@ -1,0 +1,98 @@
+import { describeError } from '../core/describe-error.js'
+import { ValidationError } from '../core/errors/validation-error.js'
+import type { MessageByType, MessageType } from '../core/messages.js'
+
+/** What a {@link Middleware} is told about the call besides its message. */
+export interface MiddlewareCall {
+  /** The call's type: `'track'`, `'identify'`... (the message keeps it too). */
+  readonly type: MessageType
+}
+
+/**
+ * Shapes a call's message before it is queued: returns it (changed in place or not), a changed
+ * copy, or `null`/`undefined` to drop the call. It gets the message as it would be sent (a copy:
+ * the caller's object is never changed), after the call's own checks; what it returns is checked
+ * again with the same rules. Synchronous: calls are. A middleware that throws refuses the call
+ * with a `ValidationError` (`ERR_MIDDLEWARE`) naming it.
+ *
+ * @example
+ * ```ts
+ * import { Client, type Middleware } from 'eventwire'
+ *
+ * // Drops events until the user has agreed to analytics.
+ * let consented = false
+ * const consent: Middleware = (message) => (consented ? message : null)
+ * const client = new Client('WRITE_KEY', { middleware: [consent] })
+ * client.track({ userId: 'u1', event: 'Viewed' }) // dropped: 'dropped' event, callback told so
+ * consented = true
+ * ```
+ */
+export type Middleware = (message: MiddlewareMessage, call: MiddlewareCall) => MiddlewareMessage | null | undefined
+
+/**
+ * A message as a {@link Middleware} gets it, and as it is sent: the call's fields, with `type`,
+ * `messageId` and `timestamp` (an ISO 8601 string) filled in. A union on `type`: checking it
+ * narrows to that call's fields (`event` on a `track`).
+ */
+export type MiddlewareMessage = {
+  [Type in MessageType]: Omit<MessageByType[Type], 'timestamp' | 'messageId'> & {
+    type: Type
+    messageId: string
+    timestamp: string
+  }
+}[MessageType]
+
+/** What `'dropped'` listeners receive: a call that a middleware dropped. */
+export interface DroppedInfo {
+  readonly type: MessageType
+  readonly messageId: string
+  /** Which middleware dropped it: `middleware[1] (consent)`, by position and function name. */
+  readonly middleware: string
+}
+
+/** A middleware as errors and `'dropped'` name it: its position, and its function name if any. */
+export function middlewareLabel(middleware: Middleware, index: number): string {
+  return middleware.name ? `middleware[${index}] (${middleware.name})` : `middleware[${index}]`
+}
+
+/**
+ * Runs the chain in order over a copy of the message as it would be sent; returns what the last
+ * one gave, with its JSON (the same as `json` when nothing changed), or the label of the one that
+ * dropped it.
+ *
+ * @throws {@link ValidationError} `ERR_MIDDLEWARE` for a middleware that throws, naming it.
+ */
+export function runMiddleware(
+  chain: readonly Middleware[],
+  type: MessageType,
+  json: string,
+): { readonly message: unknown; readonly json: string | undefined } | { readonly droppedBy: string } {
+  let message = JSON.parse(json) as MiddlewareMessage
+  const call: MiddlewareCall = { type }
+  for (let index = 0; index < chain.length; index++) {
+    const middleware = chain[index] as Middleware
+    let result: MiddlewareMessage | null | undefined
+    try {
+      result = middleware(message, call)
+    } catch (error) {
+      throw new ValidationError(
+        'ERR_MIDDLEWARE',
+        'message',
+        `${type}(): ${middlewareLabel(middleware, index)} threw: ${describeError(error)}`,
+        { cause: error },
+      )
+    }
+    if (result === null || result === undefined) return { droppedBy: middlewareLabel(middleware, index) }
+    message = result
+  }
+  return { message, json: jsonOf(message) }
+}
+
+/** The message's JSON, to tell whether the chain changed it; `undefined` when it has none (checked later). */
+function jsonOf(message: unknown): string | undefined {
+  try {
+    return JSON.stringify(message)
+  } catch {
+    return undefined
+  }
+}

@@ -1,0 +1,233 @@
+import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import {
+  Client,
+  definePlan,
+  MessageTooLargeError,
+  OptionsError,
+  ValidationError,
+  type DroppedInfo,
+  type MessageOutcome,
+  type Middleware,
+} from '../../src/index.js'
+// @ts-expect-error: the examples are plain JavaScript
+import { consentGate, run, sample, scrub, withRequestId } from '../../examples/enrich-and-filter.mjs'
+import { useSinks, type Sink } from '../helpers/sink.js'
+
+const sink = useSinks()
+const sent = (server: Sink) => server.requests.flatMap((request) => JSON.parse(request.body).batch)
+
+/** A middleware that records its name in the message's properties, to show the order. */
+const mark =
+  (name: string): Middleware =>
+  (message) =>
+    message.type === 'track'
+      ? { ...message, properties: { ...message.properties, trail: `${message.properties?.['trail'] ?? ''}${name}` } }
+      : message
+
+describe('middleware', () => {
+  it('runs in the order given, construction first, then use(), and sends what the last returns', async () => {
+    const server = await sink()
+    const client = new Client('key', { endpoint: server.url, middleware: [mark('a'), mark('b')] })
+    expect(client.use(mark('c'))).toBe(client)
+    client.track({ userId: 'u1', event: 'E' })
+    await client.close()
+    expect(sent(server)[0].properties).toEqual({ trail: 'abc' })
+  })
+
+  it("never changes the caller's object, even when a middleware changes the message in place", async () => {
+    const server = await sink()
+    const inPlace: Middleware = (message) => {
+      if (message.type !== 'track') return message
+      ;(message.properties as { items: string[] }).items.push('added')
+      message.event = 'Renamed'
+      return message
+    }
+    const client = new Client('key', { endpoint: server.url, middleware: [inPlace] })
+    const call = { userId: 'u1', event: 'E', properties: { items: ['given'] } }
+    client.track(call)
+    await client.close()
+    expect(call).toEqual({ userId: 'u1', event: 'E', properties: { items: ['given'] } })
+    expect(sent(server)[0]).toMatchObject({ event: 'Renamed', properties: { items: ['given', 'added'] } })
+  })
+
+  it("checks what a middleware returns with the call's rules: the same typed errors, nothing queued, nothing lost", async () => {
+    const server = await sink()
+    let change: (message: Record<string, unknown>) => unknown = (message) => message
+    const client = new Client('key', {
+      endpoint: server.url,
+      flushAt: 100,
+      middleware: [(message) => change(message as Record<string, unknown>) as never],
+    })
+    client.track({ userId: 'u1', event: 'Kept' })
+    const refusals: unknown[] = []
+    for (const bad of [
+      (message: Record<string, unknown>) => ({ ...message, properties: { id: 1n } }),
+      (message: Record<string, unknown>) => ({ ...message, properties: { pad: 'x'.repeat(32_000) } }),
+      (message: Record<string, unknown>) => ({ ...message, userId: undefined }),
+      () => 'not a message',
+    ]) {
+      change = bad
+      try {
+        client.track({ userId: 'u1', event: 'E' })
+      } catch (error) {
+        refusals.push(error)
+      }
+    }
+    expect(refusals.map((error) => (error as { code: string }).code)).toEqual([
+      'ERR_NOT_SERIALIZABLE',
+      'ERR_MESSAGE_TOO_LARGE',
+      'ERR_MISSING_IDENTITY',
+      'ERR_INVALID_FIELD',
+    ])
+    expect(refusals[1]).toBeInstanceOf(MessageTooLargeError)
+    expect(client.pending).toBe(1)
+    await client.close()
+    expect(sent(server).map((message: { event: string }) => message.event)).toEqual(['Kept'])
+  })
+
+  it("tells a dropped call apart from sent and failed: 'dropped' event and callback, nothing sent", async () => {
+    const server = await sink()
+    const client = new Client('key', {
+      endpoint: server.url,
+      middleware: [
+        function dropDebug(message) {
+          return message.type === 'track' && message.event === 'Debug' ? null : message
+        },
+      ],
+    })
+    const dropped: DroppedInfo[] = []
+    const outcomes: Array<[unknown, MessageOutcome]> = []
+    client.on('dropped', (info) => dropped.push(info))
+    expect(
+      client.track({ userId: 'u1', event: 'Debug', messageId: 'm-1' }, (error, outcome) =>
+        outcomes.push([error, outcome]),
+      ),
+    ).toBe(true)
+    // Told after the call returns, like every outcome.
+    expect(outcomes).toEqual([])
+    client.track({ userId: 'u1', event: 'Kept' }, (error, outcome) => outcomes.push([error, outcome]))
+    await client.close()
+    expect(dropped).toEqual([{ type: 'track', messageId: 'm-1', middleware: 'middleware[0] (dropDebug)' }])
+    expect(outcomes).toEqual([
+      [undefined, 'dropped'],
+      [undefined, 'sent'],
+    ])
+    expect(sent(server).map((message: { event: string }) => message.event)).toEqual(['Kept'])
+  })
+
+  it('refuses the call of a middleware that throws, naming it, and leaves the queue and later calls alone', async () => {
+    const server = await sink()
+    let broken = false
+    const client = new Client('key', { endpoint: server.url, flushAt: 100 })
+    client.track({ userId: 'u1', event: 'Before' })
+    client.use(function flaky(message) {
+      if (broken) throw new Error('boom')
+      return message
+    })
+    broken = true
+    let refusal: unknown
+    try {
+      client.track({ userId: 'u1', event: 'During' })
+    } catch (error) {
+      refusal = error
+    }
+    expect(refusal).toBeInstanceOf(ValidationError)
+    expect(refusal).toMatchObject({
+      code: 'ERR_MIDDLEWARE',
+      message: expect.stringMatching(/middleware\[0\] \(flaky\) threw: boom/),
+    })
+    expect((refusal as Error).cause).toEqual(new Error('boom'))
+    broken = false
+    client.track({ userId: 'u1', event: 'After' })
+    await client.close()
+    expect(sent(server).map((message: { event: string }) => message.event)).toEqual(['Before', 'After'])
+  })
+
+  it('refuses what is not a middleware', () => {
+    expect(() => new Client('key', { middleware: [1 as never] })).toThrow(OptionsError)
+    expect(() => new Client('key', { middleware: (() => null) as never })).toThrow(OptionsError)
+    expect(() => new Client('key').use('nope' as never)).toThrow(OptionsError)
+  })
+
+  it("checks what a middleware returns against the client's plan too", () => {
+    const plan = definePlan({ events: { E: z.object({ n: z.number() }) } })
+    const client = new Client('key', { plan, middleware: [(message) => ({ ...message, properties: { n: 'one' } })] })
+    expect(() => client.track({ userId: 'u1', event: 'E', properties: { n: 1 } })).toThrow(
+      expect.objectContaining({ code: 'ERR_PLAN_VIOLATION', field: 'properties.n' }),
+    )
+  })
+})
+
+describe('examples/enrich-and-filter.mjs: the recipes', () => {
+  const message = (fields: Record<string, unknown>): Record<string, unknown> => ({
+    type: 'track',
+    messageId: 'm',
+    timestamp: 't',
+    userId: 'u1',
+    event: 'E',
+    ...fields,
+  })
+
+  it('scrubs listed paths and e-mail addresses in every string', () => {
+    const scrubbed = scrub({ paths: ['traits.phone', 'properties.card.number'] })(
+      message({
+        traits: { phone: '123', email: 'ada@example.com' },
+        properties: { card: { number: '4111', brand: 'visa' }, notes: ['mail bob@example.org please'] },
+      }),
+    )
+    expect(scrubbed.traits).toEqual({ email: '[redacted]' })
+    expect(scrubbed.properties).toEqual({ card: { brand: 'visa' }, notes: ['mail [redacted] please'] })
+  })
+
+  it('drops everything until consent is given, then passes everything', () => {
+    let consented = false
+    const gate = consentGate(() => consented)
+    expect(gate(message({}))).toBeNull()
+    consented = true
+    expect(gate(message({}))).toMatchObject({ event: 'E' })
+  })
+
+  it('samples named track events at their rate and lets the others through', () => {
+    const draws = [0.05, 0.5]
+    const sampling = sample({ Scrolled: 0.1 }, () => draws.shift() ?? 1)
+    expect(sampling(message({ event: 'Scrolled' }))).not.toBeNull()
+    expect(sampling(message({ event: 'Scrolled' }))).toBeNull()
+    expect(sampling(message({ event: 'Paid' }))).not.toBeNull()
+    expect(sampling({ ...message({}), type: 'identify' })).not.toBeNull()
+  })
+
+  it('adds the current request id to the context, keeping what it has', () => {
+    const original = message({ context: { ip: '10.0.0.1' } })
+    expect((withRequestId(() => 'req-7')(original) as { context: unknown }).context).toEqual({
+      ip: '10.0.0.1',
+      requestId: 'req-7',
+    })
+    expect(original.context).toEqual({ ip: '10.0.0.1' })
+    expect(withRequestId(() => undefined)(original)).toBe(original)
+  })
+
+  it('runs end to end: consent, scrubbing, sampling, request ids and the default context on a real endpoint', async () => {
+    const server = await sink()
+    const printed: string[] = []
+    await run(server.url, (line: string) => printed.push(line))
+    expect(printed).toEqual(['dropped by middleware[0] (consent): track', 'dropped by middleware[2] (sampling): track'])
+    const batches = server.requests.map((request) => JSON.parse(request.body))
+    expect(batches[0].context).toMatchObject({
+      app: { name: 'shop' },
+      environment: 'production',
+      library: { name: 'eventwire' },
+    })
+    const messages = batches.flatMap((batch: { batch: unknown[] }) => batch.batch)
+    expect(messages).toMatchObject([
+      { type: 'identify', traits: { email: '[redacted]', plan: 'pro' }, context: { requestId: 'req-1' } },
+      {
+        type: 'track',
+        event: 'Signed Up',
+        properties: { note: 'invited by [redacted]' },
+        context: { requestId: 'req-2' },
+      },
+    ])
+    expect((messages[0] as { traits: object }).traits).not.toHaveProperty('phone')
+  })
+})
