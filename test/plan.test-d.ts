@@ -129,3 +129,27 @@ const optional = new Client('k', {
   plan: definePlan({ events: { Viewed: z.object({ page: z.string() }).optional() } }),
 })
 optional.track({ userId: 'u1', event: 'Viewed' })
+
+// Middleware under a plan: the planned fields are the schemas' outputs, and what it returns must keep them.
+const middlewarePlan = definePlan({
+  events: { 'Order Completed': z.object({ total: z.number(), currency: z.string().default('EUR') }) },
+  traits: z.object({ email: z.string() }),
+})
+const plannedClient = new Client('k', {
+  plan: middlewarePlan,
+  middleware: [
+    (message) => {
+      if (message.type === 'track') {
+        expectTypeOf(message.event).toEqualTypeOf<'Order Completed'>()
+        expectTypeOf(message.properties).toEqualTypeOf<{ total: number; currency: string } | undefined>()
+      }
+      if (message.type === 'identify') expectTypeOf(message.traits).toEqualTypeOf<{ email: string } | undefined>()
+      return message
+    },
+  ],
+})
+plannedClient.use((message) => (message.type === 'identify' ? { ...message, traits: { email: 'x' } } : message))
+plannedClient.use((message) =>
+  // @ts-expect-error: a middleware cannot make a planned property the wrong type
+  message.type === 'track' ? { ...message, properties: { total: 'x', currency: 'EUR' } } : message,
+)

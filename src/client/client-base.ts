@@ -121,7 +121,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
   readonly #options: ResolvedClientOptions
   readonly #transport: BatchTransport
   readonly #queue = new Queue<QueuedMessage>()
-  readonly #middleware: Middleware[]
+  readonly #middleware: Middleware<unknown>[]
   /** Batches being sent or retried, each with the promise that settles with it. */
   readonly #inFlight = new Map<Batch, Promise<void>>()
   /** Fired by close() when its timeout passes: the only abort there is. */
@@ -442,7 +442,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
    * }))
    * ```
    */
-  use(middleware: Middleware): this {
+  use(middleware: Middleware<Plan>): this {
     this.#middleware.push(checkMiddleware(middleware))
     return this
   }

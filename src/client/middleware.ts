@@ -1,6 +1,7 @@
 import { describeError } from '../core/describe-error.js'
 import { ValidationError } from '../core/errors/validation-error.js'
 import type { MessageByType, MessageType } from '../core/messages.js'
+import type { NoPlan, PlannedEventName, PlannedOutput, TrackingPlan } from '../core/plan.js'
 
 /** What a {@link Middleware} is told about the call besides its message. */
 export interface MiddlewareCall {
@@ -27,20 +28,57 @@ export interface MiddlewareCall {
  * consented = true
  * ```
  */
-export type Middleware = (message: MiddlewareMessage, call: MiddlewareCall) => MiddlewareMessage | null | undefined
+export type Middleware<Plan = NoPlan> = (
+  message: MiddlewareMessage<Plan>,
+  call: MiddlewareCall,
+) => MiddlewareMessage<Plan> | null | undefined
+
+/** The fields every message carries once checked: its type, and `messageId` and `timestamp` filled in. */
+interface Filled<Type extends MessageType> {
+  type: Type
+  messageId: string
+  /** ISO 8601, as sent. */
+  timestamp: string
+}
+
+/** A message of one type, as sent: the call's fields, filled in. */
+type Sent<Type extends MessageType> = Omit<MessageByType[Type], 'timestamp' | 'messageId'> & Filled<Type>
+
+/** Every message, as sent, without a plan. */
+type AnySent = { [Type in MessageType]: Sent<Type> }[MessageType]
 
 /**
  * A message as a {@link Middleware} gets it, and as it is sent: the call's fields, with `type`,
  * `messageId` and `timestamp` (an ISO 8601 string) filled in. A union on `type`: checking it
- * narrows to that call's fields (`event` on a `track`).
+ * narrows to that call's fields (`event` on a `track`). Under a plan, a `track`'s `event` and
+ * `properties` and the `traits` of `identify` and `group` are the plan's (its schemas' outputs:
+ * what the check gave back).
  */
-export type MiddlewareMessage = {
-  [Type in MessageType]: Omit<MessageByType[Type], 'timestamp' | 'messageId'> & {
-    type: Type
-    messageId: string
-    timestamp: string
-  }
-}[MessageType]
+export type MiddlewareMessage<Plan = NoPlan> = [Plan] extends [NoPlan]
+  ? AnySent
+  : Plan extends TrackingPlan
+    ? PlannedMessage<Plan>
+    : AnySent
+
+/** {@link MiddlewareMessage} under a plan: what its entries cover is typed by them. */
+type PlannedMessage<Plan extends TrackingPlan> =
+  | (Plan extends { readonly events: object }
+      ? {
+          [Name in PlannedEventName<Plan>]: Omit<Sent<'track'>, 'event' | 'properties'> & {
+            event: Name
+            properties?: PlannedOutput<NonNullable<Plan['events']>[Name & keyof NonNullable<Plan['events']>]>
+          }
+        }[PlannedEventName<Plan>]
+      : Sent<'track'>)
+  | (Plan extends { readonly traits: infer Traits }
+      ? Omit<Sent<'identify'>, 'traits'> & { traits?: PlannedOutput<Traits> }
+      : Sent<'identify'>)
+  | (Plan extends { readonly groupTraits: infer Traits }
+      ? Omit<Sent<'group'>, 'traits'> & { traits?: PlannedOutput<Traits> }
+      : Sent<'group'>)
+  | Sent<'page'>
+  | Sent<'screen'>
+  | Sent<'alias'>
 
 /** What `'dropped'` listeners receive: a call that a middleware dropped. */
 export interface DroppedInfo {
@@ -51,7 +89,7 @@ export interface DroppedInfo {
 }
 
 /** A middleware as errors and `'dropped'` name it: its position, and its function name if any. */
-export function middlewareLabel(middleware: Middleware, index: number): string {
+export function middlewareLabel(middleware: Middleware<unknown>, index: number): string {
   return middleware.name ? `middleware[${index}] (${middleware.name})` : `middleware[${index}]`
 }
 
@@ -63,15 +101,15 @@ export function middlewareLabel(middleware: Middleware, index: number): string {
  * @throws {@link ValidationError} `ERR_MIDDLEWARE` for a middleware that throws, naming it.
  */
 export function runMiddleware(
-  chain: readonly Middleware[],
+  chain: readonly Middleware<unknown>[],
   type: MessageType,
   json: string,
 ): { readonly message: unknown; readonly json: string | undefined } | { readonly droppedBy: string } {
-  let message = JSON.parse(json) as MiddlewareMessage
+  let message = JSON.parse(json) as MiddlewareMessage<unknown>
   const call: MiddlewareCall = { type }
   for (let index = 0; index < chain.length; index++) {
-    const middleware = chain[index] as Middleware
-    let result: MiddlewareMessage | null | undefined
+    const middleware = chain[index] as Middleware<unknown>
+    let result: MiddlewareMessage<unknown> | null | undefined
     try {
       result = middleware(message, call)
     } catch (error) {

@@ -112,12 +112,6 @@ export interface ClientOptions {
    */
   defaultContext?: JsonObject | undefined
   /**
-   * Functions that shape each call's message before it is queued, in order (more with
-   * `client.use()`): each returns the message, a changed one, or `null` to drop the call. See
-   * {@link Middleware}.
-   */
-  middleware?: readonly Middleware[] | undefined
-  /**
    * What a call that breaks the plan gets. `'refuse'`: a `ValidationError` (`ERR_PLAN_VIOLATION`,
    * `field` the path the schema named); nothing is queued. `'report'`: it is sent as given, and a
    * `'violation'` event says what is wrong. `'off'`: no run-time check (the types still hold).
@@ -138,6 +132,13 @@ export interface PlanOption<Plan> {
    * says. What is sent is the schema's output (its defaults and normalized values).
    */
   plan?: Plan | undefined
+  /**
+   * Functions that shape each call's message before it is queued, in order (more with
+   * `client.use()`): each returns the message, a changed one, or `null` to drop the call. See
+   * {@link Middleware}; typed by the plan when there is one. Beside `plan` since its type follows
+   * the plan's.
+   */
+  middleware?: readonly Middleware<Plan>[] | undefined
 }
 
 /** Options with every default filled in. */
@@ -160,7 +161,7 @@ export interface ResolvedClientOptions {
   readonly writeKeyIn: 'header' | 'body'
   readonly waitUntil: ((promise: Promise<unknown>) => void) | undefined
   /** The `middleware` option, checked and copied (`use()` adds to the client's own list). */
-  readonly middleware: readonly Middleware[]
+  readonly middleware: readonly Middleware<unknown>[]
   /** The `defaultContext` option, checked and copied. */
   readonly defaultContext: JsonObject | undefined
   /** The plan's check, when a plan is given and `planCheck` is not `'off'`. */
@@ -325,13 +326,13 @@ function resolveDefaultContext(value: unknown): JsonObject | undefined {
 }
 
 /** Checks a middleware (the option's, or one given to `use()`). */
-export function checkMiddleware(middleware: unknown): Middleware {
+export function checkMiddleware(middleware: unknown): Middleware<unknown> {
   if (typeof middleware !== 'function')
     throw new OptionsError('middleware', 'expected (message, call) => message | null.')
-  return middleware as Middleware
+  return middleware as Middleware<unknown>
 }
 
-function resolveMiddleware(value: unknown): readonly Middleware[] {
+function resolveMiddleware(value: unknown): readonly Middleware<unknown>[] {
   if (value === undefined) return []
   return Array.isArray(value) ? value.map(checkMiddleware) : [checkMiddleware(undefined)]
 }

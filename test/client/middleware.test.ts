@@ -57,7 +57,7 @@ describe('middleware', () => {
     const client = new Client('key', {
       endpoint: server.url,
       flushAt: 100,
-      middleware: [(message) => change(message as Record<string, unknown>) as never],
+      middleware: [(message) => change(message as unknown as Record<string, unknown>) as never],
     })
     client.track({ userId: 'u1', event: 'Kept' })
     const refusals: unknown[] = []
@@ -152,7 +152,10 @@ describe('middleware', () => {
 
   it("checks what a middleware returns against the client's plan too", () => {
     const plan = definePlan({ events: { E: z.object({ n: z.number() }) } })
-    const client = new Client('key', { plan, middleware: [(message) => ({ ...message, properties: { n: 'one' } })] })
+    const client = new Client('key', {
+      plan,
+      middleware: [(message) => ({ ...message, properties: { n: 'one' } }) as never],
+    })
     expect(() => client.track({ userId: 'u1', event: 'E', properties: { n: 1 } })).toThrow(
       expect.objectContaining({ code: 'ERR_PLAN_VIOLATION', field: 'properties.n' }),
     )

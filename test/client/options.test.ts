@@ -99,7 +99,6 @@ describe('Client options', () => {
       waitUntil: undefined,
       planCheck: undefined,
       defaultContext: undefined,
-      middleware: undefined,
     } satisfies Required<ClientOptions>
     const { logger: _logger, ...defaults } = resolveClientOptions('k', {})
     expect(resolveClientOptions('k', unset)).toMatchObject(defaults)
