@@ -1,7 +1,8 @@
+import { spawn } from 'node:child_process'
 import { createHmac } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Client } from '../../src/index.js'
-import { postBatch, runCli, startCli, startDev, type CliProcess } from '../helpers/cli.js'
+import { CLI_BUNDLE, plainEnv, postBatch, runCli, startCli, startDev, type CliProcess } from '../helpers/cli.js'
 import { startHostileReceiver } from '../helpers/hostile-receiver.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'
 
@@ -328,5 +329,27 @@ describe('eventwire dev', () => {
     } finally {
       await trickling.close()
     }
+  })
+})
+
+describe('eventwire dev with its output piped to a reader that goes away', () => {
+  it('stops quietly (exit 0, no stack trace) when the reader closes, as `eventwire dev | head -1` does', async () => {
+    const child = spawn(process.execPath, [CLI_BUNDLE, 'dev', '--port', '0', '--json', '--write-key', 'k'], {
+      env: plainEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stderr = ''
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+    const exited = new Promise<number | null>((resolve) => child.once('close', resolve))
+    // The first line says where it listens; then the reader goes away, as head does.
+    const first = await new Promise<string>((resolve) =>
+      child.stdout.once('data', (chunk: Buffer) => resolve(String(chunk))),
+    )
+    child.stdout.destroy()
+    const { url } = JSON.parse(first.split('\n')[0] as string) as { url: string }
+    // The next record written hits the closed pipe.
+    await postBatch(url, 'k', { batch: [{ type: 'track', userId: 'u1', event: 'E' }] }).catch(() => undefined)
+    expect(await exited).toBe(0)
+    expect(stderr).toBe('')
   })
 })
