@@ -90,7 +90,7 @@ export interface PlanViolationInfo {
   /** The offending field and the path in it, as the schema named it: `properties.total`, `traits.email`, `event`. */
   readonly field: string
   readonly issues: readonly SchemaIssue[]
-  /** The call's message, as given (each field as it was read once), and as it was queued. */
+  /** The call's message as given (each field as it was read once), before any middleware. */
   readonly message: unknown
 }
 
@@ -404,12 +404,13 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     if (this.#middleware.length > 0) {
       const shaped = runMiddleware(this.#middleware, type, json)
       if ('droppedBy' in shaped) return this.#dropByMiddleware(type, wire.messageId, shaped.droppedBy, callback)
-      // What a middleware changed passes the plan and the call's rules again: it cannot send what
-      // a call could not. Unchanged (the same JSON), it is what was checked.
-      if (shaped.json !== json) {
-        const checked = plan ? plan(type, shaped.message, (found) => (violation = found)) : shaped.message
-        ;({ wire, json, bytes } = serializeCall(type, checked))
-      }
+      // A middleware may have closed the client: nothing is accepted after close() began.
+      if (this.#closed) throw new ClosedError(`${type}()`)
+      // What a middleware changed passes the call's rules again: it cannot send what a call could
+      // not. Not the plan: its schemas take what calls give and a middleware has their output (a
+      // transform would apply twice); the types keep a middleware to the plan. Unchanged (the same
+      // JSON), it is what was checked.
+      if (shaped.json !== json) ({ wire, json, bytes } = serializeCall(type, shaped.message))
     }
 
     const options = this.#options

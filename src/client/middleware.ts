@@ -1,4 +1,3 @@
-import { describeError } from '../core/describe-error.js'
 import { ValidationError } from '../core/errors/validation-error.js'
 import type { MessageByType, MessageType } from '../core/messages.js'
 import type { NoPlan, PlannedEventName, PlannedOutput, TrackingPlan } from '../core/plan.js'
@@ -107,23 +106,51 @@ export function runMiddleware(
 ): { readonly message: unknown; readonly json: string | undefined } | { readonly droppedBy: string } {
   let message = JSON.parse(json) as MiddlewareMessage<unknown>
   const call: MiddlewareCall = { type }
-  for (let index = 0; index < chain.length; index++) {
+  // The chain as it is now: a middleware that adds one with use() shapes the next call, not this one.
+  const count = chain.length
+  for (let index = 0; index < count; index++) {
     const middleware = chain[index] as Middleware<unknown>
-    let result: MiddlewareMessage<unknown> | null | undefined
+    let result: unknown
     try {
       result = middleware(message, call)
     } catch (error) {
-      throw new ValidationError(
-        'ERR_MIDDLEWARE',
-        'message',
-        `${type}(): ${middlewareLabel(middleware, index)} threw: ${describeError(error)}`,
-        { cause: error },
-      )
+      throw refusal(type, middleware, index, `threw: ${briefly(error)}`, error)
     }
     if (result === null || result === undefined) return { droppedBy: middlewareLabel(middleware, index) }
-    message = result
+    if (typeof result !== 'object' || isThenable(result)) {
+      const what = typeof result === 'object' ? 'a promise (middleware is synchronous, as calls are)' : typeof result
+      throw refusal(type, middleware, index, `returned ${what}; expected the message, or null to drop it`)
+    }
+    message = result as MiddlewareMessage<unknown>
   }
   return { message, json: jsonOf(message) }
+}
+
+function refusal(type: MessageType, middleware: Middleware<unknown>, index: number, what: string, cause?: unknown) {
+  const message = `${type}(): ${middlewareLabel(middleware, index)} ${what}`
+  return new ValidationError('ERR_MIDDLEWARE', 'message', message, cause === undefined ? undefined : { cause })
+}
+
+/**
+ * What a middleware threw, in one short line: its own message only (the whole error is the
+ * `cause`), so that errors of middleware that call the client again do not nest their texts, and
+ * whatever was thrown (a null-prototype object, a Proxy that throws) cannot break the refusal.
+ */
+function briefly(error: unknown): string {
+  try {
+    const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
+    return text.length > 200 ? `${text.slice(0, 200)}…` : text
+  } catch {
+    return 'a value that cannot be shown'
+  }
+}
+
+function isThenable(value: object): boolean {
+  try {
+    return typeof (value as { then?: unknown }).then === 'function'
+  } catch {
+    return false
+  }
 }
 
 /** The message's JSON, to tell whether the chain changed it; `undefined` when it has none (checked later). */

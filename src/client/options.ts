@@ -12,7 +12,7 @@ import {
 } from '../core/option-checks.js'
 import { MAX_MESSAGE_BYTES } from '../core/limits.js'
 import { MAX_TIMER_MS } from '../core/timers.js'
-import { checkJsonValue } from '../core/json-value.js'
+import { checkJsonValue, isPlain } from '../core/json-value.js'
 import type { JsonObject } from '../core/json-value.js'
 import { utf8ByteLength } from '../core/utf8.js'
 import type { Middleware } from './middleware.js'
@@ -107,7 +107,8 @@ export interface ClientOptions {
    * (which they cannot replace): the app's version, the environment, anything true of every event
    * this client sends. Checked at construction like a message's values, copied and serialized
    * once: every batch carries the same bytes, whatever happens to the object later. At most
-   * 32,000 bytes as JSON. (The Go client v3's `DefaultContext`.)
+   * 16,000 bytes as JSON (so that a batch of one largest message fits beside it in a browser's
+   * keepalive request). (The Go client v3's `DefaultContext`.)
    * @example `{ app: { name: 'shop', version: '2.4.1' }, environment: 'production' }`
    */
   defaultContext?: JsonObject | undefined
@@ -304,25 +305,37 @@ function resolveLogger(value: unknown): Logger {
  * at most {@link MAX_MESSAGE_BYTES} as JSON; a copy, so that later changes to the caller's object
  * do not reach the batches.
  */
+/**
+ * Most bytes of `defaultContext` as JSON: every batch carries it, and in a browser page a batch of
+ * one largest message (32,000 bytes) must still fit beside it in a keepalive request (64,000).
+ */
+const MAX_DEFAULT_CONTEXT_BYTES = 16_000
+
 function resolveDefaultContext(value: unknown): JsonObject | undefined {
   if (value === undefined) return undefined
   let json: string | undefined
   try {
-    // The same rules as a message's values: a plain object, JSON values only.
-    if (isObject(value) && !Object.hasOwn(value, 'library')) {
+    // The same rules as a message's values: a plain object (not a Date, nor anything whose toJSON
+    // makes it something else), JSON values only.
+    if (isObject(value) && isPlain(value) && typeof (value as { toJSON?: unknown }).toJSON !== 'function') {
       checkJsonValue(value, 'defaultContext')
       json = JSON.stringify(value)
     }
   } catch (error) {
     throw new OptionsError('defaultContext', (error as Error).message, { cause: error })
   }
-  if (json === undefined || utf8ByteLength(json) > MAX_MESSAGE_BYTES) {
+  const parsed: unknown = json === undefined ? undefined : JSON.parse(json)
+  if (
+    !isObject(parsed) ||
+    Object.hasOwn(parsed, 'library') ||
+    utf8ByteLength(json as string) > MAX_DEFAULT_CONTEXT_BYTES
+  ) {
     throw new OptionsError(
       'defaultContext',
-      `expected a plain object of JSON values, without \`library\` (the client's own), at most ${MAX_MESSAGE_BYTES} bytes as JSON.`,
+      `expected a plain object of JSON values, without \`library\` (the client's own), at most ${MAX_DEFAULT_CONTEXT_BYTES} bytes as JSON.`,
     )
   }
-  return JSON.parse(json) as JsonObject
+  return parsed as JsonObject
 }
 
 /** Checks a middleware (the option's, or one given to `use()`). */

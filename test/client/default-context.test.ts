@@ -40,7 +40,7 @@ describe('defaultContext', () => {
     expect(captured[0]?.json.context).toMatchObject({ app: { version: '1' } })
   })
 
-  it('refuses library (the client cannot be named otherwise), values JSON cannot carry, and over 32,000 bytes', () => {
+  it('refuses library (the client cannot be named otherwise), values JSON cannot carry, non-plain objects, and over 16,000 bytes', () => {
     const attempt = (value: unknown) => () => new Client('key', { defaultContext: value as never })
     expect(attempt({ library: { name: 'other' } })).toThrow(/without `library` \(the client's own\)/)
     const bigint = attempt({ build: 1n })
@@ -56,7 +56,12 @@ describe('defaultContext', () => {
     expect(attempt(cyclic)).toThrow(OptionsError)
     expect(attempt({ at: () => 1 })).toThrow(OptionsError)
     expect(attempt([1])).toThrow(OptionsError)
-    expect(attempt({ pad: 'x'.repeat(32_000) })).toThrow(/at most 32000 bytes as JSON/)
+    expect(attempt({ pad: 'x'.repeat(16_000) })).toThrow(/at most 16000 bytes as JSON/)
+    expect(attempt({ pad: 'x'.repeat(15_000) })).not.toThrow()
+    // Anything JSON would turn into something other than an object.
+    for (const value of [new Date(), { toJSON: () => 'prod' }, { toJSON: () => ['a'] }, { toJSON: () => null }]) {
+      expect(attempt(value)).toThrow(OptionsError)
+    }
   })
 
   it('sends what the Go client v3 sends for the same DefaultContext (its fixture format, library aside)', async () => {

@@ -78,7 +78,7 @@ describe('middleware', () => {
       'ERR_NOT_SERIALIZABLE',
       'ERR_MESSAGE_TOO_LARGE',
       'ERR_MISSING_IDENTITY',
-      'ERR_INVALID_FIELD',
+      'ERR_MIDDLEWARE',
     ])
     expect(refusals[1]).toBeInstanceOf(MessageTooLargeError)
     expect(client.pending).toBe(1)
@@ -135,7 +135,7 @@ describe('middleware', () => {
     expect(refusal).toBeInstanceOf(ValidationError)
     expect(refusal).toMatchObject({
       code: 'ERR_MIDDLEWARE',
-      message: expect.stringMatching(/middleware\[0\] \(flaky\) threw: boom/),
+      message: expect.stringMatching(/middleware\[0\] \(flaky\) threw: Error: boom/),
     })
     expect((refusal as Error).cause).toEqual(new Error('boom'))
     broken = false
@@ -150,15 +150,110 @@ describe('middleware', () => {
     expect(() => new Client('key').use('nope' as never)).toThrow(OptionsError)
   })
 
-  it("checks what a middleware returns against the client's plan too", () => {
-    const plan = definePlan({ events: { E: z.object({ n: z.number() }) } })
+  it("applies a plan's transforms once, whatever a middleware changes (the plan checks the call, the types the middleware)", async () => {
+    const server = await sink()
+    const plan = definePlan({ events: { E: z.object({ orderId: z.string().transform((id) => `order-${id}`) }) } })
     const client = new Client('key', {
+      endpoint: server.url,
       plan,
-      middleware: [(message) => ({ ...message, properties: { n: 'one' } }) as never],
+      middleware: [(message) => ({ ...message, context: { ...message.context, requestId: 'r' } })],
     })
-    expect(() => client.track({ userId: 'u1', event: 'E', properties: { n: 1 } })).toThrow(
-      expect.objectContaining({ code: 'ERR_PLAN_VIOLATION', field: 'properties.n' }),
+    client.track({ userId: 'u1', event: 'E', properties: { orderId: 'o1' } })
+    await client.close()
+    expect(sent(server)[0]).toMatchObject({ properties: { orderId: 'order-o1' }, context: { requestId: 'r' } })
+  })
+
+  it('refuses with ERR_MIDDLEWARE whatever a middleware throws or returns that is not a message', () => {
+    const hostile = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('a proxy that throws')
+        },
+        getPrototypeOf() {
+          throw new Error('no prototype either')
+        },
+      },
     )
+    const thrown = [
+      Object.create(null),
+      hostile,
+      {
+        toString: () => {
+          throw new Error('toString')
+        },
+      },
+      null,
+      'text',
+    ]
+    for (const value of thrown) {
+      const client = new Client('key', {
+        middleware: [
+          () => {
+            throw value
+          },
+        ],
+      })
+      expect(() => client.track({ userId: 'u1', event: 'E' })).toThrow(
+        expect.objectContaining({ code: 'ERR_MIDDLEWARE' }),
+      )
+    }
+    for (const [result, why] of [
+      [Promise.resolve(null), /returned a promise/],
+      [false, /returned boolean/],
+      [42, /returned number/],
+    ] as const) {
+      const client = new Client('key', { middleware: [() => result as never] })
+      expect(() => client.track({ userId: 'u1', event: 'E' })).toThrow(why)
+    }
+  })
+
+  it('keeps the refusal of a middleware that calls the client again short, whatever the depth', () => {
+    let depth = 0
+    const client: Client = new Client('key', {
+      middleware: [
+        (message) => {
+          if (++depth > 30) throw new Error('deep enough')
+          client.track({ userId: 'u1', event: 'Again' })
+          return message
+        },
+      ],
+    })
+    let refusal: unknown
+    try {
+      client.track({ userId: 'u1', event: 'E' })
+    } catch (error) {
+      refusal = error
+    }
+    expect(refusal).toMatchObject({ code: 'ERR_MIDDLEWARE' })
+    expect((refusal as Error).message.length).toBeLessThan(400)
+  })
+
+  it('accepts nothing once a middleware closed the client, and use() inside a middleware shapes the next call', async () => {
+    const server = await sink()
+    const client = new Client('key', { endpoint: server.url })
+    let closing: Promise<void> | undefined
+    client.use((message) => {
+      closing ??= client.close()
+      return message
+    })
+    expect(() => client.track({ userId: 'u1', event: 'E' })).toThrow(expect.objectContaining({ code: 'ERR_CLOSED' }))
+    await closing
+    expect(client.pending).toBe(0)
+
+    const other = new Client('key', { endpoint: server.url })
+    let added = false
+    other.use((message) => {
+      if (!added) other.use(() => null)
+      added = true
+      return message
+    })
+    const outcomes: string[] = []
+    other.track({ userId: 'u1', event: 'First' }, (_error, outcome) => outcomes.push(outcome))
+    other.track({ userId: 'u1', event: 'Second' }, (_error, outcome) => outcomes.push(outcome))
+    await other.close()
+    expect(outcomes.sort()).toEqual(['dropped', 'sent'])
+    expect(sent(server).map((message: { event: string }) => message.event)).toEqual(['First'])
   })
 })
 
