@@ -388,3 +388,18 @@ describe('the store of unsent messages', () => {
     expect(unsentStoreFor(BATCH_URL, 'key', storage)?.keep([record(1)])).toBe(0)
   })
 })
+
+describe('a large defaultContext in a page', () => {
+  it('leaves room for a batch of one largest message within the keepalive budget: flush and close end', async () => {
+    browserLikeHost()
+    // The largest defaultContext beside the largest message: both bounds together fit in 64,000.
+    const defaultContext = { blob: 'c'.repeat(15_980) }
+    const client = new Client('key', { endpoint: ENDPOINT, flushAfter: 60_000, defaultContext })
+    client.track({ userId: 'u1', event: 'Big', properties: { pad: 'p'.repeat(31_840) } })
+    await client.flush()
+    await client.close({ timeout: 1_000 })
+    expect(captured).toHaveLength(1)
+    expect(captured[0]?.keepalive).toBe(true)
+    expect(new TextEncoder().encode(captured[0]?.body).length).toBeLessThanOrEqual(KEEPALIVE_BUDGET)
+  })
+})
