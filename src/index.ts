@@ -2,7 +2,14 @@ export { Client } from './client/client.js'
 export type { ClientEvents, CloseOptions, PlanViolationInfo, RetryInfo, SentInfo } from './client/client.js'
 export type { ClientOptions, PlanOption, RetryOptions } from './client/options.js'
 export type { MessageCallback, MessageOutcome, MessageRecord } from './client/batch.js'
-export type { DroppedInfo, Middleware, MiddlewareCall, MiddlewareMessage } from './client/middleware.js'
+export type {
+  DroppedInfo,
+  Middleware,
+  MiddlewareCall,
+  MiddlewareMessage,
+  PlannedMiddlewareMessage,
+  SentMessage,
+} from './client/middleware.js'
 export { DeliveryError } from './client/delivery-error.js'
 export type { DeliveryErrorCode } from './client/delivery-error.js'
 export { EventwireError, isEventwireError } from './core/errors/eventwire-error.js'

@@ -32,52 +32,46 @@ export type Middleware<Plan = NoPlan> = (
   call: MiddlewareCall,
 ) => MiddlewareMessage<Plan> | null | undefined
 
-/** The fields every message carries once checked: its type, and `messageId` and `timestamp` filled in. */
-interface Filled<Type extends MessageType> {
-  type: Type
-  messageId: string
-  /** ISO 8601, as sent. */
-  timestamp: string
-}
-
-/** A message of one type, as sent: the call's fields, filled in. */
-type Sent<Type extends MessageType> = Omit<MessageByType[Type], 'timestamp' | 'messageId'> & Filled<Type>
-
-/** Every message, as sent, without a plan. */
-type AnySent = { [Type in MessageType]: Sent<Type> }[MessageType]
+/**
+ * A message as it is sent: the call's fields, with `type`, `messageId` and `timestamp` (an ISO
+ * 8601 string) filled in. A union on `type`: checking it narrows to that call's fields.
+ */
+export type SentMessage = {
+  [Type in MessageType]: Omit<MessageByType[Type], 'timestamp' | 'messageId'> & {
+    type: Type
+    messageId: string
+    timestamp: string
+  }
+}[MessageType]
 
 /**
- * A message as a {@link Middleware} gets it, and as it is sent: the call's fields, with `type`,
- * `messageId` and `timestamp` (an ISO 8601 string) filled in. A union on `type`: checking it
- * narrows to that call's fields (`event` on a `track`). Under a plan, a `track`'s `event` and
- * `properties` and the `traits` of `identify` and `group` are the plan's (its schemas' outputs:
- * what the check gave back).
+ * A message as a {@link Middleware} gets it, and as it is sent ({@link SentMessage}). Under a plan,
+ * a `track`'s `event` and `properties` and the `traits` of `identify` and `group` are the plan's
+ * (its schemas' outputs: what the check gave back); see {@link PlannedMiddlewareMessage}.
  */
 export type MiddlewareMessage<Plan = NoPlan> = [Plan] extends [NoPlan]
-  ? AnySent
+  ? SentMessage
   : Plan extends TrackingPlan
-    ? PlannedMessage<Plan>
-    : AnySent
+    ? PlannedMiddlewareMessage<Plan>
+    : SentMessage
 
-/** {@link MiddlewareMessage} under a plan: what its entries cover is typed by them. */
-type PlannedMessage<Plan extends TrackingPlan> =
+/** {@link SentMessage} under a plan: what the plan's entries cover is typed by them. */
+export type PlannedMiddlewareMessage<Plan extends TrackingPlan> =
   | (Plan extends { readonly events: object }
       ? {
-          [Name in PlannedEventName<Plan>]: Omit<Sent<'track'>, 'event' | 'properties'> & {
+          [Name in PlannedEventName<Plan>]: Omit<Extract<SentMessage, { type: 'track' }>, 'event' | 'properties'> & {
             event: Name
             properties?: PlannedOutput<NonNullable<Plan['events']>[Name & keyof NonNullable<Plan['events']>]>
           }
         }[PlannedEventName<Plan>]
-      : Sent<'track'>)
+      : Extract<SentMessage, { type: 'track' }>)
   | (Plan extends { readonly traits: infer Traits }
-      ? Omit<Sent<'identify'>, 'traits'> & { traits?: PlannedOutput<Traits> }
-      : Sent<'identify'>)
+      ? Omit<Extract<SentMessage, { type: 'identify' }>, 'traits'> & { traits?: PlannedOutput<Traits> }
+      : Extract<SentMessage, { type: 'identify' }>)
   | (Plan extends { readonly groupTraits: infer Traits }
-      ? Omit<Sent<'group'>, 'traits'> & { traits?: PlannedOutput<Traits> }
-      : Sent<'group'>)
-  | Sent<'page'>
-  | Sent<'screen'>
-  | Sent<'alias'>
+      ? Omit<Extract<SentMessage, { type: 'group' }>, 'traits'> & { traits?: PlannedOutput<Traits> }
+      : Extract<SentMessage, { type: 'group' }>)
+  | Extract<SentMessage, { type: 'page' | 'screen' | 'alias' }>
 
 /** What `'dropped'` listeners receive: a call that a middleware dropped. */
 export interface DroppedInfo {
