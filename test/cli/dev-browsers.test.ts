@@ -84,7 +84,7 @@ describe('eventwire dev for browsers', () => {
     expect(answer.status).toBe(204)
     expect(answer.headers.get('access-control-allow-origin')).toBe('*')
     expect(answer.headers.get('access-control-allow-methods')).toBe('POST')
-    expect(answer.headers.get('access-control-allow-headers')).toBe('authorization, content-type')
+    expect(answer.headers.get('access-control-allow-headers')).toBe('authorization, content-type, content-encoding')
     expect(answer.headers.get('access-control-allow-private-network')).toBe('true')
     const posted = await fetch(`${url}/v1/batch`, {
       method: 'POST',

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
 import { createHmac } from 'node:crypto'
+import { gzipSync } from 'node:zlib'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Client } from '../../src/index.js'
 import { CLI_BUNDLE, plainEnv, postBatch, runCli, startCli, startDev, type CliProcess } from '../helpers/cli.js'
@@ -77,6 +78,37 @@ describe('eventwire dev', () => {
     expect(delivered[0]).toMatchObject({
       urls: [{ url: `${hook.url}/in`, status: 'delivered', attempts: 1, lastStatus: 200 }],
     })
+  })
+
+  it('takes gzip bodies (Content-Encoding: gzip), refuses a gzip bomb with 413 without inflating it, and other encodings', async () => {
+    const { cli, url } = await startDev(['--write-key', 'k'])
+    running.push(cli)
+    const post = (body: Buffer | string, encoding: string) =>
+      fetch(`${url}/v1/batch`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-encoding': encoding,
+          authorization: `Basic ${Buffer.from('k:').toString('base64')}`,
+        },
+        body: typeof body === 'string' ? body : new Uint8Array(body),
+      })
+    const batch = JSON.stringify({ batch: [{ type: 'track', userId: 'u1', event: 'Zipped', messageId: 'z-1' }] })
+    const accepted = await post(gzipSync(batch), 'gzip')
+    expect(accepted.status).toBe(200)
+    expect(await cli.waitForRecord((record) => record['event'] === 'received')).toMatchObject({ eventId: 'z-1' })
+    // 20 MB of JSON in about 20 KB of gzip: refused once 500,000 bytes are out, not inflated.
+    const bomb = gzipSync(`{"batch":[{"type":"track","userId":"u1","event":"${'x'.repeat(20_000_000)}"}]}`)
+    expect(bomb.length).toBeLessThan(100_000)
+    const refused = await post(bomb, 'gzip')
+    expect(refused.status).toBe(413)
+    expect(await refused.json()).toMatchObject({ code: 'ERR_BODY_TOO_LARGE' })
+    const notGzip = await post(batch, 'gzip')
+    expect(notGzip.status).toBe(400)
+    expect(await notGzip.json()).toMatchObject({ code: 'ERR_ENCODING' })
+    const brotli = await post(batch, 'br')
+    expect(brotli.status).toBe(415)
+    expect(await brotli.json()).toMatchObject({ code: 'ERR_ENCODING' })
   })
 
   it('refuses requests without the write key (401), on other paths (404) and with other methods (405)', async () => {

@@ -14,6 +14,7 @@ export type RejectionCode =
   | 'ERR_UNAUTHORIZED'
   | 'ERR_ORIGIN'
   | 'ERR_BODY_TOO_LARGE'
+  | 'ERR_ENCODING'
   | 'ERR_NOT_JSON'
   | 'ERR_BAD_BATCH'
   | 'ERR_MESSAGE_TOO_LARGE'

@@ -8,7 +8,7 @@ import { InvalidArgumentError } from '../arguments.js'
 export type CorsOrigins = readonly string[]
 
 /** Headers a browser may send with a batch: the Basic auth and the JSON content type need its leave. */
-const ALLOWED_HEADERS = 'authorization, content-type'
+const ALLOWED_HEADERS = 'authorization, content-type, content-encoding'
 
 /** The answer to a request's `Origin`: headers to add, or `undefined` when the origin may not send. */
 export function corsHeaders(

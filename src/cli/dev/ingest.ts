@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { MAX_BATCH_BYTES, type WireMessage } from '../../index.js'
+import { gunzipSync } from 'node:zlib'
 import { BodyTooLargeError, readBody } from '../http.js'
 import { BatchRejection, checkBatch, parseBatchBody } from './batch.js'
 import { corsHeaders, preflightHeaders, type CorsOrigins } from './cors.js'
@@ -57,6 +58,32 @@ function originRefused(origin: string | undefined): BatchRejection {
   )
 }
 
+/**
+ * The body as JSON bytes: as received, or gunzipped for `Content-Encoding: gzip`, stopping at
+ * {@link MAX_BATCH_BYTES} of output (the batch limit is on the JSON, and a small gzip body can
+ * hold gigabytes: a bomb is refused without ever being inflated).
+ *
+ * @throws {@link BodyTooLargeError} past the limit; {@link BatchRejection} for another encoding
+ * (415) or a body that is not gzip (400).
+ */
+function decoded(encoding: string | undefined, body: Buffer): Buffer {
+  const name = encoding?.trim().toLowerCase()
+  if (name === undefined || name === '' || name === 'identity') return body
+  if (name !== 'gzip' && name !== 'x-gzip') {
+    throw new BatchRejection(
+      415,
+      'ERR_ENCODING',
+      `Content-Encoding ${JSON.stringify(encoding)} is not taken: send gzip, or no encoding.`,
+    )
+  }
+  try {
+    return gunzipSync(body, { maxOutputLength: MAX_BATCH_BYTES })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw new BodyTooLargeError(MAX_BATCH_BYTES)
+    throw new BatchRejection(400, 'ERR_ENCODING', `the body is not valid gzip (${(error as Error).message}).`)
+  }
+}
+
 async function accept(
   request: IncomingMessage,
   handlers: IngestHandlers,
@@ -72,7 +99,7 @@ async function accept(
   if (header === 'wrong') refuseKey(header)
   let body: Buffer
   try {
-    body = await readBody(request, MAX_BATCH_BYTES)
+    body = decoded(request.headers['content-encoding'], await readBody(request, MAX_BATCH_BYTES))
   } catch (error) {
     if (error instanceof BodyTooLargeError)
       throw new BatchRejection(413, 'ERR_BODY_TOO_LARGE', `a batch body may be at most ${MAX_BATCH_BYTES} bytes.`)
