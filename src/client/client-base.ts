@@ -403,9 +403,9 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     let { wire, json, bytes } = serializeCall(type, planned)
     if (this.#middleware.length > 0) {
       const shaped = runMiddleware(this.#middleware, type, json)
-      if ('droppedBy' in shaped) return this.#dropByMiddleware(type, wire.messageId, shaped.droppedBy, callback)
-      // A middleware may have closed the client: nothing is accepted after close() began.
+      // A middleware may have closed the client: nothing is accepted (nor dropped) after close() began.
       if (this.#closed) throw new ClosedError(`${type}()`)
+      if ('droppedBy' in shaped) return this.#dropByMiddleware(type, wire.messageId, shaped.droppedBy, callback)
       // What a middleware changed passes the call's rules again: it cannot send what a call could
       // not. Not the plan: its schemas take what calls give and a middleware has their output (a
       // transform would apply twice); the types keep a middleware to the plan. Unchanged (the same

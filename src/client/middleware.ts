@@ -111,8 +111,13 @@ export function runMiddleware(
       throw refusal(type, middleware, index, `threw: ${briefly(error)}`, error)
     }
     if (result === null || result === undefined) return { droppedBy: middlewareLabel(middleware, index) }
-    if (typeof result !== 'object' || isThenable(result)) {
-      const what = typeof result === 'object' ? 'a promise (middleware is synchronous, as calls are)' : typeof result
+    if (typeof result !== 'object' || isThenable(result) || !isMessageObject(result)) {
+      const what =
+        typeof result !== 'object'
+          ? typeof result
+          : isThenable(result)
+            ? 'a promise (middleware is synchronous, as calls are)'
+            : 'an object that is not a plain message (an array, a Date, a Map...)'
       throw refusal(type, middleware, index, `returned ${what}; expected the message, or null to drop it`)
     }
     message = result as MiddlewareMessage<unknown>
@@ -136,6 +141,15 @@ function briefly(error: unknown): string {
     return text.length > 200 ? `${text.slice(0, 200)}…` : text
   } catch {
     return 'a value that cannot be shown'
+  }
+}
+
+/** An object as a message can be (plain, a class instance, a Proxy of one): not an array, a Date, a Map... */
+function isMessageObject(value: object): boolean {
+  try {
+    return Object.prototype.toString.call(value) === '[object Object]'
+  } catch {
+    return false
   }
 }
 

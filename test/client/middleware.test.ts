@@ -202,6 +202,9 @@ describe('middleware', () => {
       [Promise.resolve(null), /returned a promise/],
       [false, /returned boolean/],
       [42, /returned number/],
+      [[1], /not a plain message/],
+      [new Date(), /not a plain message/],
+      [new Map(), /not a plain message/],
     ] as const) {
       const client = new Client('key', { middleware: [() => result as never] })
       expect(() => client.track({ userId: 'u1', event: 'E' })).toThrow(why)
@@ -239,6 +242,17 @@ describe('middleware', () => {
     })
     expect(() => client.track({ userId: 'u1', event: 'E' })).toThrow(expect.objectContaining({ code: 'ERR_CLOSED' }))
     await closing
+    // Closing and dropping: refused all the same, not told as dropped.
+    const dropping = new Client('key', { endpoint: server.url })
+    const dropped: unknown[] = []
+    dropping.on('dropped', (info) => dropped.push(info))
+    dropping.use(() => {
+      void dropping.close()
+      return null
+    })
+    expect(() => dropping.track({ userId: 'u1', event: 'E' })).toThrow(expect.objectContaining({ code: 'ERR_CLOSED' }))
+    await dropping.close()
+    expect(dropped).toEqual([])
     expect(client.pending).toBe(0)
 
     const other = new Client('key', { endpoint: server.url })
