@@ -1,4 +1,5 @@
 import { ValidationError } from '../core/errors/validation-error.js'
+import { isThenable } from '../core/thenable.js'
 import type { MessageByType, MessageType } from '../core/messages.js'
 import type { NoPlan, PlannedEventName, PlannedOutput, TrackingPlan } from '../core/plan.js'
 
@@ -111,14 +112,16 @@ export function runMiddleware(
       throw refusal(type, middleware, index, `threw: ${briefly(error)}`, error)
     }
     if (result === null || result === undefined) return { droppedBy: middlewareLabel(middleware, index) }
-    if (typeof result !== 'object' || isThenable(result) || !isMessageObject(result)) {
-      const what =
-        typeof result !== 'object'
-          ? typeof result
-          : isThenable(result)
-            ? 'a promise (middleware is synchronous, as calls are)'
+    const wrong =
+      typeof result !== 'object'
+        ? typeof result
+        : isThenable(result)
+          ? 'a promise (middleware is synchronous, as calls are)'
+          : isMessageObject(result)
+            ? undefined
             : 'an object that is not a plain message (an array, a Date, a Map...)'
-      throw refusal(type, middleware, index, `returned ${what}; expected the message, or null to drop it`)
+    if (wrong !== undefined) {
+      throw refusal(type, middleware, index, `returned ${wrong}; expected the message, or null to drop it`)
     }
     message = result as MiddlewareMessage<unknown>
   }
@@ -148,14 +151,6 @@ function briefly(error: unknown): string {
 function isMessageObject(value: object): boolean {
   try {
     return Object.prototype.toString.call(value) === '[object Object]'
-  } catch {
-    return false
-  }
-}
-
-function isThenable(value: object): boolean {
-  try {
-    return typeof (value as { then?: unknown }).then === 'function'
   } catch {
     return false
   }

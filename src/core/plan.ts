@@ -2,6 +2,7 @@ import { OptionsError } from './errors/options-error.js'
 import type { CommonFields, GroupMessage, IdentifyMessage, Identity, TrackMessage } from './messages.js'
 import { ValidationError } from './errors/validation-error.js'
 import { PLAN_CHECKER, type PlanCheckerFactory } from './plan-checker.js'
+import { isThenable } from './thenable.js'
 import { isObject } from './validate.js'
 
 /**
@@ -180,23 +181,6 @@ export function checkSchemaPlan(plan: unknown): asserts plan is SchemaPlan {
       // A schema that throws on nothing is not asynchronous: calls will say what it does.
     }
     if (isThenable(probe)) throw asynchronous(where)
-  }
-}
-
-/**
- * Whether a schema answered with a promise, of this realm or another, or any thenable: it cannot
- * check a synchronous call. Its rejection, if any, is handled here (nobody else waits for it).
- */
-function isThenable(value: unknown): boolean {
-  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false
-  try {
-    const then = (value as { then?: unknown }).then
-    if (typeof then !== 'function') return false
-    void Promise.resolve(value).catch(() => undefined)
-    return true
-  } catch {
-    // A `then` getter that throws: not a thenable, and not a result either; the caller says so.
-    return false
   }
 }
 

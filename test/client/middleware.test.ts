@@ -200,6 +200,8 @@ describe('middleware', () => {
     }
     for (const [result, why] of [
       [Promise.resolve(null), /returned a promise/],
+      // Rejected, and nobody waits for it: refused, and the rejection handled (no process crash).
+      [Promise.reject(new Error('later')), /returned a promise/],
       [false, /returned boolean/],
       [42, /returned number/],
       [[1], /not a plain message/],
