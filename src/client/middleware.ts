@@ -82,54 +82,37 @@ export interface DroppedInfo {
   readonly middleware: string
 }
 
-/** A middleware as errors and `'dropped'` name it: its position, and its function name if any. */
-export function middlewareLabel(middleware: Middleware<unknown>, index: number): string {
-  return middleware.name ? `middleware[${index}] (${middleware.name})` : `middleware[${index}]`
-}
-
 /**
  * Runs the chain in order over a copy of the message as it would be sent; returns what the last
  * one gave, with its JSON (the same as `json` when nothing changed), or the label of the one that
- * dropped it.
+ * dropped it: `middleware[1] (consent)`, by position and function name.
  *
- * @throws {@link ValidationError} `ERR_MIDDLEWARE` for a middleware that throws, naming it.
+ * @throws {@link ValidationError} `ERR_MIDDLEWARE` for a middleware that throws or returns
+ * something other than a message or `null`, naming it; `cause` is what it threw.
  */
 export function runMiddleware(
   chain: readonly Middleware<unknown>[],
   type: MessageType,
   json: string,
 ): { readonly message: unknown; readonly json: string | undefined } | { readonly droppedBy: string } {
-  let message = JSON.parse(json) as MiddlewareMessage<unknown>
-  const call: MiddlewareCall = { type }
+  let message: unknown = JSON.parse(json)
   // The chain as it is now: a middleware that adds one with use() shapes the next call, not this one.
-  const count = chain.length
-  for (let index = 0; index < count; index++) {
-    const middleware = chain[index] as Middleware<unknown>
-    let result: unknown
+  for (const [index, middleware] of [...chain].entries()) {
+    const label = `middleware[${index}]${middleware.name ? ` (${middleware.name})` : ''}`
+    let wrong: string | undefined
     try {
-      result = middleware(message, call)
+      message = middleware(message as MiddlewareMessage<unknown>, { type })
+      if (message === null || message === undefined) return { droppedBy: label }
+      wrong = isThenable(message) ? 'a promise (middleware is synchronous, as calls are)' : kindOf(message)
     } catch (error) {
-      throw refusal(type, middleware, index, `threw: ${briefly(error)}`, error)
+      throw refusal(`${type}(): ${label} threw: ${briefly(error)}`, error)
     }
-    if (result === null || result === undefined) return { droppedBy: middlewareLabel(middleware, index) }
-    const wrong =
-      typeof result !== 'object'
-        ? typeof result
-        : isThenable(result)
-          ? 'a promise (middleware is synchronous, as calls are)'
-          : isMessageObject(result)
-            ? undefined
-            : 'an object that is not a plain message (an array, a Date, a Map...)'
-    if (wrong !== undefined) {
-      throw refusal(type, middleware, index, `returned ${wrong}; expected the message, or null to drop it`)
-    }
-    message = result as MiddlewareMessage<unknown>
+    if (wrong) throw refusal(`${type}(): ${label} returned ${wrong}; expected the message, or null to drop it`)
   }
   return { message, json: jsonOf(message) }
 }
 
-function refusal(type: MessageType, middleware: Middleware<unknown>, index: number, what: string, cause?: unknown) {
-  const message = `${type}(): ${middlewareLabel(middleware, index)} ${what}`
+function refusal(message: string, cause?: unknown) {
   return new ValidationError('ERR_MIDDLEWARE', 'message', message, cause === undefined ? undefined : { cause })
 }
 
@@ -140,20 +123,21 @@ function refusal(type: MessageType, middleware: Middleware<unknown>, index: numb
  */
 function briefly(error: unknown): string {
   try {
-    const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
-    return text.length > 200 ? `${text.slice(0, 200)}…` : text
+    return String(error instanceof Error ? `${error.name}: ${error.message}` : error).slice(0, 200)
   } catch {
     return 'a value that cannot be shown'
   }
 }
 
-/** An object as a message can be (plain, a class instance, a Proxy of one): not an array, a Date, a Map... */
-function isMessageObject(value: object): boolean {
-  try {
-    return Object.prototype.toString.call(value) === '[object Object]'
-  } catch {
-    return false
-  }
+/**
+ * Why a middleware's result is not a message, or `undefined` when it is one: an object as a
+ * message can be (plain, a class instance, a Proxy of one), not an array, a Date, a Map...
+ */
+function kindOf(value: unknown): string | undefined {
+  if (typeof value !== 'object') return typeof value
+  return Object.prototype.toString.call(value) === '[object Object]'
+    ? undefined
+    : 'an object that is not a plain message (an array, a Date, a Map...)'
 }
 
 /** The message's JSON, to tell whether the chain changed it; `undefined` when it has none (checked later). */

@@ -301,16 +301,16 @@ function resolveLogger(value: unknown): Logger {
 }
 
 /**
- * The `defaultContext` option: a plain object of JSON values without `library` (the client's own),
- * at most {@link MAX_MESSAGE_BYTES} as JSON; a copy, so that later changes to the caller's object
- * do not reach the batches.
- */
-/**
  * Most bytes of `defaultContext` as JSON: every batch carries it, and in a browser page a batch of
  * one largest message (32,000 bytes) must still fit beside it in a keepalive request (64,000).
  */
 const MAX_DEFAULT_CONTEXT_BYTES = 16_000
 
+/**
+ * The `defaultContext` option: a plain object of JSON values without `library` (the client's own),
+ * at most {@link MAX_DEFAULT_CONTEXT_BYTES} as JSON; a copy, so that later changes to the caller's
+ * object do not reach the batches.
+ */
 function resolveDefaultContext(value: unknown): JsonObject | undefined {
   if (value === undefined) return undefined
   let json: string | undefined
