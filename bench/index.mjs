@@ -69,9 +69,16 @@ async function measure(sink, { library, events, mode, rate, pad }) {
     await control(sink, '/reset', { method: 'POST' })
     const metrics = runChild('client-run.mjs', { library, events, sink: sink.url, mode, rate, pad })
     const seen = await stats(sink)
-    samples.push({ ...metrics, delivered: seen.events, unique: seen.unique, requests: seen.requests })
+    samples.push({
+      ...metrics,
+      delivered: seen.events,
+      unique: seen.unique,
+      requests: seen.requests,
+      wireBytes: seen.wireBytes,
+      jsonBytes: seen.jsonBytes,
+    })
     console.log(
-      `${library}: ${round(metrics.wallMs)} ms, ${round(metrics.cpuMs)} ms CPU, ${round(metrics.peakRssMb)} MB peak RSS, ${seen.events}/${events} events (${seen.unique} unique) in ${seen.requests} requests`,
+      `${library}: ${round(metrics.wallMs)} ms, ${round(metrics.cpuMs)} ms CPU, ${round(metrics.peakRssMb)} MB peak RSS, ${seen.events}/${events} events (${seen.unique} unique) in ${seen.requests} requests, ${seen.wireBytes} bytes on the wire`,
     )
   }
   const chosen = samples.find((sample) => sample.wallMs === median(samples.map((s) => s.wallMs)))
@@ -83,6 +90,8 @@ async function measure(sink, { library, events, mode, rate, pad }) {
     cpuMsPer1000: round((chosen.cpuMs / events) * 1000, 2),
     peakRssMb: round(chosen.peakRssMb),
     requests: chosen.requests,
+    wireBytes: chosen.wireBytes,
+    jsonBytes: chosen.jsonBytes,
     lost: events - chosen.unique,
     // Deliveries beyond the first of a message: retries after a timeout, for instance.
     duplicates: chosen.delivered - chosen.unique,
@@ -263,7 +272,12 @@ try {
     {
       name: '100,000 small events, as fast as they can be enqueued',
       mode: 'burst',
-      libraries: [{ library: 'eventwire', events: small }, ...peers, { library: 'floor', events: small }],
+      libraries: [
+        { library: 'eventwire', events: small },
+        { library: 'eventwire gzip', events: small },
+        ...peers,
+        { library: 'floor', events: small },
+      ],
     },
     {
       name: '1,000,000 small events, producer honouring backpressure',
@@ -279,6 +293,7 @@ try {
       rate: smoke ? 2_000 : 20_000,
       libraries: [
         { library: 'eventwire', events: smoke ? 2_000 : 200_000 },
+        { library: 'eventwire gzip', events: smoke ? 2_000 : 200_000 },
         ...(smoke
           ? []
           : [
@@ -295,6 +310,7 @@ try {
       pad: 20_000,
       libraries: [
         { library: 'eventwire', events: smoke ? 100 : 5_000 },
+        { library: 'eventwire gzip', events: smoke ? 100 : 5_000 },
         ...(smoke
           ? []
           : [
@@ -313,6 +329,8 @@ try {
   const plans = runChild('plan-run.mjs', smoke ? { calls: 1_000, rounds: 1 } : { calls: 10_000, rounds: 40 })
   console.log('\n== signature schemes: CPU per delivery to sign (a WebhookDestination) and to verify (verifyWebhook)')
   const signing = runChild('signing-run.mjs', smoke ? { events: 500, rounds: 1 } : { events: 5_000, rounds: 15 })
+  console.log('\n== gzip per batch body, by size: what compressionThreshold rests on')
+  const gzip = runChild('gzip-run.mjs', { rounds: smoke ? 1 : 7 })
   const results = {
     date: new Date().toISOString(),
     smoke,
@@ -323,6 +341,7 @@ try {
     webhooks,
     plans,
     signing,
+    gzip,
     targets: smoke ? [] : targets(client, webhooks),
   }
 
@@ -334,6 +353,24 @@ try {
     for (const row of scenario.rows) {
       console.log(
         `| ${scenario.name} | ${row.library} | ${row.events} | ${row.wallMs} | ${row.eventsPerSecond} | ${row.cpuMsPer1000} | ${row.peakRssMb} | ${row.requests} | ${row.lost} | ${row.duplicates} | ${row.eventwireSpeedup} |`,
+      )
+    }
+  }
+  console.log(
+    '\n| compression: same run | bytes on the wire | JSON bytes | CPU ms / 1k events | wall ms | gzip: wire bytes, CPU, wall |',
+  )
+  console.log('| --- | --- | --- | --- | --- | --- |')
+  for (const scenario of client) {
+    const plain = scenario.rows.find((row) => row.library === 'eventwire')
+    const gzip = scenario.rows.find((row) => row.library === 'eventwire gzip')
+    if (plain === undefined || gzip === undefined) continue
+    for (const row of [plain, gzip]) {
+      const versus =
+        row === plain
+          ? ''
+          : `${round(row.wireBytes / plain.wireBytes, 3)}x, ${round(row.cpuMsPer1000 / plain.cpuMsPer1000, 2)}x, ${round(row.wallMs / plain.wallMs, 2)}x`
+      console.log(
+        `| ${scenario.name}: ${row.library} | ${row.wireBytes} | ${row.jsonBytes} | ${row.cpuMsPer1000} | ${row.wallMs} | ${versus} |`,
       )
     }
   }
@@ -352,6 +389,11 @@ try {
   console.log('\n| verifying | CPU µs / delivery |\n| --- | --- |')
   for (const [name, micros] of Object.entries(signing.verifyCpuMicrosPerDelivery))
     console.log(`| ${name} | ${round(micros, 1)} |`)
+  console.log('\n| gzip of a batch body | events | JSON bytes | gzip bytes | CPU µs / body |')
+  console.log('| --- | --- | --- | --- | --- |')
+  for (const row of gzip.rows) {
+    console.log(`| ${row.compressor} | ${row.events} | ${row.jsonBytes} | ${row.gzipBytes} | ${round(row.cpuMicros)} |`)
+  }
   console.log('\n| events | event size | CPU µs / event | wall µs / event | peak RSS MB | requests |')
   console.log('| --- | --- | --- | --- | --- | --- |')
   for (const row of growth) {

@@ -1,33 +1,40 @@
 // The bench's ingest sink, in a process of its own: accepts /v1/batch (eventwire, Segment,
 // RudderStack, the floor) and /batch/ (PostHog, gzip), counts events and unique message ids, and
-// reports them at GET /stats (POST /reset starts over). Prints its port.
+// reports them at GET /stats with the bytes that came on the wire and the JSON they carried (POST
+// /reset starts over). Prints its port.
 import { createServer } from 'node:http'
 import { gunzipSync } from 'node:zlib'
 
 let events = 0
 let requests = 0
 let ids = new Set()
+let wireBytes = 0
+let jsonBytes = 0
 
 const server = createServer((request, response) => {
   const chunks = []
   request.on('data', (chunk) => chunks.push(chunk))
   request.on('end', () => {
     if (request.url === '/stats') {
-      response.end(JSON.stringify({ events, requests, unique: ids.size }))
+      response.end(JSON.stringify({ events, requests, unique: ids.size, wireBytes, jsonBytes }))
       return
     }
     if (request.url === '/reset') {
       events = 0
       requests = 0
       ids = new Set()
+      wireBytes = 0
+      jsonBytes = 0
       response.end('{}')
       return
     }
     let body
     try {
-      let raw = Buffer.concat(chunks)
-      if (request.headers['content-encoding'] === 'gzip') raw = gunzipSync(raw)
+      const wire = Buffer.concat(chunks)
+      const raw = request.headers['content-encoding'] === 'gzip' ? gunzipSync(wire) : wire
       body = JSON.parse(raw.toString('utf8'))
+      wireBytes += wire.length
+      jsonBytes += raw.length
     } catch {
       // A library's malformed body is its failure to count, not the end of the run.
       response.writeHead(400).end()

@@ -24,14 +24,23 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
       },
     })
     const results = JSON.parse(readFileSync(join(out, 'smoke.json'), 'utf8')) as {
-      client: Array<{ rows: Array<{ library: string; lost: number; requests: number }> }>
+      client: Array<{
+        rows: Array<{ library: string; lost: number; requests: number; wireBytes: number; jsonBytes: number }>
+      }>
       webhooks: { rows: Array<{ requestsPerSecond: number }>; pending: { pending: number } }
       plans: { cpuMicrosPerCall: Record<string, number> }
       signing: { sendCpuMicrosPerEvent: Record<string, number>; verifyCpuMicrosPerDelivery: Record<string, number> }
+      gzip: { rows: Array<{ compressor: string; jsonBytes: number; gzipBytes: number; cpuMicros: number }> }
     }
     const rows = results.client.flatMap((scenario) => scenario.rows)
-    expect(rows.length).toBe(9)
+    // eventwire, eventwire with gzip and the floor(s) of each scenario.
+    expect(rows.length).toBe(12)
     expect(rows.every((row) => row.lost === 0 && row.requests > 0)).toBe(true)
+    // Compressed, the same JSON travels in fewer bytes; uncompressed, the wire carries the JSON.
+    for (const row of rows.filter((row) => row.library === 'eventwire gzip')) {
+      expect(row.wireBytes).toBeLessThan(row.jsonBytes / 2)
+    }
+    for (const row of rows.filter((row) => row.library === 'eventwire')) expect(row.wireBytes).toBe(row.jsonBytes)
     expect(results.webhooks.rows).toHaveLength(5)
     expect(results.webhooks.rows.every((row) => row.requestsPerSecond > 0)).toBe(true)
     expect(results.webhooks.pending.pending).toBe(1_000)
@@ -50,6 +59,8 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
       'both',
     ])
     expect(Object.keys(results.signing.verifyCpuMicrosPerDelivery)).toHaveLength(3)
+    expect(results.gzip.rows).toHaveLength(14)
+    expect(results.gzip.rows.every((row) => row.gzipBytes < row.jsonBytes && row.cpuMicros > 0)).toBe(true)
   } finally {
     rmSync(out, { recursive: true, force: true })
   }

@@ -41,14 +41,15 @@ import { KEEPALIVE_BUDGET, watchPage } from './page-exit.js'
 import { unsentStoreFor, type UnsentStore } from './page-store.js'
 import { utf8ByteLength } from '../core/utf8.js'
 import { MAX_BATCH_BYTES } from '../core/limits.js'
-import type { BatchTransport, SendResult, TransportFactory } from './transport.js'
+import type { BatchBody, BatchTransport, SendResult, TransportFactory } from './transport.js'
+import type { Gzip } from '../core/gzip.js'
 
 /** What `'sent'` listeners receive: a batch the endpoint accepted. */
 export interface SentInfo {
   /** The batch's own `messageId`. */
   readonly batchId: string
   readonly messages: readonly MessageRecord[]
-  /** UTF-8 bytes of the request body. */
+  /** UTF-8 bytes of the batch's JSON: the request body, or what it inflates to when gzipped. */
   readonly bytes: number
   readonly status: number
   readonly attempts: number
@@ -111,6 +112,13 @@ interface PageState {
   /** Where what the budget cannot carry is kept as the page is left; none without storage. */
   readonly store: UnsentStore | undefined
   readonly stop: () => void
+  /**
+   * `'hidden'`: what is queued goes as soon as the budget has room for it. `'left'`: the same, and
+   * bodies go uncompressed, since a compression may not end before the page does.
+   */
+  visibility: 'visible' | 'hidden' | 'left'
+  /** Of batches being compressed: sends one uncompressed now instead (the page is being left). */
+  readonly compressing: Set<() => void>
 }
 
 /**
@@ -147,13 +155,21 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
    * in flight outlives the page, and this counts their bodies against the browser's quota.
    */
   readonly #page: PageState | undefined
+  /** How bodies are compressed, when `compression` is `'gzip'` and the runtime can. */
+  readonly #gzip: Gzip | undefined
 
   /**
    * @param writeKey - The write key of your source.
    * @param createTransport - Makes what sends the batches: the runtime's (`platform/`), or a test's.
+   * @param gzip - Compresses bodies: the runtime's (`platform/`), or a test's; none without `CompressionStream`.
    * @throws {@link OptionsError} for a missing write key or an option it cannot use.
    */
-  constructor(writeKey: string, options: ClientOptions & PlanOption<Plan>, createTransport: TransportFactory) {
+  constructor(
+    writeKey: string,
+    options: ClientOptions & PlanOption<Plan>,
+    createTransport: TransportFactory,
+    gzip: Gzip | undefined,
+  ) {
     super()
     this.#options = resolveClientOptions(writeKey, options)
     this.#middleware = [...this.#options.middleware]
@@ -165,8 +181,14 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
       retry: this.#options.retry,
       fetch: this.#options.fetch,
     })
+    this.#gzip = this.#options.compressFrom === undefined ? undefined : gzip
     if (this.#options.verbose) {
       this.#options.logger.log(`sending to ${this.#options.batchUrl} with ${this.#transport.name}`)
+      if (this.#options.compressFrom !== undefined && gzip === undefined) {
+        this.#options.logger.log(
+          "compression 'gzip' is on but this runtime has no CompressionStream: batches go uncompressed",
+        )
+      }
     }
     this.#holdings = new Holdings(this.#options)
     this.#maxBatchCount = this.#options.flushAt === 1 ? 1 : Number.POSITIVE_INFINITY
@@ -176,9 +198,13 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     )
     const stop = this.#options.flushOnPageHide
       ? watchPage({
-          hidden: () => this.#sendWithinKeepalive(),
+          hidden: () => this.#sendWithinKeepalive('hidden'),
+          shown: () => this.#pageShown(),
           leaving: () => this.#leavePage(),
-          back: () => this.#takeKept(),
+          back: () => {
+            this.#pageShown()
+            this.#takeKept()
+          },
         })
       : undefined
     this.#page =
@@ -189,6 +215,8 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
             retries: new Set(),
             store: this.#options.storeOnPageHide ? unsentStoreFor(this.#options.batchUrl, writeKey) : undefined,
             stop,
+            visibility: 'visible',
+            compressing: new Set(),
           }
     this.#takeKept()
   }
@@ -510,11 +538,17 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     return this.#page === undefined ? MAX_BATCH_BYTES : KEEPALIVE_BUDGET - this.#page.keepaliveBytes
   }
 
+  /** The page is shown again (or came back from the back-forward cache): batches go as usual. */
+  #pageShown(): void {
+    if (this.#page !== undefined) this.#page.visibility = 'visible'
+  }
+
   /**
-   * The page is hidden and may not come back: send what is queued now, as far as the keepalive
-   * budget goes, past `flushAt`, `flushAfter` and `maxConcurrentRequests` alike.
+   * The page is hidden (or being left) and may not come back: send what is queued now, as far as
+   * the keepalive budget goes, past `flushAt`, `flushAfter` and `maxConcurrentRequests` alike.
    */
-  #sendWithinKeepalive(): void {
+  #sendWithinKeepalive(visibility?: PageState['visibility']): void {
+    if (this.#page !== undefined && visibility !== undefined) this.#page.visibility = visibility
     // Batches waiting for a retry go now: the page's timers may never fire again.
     for (const wake of this.#page?.retries ?? []) wake()
     // What the budget cannot carry now leaves as soon as it can, not at flushAt or flushAfter.
@@ -541,7 +575,9 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
    * script of the page runs after this to send it.
    */
   #leavePage(): void {
-    this.#sendWithinKeepalive()
+    // Batches being compressed go as they are, within what they hold of the budget already.
+    for (const sendUncompressed of this.#page?.compressing ?? []) sendUncompressed()
+    this.#sendWithinKeepalive('left')
     if (this.#queue.length === 0) return
     const left = this.#takeQueued()
     const kept = this.#page?.store?.keep(left) ?? 0
@@ -589,28 +625,84 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
   #send(batch: Batch): void {
     const options = this.#options
     const page = this.#page
-    if (page !== undefined) page.keepaliveBytes += batch.bytes
-    if (options.verbose) {
-      options.logger.log(`sending batch ${batch.id}: ${batch.messages.length} message(s), ${batch.bytes} bytes`)
-    }
+    // What the batch holds of the page's keepalive budget: its JSON, then what compression left.
+    let held = batch.bytes
+    if (page !== undefined) page.keepaliveBytes += held
     const onRetry = (attempt: number, error: unknown) => {
       if (options.verbose) options.logger.log(`retrying batch ${batch.id} (retry ${attempt}): ${describeError(error)}`)
       this.emit('retry', { batchId: batch.id, messages: batch.messages, attempt, error })
     }
+    const sendBody = (body: BatchBody) => {
+      if (options.verbose) {
+        const gzipped = typeof body === 'string' ? '' : ` (${body.byteLength} gzipped)`
+        options.logger.log(
+          `sending batch ${batch.id}: ${batch.messages.length} message(s), ${batch.bytes} bytes${gzipped}`,
+        )
+      }
+      return this.#transport.send(body, {
+        signal: this.#closeDeadline.signal,
+        onRetry,
+        keepalive: page !== undefined,
+        waking: page?.retries,
+      })
+    }
+    const body = this.#bodyOf(batch)
+    const sending =
+      typeof body === 'string'
+        ? sendBody(body)
+        : body.then((ready) => {
+            if (page !== undefined && typeof ready !== 'string') {
+              // Smaller in the budget: in a hidden page, more of the queue can go now.
+              page.keepaliveBytes -= held - ready.byteLength
+              held = ready.byteLength
+              if (page.visibility !== 'visible') this.#sendWithinKeepalive()
+            }
+            return sendBody(ready)
+          })
     this.#inFlight.set(
       batch,
-      this.#transport
-        .send(batch.body, {
-          signal: this.#closeDeadline.signal,
-          onRetry,
-          keepalive: page !== undefined,
-          waking: page?.retries,
-        })
-        .then((result) => {
-          if (page !== undefined) page.keepaliveBytes -= batch.bytes
-          this.#settle(batch, result)
-        }),
+      sending.then((result) => {
+        if (page !== undefined) page.keepaliveBytes -= held
+        this.#settle(batch, result)
+      }),
     )
+  }
+
+  /**
+   * The body of a batch: its JSON, or, with `compression: 'gzip'` from `compressionThreshold`
+   * bytes, a promise of its gzip bytes, made once (every attempt resends them). Never rejects:
+   * a compression that throws, rejects or does not shrink the body leaves the JSON. Nothing waits
+   * for a compression past close()'s deadline (the send then ends at once) or as a page is left
+   * (the JSON goes at once, see {@link PageState.compressing}).
+   */
+  #bodyOf(batch: Batch): string | Promise<BatchBody> {
+    const gzip = this.#gzip
+    const page = this.#page
+    const from = this.#options.compressFrom
+    if (gzip === undefined || from === undefined || batch.bytes < from || page?.visibility === 'left') return batch.body
+    const deadline = this.#closeDeadline.signal
+    return new Promise((resolve) => {
+      const asJson = () => resolve(batch.body)
+      deadline.addEventListener('abort', asJson)
+      page?.compressing.add(asJson)
+      // A Gzip that throws at once rejects here, as one that fails later does.
+      void new Promise<Uint8Array<ArrayBuffer>>((compressed) => compressed(gzip(batch.body)))
+        .then(
+          (bytes) => resolve(bytes.byteLength < batch.bytes ? bytes : batch.body),
+          (error: unknown) => {
+            if (this.#options.verbose) {
+              this.#options.logger.log(`could not gzip batch ${batch.id} (${describeError(error)}): sent uncompressed`)
+            }
+            asJson()
+          },
+        )
+        // Whatever the error was (describing it may throw too), the JSON goes.
+        .catch(asJson)
+        .finally(() => {
+          deadline.removeEventListener('abort', asJson)
+          page?.compressing.delete(asJson)
+        })
+    })
   }
 
   #settle(batch: Batch, result: SendResult): void {

@@ -5,7 +5,13 @@ import { readBodyStart } from '../core/read-body.js'
 import { HTTPError } from './http-error.js'
 import { RateLimitPause, statusVerdict } from './retry-policy.js'
 import { noAnswer, sendWithRetries, type AttemptOutcome } from './send-loop.js'
-import { batchHeaders, RESPONSE_READ_BYTES, type BatchTransport, type TransportSettings } from './transport.js'
+import {
+  batchHeaders,
+  RESPONSE_READ_BYTES,
+  type BatchBody,
+  type BatchTransport,
+  type TransportSettings,
+} from './transport.js'
 
 /** Lets go of a response the client has no use for, so its connection is not held. */
 function discard(response: Response): void {
@@ -22,10 +28,10 @@ function discard(response: Response): void {
  */
 export function createFetchTransport(settings: TransportSettings): BatchTransport {
   const pause = new RateLimitPause()
-  const headers = batchHeaders(settings)
+  const headersFor = batchHeaders(settings)
   const { url } = settings
 
-  const attempt = async (body: string, signal: AbortSignal, keepalive: boolean): Promise<AttemptOutcome> => {
+  const attempt = async (body: BatchBody, signal: AbortSignal, keepalive: boolean): Promise<AttemptOutcome> => {
     const deadline = startDeadline(settings.timeout)
     // close()'s deadline ends the attempt at once.
     const onClose = () => deadline.cancel()
@@ -33,7 +39,13 @@ export function createFetchTransport(settings: TransportSettings): BatchTranspor
     const started = Date.now()
     const timeLeft = () => settings.timeout - (Date.now() - started)
     try {
-      const init: RequestInit = { method: 'POST', headers, body, signal: deadline.signal, redirect: 'manual' }
+      const init: RequestInit = {
+        method: 'POST',
+        headers: headersFor(body),
+        body,
+        signal: deadline.signal,
+        redirect: 'manual',
+      }
       if (keepalive) init.keepalive = true
       const response = await abortable(
         // A `fetch` of the user's gets one `Request`, as ky hands it on the other runtimes.

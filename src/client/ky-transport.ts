@@ -4,7 +4,13 @@ import { bodyExcerpt } from '../core/body-excerpt.js'
 import { readBodyStart } from '../core/read-body.js'
 import { RateLimitPause, statusVerdict } from './retry-policy.js'
 import { sendWithRetries, type AttemptOutcome } from './send-loop.js'
-import { batchHeaders, RESPONSE_READ_BYTES, type BatchTransport, type TransportSettings } from './transport.js'
+import {
+  batchHeaders,
+  RESPONSE_READ_BYTES,
+  type BatchBody,
+  type BatchTransport,
+  type TransportSettings,
+} from './transport.js'
 
 /** Lets go of a response the client has no use for, so its connection is not held. */
 function discard(response: Response): void {
@@ -20,9 +26,9 @@ function discard(response: Response): void {
  */
 export function createKyTransport(settings: TransportSettings): BatchTransport {
   const pause = new RateLimitPause()
+  const headersFor = batchHeaders(settings)
   const api = ky.create({
     method: 'post',
-    headers: batchHeaders(settings),
     timeout: settings.timeout,
     throwHttpErrors: true,
     // A followed 301-303 turns the POST into a GET without the batch, whose 2xx would count as
@@ -34,7 +40,7 @@ export function createKyTransport(settings: TransportSettings): BatchTransport {
     ...(settings.fetch ? { fetch: settings.fetch } : {}),
   })
 
-  const attempt = async (body: string, signal: AbortSignal, keepalive: boolean): Promise<AttemptOutcome> => {
+  const attempt = async (body: BatchBody, signal: AbortSignal, keepalive: boolean): Promise<AttemptOutcome> => {
     const started = Date.now()
     // One attempt's timeout covers connect, headers and body together: ky times the first two,
     // the body is read within what is left.
@@ -42,7 +48,7 @@ export function createKyTransport(settings: TransportSettings): BatchTransport {
     let response: Response
     try {
       response = await abortable(
-        api(settings.url, { body, signal, ...(keepalive ? { keepalive } : {}) }),
+        api(settings.url, { body, headers: headersFor(body), signal, ...(keepalive ? { keepalive } : {}) }),
         signal,
         discard,
       )

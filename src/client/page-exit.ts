@@ -15,6 +15,8 @@ export const KEEPALIVE_BUDGET = 64_000
 export interface PageHandlers {
   /** The page is hidden (`visibilitychange`): it may never be shown again, or be killed while hidden. */
   hidden(): void
+  /** The page is visible again (`visibilitychange`). */
+  shown(): void
   /** The page is being left (`pagehide`): after this, no script of it runs unless it comes back. */
   leaving(): void
   /** The page came back from the back-forward cache (`pageshow` with `persisted`). */
@@ -32,6 +34,7 @@ export function watchPage(handlers: PageHandlers): (() => void) | undefined {
   if (document === undefined || typeof host.addEventListener !== 'function') return undefined
   const onVisibility = () => {
     if (document.visibilityState === 'hidden') handlers.hidden()
+    else handlers.shown()
   }
   const onHide = () => handlers.leaving()
   const onShow = (event: { persisted?: boolean }) => {

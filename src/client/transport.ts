@@ -43,12 +43,15 @@ export interface SendOptions {
   readonly waking?: Set<() => void> | undefined
 }
 
+/** A batch body: its JSON, or the gzip bytes of it (sent with `Content-Encoding: gzip`). */
+export type BatchBody = string | Uint8Array<ArrayBuffer>
+
 /** Sends batch bodies, retrying as configured. */
 export interface BatchTransport {
   /** What sends the requests, for the debug log: `'fetch'` or `'undici'`. */
   readonly name: string
-  /** Sends one batch body. Never rejects: the outcome is a value. */
-  send(body: string, options: SendOptions): Promise<SendResult>
+  /** Sends one batch body, the same bytes on every attempt. Never rejects: the outcome is a value. */
+  send(body: BatchBody, options: SendOptions): Promise<SendResult>
   /** Lets go of connections once the client is closed (nothing is sent after). Never rejects. */
   close?(): Promise<void>
 }
@@ -85,16 +88,26 @@ function basicAuthorization(writeKey: string): string {
 }
 
 /**
- * The headers of every batch request, and the User-Agent where one may be set. With the write key
+ * The headers of a batch request, and the User-Agent where one may be set. With the write key
  * in the header: JSON, and the key as the Basic-auth user name. With the key in the body: only a
  * CORS-safelisted content type, so that browsers send the request without a preflight; the body is
  * the same JSON.
  */
-export function batchHeaders({ writeKey, writeKeyIn }: TransportSettings): Readonly<Record<string, string>> {
+function jsonHeaders({ writeKey, writeKeyIn }: TransportSettings): Readonly<Record<string, string>> {
   if (writeKeyIn === 'body') return { 'content-type': 'text/plain;charset=UTF-8', ...USER_AGENT_HEADER }
   return {
     'content-type': 'application/json',
     authorization: basicAuthorization(writeKey),
     ...USER_AGENT_HEADER,
   }
+}
+
+/**
+ * The headers of a batch request by the kind of its body: {@link jsonHeaders}, with
+ * `Content-Encoding: gzip` for a gzipped one.
+ */
+export function batchHeaders(settings: TransportSettings): (body: BatchBody) => Readonly<Record<string, string>> {
+  const json = jsonHeaders(settings)
+  const gzipped = { ...json, 'content-encoding': 'gzip' }
+  return (body) => (typeof body === 'string' ? json : gzipped)
 }

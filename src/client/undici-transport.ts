@@ -5,7 +5,13 @@ import { BodyDrains, startDeadline } from '../core/attempt-deadline.js'
 import { HTTPError } from './http-error.js'
 import { RateLimitPause, statusVerdict } from './retry-policy.js'
 import { noAnswer, sendWithRetries, type AttemptOutcome } from './send-loop.js'
-import { batchHeaders, RESPONSE_READ_BYTES, type BatchTransport, type TransportSettings } from './transport.js'
+import {
+  batchHeaders,
+  RESPONSE_READ_BYTES,
+  type BatchBody,
+  type BatchTransport,
+  type TransportSettings,
+} from './transport.js'
 
 /** A response body as undici hands it over: a Node `Readable` with `dump()`. */
 type Body = Dispatcher.ResponseData['body']
@@ -54,12 +60,12 @@ function headersOf(raw: IncomingHttpHeaders): Headers {
 export function createUndiciTransport(settings: TransportSettings): BatchTransport {
   const { origin, pathname } = new URL(settings.url)
   const pool = new Pool(origin)
-  const headers = batchHeaders(settings)
+  const headersFor = batchHeaders(settings)
   const pause = new RateLimitPause()
   // Bodies of retried answers, read after their attempt: closing the transport cuts them short.
   const drains = new BodyDrains()
 
-  const attempt = async (body: string, signal: AbortSignal): Promise<AttemptOutcome> => {
+  const attempt = async (body: BatchBody, signal: AbortSignal): Promise<AttemptOutcome> => {
     const deadline = startDeadline(settings.timeout)
     // close()'s deadline ends the attempt at once, and the reading of its body with it.
     const onClose = () => deadline.cancel()
@@ -70,7 +76,7 @@ export function createUndiciTransport(settings: TransportSettings): BatchTranspo
       const response = await pool.request({
         method: 'POST',
         path: pathname,
-        headers,
+        headers: headersFor(body),
         body,
         // Aborts the request and, once the headers are in, its body: the whole exchange has one deadline.
         signal: deadline.signal,

@@ -114,6 +114,10 @@ describe('eventwire dev', () => {
     const brotli = await post(batch, 'br')
     expect(brotli.status).toBe(415)
     expect(await brotli.json()).toMatchObject({ code: 'ERR_ENCODING' })
+    // No encoding, said or not: the 500,000-byte limit on the body itself, as without the header.
+    const over = padded.padEnd(500_001, ' ')
+    for (const encoding of ['identity', '']) expect((await post(over, encoding)).status).toBe(413)
+    expect((await post(padded.padEnd(500_000, ' '), 'identity')).status).toBe(200)
   })
 
   it('refuses requests without the write key (401), on other paths (404) and with other methods (405)', async () => {

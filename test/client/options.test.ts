@@ -45,7 +45,7 @@ describe('Client options', () => {
     )
     expect(attempt({ flushInterval: 1_000 })).toThrow('use `flushAfter` instead')
     expect(attempt({ flushAfterr: 1_000 })).toThrow(
-      /Invalid option `flushAfterr`: no such option; the options are endpoint, flushAt, .*flushOnPageHide, storeOnPageHide, writeKeyIn, waitUntil, planCheck, defaultContext, middleware, plan\./,
+      /Invalid option `flushAfterr`: no such option; the options are endpoint, flushAt, .*flushOnPageHide, storeOnPageHide, writeKeyIn, waitUntil, compression, compressionThreshold, planCheck, defaultContext, middleware, plan\./,
     )
     expect(attempt({ retry: { limits: 3 } })).toThrow(
       /Invalid option `retry.limits`: no such option; the options are limit, baseDelay/,
@@ -97,6 +97,8 @@ describe('Client options', () => {
       storeOnPageHide: undefined,
       writeKeyIn: undefined,
       waitUntil: undefined,
+      compression: undefined,
+      compressionThreshold: undefined,
       planCheck: undefined,
       defaultContext: undefined,
     } satisfies Required<ClientOptions>
@@ -130,6 +132,10 @@ describe('Client options', () => {
     ['a logger without error()', () => new Client('k', { logger: { log() {} } as never }), 'logger'],
     ['a non-boolean verbose', () => new Client('k', { verbose: 'yes' as never }), 'verbose'],
     ['a non-function fetch', () => new Client('k', { fetch: {} as never }), 'fetch'],
+    ['an unknown compression', () => new Client('k', { compression: 'br' as never }), 'compression'],
+    ['compression true', () => new Client('k', { compression: true as never }), 'compression'],
+    ['a negative threshold', () => new Client('k', { compressionThreshold: -1 }), 'compressionThreshold'],
+    ['a threshold past 500 KB', () => new Client('k', { compressionThreshold: 500_001 }), 'compressionThreshold'],
   ])('rejects %s at construction with a typed error naming the option', (_name, construct, option) => {
     expect(optionOf(construct)).toBe(option)
   })

@@ -1,14 +1,14 @@
 import { ClientBase } from '../../src/client/client-base.js'
-import { defaultTransport as webTransport } from '../../src/client/platform/web.js'
+import { gzip as webGzip, defaultTransport as webTransport } from '../../src/client/platform/web.js'
 import { Client, type ClientOptions, type NoPlan, type PlanOption, type TrackingPlan } from '../../src/index.js'
 
 /**
  * The `Client` as browsers, Deno, Bun and Workers get it (`#eventwire/client-transport` resolved to the web
- * module: ky over `fetch`), runnable on Node. Tests get Node's by importing `Client` itself.
+ * module: ky over `fetch`, `CompressionStream`), runnable on Node. Tests get Node's by importing `Client` itself.
  */
 export class WebClient<Plan extends TrackingPlan | NoPlan = NoPlan> extends ClientBase<Plan> {
   constructor(writeKey: string, options: ClientOptions & PlanOption<Plan> = {}) {
-    super(writeKey, options, webTransport)
+    super(writeKey, options, webTransport, webGzip)
   }
 }
 

@@ -5,18 +5,24 @@
 // Every server listens on 127.0.0.1; the site and the ingest API are two ports, two origins.
 import { spawn } from 'node:child_process'
 import { createServer } from 'node:http'
+import { gunzipSync } from 'node:zlib'
 import { until } from './until.mjs'
 
 /** How many results {@link browserPageChecks} returns. */
-export const BROWSER_PAGE_CHECKS = 4
+export const BROWSER_PAGE_CHECKS = 5
 
 /** Events queued by the page that is left: some 600 bytes each, 150 KB in all (the keepalive quota is 64 KiB). */
 const LEAVING_EVENTS = 250
 const WRITE_KEY = 'page-key'
 
-/** An ingest API like a production one: CORS for any origin, the key in the header or the body; counts everything. */
+/**
+ * An ingest API like a production one: CORS for any origin, the key in the header or the body,
+ * gzip bodies; counts everything. Runs named `held-*` get no answer until `release(run)`: their
+ * requests stay in flight, as on a slow network.
+ */
 async function startIngest() {
   const requests = []
+  const held = new Map()
   const server = createServer((request, response) => {
     const chunks = []
     request.on('data', (chunk) => chunks.push(chunk))
@@ -29,21 +35,28 @@ async function startIngest() {
           .writeHead(204, {
             ...cors,
             'access-control-allow-methods': 'POST',
-            'access-control-allow-headers': 'authorization, content-type',
+            'access-control-allow-headers': 'authorization, content-type, content-encoding',
           })
           .end()
         return
       }
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+      const raw = Buffer.concat(chunks)
+      const gzip = request.headers['content-encoding'] === 'gzip'
+      const body = JSON.parse((gzip ? gunzipSync(raw) : raw).toString('utf8'))
       requests.push({
         run,
         method: request.method,
         contentType: request.headers['content-type'],
         auth: request.headers.authorization,
         writeKey: body.writeKey,
+        gzip,
+        bytes: raw.length,
         ids: body.batch.map((message) => message.messageId),
       })
-      response.writeHead(200, { ...cors, 'content-type': 'application/json' }).end('{"success":true}')
+      const answer = () =>
+        response.writeHead(200, { ...cors, 'content-type': 'application/json' }).end('{"success":true}')
+      if (run.startsWith('held-')) held.set(run, [...(held.get(run) ?? []), answer])
+      else answer()
     })
   })
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -53,6 +66,10 @@ async function startIngest() {
     preflights: (run) => of(run).filter((request) => request.method === 'OPTIONS').length,
     posts: (run) => of(run).filter((request) => request.method === 'POST'),
     unique: (run) => new Set(of(run).flatMap((request) => request.ids ?? [])).size,
+    release: (run) => {
+      for (const answer of held.get(run) ?? []) answer()
+      held.delete(run)
+    },
     close: () => new Promise((resolve) => server.close(resolve)),
   }
 }
@@ -90,6 +107,30 @@ async function startSite(bundle) {
   }
 }
 
+/**
+ * A page that queues LEAVING_EVENTS and is then hidden (a tab switched away from, an app sent to
+ * the background: the page may be killed without another event). Headless Chromium keeps its
+ * pages visible, so the page says it is hidden itself.
+ */
+const hiddenScript = (endpoint, options) => `
+  // Counts the requests the client starts (it calls the global fetch for each).
+  const realFetch = window.fetch
+  window.started = 0
+  window.fetch = (...args) => {
+    window.started++
+    return realFetch(...args)
+  }
+  const client = new eventwire.Client(${JSON.stringify(WRITE_KEY)}, { endpoint: ${JSON.stringify(endpoint)}, flushAt: 10000, flushAfter: 600000, ...${JSON.stringify(options)} })
+  const pad = 'x'.repeat(500)
+  for (let index = 0; index < ${LEAVING_EVENTS}; index++) client.track({ userId: 'u1', event: 'Viewed', properties: { index, pad } })
+  Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true })
+  document.dispatchEvent(new Event('visibilitychange', { bubbles: true }))
+  // Uncompressed bodies start at once (a compressed one once it is compressed): a task later,
+  // every request an uncompressed run can start has started.
+  await new Promise((resolve) => setTimeout(resolve, 0))
+  document.title = 'hidden'
+`
+
 /** The script of the page that is left: queue LEAVING_EVENTS, then say so in the title. */
 const leavingScript = (endpoint, options) => `
   const client = new eventwire.Client(${JSON.stringify(WRITE_KEY)}, { endpoint: ${JSON.stringify(endpoint)}, flushAt: 10000, flushAfter: 600000, ...${JSON.stringify(options)} })
@@ -98,9 +139,17 @@ const leavingScript = (endpoint, options) => `
   document.title = 'queued'
 `
 
-/** The next page of the site: counts what the last one kept, then starts its own client (which sends it). */
+/**
+ * The next page of the site: counts what the last one kept (under a key of its own, see
+ * src/client/page-store.ts), then starts its own client (which sends it).
+ */
 const nextScript = (endpoint, run) => `
-  const kept = JSON.parse(localStorage.getItem(${JSON.stringify(`eventwire:unsent:${WRITE_KEY}@${endpoint}/v1/batch`)}) ?? '[]').length
+  const prefix = ${JSON.stringify(`eventwire:unsent:${WRITE_KEY}@${endpoint}/v1/batch:`)}
+  let kept = 0
+  for (let index = 0; index < localStorage.length; index++) {
+    const key = localStorage.key(index)
+    if (key.startsWith(prefix)) kept += JSON.parse(localStorage.getItem(key)).length
+  }
   await fetch('/report?name=${run}', { method: 'POST', body: JSON.stringify({ kept }) })
   new eventwire.Client(${JSON.stringify(WRITE_KEY)}, { endpoint: ${JSON.stringify(endpoint)} })
   // Sent after the last page's keepalive requests: once it is in, they are too.
@@ -179,6 +228,43 @@ export async function browserPageChecks({ browser, bundle, bin }) {
         return `${arrived} of ${LEAVING_EVENTS} arrived (keepalive alone)`
       })
     }
+
+    await check(
+      `browser: a hidden page with compression 'gzip' sends all ${LEAVING_EVENTS} queued events (150 KB) at once within the 64 KiB keepalive budget`,
+      async () => {
+        // Answers held: what is in flight is what the budget let go, none of it freed by an answer.
+        const sent = {}
+        for (const [run, options] of [
+          ['held-gzip', { compression: 'gzip' }],
+          ['held-plain', {}],
+        ]) {
+          await open(hiddenScript(`${ingest.base}/${run}`, options))
+          await page.waitForFunction(() => document.title === 'hidden')
+          // In flight means arrived here: the held runs answer nothing. Compressed, every event
+          // should go; uncompressed, what the page started.
+          const started = await page.evaluate(() => window.started)
+          await until(
+            () =>
+              ingest.unique(run) === LEAVING_EVENTS || (!options.compression && ingest.posts(run).length === started),
+            `the ${run} requests`,
+          )
+          const posts = ingest.posts(run)
+          sent[run] = {
+            events: ingest.unique(run),
+            requests: posts.length,
+            bytes: posts.reduce((total, post) => total + post.bytes, 0),
+            gzip: posts.every((post) => post.gzip),
+          }
+          ingest.release(run)
+        }
+        const zipped = sent['held-gzip']
+        const plain = sent['held-plain']
+        if (zipped.events !== LEAVING_EVENTS || !zipped.gzip || zipped.bytes > 65_536)
+          throw new Error(`with gzip: ${JSON.stringify(zipped)}`)
+        if (plain.events >= LEAVING_EVENTS || plain.gzip) throw new Error(`without: ${JSON.stringify(plain)}`)
+        return `in flight at once: ${zipped.events} events in ${zipped.requests} gzip requests (${zipped.bytes} bytes); without compression ${plain.events} events in ${plain.requests} requests (${plain.bytes} bytes)`
+      },
+    )
 
     await check('browser: a page sends to `eventwire dev` (installed bin) across origins', async () => {
       const dev = spawn(bin, ['dev', '--port', '0', '--write-key', WRITE_KEY, '--json'], {

@@ -113,6 +113,30 @@ export const cases = [
     },
   },
   {
+    name: "client: compression 'gzip' sends gzip bodies (Content-Encoding: gzip) that inflate to every message",
+    async run(ctx) {
+      const { Client } = ctx.api
+      const run = `${ctx.run}-gzip`
+      const client = new Client(ctx.writeKey, { endpoint: `${ctx.base}/ingest/${run}`, compression: 'gzip' })
+      const sent = []
+      client.on('sent', (info) => sent.push(info.bytes))
+      for (let index = 0; index < 60; index++) {
+        client.track({ userId: 'u1', event: 'Zipped', properties: { index, note: 'Café ☕'.repeat(20) } })
+      }
+      await client.close()
+      const seen = await report(ctx, `/report/${run}`)
+      check(seen.messages === 60 && seen.uniqueIds === 60, `expected 60 messages, saw ${seen.messages}`)
+      check(seen.encodings.join() === 'gzip', `Content-Encoding of the bodies: ${seen.encodings}`)
+      check(seen.envelopeOk, 'an inflated body lacked context.library, messageId or sentAt')
+      // 'sent' counts the JSON (the 500 KB limit's bytes); the wire carries far fewer.
+      check(seen.maxJsonBytes === Math.max(...sent), `JSON bytes ${seen.maxJsonBytes}, 'sent' said ${sent}`)
+      check(
+        seen.maxBytes * 3 < seen.maxJsonBytes,
+        `${seen.maxBytes} bytes on the wire for ${seen.maxJsonBytes} of JSON`,
+      )
+    },
+  },
+  {
     name: 'client: bad calls throw typed errors and queue nothing',
     async run(ctx) {
       const { Client, ValidationError, MessageTooLargeError } = ctx.api

@@ -49,9 +49,11 @@ const CHROMIUM = '/usr/bin/chromium'
  * Most gzip bytes the browser bundle of `Client` may weigh. Measured 13,084 on 2026-11-23 with ky
  * in it, 13,555 after one retry loop for every transport, 14,635 with the page-exit store,
  * `writeKeyIn` and `waitUntil`; 10,362 once browsers (the `browser` condition) send with `fetch`
- * itself instead of ky, whose retries, hooks and option merging the client never used.
+ * itself instead of ky, whose retries, hooks and option merging the client never used; 11,593
+ * with tracking plans, `defaultContext` and middleware; 12,257 with gzip compression (its option,
+ * the body made once, the page-exit rules), which a bundler cannot leave out of `Client`.
  */
-const CLIENT_GZIP_BUDGET = 12_000
+const CLIENT_GZIP_BUDGET = 12_500
 const CHROMIUM_FLAGS = [
   '--headless',
   '--no-sandbox',

@@ -6,6 +6,7 @@ import { createHmac } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
+import { gunzipSync } from 'node:zlib'
 
 /** The Standard Webhooks secret the conformance cases sign with (32 bytes), as conformance.mjs has it. */
 const STANDARD_SECRET = `whsec_${Buffer.from('eventwire-matrix-standard-key-32').toString('base64')}`
@@ -30,12 +31,17 @@ export async function startMatrixSink({ browserBundle }) {
         response.end(typeof body === 'string' ? body : JSON.stringify(body))
       }
       if (request.method === 'POST' && kind === 'ingest') {
+        // A gzipped body (the client's `compression` option) is inflated: what it carried is JSON.
+        const encoding = request.headers['content-encoding'] ?? 'identity'
+        const json = encoding === 'gzip' ? gunzipSync(raw) : raw
         listOf(batches, run).push({
           auth: request.headers.authorization,
           contentType: request.headers['content-type'],
           userAgent: request.headers['user-agent'] ?? '',
+          encoding,
           bytes: raw.length,
-          body: JSON.parse(raw.toString('utf8')),
+          jsonBytes: json.length,
+          body: JSON.parse(json.toString('utf8')),
         })
         return reply(200, { success: true })
       }
@@ -79,6 +85,8 @@ export async function startMatrixSink({ browserBundle }) {
           messages: messages.length,
           uniqueIds: new Set(messages.map((message) => message.messageId)).size,
           maxBytes: Math.max(0, ...received.map((batch) => batch.bytes)),
+          maxJsonBytes: Math.max(0, ...received.map((batch) => batch.jsonBytes)),
+          encodings: [...new Set(received.map((batch) => batch.encoding))],
           auth: [...new Set(received.map((batch) => batch.auth))],
           writeKeys: [...new Set(received.map((batch) => batch.body.writeKey).filter((key) => key !== undefined))],
           contentTypes: [...new Set(received.map((batch) => batch.contentType))],

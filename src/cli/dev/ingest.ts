@@ -59,23 +59,29 @@ function originRefused(origin: string | undefined): BatchRejection {
 }
 
 /**
- * The body as JSON bytes: as received, or gunzipped for `Content-Encoding: gzip`, stopping at
- * {@link MAX_BATCH_BYTES} of output (the batch limit is on the JSON, and a small gzip body can
- * hold gigabytes: a bomb is refused without ever being inflated).
+ * Whether a body comes gzipped (`Content-Encoding: gzip` or `x-gzip`) or as it is (none, empty,
+ * `identity`).
  *
- * @throws {@link BodyTooLargeError} past the limit; {@link BatchRejection} for another encoding
- * (415) or a body that is not gzip (400).
+ * @throws {@link BatchRejection} 415 for any other encoding, before the body is read.
  */
-function decoded(encoding: string | undefined, body: Buffer): Buffer {
+function isGzip(encoding: string | undefined): boolean {
   const name = encoding?.trim().toLowerCase()
-  if (name === undefined || name === '' || name === 'identity') return body
-  if (name !== 'gzip' && name !== 'x-gzip') {
-    throw new BatchRejection(
-      415,
-      'ERR_ENCODING',
-      `Content-Encoding ${JSON.stringify(encoding)} is not taken: send gzip, or no encoding.`,
-    )
-  }
+  if (name === undefined || name === '' || name === 'identity') return false
+  if (name === 'gzip' || name === 'x-gzip') return true
+  throw new BatchRejection(
+    415,
+    'ERR_ENCODING',
+    `Content-Encoding ${JSON.stringify(encoding)} is not taken: send gzip, or no encoding.`,
+  )
+}
+
+/**
+ * A gzip body inflated, stopping at {@link MAX_BATCH_BYTES} of output (the batch limit is on the
+ * JSON, and a small gzip body can hold gigabytes: a bomb is refused without ever being inflated).
+ *
+ * @throws {@link BodyTooLargeError} past the limit; {@link BatchRejection} for a body that is not gzip (400).
+ */
+function inflated(body: Buffer): Buffer {
   try {
     return gunzipSync(body, { maxOutputLength: MAX_BATCH_BYTES })
   } catch (error) {
@@ -101,11 +107,9 @@ async function accept(
   try {
     // gzip's own framing (stored blocks add a few bytes per 64 KiB) may take a body a little past
     // the limit that its JSON is within: the limit is on the JSON, checked as it is inflated.
-    const encoded = request.headers['content-encoding'] !== undefined
-    body = decoded(
-      request.headers['content-encoding'],
-      await readBody(request, MAX_BATCH_BYTES + (encoded ? 1_024 : 0)),
-    )
+    const gzip = isGzip(request.headers['content-encoding'])
+    body = await readBody(request, MAX_BATCH_BYTES + (gzip ? 1_024 : 0))
+    if (gzip) body = inflated(body)
   } catch (error) {
     if (error instanceof BodyTooLargeError)
       throw new BatchRejection(413, 'ERR_BODY_TOO_LARGE', `a batch body may be at most ${MAX_BATCH_BYTES} bytes.`)

@@ -1,3 +1,4 @@
+import { webGzip } from '../../core/gzip.js'
 import { createFetchTransport } from '../fetch-transport.js'
 import type { TransportFactory } from '../transport.js'
 
@@ -6,3 +7,6 @@ import type { TransportFactory } from '../transport.js'
  * see package.json "imports"): `fetch` itself, without ky, to keep pages' downloads small.
  */
 export const defaultTransport: TransportFactory = createFetchTransport
+
+/** How the `Client` compresses in browsers: `CompressionStream`, where there is one. */
+export const gzip = webGzip

@@ -1,3 +1,4 @@
+import { webGzip } from '../../core/gzip.js'
 import { createKyTransport } from '../ky-transport.js'
 import type { TransportFactory } from '../transport.js'
 
@@ -6,3 +7,6 @@ import type { TransportFactory } from '../transport.js'
  * Workers, see package.json "imports"): ky over `fetch`.
  */
 export const defaultTransport: TransportFactory = createKyTransport
+
+/** How the `Client` compresses in Deno, Bun and Workers: `CompressionStream`, where there is one. */
+export const gzip = webGzip
