@@ -134,6 +134,12 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
   readonly #inFlight = new Map<Batch, Promise<void>>()
   /** Fired by close() when its timeout passes: the only abort there is. */
   readonly #closeDeadline = new AbortController()
+  /**
+   * One per batch being sent, fired with the close deadline: each send listens to its own (a
+   * listener per attempt, retry wait and compression), not all of them to one signal, which
+   * Node would report as a leak past ten (`maxConcurrentRequests` may be 1,000).
+   */
+  readonly #sendStops = new Set<AbortController>()
   /** Messages and bytes held (queued, in flight and retrying) and the backpressure they cause. */
   readonly #holdings: Holdings
   #lastSeq = 0
@@ -172,6 +178,10 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
   ) {
     super()
     this.#options = resolveClientOptions(writeKey, options)
+    const deadline = this.#closeDeadline.signal
+    deadline.addEventListener('abort', () => {
+      for (const stop of this.#sendStops) stop.abort(deadline.reason)
+    })
     this.#middleware = [...this.#options.middleware]
     this.#transport = createTransport({
       url: this.#options.batchUrl,
@@ -627,6 +637,8 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     const page = this.#page
     // What the batch holds of the page's keepalive budget: its JSON, then what compression left.
     let held = batch.bytes
+    const stop = new AbortController()
+    this.#sendStops.add(stop)
     if (page !== undefined) page.keepaliveBytes += held
     const onRetry = (attempt: number, error: unknown) => {
       if (options.verbose) options.logger.log(`retrying batch ${batch.id} (retry ${attempt}): ${describeError(error)}`)
@@ -640,13 +652,13 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
         )
       }
       return this.#transport.send(body, {
-        signal: this.#closeDeadline.signal,
+        signal: stop.signal,
         onRetry,
         keepalive: page !== undefined,
         waking: page?.retries,
       })
     }
-    const body = this.#bodyOf(batch)
+    const body = this.#bodyOf(batch, stop.signal)
     const sending =
       typeof body === 'string'
         ? sendBody(body)
@@ -662,6 +674,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     this.#inFlight.set(
       batch,
       sending.then((result) => {
+        this.#sendStops.delete(stop)
         if (page !== undefined) page.keepaliveBytes -= held
         this.#settle(batch, result)
       }),
@@ -675,12 +688,11 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
    * for a compression past close()'s deadline (the send then ends at once) or as a page is left
    * (the JSON goes at once, see {@link PageState.compressing}).
    */
-  #bodyOf(batch: Batch): string | Promise<BatchBody> {
+  #bodyOf(batch: Batch, deadline: AbortSignal): string | Promise<BatchBody> {
     const gzip = this.#gzip
     const page = this.#page
     const from = this.#options.compressFrom
     if (gzip === undefined || from === undefined || batch.bytes < from || page?.visibility === 'left') return batch.body
-    const deadline = this.#closeDeadline.signal
     return new Promise((resolve) => {
       const asJson = () => resolve(batch.body)
       deadline.addEventListener('abort', asJson)

@@ -11,6 +11,31 @@ afterEach(async () => {
 })
 
 describe.each(CLIENT_BUILDS)('the %s against a real HTTP server on loopback', (_build, Client) => {
+  it('keeps 50 requests in flight, compressed and retried, without a listener-leak warning', async () => {
+    // Every first attempt fails: each batch waits for a retry while the others are in flight.
+    sink = await startSink((_request, index) => ({ status: index < 50 ? 503 : 200, delayMs: 50 }))
+    const warnings: Error[] = []
+    const onWarning = (warning: Error) => warnings.push(warning)
+    process.on('warning', onWarning)
+    try {
+      const client = new Client('write-key', {
+        endpoint: sink.url,
+        flushAt: 1,
+        maxConcurrentRequests: 50,
+        compression: 'gzip',
+        retry: { baseDelay: 10 },
+      })
+      for (let index = 0; index < 50; index++) {
+        client.track({ userId: 'u1', event: 'Concurrent', properties: { index, pad: 'x'.repeat(2_000) } })
+      }
+      await client.close()
+      expect(sink.requests).toHaveLength(100)
+    } finally {
+      process.off('warning', onWarning)
+    }
+    expect(warnings.map((warning) => warning.name)).not.toContain('MaxListenersExceededWarning')
+  })
+
   it('delivers a burst of 100,000 small calls made in a tight loop, losing nothing, within 500 KB per body', async () => {
     sink = await startSink()
     const client = new Client('write-key', { endpoint: sink.url })
