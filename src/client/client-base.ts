@@ -460,6 +460,9 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     this.#lastSeq = message.seq
     this.#queue.push(message)
     if (options.waitUntil !== undefined) this.#flushAtEndOfTick(options.waitUntil)
+    // A call as the page is being left (from a pagehide or visibilitychange listener): no timer of
+    // the page may fire again, so it is sent or kept now.
+    else if (this.#page?.visibility === 'left') this.#leavePage()
     else if (this.#queue.length >= options.flushAt) this.#pump()
     else this.#armTimer()
     if (violation !== undefined) this.emit('violation', { type, ...violation, message: planned })
@@ -558,7 +561,11 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
    * the keepalive budget goes, past `flushAt`, `flushAfter` and `maxConcurrentRequests` alike.
    */
   #sendWithinKeepalive(visibility?: PageState['visibility']): void {
-    if (this.#page !== undefined && visibility !== undefined) this.#page.visibility = visibility
+    // A page being left stays so until it is shown again: browsers fire visibilitychange (hidden)
+    // after pagehide.
+    if (this.#page !== undefined && visibility !== undefined && this.#page.visibility !== 'left') {
+      this.#page.visibility = visibility
+    }
     // Batches waiting for a retry go now: the page's timers may never fire again.
     for (const wake of this.#page?.retries ?? []) wake()
     // What the budget cannot carry now leaves as soon as it can, not at flushAt or flushAfter.

@@ -337,6 +337,21 @@ describe('compression in a browser page', () => {
     await client.close()
   })
 
+  it('sends uncompressed, at once, a call made as the page is left, even after the page is then hidden', async () => {
+    // Browsers fire pagehide, then visibilitychange (hidden); apps track "Page Hidden" in either.
+    const page = browserLikeHost('none')
+    const held = heldFetch()
+    const client = new BrowserClient('key', { fetch: held.fetch, flushAfter: 60_000, compression: 'gzip' })
+    page.leave()
+    client.track({ userId: 'u1', event: 'Left', properties: { pad: 'x'.repeat(2_000) }, messageId: 'left' })
+    page.hide()
+    client.track({ userId: 'u1', event: 'Hidden', properties: { pad: 'x'.repeat(2_000) }, messageId: 'hidden' })
+    await vi.waitFor(() => expect(held.requests.flatMap((request) => request.ids)).toEqual(['left', 'hidden']))
+    expect(held.requests.every((request) => request.keepalive && !request.gzip)).toBe(true)
+    held.release()
+    await client.close()
+  })
+
   it('compresses again once the page is back from the back-forward cache', async () => {
     const page = browserLikeHost('none')
     const held = heldFetch()

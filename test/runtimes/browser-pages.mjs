@@ -9,7 +9,7 @@ import { gunzipSync } from 'node:zlib'
 import { until } from './until.mjs'
 
 /** How many results {@link browserPageChecks} returns. */
-export const BROWSER_PAGE_CHECKS = 5
+export const BROWSER_PAGE_CHECKS = 6
 
 /** Events queued by the page that is left: some 600 bytes each, 150 KB in all (the keepalive quota is 64 KiB). */
 const LEAVING_EVENTS = 250
@@ -129,6 +129,21 @@ const hiddenScript = (endpoint, options) => `
   // every request an uncompressed run can start has started.
   await new Promise((resolve) => setTimeout(resolve, 0))
   document.title = 'hidden'
+`
+
+/**
+ * A page that tracks as it is left, as apps do: in a `pagehide` listener added after the client's,
+ * and in a `visibilitychange` one (which browsers fire after `pagehide`). 2 KB each: over the
+ * compression threshold.
+ */
+const lateScript = (endpoint, options) => `
+  const client = new eventwire.Client(${JSON.stringify(WRITE_KEY)}, { endpoint: ${JSON.stringify(endpoint)}, ...${JSON.stringify(options)} })
+  const pad = 'x'.repeat(2000)
+  addEventListener('pagehide', () => client.track({ userId: 'u1', event: 'Page Left', messageId: 'late-pagehide', properties: { pad } }))
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'hidden') client.track({ userId: 'u1', event: 'Page Hidden', messageId: 'late-hidden', properties: { pad } })
+  })
+  document.title = 'ready'
 `
 
 /** The script of the page that is left: queue LEAVING_EVENTS, then say so in the title. */
@@ -263,6 +278,27 @@ export async function browserPageChecks({ browser, bundle, bin }) {
           throw new Error(`with gzip: ${JSON.stringify(zipped)}`)
         if (plain.events >= LEAVING_EVENTS || plain.gzip) throw new Error(`without: ${JSON.stringify(plain)}`)
         return `in flight at once: ${zipped.events} events in ${zipped.requests} gzip requests (${zipped.bytes} bytes); without compression ${plain.events} events in ${plain.requests} requests (${plain.bytes} bytes)`
+      },
+    )
+
+    await check(
+      'browser: calls made as a page is left (pagehide, then hidden) arrive, with or without compression',
+      async () => {
+        const seen = []
+        for (const [run, options] of [
+          ['late-gzip', { compression: 'gzip' }],
+          ['late-plain', {}],
+        ]) {
+          await open(lateScript(`${ingest.base}/${run}`, options))
+          await page.waitForFunction(() => document.title === 'ready')
+          // A page of the site without a client: what arrives was sent by the page that was left.
+          await open('document.title = "next"')
+          await until(() => ingest.unique(run) === 2, `both late events of ${run}`)
+          seen.push(
+            `${run}: ${ingest.posts(run).length} request(s), ${ingest.posts(run).some((post) => post.gzip) ? 'gzip' : 'JSON'}`,
+          )
+        }
+        return seen.join('; ')
       },
     )
 
