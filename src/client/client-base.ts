@@ -596,15 +596,22 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     for (const sendUncompressed of this.#page?.compressing ?? []) sendUncompressed()
     this.#sendWithinKeepalive('left')
     if (this.#queue.length === 0) return
-    const left = this.#takeQueued()
-    const kept = this.#page?.store?.keep(left) ?? 0
-    // Kept messages leave this client: the next page sends them, and no callback of theirs is called.
+    this.#keepForNextPage(this.#takeQueued(), undefined)
+    this.#checkDrain()
+  }
+
+  /**
+   * Keeps messages in `localStorage` for the next page, as far as the store goes; the rest fail
+   * with `ERR_PAGE_LEFT`. Kept messages leave this client: the next page sends them, and no
+   * callback of theirs is called.
+   */
+  #keepForNextPage(messages: readonly QueuedMessage[], result: Extract<SendResult, { ok: false }> | undefined): void {
+    const kept = this.#page?.store?.keep(messages) ?? 0
     if (this.#options.verbose && kept > 0) {
       this.#options.logger.log(`the page is going away: ${kept} message(s) kept in localStorage for the next page`)
     }
-    const lost = left.slice(kept)
-    if (lost.length > 0) this.#fail(lost, this.#deliveryError('ERR_PAGE_LEFT', lost, undefined))
-    this.#checkDrain()
+    const lost = messages.slice(kept)
+    if (lost.length > 0) this.#fail(lost, this.#deliveryError('ERR_PAGE_LEFT', lost, result))
   }
 
   /** Takes every queued message out of the client (no longer held): for the caller to settle. */
@@ -663,6 +670,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
         onRetry,
         keepalive: page !== undefined,
         waking: page?.retries,
+        leaving: page && (() => page.visibility === 'left'),
       })
     }
     const body = this.#bodyOf(batch, stop.signal)
@@ -742,6 +750,8 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
       for (const message of batch.messages) {
         if (message.callback) this.#callBack(message.callback, undefined, 'sent')
       }
+    } else if (result.code === 'ERR_PAGE_LEFT') {
+      this.#keepForNextPage(batch.messages, result)
     } else {
       this.#fail(batch.messages, this.#deliveryError(result.code, batch.messages, result))
     }
@@ -760,7 +770,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
       ERR_QUEUE_FULL: `Dropped ${count}: the queue is full (maxQueueSize ${this.#options.maxQueueSize}, maxQueueBytes ${this.#options.maxQueueBytes}). Wait for 'drain' when a call returns false, or raise the bounds.`,
       ERR_REJECTED: `${url} rejected a batch of ${count} with HTTP ${result?.status}${result?.responseText === undefined ? '' : ` (${result.responseText})`}; not retried. Check the write key and the payload.`,
       ERR_RETRIES_EXHAUSTED: `Could not deliver a batch of ${count} to ${url} after ${result?.attempts} attempt(s): ${describeError(result?.error)}.`,
-      ERR_PAGE_LEFT: `The page was left with ${count} that neither the browser's keepalive budget (64 KiB in flight) nor localStorage could take${this.#options.storeOnPageHide ? '' : ' (storeOnPageHide is false)'}; they are lost with the page. Flush earlier (flush() on a user action that navigates), or lower what is queued.`,
+      ERR_PAGE_LEFT: `The page was left with ${count} that neither the browser's keepalive budget (64 KiB in flight) nor localStorage could take${this.#options.storeOnPageHide ? '' : ' (storeOnPageHide is false)'}${result === undefined ? '' : ` (their request failed as the page was left: ${describeError(result.error)})`}; they are lost with the page. Flush earlier (flush() on a user action that navigates), or lower what is queued.`,
       ERR_CLOSE_TIMEOUT: `close() timed out before ${count} could be delivered to ${url}${
         result?.error === undefined ? '' : `; the last failed attempt: ${describeError(result.error)}`
       }.`,

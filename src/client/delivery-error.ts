@@ -16,8 +16,8 @@ export type DeliveryErrorCode =
  * - `ERR_REJECTED`: the endpoint answered a status that is not retried (4xx other than 408 and 429).
  * - `ERR_RETRIES_EXHAUSTED`: network errors, timeouts, 5xx, 408 or 429 outlasted the retry budget.
  * - `ERR_CLOSE_TIMEOUT`: `close()` ran out of time before these were sent.
- * - `ERR_PAGE_LEFT`: a browser page was left with these queued, and neither the keepalive budget
- *   nor `localStorage` (see `storeOnPageHide`) could take them.
+ * - `ERR_PAGE_LEFT`: a browser page was left with these queued (or their request failed as it was
+ *   left), and neither the keepalive budget nor `localStorage` (see `storeOnPageHide`) could take them.
  *
  * @example
  * ```ts

@@ -84,7 +84,7 @@ function backoff(ms: number, signal: AbortSignal, waking: Set<() => void> | unde
  */
 export async function sendWithRetries(
   attempt: Attempt,
-  { signal, onRetry, waking }: SendOptions,
+  { signal, onRetry, waking, leaving }: SendOptions,
   retry: ResolvedRetryOptions,
   pause: RateLimitPause,
 ): Promise<SendResult> {
@@ -115,6 +115,9 @@ export async function sendWithRetries(
     const delay = retryDelay(outcome, retries + 1, retry)
     // Even a batch out of retries passes the endpoint's word on to the others.
     if (outcome.status === 429) pause.extend(delay)
+    if (leaving?.()) {
+      return { ok: false, code: 'ERR_PAGE_LEFT', status: outcome.status, attempts, error: outcome.error }
+    }
     if (retries === retry.limit) {
       return { ok: false, code: 'ERR_RETRIES_EXHAUSTED', status: outcome.status, attempts, error: outcome.error }
     }

@@ -9,7 +9,8 @@ export type SendResult =
       readonly ok: false
       /**
        * In the client's words: `ERR_REJECTED`, a final status; `ERR_RETRIES_EXHAUSTED`, retryable
-       * failures outlasted the budget; `ERR_CLOSE_TIMEOUT`, the signal (close()'s deadline) fired.
+       * failures outlasted the budget; `ERR_CLOSE_TIMEOUT`, the signal (close()'s deadline) fired;
+       * `ERR_PAGE_LEFT`, an attempt failed as the page was being left (see `SendOptions.leaving`).
        */
       readonly code: SendFailureCode
       readonly status: number | undefined
@@ -24,7 +25,7 @@ export type SendResult =
     }
 
 /** The ways a send fails: every {@link DeliveryErrorCode} but the queue's own. */
-export type SendFailureCode = Exclude<DeliveryErrorCode, 'ERR_QUEUE_FULL' | 'ERR_PAGE_LEFT'>
+export type SendFailureCode = Exclude<DeliveryErrorCode, 'ERR_QUEUE_FULL'>
 
 /** Told before each retry of a batch. */
 export type RetryListener = (attempt: number, error: unknown) => void
@@ -41,6 +42,12 @@ export interface SendOptions {
    * ends the wait now. A browser page being left wakes them all, since no timer of it fires after.
    */
   readonly waking?: Set<() => void> | undefined
+  /**
+   * Whether the browser page is being left. A failed attempt is then not retried (the send ends
+   * with `ERR_PAGE_LEFT`, for the client to keep the batch for the next page): the page's timers
+   * may never fire, and the browser may already refuse keepalive requests.
+   */
+  readonly leaving?: (() => boolean) | undefined
 }
 
 /** A batch body: its JSON, or the gzip bytes of it (sent with `Content-Encoding: gzip`). */

@@ -14,11 +14,11 @@ afterEach(() => {
 })
 
 const PREFIX = `eventwire:unsent:key@${BATCH_URL}:`
-/** Every message kept for write key `key` at the test endpoint, across the pages that kept some. */
-function keptIn(storage: StorageArea | undefined): Array<Record<string, unknown>> {
+/** Every message kept for a write key (`key` unless said) at the test endpoint, across the pages that kept some. */
+function keptIn(storage: StorageArea | undefined, writeKey = 'key'): Array<Record<string, unknown>> {
   if (!(storage instanceof MemoryStorage)) return []
   return [...storage.items]
-    .filter(([key]) => key.startsWith(PREFIX))
+    .filter(([key]) => key.startsWith(PREFIX.replace('key@', `${writeKey}@`)))
     .flatMap(([, value]) => JSON.parse(value) as Array<Record<string, unknown>>)
 }
 
@@ -128,6 +128,24 @@ describe('a client in a browser page', () => {
     expect(captured).toHaveLength(2)
     expect(captured[1]?.keepalive).toBe(true)
     expect(captured[1]?.body).toBe(captured[0]?.body)
+  })
+
+  it('keeps for the next page, not retries, a batch whose request fails as the page is left', async () => {
+    // As a browser refuses a keepalive request past the quota that other requests of the page hold.
+    const page = browserLikeHost()
+    respond.current = (index) => (index === 0 ? Response.error() : Response.json({}))
+    const leaving = new Client('key', { endpoint: ENDPOINT, flushAfter: 60_000, retry: { baseDelay: 1 } })
+    const outcomes: unknown[] = []
+    leaving.track({ userId: 'u1', event: 'E', messageId: 'refused' }, (error) => outcomes.push(error))
+    page.leave()
+    await vi.waitFor(() => expect(keptIn(page.storage).map((message) => message['messageId'])).toEqual(['refused']))
+    // Not retried by the page that is going away, and no callback: the message left this client.
+    expect(captured).toHaveLength(1)
+    expect(leaving.pending).toBe(0)
+    expect(outcomes).toEqual([])
+    const next = new Client('key', { endpoint: ENDPOINT })
+    await next.flush()
+    expect(ids(captured.slice(1))).toEqual(['refused'])
   })
 
   it('takes kept messages back when the page returns from the back-forward cache', async () => {
