@@ -560,14 +560,17 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
    * The page is hidden (or being left) and may not come back: send what is queued now, as far as
    * the keepalive budget goes, past `flushAt`, `flushAfter` and `maxConcurrentRequests` alike.
    */
-  #sendWithinKeepalive(visibility?: PageState['visibility']): void {
+  #sendWithinKeepalive(visibility: 'hidden' | 'left'): void {
     // A page being left stays so until it is shown again: browsers fire visibilitychange (hidden)
     // after pagehide.
-    if (this.#page !== undefined && visibility !== undefined && this.#page.visibility !== 'left') {
-      this.#page.visibility = visibility
-    }
+    if (this.#page !== undefined && this.#page.visibility !== 'left') this.#page.visibility = visibility
     // Batches waiting for a retry go now: the page's timers may never fire again.
     for (const wake of this.#page?.retries ?? []) wake()
+    this.#sendQueuedWithinKeepalive()
+  }
+
+  /** What is queued, sent as far as the keepalive budget goes (see {@link #sendWithinKeepalive}). */
+  #sendQueuedWithinKeepalive(): void {
     // What the budget cannot carry now leaves as soon as it can, not at flushAt or flushAfter.
     this.#flushMark = this.#lastSeq
     if (this.#closeDeadline.signal.aborted) return
@@ -679,10 +682,11 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
         ? sendBody(body)
         : body.then((ready) => {
             if (page !== undefined && typeof ready !== 'string') {
-              // Smaller in the budget: in a hidden page, more of the queue can go now.
+              // Smaller in the budget: in a hidden page, more of the queue can go now (batches
+              // waiting for a retry keep waiting: the page hiding woke them once already).
               page.keepaliveBytes -= held - ready.byteLength
               held = ready.byteLength
-              if (page.visibility !== 'visible') this.#sendWithinKeepalive()
+              if (page.visibility !== 'visible') this.#sendQueuedWithinKeepalive()
             }
             return sendBody(ready)
           })

@@ -270,9 +270,9 @@ interface PageRequest {
 
 /**
  * A `fetch` that records each request and answers once `release()` is called: requests started
- * stay in flight, as on a page going away.
+ * stay in flight, as on a page going away. `statusOf` says the status of the n-th (0-based).
  */
-function heldFetch() {
+function heldFetch(statusOf: (index: number) => number = () => 200) {
   const requests: PageRequest[] = []
   let release!: () => void
   const released = new Promise<void>((resolve) => {
@@ -284,9 +284,10 @@ function heldFetch() {
     const gzip = request.headers.get('content-encoding') === 'gzip'
     const json = gzip ? gunzipSync(raw).toString('utf8') : new TextDecoder().decode(raw)
     const batch = (JSON.parse(json) as { batch: Array<{ messageId: string }> }).batch
-    requests.push({ bytes: raw.length, gzip, keepalive: request.keepalive, ids: batch.map((m) => m.messageId) })
+    const index =
+      requests.push({ bytes: raw.length, gzip, keepalive: request.keepalive, ids: batch.map((m) => m.messageId) }) - 1
     await released
-    return Response.json({})
+    return Response.json({}, { status: statusOf(index) })
   }
   return { requests, release, fetch: fetch as typeof globalThis.fetch }
 }
@@ -350,6 +351,31 @@ describe('compression in a browser page', () => {
     expect(held.requests.every((request) => request.keepalive && !request.gzip)).toBe(true)
     held.release()
     await client.close()
+  })
+
+  it('in a hidden page, a compression ending sends more of the queue but leaves a retry waiting for its time', async () => {
+    const page = browserLikeHost('none')
+    // The first request fails: its batch waits an hour for its retry.
+    const held = heldFetch((index) => (index === 0 ? 503 : 200))
+    held.release()
+    const sent = () => held.requests.flatMap((request) => request.ids)
+    const client = new BrowserClient('key', {
+      fetch: held.fetch,
+      flushAt: 1,
+      maxConcurrentRequests: 2,
+      compression: 'gzip',
+      retry: { baseDelay: 3_600_000, maxDelay: 3_600_000 },
+    })
+    const retries: number[] = []
+    client.on('retry', (info) => retries.push(info.attempt))
+    page.hide()
+    const pad = 'x'.repeat(2_000)
+    client.track({ userId: 'u1', event: 'E', properties: { pad }, messageId: 'failed' })
+    await vi.waitFor(() => expect(sent()).toEqual(['failed']))
+    client.track({ userId: 'u1', event: 'E', properties: { pad }, messageId: 'next' }, () => undefined)
+    await vi.waitFor(() => expect(sent()).toEqual(['failed', 'next']))
+    expect(retries).toEqual([])
+    await client.close({ timeout: 1 })
   })
 
   it('compresses again once the page is back from the back-forward cache', async () => {
