@@ -51,7 +51,7 @@ const CHROMIUM = '/usr/bin/chromium'
  * `writeKeyIn` and `waitUntil`; 10,362 once browsers (the `browser` condition) send with `fetch`
  * itself instead of ky, whose retries, hooks and option merging the client never used; 11,593
  * with tracking plans, `defaultContext` and middleware; 12,257 with gzip compression (its option,
- * the body made once, the page-exit rules), which a bundler cannot leave out of `Client`; 12,395
+ * the body made once, the page-exit rules), which a bundler cannot leave out of `Client`; 12,398
  * once a page being left sends late calls at once and keeps batches whose request fails.
  */
 const CLIENT_GZIP_BUDGET = 12_500
