@@ -16,13 +16,16 @@ const WRITE_KEY = 'demo-write-key'
 // Colours in the children's output when this demo runs on a terminal.
 const env = { ...process.env, ...(process.stdout.isTTY ? { FORCE_COLOR: '1' } : { NO_COLOR: '1' }) }
 
+const children = new Set()
+
 /** Starts an `eventwire` command; `onLine` sees each line of its stdout. */
 function start(args, onLine) {
   const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] })
+  children.add(child)
   createInterface({ input: child.stdout }).on('line', onLine)
+  child.once('close', () => children.delete(child))
   const exited = new Promise((resolve) => child.once('close', resolve))
   return {
-    child,
     exited,
     stop: () => {
       child.kill('SIGINT')
@@ -31,50 +34,76 @@ function start(args, onLine) {
   }
 }
 
-/** Resolves with the first value `pick` returns for a line, within 10 s. */
-function waitFor(subscribe, pick) {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('timed out waiting for a CLI process')), 10_000)
-    subscribe((line) => {
-      const value = pick(line)
-      if (value !== undefined) {
-        clearTimeout(timer)
-        resolve(value)
-      }
-    })
+// Whatever ends this demo (success, a failure, a timeout, Ctrl+C), its children end with it.
+process.once('exit', () => {
+  for (const child of children) child.kill('SIGKILL')
+})
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    console.error(`\n${signal}: stopping the demo`)
+    process.exit(130)
   })
 }
 
+/**
+ * A stream of lines (or records) that remembers what it saw, so a wait started after a line
+ * arrived still finds it: each wait looks at the past first, then at what comes.
+ */
+function lineLog() {
+  const seen = []
+  const watchers = new Set()
+  return {
+    seen,
+    push(line) {
+      seen.push(line)
+      for (const watch of watchers) watch()
+    },
+    /** Resolves once `done(seen)` is true, within 10 s. */
+    until(what, done) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const value = done(seen)
+          if (value === undefined || value === false) return
+          watchers.delete(check)
+          clearTimeout(timer)
+          resolve(value)
+        }
+        const timer = setTimeout(() => {
+          watchers.delete(check)
+          reject(new Error(`timed out after 10 s waiting for ${what}`))
+        }, 10_000)
+        watchers.add(check)
+        check()
+      })
+    },
+  }
+}
+
 // 1. The receiver: prints every webhook with a verified/forged mark.
-const receiverLines = []
-const receiverWatchers = []
+const receiverLines = lineLog()
 const receiver = start(['listen', '--port', '0', '--secret', SECRET], (line) => {
-  receiverLines.push(line)
   console.log(`  receiver │ ${line}`)
-  for (const watch of receiverWatchers) watch(line)
+  receiverLines.push(line)
 })
-const receiverUrl = await waitFor(
-  (watch) => receiverWatchers.push(watch),
-  (line) => /http:\/\/127\.0\.0\.1:\d+/.exec(line)?.[0],
+const receiverUrl = await receiverLines.until('eventwire listen to start', (lines) =>
+  lines.map((line) => /http:\/\/127\.0\.0\.1:\d+/.exec(line)?.[0]).find(Boolean),
 )
 
 // 2. The platform: the ingest API the client sends to, forwarding every event to the receiver.
-const activity = []
-const devWatchers = []
+const activity = lineLog()
 const dev = start(
   ['dev', '--port', '0', '--json', '--write-key', WRITE_KEY, '--secret', SECRET, '--webhook', `${receiverUrl}/hooks`],
   (line) => {
     const record = JSON.parse(line)
-    activity.push(record)
     if (record.event === 'batch') console.log(`  dev      │ accepted a batch of ${record.messages} event(s)`)
     if (record.event === 'skipped')
       console.log(`  dev      │ skipped ${record.type} "${record.label}": its integrations turn Webhooks off`)
-    for (const watch of devWatchers) watch(record)
+    activity.push(record)
   },
 )
-const devUrl = await waitFor(
-  (watch) => devWatchers.push(watch),
-  (record) => (record.event === 'listening' ? record.url : undefined),
+const devUrl = await activity.until(
+  'eventwire dev to start',
+  (records) => records.find((record) => record.event === 'listening')?.url,
 )
 console.log(`\neventwire dev on ${devUrl}, forwarding to ${receiverUrl}/hooks, signed with "${SECRET}"\n`)
 
@@ -101,16 +130,18 @@ const syncs = [...audience.sync(['user-42', 'user-7']), ...audience.sync(['user-
 for (const { type, ...call } of syncs) client.identify(call)
 
 const calls = 8 + syncs.length
-await client.close()
-await waitFor(
-  (watch) => devWatchers.push(watch),
-  () =>
-    activity.filter((record) => ['delivered', 'failed', 'skipped', 'unroutable'].includes(record.event)).length >= calls
-      ? true
-      : undefined,
+const outcomes = ['delivered', 'failed', 'skipped', 'unroutable']
+const allHandled = activity.until(
+  `dev to handle all ${calls} calls`,
+  (records) => records.filter((record) => outcomes.includes(record.event)).length >= calls,
 )
+await client.close()
+await allHandled
 
 // 4. Someone without the secret: the receiver marks the request forged and answers 401.
+const forgedSeen = receiverLines.until('the receiver to print the forged request', (lines) =>
+  lines.some((line) => line.includes('Refund Issued')),
+)
 const forged = await fetch(`${receiverUrl}/hooks`, {
   method: 'POST',
   headers: { 'content-type': 'application/json', 'x-signature': '0'.repeat(40) },
@@ -123,16 +154,13 @@ const forged = await fetch(`${receiverUrl}/hooks`, {
     context: {},
   }),
 })
-await waitFor(
-  (watch) => receiverWatchers.push(watch),
-  (line) => (line.includes('Refund Issued') ? true : undefined),
-)
+await forgedSeen
 
 await dev.stop()
 await receiver.stop()
 
-const count = (event) => activity.filter((record) => record.event === event).length
-const verified = Number(/(\d+) verified/.exec(receiverLines.at(-1))?.[1] ?? 0)
+const count = (event) => activity.seen.filter((record) => record.event === event).length
+const verified = Number(/(\d+) verified/.exec(receiverLines.seen.at(-1))?.[1] ?? 0)
 console.log('\nsummary')
 console.log(
   `  client    ${calls} calls in ${sent.length} batches, every one answered HTTP ${[...new Set(sent.map((info) => info.status))].join(', ')}`,
