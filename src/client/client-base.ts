@@ -43,6 +43,8 @@ import { utf8ByteLength } from '../core/utf8.js'
 import { MAX_BATCH_BYTES } from '../core/limits.js'
 import type { BatchBody, BatchTransport, SendResult, TransportFactory } from './transport.js'
 import type { Gzip } from '../core/gzip.js'
+import type { WatchExit } from './process-exit.js'
+import type { OtherName } from '../core/option-checks.js'
 
 /** What `'sent'` listeners receive: a batch the endpoint accepted. */
 export interface SentInfo {
@@ -121,6 +123,14 @@ interface PageState {
   readonly compressing: Set<() => void>
 }
 
+/** What a runtime's `platform/` module gives a client besides its transport and compressor. */
+export interface ClientPlatform {
+  /** Logs what the client still holds when the process ends (Node). */
+  readonly watchExit?: WatchExit | undefined
+  /** Other clients' names for our options, named when one is given (server runtimes). */
+  readonly otherNames?: Readonly<Record<string, OtherName>> | undefined
+}
+
 /**
  * What {@link Client} does, with the transport it is given: `Client` gives it the runtime's
  * (`src/client/platform/`), tests give it each platform's in turn on Node.
@@ -168,6 +178,8 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
    * @param writeKey - The write key of your source.
    * @param createTransport - Makes what sends the batches: the runtime's (`platform/`), or a test's.
    * @param gzip - Compresses bodies: the runtime's (`platform/`), or a test's; none without `CompressionStream`.
+   * @param platform - The rest of what the runtime's `platform/` module gives: the exit watch
+   * (Node) and other clients' names for our options (server runtimes).
    * @throws {@link OptionsError} for a missing write key or an option it cannot use.
    */
   constructor(
@@ -175,9 +187,10 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     options: ClientOptions & PlanOption<Plan>,
     createTransport: TransportFactory,
     gzip: Gzip | undefined,
+    platform: ClientPlatform = {},
   ) {
     super()
-    this.#options = resolveClientOptions(writeKey, options)
+    this.#options = resolveClientOptions(writeKey, options, platform.otherNames)
     const deadline = this.#closeDeadline.signal
     deadline.addEventListener('abort', () => {
       for (const stop of this.#sendStops) stop.abort(deadline.reason)
@@ -229,6 +242,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
             compressing: new Set(),
           }
     this.#takeKept()
+    platform.watchExit?.(this, this.#options.logger)
   }
 
   /**

@@ -5,6 +5,7 @@ import { consoleLogger, guardLogger, isDebugEnabled, type Logger } from '../core
 import { OptionsError } from '../core/errors/options-error.js'
 import {
   checkOptionNames,
+  type OtherName,
   choiceOption,
   integerOption,
   parseHttpUrl,
@@ -236,23 +237,8 @@ const RETRY_OPTION_NAMES: Readonly<Record<keyof RetryOptions, true>> = {
   maxRetryAfter: true,
 }
 
-/** What other analytics clients (Segment's, PostHog's, the Go client) call our options. */
-const OTHER_CLIENTS_NAMES: Readonly<Record<string, string>> = {
-  host: 'endpoint',
-  path: 'endpoint',
-  Endpoint: 'endpoint',
-  flushInterval: 'flushAfter',
-  Interval: 'flushAfter',
-  maxEventsInBatch: 'flushAt',
-  BatchSize: 'flushAt',
-  httpRequestTimeout: 'timeout',
-  requestTimeout: 'timeout',
-  maxRetries: 'retry: { limit }',
-  fetchRetryCount: 'retry: { limit }',
-  httpClient: 'fetch',
-  disableCompression: 'compression',
-  gzip: 'compression',
-}
+/** How to pass the write key, for Segment's constructor shape `new Client({ writeKey })`. */
+export const WRITE_KEY_FIRST = "pass the write key first: `new Client('WRITE_KEY', options)`"
 
 /** A value as an endpoint message quotes it: JSON, with any URL credentials in it left out. */
 function quoted(value: unknown): string {
@@ -275,10 +261,13 @@ function resolveEndpoint(value: unknown): string {
   if (url.search || url.hash) {
     throw new OptionsError('endpoint', 'expected a base URL without query or fragment; /v1/batch is appended to it.')
   }
-  if (/\/v1\/batch\/*$/.test(url.pathname)) {
+  // Go appends /v1/batch to whatever it is given; an endpoint copied with its /v1 (or /v1/batch)
+  // would post to /v1/v1/batch, which no ingest API answers.
+  const versioned = /\/v1(\/batch)?\/*$/.exec(url.pathname)
+  if (versioned) {
     throw new OptionsError(
       'endpoint',
-      `expected the base URL, since /v1/batch is appended to it: ${quoted(url.href.replace(/\/v1\/batch\/*$/, ''))}.`,
+      `expected the base URL, since /v1/batch is appended to it: ${quoted(url.href.slice(0, url.href.length - versioned[0].length))}.`,
     )
   }
   return `${url.href.replace(/\/+$/, '')}/v1/batch`
@@ -384,17 +373,26 @@ function resolveMiddleware(value: unknown): readonly Middleware<unknown>[] {
 }
 
 /**
- * Checks the write key and options and fills in defaults.
+ * Checks the write key and options and fills in defaults. `otherNames` are other clients' names
+ * for our options, for the message that refuses one.
  *
  * @throws {@link OptionsError} naming the first option it cannot use.
  */
-export function resolveClientOptions(writeKey: unknown, options: unknown): ResolvedClientOptions {
+export function resolveClientOptions(
+  writeKey: unknown,
+  options: unknown,
+  otherNames: Readonly<Record<string, OtherName>> = {},
+): ResolvedClientOptions {
+  if (isObject(writeKey) && Object.hasOwn(writeKey, 'writeKey')) {
+    // Segment's constructor shape, `new Analytics({ writeKey })`.
+    throw new OptionsError('writeKey', `expected a string, got an object with a writeKey; ${WRITE_KEY_FIRST}.`)
+  }
   if (typeof writeKey !== 'string' || writeKey === '') {
     throw new OptionsError('writeKey', 'expected the non-empty write key of your source, found in its settings.')
   }
   if (options === undefined) options = {}
   if (!isObject(options)) throw new OptionsError('options', 'expected an object.')
-  checkOptionNames(options, OPTION_NAMES, OTHER_CLIENTS_NAMES)
+  checkOptionNames(options, OPTION_NAMES, otherNames)
   const given = options as ClientOptions & PlanOption<SchemaPlan>
   for (const name of ['verbose', 'flushOnPageHide', 'storeOnPageHide'] as const) {
     if (given[name] !== undefined && typeof given[name] !== 'boolean')

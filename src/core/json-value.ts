@@ -31,8 +31,10 @@ export interface JsonObject {
 }
 
 /**
- * `T` as JSON can carry it: every `BigInt`, function, symbol and `undefined` array item becomes
- * `never` (a compile error that names the property), everything else stays as it is. It exists
+ * `T` as JSON can carry it: every `BigInt`, function and symbol becomes a string type whose text
+ * is the compile error a user reads, at the property that holds it ("Type 'bigint' is not
+ * assignable to type '"a BigInt is not a JSON value"'", where `never` would say nothing of why);
+ * an array that may hold `undefined` is refused; everything else stays as it is. It exists
  * for types {@link JsonValue} cannot take, interfaces without an index signature, by walking
  * their properties instead.
  *
@@ -44,12 +46,16 @@ export type JsonInput<T> = unknown extends T
   ? T
   : T extends JsonValue | undefined
     ? T
-    : T extends bigint | symbol | ((...args: never[]) => unknown) | (abstract new (...args: never[]) => unknown)
-      ? never
-      : T extends readonly (infer Item)[]
-        ? // An undefined item would become null: the items' type leaves it out, so an array that may hold one does not fit.
-          readonly JsonInput<Exclude<Item, undefined>>[]
-        : { [Key in keyof T]: JsonInput<T[Key]> }
+    : T extends bigint
+      ? 'a BigInt is not a JSON value'
+      : T extends symbol
+        ? 'a symbol is not a JSON value'
+        : T extends ((...args: never[]) => unknown) | (abstract new (...args: never[]) => unknown)
+          ? 'a function is not a JSON value'
+          : T extends readonly (infer Item)[]
+            ? // An undefined item would become null: the items' type leaves it out, so an array that may hold one does not fit.
+              readonly JsonInput<Exclude<Item, undefined>>[]
+            : { [Key in keyof T]: JsonInput<T[Key]> }
 
 /**
  * The type of `traits` and `properties`: a JSON object given as any object type, interfaces

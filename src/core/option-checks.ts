@@ -5,6 +5,9 @@ function shown(value: unknown): string {
   return typeof value === 'string' ? `the string ${JSON.stringify(value)}` : String(value)
 }
 
+/** What another library calls one of our options: our option's name, or advice where there is no one name. */
+export type OtherName = string | { readonly advice: string }
+
 /**
  * Refuses keys of `given` that are not in `known`, so that a misspelt option, or another client's
  * name for it, is not silently ignored (in JavaScript, nothing else would catch it). `renamed`
@@ -15,14 +18,18 @@ function shown(value: unknown): string {
 export function checkOptionNames(
   given: Record<string, unknown>,
   known: Readonly<Record<string, true>>,
-  renamed: Readonly<Record<string, string>> = {},
+  renamed: Readonly<Record<string, OtherName>> = {},
   prefix = '',
 ): void {
   for (const key of Object.keys(given)) {
     if (Object.hasOwn(known, key)) continue
-    const hint = Object.hasOwn(renamed, key)
-      ? `use \`${renamed[key]}\` instead`
-      : `the options are ${Object.keys(known).join(', ')}`
+    const other = Object.hasOwn(renamed, key) ? renamed[key] : undefined
+    const hint =
+      other === undefined
+        ? `the options are ${Object.keys(known).join(', ')}`
+        : typeof other === 'string'
+          ? `use \`${other}\` instead`
+          : other.advice
     throw new OptionsError(`${prefix}${key}`, `no such option; ${hint}.`)
   }
 }

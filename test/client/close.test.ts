@@ -56,22 +56,51 @@ describe('close()', () => {
 })
 
 describe('process lifetime', () => {
-  it('does not keep a Node process alive with messages waiting for the flush timer', () => {
-    const entry = fileURLToPath(new URL('../../src/index.ts', import.meta.url))
-    const script = `
-      const { Client } = await import(${JSON.stringify(entry)})
-      const client = new Client('key', { endpoint: 'http://127.0.0.1:9', flushAfter: 600000 })
-      client.track({ userId: 'u1', event: 'E' })
-      console.log('queued', client.pending)
-    `
-    const started = Date.now()
-    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+  const entry = fileURLToPath(new URL('../../src/index.ts', import.meta.url))
+
+  /** Runs `body` in a Node process with `Client` imported from the sources. */
+  function runNode(body: string) {
+    const script = `const { Client } = await import(${JSON.stringify(entry)})\n${body}`
+    return spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       encoding: 'utf8',
       timeout: 20_000,
     })
-    expect(child.stderr).toBe('')
+  }
+
+  it('does not keep a Node process alive with messages waiting for the flush timer, and says they are lost', () => {
+    const started = Date.now()
+    const child = runNode(`
+      const client = new Client('key', { endpoint: 'http://127.0.0.1:9', flushAfter: 600000 })
+      client.track({ userId: 'u1', event: 'E' })
+      console.log('queued', client.pending)
+    `)
     expect(child.stdout.trim()).toBe('queued 1')
+    expect(child.stderr).toBe(
+      '  analytics 1 message still queued or in flight at exit was lost: await client.close() before the process ends.\n',
+    )
     expect(child.status).toBe(0)
     expect(Date.now() - started).toBeLessThan(15_000)
+  })
+
+  it("names each client's count through its own logger, at process.exit() too, and says nothing for a closed or empty client", () => {
+    const child = runNode(`
+      const logger = (name) => ({ log() {}, error: (line) => console.log(name + ': ' + line) })
+      const options = { endpoint: 'http://127.0.0.1:9', flushAfter: 600000 }
+      const a = new Client('key', { ...options, logger: logger('a') })
+      const b = new Client('key', { ...options, logger: logger('b') })
+      const empty = new Client('key', { ...options, logger: logger('empty') })
+      const closed = new Client('key', { ...options, logger: logger('closed'), fetch: async () => new Response('{}') })
+      for (let i = 0; i < 3; i++) a.track({ userId: 'u1', event: 'E' })
+      b.identify({ userId: 'u1' })
+      closed.track({ userId: 'u1', event: 'E' })
+      await closed.close()
+      process.exit(3)
+    `)
+    expect(child.stderr).toBe('')
+    expect(child.status).toBe(3)
+    expect(child.stdout.trim().split('\n')).toEqual([
+      'a: 3 messages still queued or in flight at exit were lost: await client.close() before the process ends.',
+      'b: 1 message still queued or in flight at exit was lost: await client.close() before the process ends.',
+    ])
   })
 })

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { Client, OptionsError, type ClientOptions } from '../../src/index.js'
 import { resolveClientOptions } from '../../src/client/options.js'
+import { OTHER_CLIENTS_NAMES } from '../../src/client/other-clients-names.js'
 
 function optionOf(action: () => unknown): string | undefined {
   try {
@@ -39,7 +40,7 @@ describe('Client options', () => {
   })
 
   it('refuses an option it does not know, naming ours where another client calls it differently', () => {
-    const attempt = (options: Record<string, unknown>) => () => resolveClientOptions('k', options)
+    const attempt = (options: Record<string, unknown>) => () => resolveClientOptions('k', options, OTHER_CLIENTS_NAMES)
     expect(attempt({ host: 'http://127.0.0.1:8787' })).toThrow(
       'Invalid option `host`: no such option; use `endpoint` instead.',
     )
@@ -66,6 +67,58 @@ describe('Client options', () => {
   it('refuses an endpoint that already ends in /v1/batch, naming the base URL to use', () => {
     expect(() => resolveClientOptions('k', { endpoint: 'http://127.0.0.1:8787/v1/batch' })).toThrow(
       'expected the base URL, since /v1/batch is appended to it: "http://127.0.0.1:8787".',
+    )
+  })
+
+  it.each([
+    ['https://x.test/v1', '"https://x.test"'],
+    ['https://x.test/v1/', '"https://x.test"'],
+    ['https://x.test/ingest/v1', '"https://x.test/ingest"'],
+    ['https://x.test/ingest/v1/batch/', '"https://x.test/ingest"'],
+  ])('refuses the endpoint %s (it would post to /v1/v1/batch), naming %s', (endpoint, base) => {
+    expect(() => resolveClientOptions('k', { endpoint })).toThrow(
+      `expected the base URL, since /v1/batch is appended to it: ${base}.`,
+    )
+  })
+
+  it('keeps a path that only contains v1 elsewhere', () => {
+    expect(resolveClientOptions('k', { endpoint: 'https://x.test/v1x' }).batchUrl).toBe('https://x.test/v1x/v1/batch')
+    expect(resolveClientOptions('k', { endpoint: 'https://x.test/v1/in' }).batchUrl).toBe(
+      'https://x.test/v1/in/v1/batch',
+    )
+  })
+
+  it("answers Segment's constructor shape, new Client({ writeKey }), with where the write key goes", () => {
+    const segmentShape = () => new Client({ writeKey: 'KEY' } as never)
+    expect(optionOf(segmentShape)).toBe('writeKey')
+    expect(segmentShape).toThrow(
+      "Invalid option `writeKey`: expected a string, got an object with a writeKey; pass the write key first: `new Client('WRITE_KEY', options)`.",
+    )
+    expect(() => new Client('k', { writeKey: 'KEY' } as never)).toThrow(
+      "Invalid option `writeKey`: no such option; pass the write key first: `new Client('WRITE_KEY', options)`.",
+    )
+  })
+
+  it.each([
+    ['Endpoint', 'endpoint'],
+    ['Interval', 'flushAfter'],
+    ['Size', 'flushAt'],
+    ['BatchSize', 'flushAt'],
+    ['Verbose', 'verbose'],
+    ['Logger', 'logger'],
+    ['DefaultContext', 'defaultContext'],
+    ['Transport', 'fetch'],
+    ['MaxRetries', 'retry: { limit }'],
+    ['RetryAfter', 'retry: { baseDelay, maxDelay }'],
+  ])("names ours for the Go client's %s: %s", (goName, ours) => {
+    expect(() => new Client('k', { [goName]: 1 } as never)).toThrow(
+      `Invalid option \`${goName}\`: no such option; use \`${ours}\` instead.`,
+    )
+  })
+
+  it("says where the Go client's Callback went: the events, or a call's own callback", () => {
+    expect(() => new Client('k', { Callback: {} } as never)).toThrow(
+      "Invalid option `Callback`: no such option; use `client.on('sent' | 'error')` or a call's own callback.",
     )
   })
 

@@ -22,6 +22,7 @@ import { formatActivity } from './format.js'
 import { createIngestServer } from './ingest.js'
 import { LiveView } from './live-view.js'
 import { DevStats } from './stats.js'
+import { whyNotForwarded } from './not-forwarded.js'
 
 const OPTIONS = {
   ...addressOptions(DEFAULT_DEV_PORT),
@@ -151,7 +152,7 @@ async function dev(options: DevOptions): Promise<ExitCode> {
           record({
             event: 'unroutable',
             ...eventLabel(message),
-            reason: error instanceof Error ? error.message : String(error),
+            reason: whyNotForwarded(error),
           }),
       )
       .finally(() => forwarding.delete(done))

@@ -1,7 +1,10 @@
 import { gzip as zlibGzip } from 'node:zlib'
 import type { Gzip } from '../../core/gzip.js'
+import type { Logger } from '../../core/debug.js'
+import { lostAtExitLine, type HoldsMessages, type WatchExit } from '../process-exit.js'
 import { createKyTransport } from '../ky-transport.js'
 import type { TransportFactory } from '../transport.js'
+export { OTHER_CLIENTS_NAMES as otherNames } from '../other-clients-names.js'
 import { createUndiciTransport } from '../undici-transport.js'
 
 /**
@@ -24,3 +27,33 @@ export const gzip: Gzip = (text) =>
       error ? reject(error) : resolve(result as Uint8Array<ArrayBuffer>),
     )
   })
+
+/** The clients to report on at exit, held weakly, each with its logger; one `'exit'` listener for them all. */
+const watched = new Set<{ readonly client: WeakRef<HoldsMessages>; readonly logger: Logger }>()
+let listening = false
+
+/**
+ * How the `Client` learns that a Node process ends: a script that forgets `close()` exits with its
+ * messages still queued (timers never keep a process alive), and the client says so, once.
+ */
+export const watchExit: WatchExit = (client, logger) => {
+  if (!listening) {
+    listening = true
+    process.once('exit', reportAll)
+  }
+  const entry = { client: new WeakRef(client), logger }
+  watched.add(entry)
+  forgotten.register(client, entry)
+}
+
+const forgotten = new FinalizationRegistry<{ readonly client: WeakRef<HoldsMessages>; readonly logger: Logger }>(
+  (entry) => watched.delete(entry),
+)
+
+function reportAll(): void {
+  for (const { client, logger } of watched) {
+    const held = client.deref()?.pending ?? 0
+    if (held > 0) logger.error(lostAtExitLine(held))
+  }
+  watched.clear()
+}
