@@ -1,5 +1,5 @@
 // @ts-check
-// Mutation testing of the critical modules: `npm run test:mutation` (docs/testing.md says how to
+// Mutation testing of the critical modules: `npm run test:mutation` (CONTRIBUTING.md says how to
 // read the report). Pass `--mutate <file>` to run one file.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {

@@ -27,7 +27,11 @@ export function createPostHandler(
 
 /** The route handler Next.js calls for POST /api/webhooks. */
 export async function POST(request) {
-  return createPostHandler(process.env.WEBHOOK_SECRET)(request)
+  // Read per request, so a rotated secret takes effect; an unset one is a clear error in the
+  // server's log, not a 401 for every sender.
+  const secret = process.env.WEBHOOK_SECRET
+  if (!secret) throw new Error('WEBHOOK_SECRET is not set: set it to the secret the sender signs with')
+  return createPostHandler(secret)(request)
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -54,7 +54,9 @@ export function createReceiver(
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const secret = process.env.WEBHOOK_SECRET ?? 's3cret'
+  const secret = process.env.WEBHOOK_SECRET
+  // Stop at start: a receiver without its secret would refuse every request, with 401s nobody reads.
+  if (!secret) throw new Error('WEBHOOK_SECRET is not set: set it to the secret the sender signs with')
   const port = Number(process.env.PORT ?? 3000)
   createReceiver(secret).listen(port, '127.0.0.1', () => console.log(`listening on http://127.0.0.1:${port}/webhooks`))
 }

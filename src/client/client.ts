@@ -18,8 +18,9 @@ export type { ClientEvents, CloseOptions, PlanViolationInfo, RetryInfo, SentInfo
  * (or `await client.whenDrained()`) before producing more.
  *
  * On Node it sends with undici's `Pool` over keep-alive connections, unless the `fetch` option is
- * given; in browsers, Deno, Bun and Workers, and on Node with `fetch`, it sends with `fetch`
- * through ky. The runtime picks the transport (package.json "imports"); the API is the same.
+ * given; in Deno, Bun and Workers, and on Node with `fetch`, it sends with `fetch` through ky; in
+ * browsers with `fetch` itself. The runtime picks the transport (package.json "imports"); the API
+ * is the same.
  *
  * @example
  * ```ts

@@ -179,9 +179,12 @@ function isPayload(payload: Record<string, unknown>): boolean {
  * import { verifyWebhook } from 'eventwire/webhook'
  *
  * const plan = definePlan({ events: { 'Order Completed': z.object({ total: z.number() }) } })
+ * // Stop at start without the secret, rather than refuse every request later.
+ * const secret = process.env['WEBHOOK_SECRET']
+ * if (!secret) throw new Error('WEBHOOK_SECRET is not set')
  *
  * export async function handle(request: Request): Promise<Response> {
- *   const verified = await verifyWebhook(request, { secrets: process.env['WEBHOOK_SECRET'] ?? '', plan })
+ *   const verified = await verifyWebhook(request, { secrets: secret, plan })
  *   if (!verified.ok) return new Response(verified.reason, { status: verified.reason === 'plan_violation' ? 422 : 401 })
  *   const { payload } = verified
  *   if (payload.type === 'track' && payload.event === 'Order Completed') console.log(payload.properties.total)

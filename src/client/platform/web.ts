@@ -5,8 +5,8 @@ import type { TransportFactory } from '../transport.js'
 export { OTHER_CLIENTS_NAMES as otherNames } from '../other-clients-names.js'
 
 /**
- * How the `Client` sends everywhere but Node (`#eventwire/client-transport` in browsers, Deno, Bun and
- * Workers, see package.json "imports"): ky over `fetch`.
+ * How the `Client` sends in Deno, Bun and Workers (`#eventwire/client-transport`, see package.json
+ * "imports"; browsers have `browser.ts`): ky over `fetch`.
  */
 export const defaultTransport: TransportFactory = createKyTransport
 

@@ -25,7 +25,7 @@ export interface WebhookQueueOptions {
   /**
    * What Redis must keep: `strict` refuses to enqueue unless Redis has its append-only file on
    * (a restart would lose acknowledged events); `best-effort` enqueues anyway and emits
-   * `'warning'` once. See docs/webhooks.md. @defaultValue 'strict'
+   * `'warning'` once. See docs/durable-delivery.md. @defaultValue 'strict'
    */
   durability?: Durability | undefined
   /** How long `enqueue()` and `ready()` wait for Redis before rejecting with `RedisTimeoutError` (ms). @defaultValue 10_000 */

@@ -29,7 +29,7 @@ export interface WebhookWorkerOptions {
   /**
    * What Redis must keep: `strict` refuses to start (no job is taken; `ready()` rejects and
    * `'error'` is emitted) unless Redis has its append-only file on; `best-effort` starts anyway
-   * and emits `'warning'` once. See docs/webhooks.md. @defaultValue 'strict'
+   * and emits `'warning'` once. See docs/durable-delivery.md. @defaultValue 'strict'
    */
   durability?: Durability | undefined
 }
