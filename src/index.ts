@@ -1,3 +1,8 @@
+/**
+ * The analytics `Client`: validated calls, queued and sent in batches to `POST {endpoint}/v1/batch`, with tracking plans, middleware, errors and the message types.
+ *
+ * @module eventwire
+ */
 export { Client } from './client/client.js'
 export type { ClientEvents, CloseOptions, PlanViolationInfo, RetryInfo, SentInfo } from './client/client.js'
 export type { ClientOptions, PlanOption, RetryOptions } from './client/options.js'

@@ -1,3 +1,8 @@
+/**
+ * Webhook delivery and verification on every runtime: `WebhookDestination`, `verifyWebhook`, `verifySignature`, `signPayload`, `toWebhookPayload` and `AudienceSync`.
+ *
+ * @module eventwire/webhook
+ */
 export { WebhookDestination } from './webhook-destination.js'
 export type {
   WebhookCloseOptions,

@@ -1,3 +1,8 @@
+/**
+ * Durable webhook delivery on BullMQ and Redis: `WebhookQueue` for producers, `WebhookWorker` for the processes that deliver.
+ *
+ * @module eventwire/webhook/bullmq
+ */
 export { WebhookQueue, DEFAULT_QUEUE_NAME } from './queue.js'
 export type { DeadLetter, EnqueueResult, WebhookQueueEvents, WebhookQueueOptions } from './queue.js'
 export { WebhookWorker } from './worker.js'
