@@ -103,7 +103,7 @@ export interface CloseOptions {
   timeout?: number | undefined
 }
 
-const DEFAULT_CLOSE_TIMEOUT = 30_000
+export const DEFAULT_CLOSE_TIMEOUT = 30_000
 
 /** What a client in a browser page keeps about the page (see `page-exit.ts`). */
 interface PageState {

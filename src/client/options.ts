@@ -190,7 +190,8 @@ export interface ResolvedClientOptions {
 /** The debug namespace, as in `DEBUG=analytics`. */
 export const DEBUG_NAMESPACE = 'analytics'
 
-const DEFAULTS = {
+/** The defaults of {@link ClientOptions}: the README's options table is checked against them (test/docs-facts.test.ts). */
+export const DEFAULTS = {
   endpoint: 'https://api.segment.io',
   flushAt: 20,
   flushAfter: 5_000,
@@ -200,6 +201,7 @@ const DEFAULTS = {
   maxQueueBytes: 256 * 1024 * 1024,
   highWaterMark: 8 * 1024 * 1024,
   compressionThreshold: 1_024,
+  planCheck: 'refuse',
   retry: { limit: 10, baseDelay: 100, maxDelay: 10_000, maxRetryAfter: 60_000 },
 } as const
 
@@ -315,7 +317,7 @@ function resolveLogger(value: unknown): Logger {
  * Most bytes of `defaultContext` as JSON: every batch carries it, and in a browser page a batch of
  * one largest message (32,000 bytes) must still fit beside it in a keepalive request (64,000).
  */
-const MAX_DEFAULT_CONTEXT_BYTES = 16_000
+export const MAX_DEFAULT_CONTEXT_BYTES = 16_000
 
 /**
  * The `defaultContext` option: a plain object of JSON values without `library` (the client's own),
@@ -401,7 +403,7 @@ export function resolveClientOptions(
   if (given.fetch !== undefined && typeof given.fetch !== 'function') {
     throw new OptionsError('fetch', 'expected a fetch-compatible function.')
   }
-  const planCheck = choiceOption('planCheck', given.planCheck, ['refuse', 'report', 'off'])
+  const planCheck = choiceOption('planCheck', given.planCheck, ['refuse', 'report', 'off']) ?? DEFAULTS.planCheck
   const plan = given.plan === undefined ? undefined : planChecker(given.plan, planCheck)
   if (given.waitUntil !== undefined && typeof given.waitUntil !== 'function') {
     throw new OptionsError('waitUntil', "expected the platform's waitUntil function, such as ctx.waitUntil.bind(ctx).")

@@ -1,0 +1,188 @@
+// A number a page states about the package comes from the source, or this fails: every options
+// table's defaults are read against what the constructors fill in, and every measure in the guides
+// (bytes, KB, ms, seconds...) must be a value the source gives, or be listed below as not a fact
+// about the package (an example's size, a sample output).
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { DEFAULTS, MAX_DEFAULT_CONTEXT_BYTES, resolveClientOptions } from '../src/client/options.js'
+import { DEFAULT_CLOSE_TIMEOUT } from '../src/client/client-base.js'
+import { KEEPALIVE_BUDGET } from '../src/client/page-exit.js'
+import { MAX_BATCH_BYTES, MAX_MESSAGE_BYTES } from '../src/core/limits.js'
+import { MAX_WEBHOOKS, resolveWebhookSettings } from '../src/webhook/settings.js'
+import { DEFAULT_QUEUE_NAME } from '../src/webhook/bullmq/queue.js'
+import { resolveQueueOptions, resolveWorkerOptions } from '../src/webhook/bullmq/options.js'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const pages = [
+  'README.md',
+  'CONTRIBUTING.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+]
+const text = (page: string) => readFileSync(join(root, page), 'utf8')
+
+/** A default as a table shows it, the way the source would write it: `5_000` and `5000` are one. */
+function normalized(value: unknown): string {
+  return typeof value === 'string' ? `'${value}'` : String(value)
+}
+
+/** The rows of every `| option | default |` (or `setting`) table of `page`: name, default cell, line. */
+function defaultRows(page: string): { name: string; cell: string; line: number }[] {
+  const rows: { name: string; cell: string; line: number }[] = []
+  let inTable = false
+  text(page)
+    .split('\n')
+    .forEach((line, index) => {
+      if (/^\| (option|setting) \| default \|/.test(line)) inTable = true
+      else if (!line.startsWith('|')) inTable = false
+      else if (inTable && !line.startsWith('| ---')) {
+        const [, name, cell] = line.split('|').map((part) => part.trim())
+        rows.push({ name: (name ?? '').replace(/`/g, ''), cell: cell ?? '', line: index + 1 })
+      }
+    })
+  return rows
+}
+
+/** The default a table cell states: its first code span, with digit separators gone; `undefined` for prose (`none`, `required`). */
+function statedDefault(cell: string): string | undefined {
+  const code = /`([^`]+)`/.exec(cell)?.[1]
+  return code === undefined ? undefined : code.replace(/(\d)_(?=\d)/g, '$1')
+}
+
+const client = resolveClientOptions('k', {})
+const webhook = resolveWebhookSettings({ webhooks: [{ url: 'https://hooks.example.com/in' }] })
+const queue = resolveQueueOptions({ connection: {} })
+const worker = resolveWorkerOptions({ connection: {} })
+
+/** Each table's defaults, by page, as the constructors fill them in. */
+const SOURCES: Record<string, Record<string, unknown>> = {
+  'README.md': {
+    endpoint: client.batchUrl.replace(/\/v1\/batch$/, ''),
+    flushAt: client.flushAt,
+    flushAfter: client.flushAfter,
+    timeout: client.timeout,
+    'retry.limit': client.retry.limit,
+    'retry.baseDelay': client.retry.baseDelay,
+    'retry.maxDelay': client.retry.maxDelay,
+    'retry.maxRetryAfter': client.retry.maxRetryAfter,
+    maxConcurrentRequests: client.maxConcurrentRequests,
+    maxQueueSize: client.maxQueueSize,
+    maxQueueBytes: client.maxQueueBytes,
+    highWaterMark: client.highWaterBytes,
+    flushOnPageHide: client.flushOnPageHide,
+    storeOnPageHide: client.storeOnPageHide,
+    compression: client.compressFrom === undefined ? 'none' : 'gzip',
+    compressionThreshold: resolveClientOptions('k', { compression: 'gzip' }).compressFrom,
+    planCheck: DEFAULTS.planCheck,
+  },
+  'docs/webhooks.md': {
+    timeoutMs: webhook.timeoutMs,
+    retryWindowMs: webhook.retryWindowMs,
+    mode: webhook.mode,
+    maxConcurrency: webhook.maxConcurrency,
+    maxConcurrencyPerUrl: webhook.maxConcurrencyPerUrl,
+    blockPrivateNetworks: webhook.blockPrivateNetworks,
+  },
+  'docs/durable-delivery.md': {
+    name: DEFAULT_QUEUE_NAME,
+    prefix: queue.prefix,
+    durability: queue.durability,
+    enqueueTimeout: queue.enqueueTimeout,
+    concurrency: worker.concurrency,
+    lockDuration: worker.lockDuration,
+    stalledInterval: worker.stalledInterval,
+  },
+}
+
+describe('options tables', () => {
+  it.each(pages)('every default in the tables of %s is what the source fills in', (page) => {
+    const source = SOURCES[page] ?? {}
+    const wrong = defaultRows(page).flatMap(({ name, cell, line }) => {
+      const stated = statedDefault(cell)
+      // Only literal values: not prose (`none`), a formula (`5_000 * 2 ** attempt`) or a name (`EVENTWIRE_SECRET`).
+      if (stated === undefined || !/^(-?\d+|'[^']*'|true|false)$/.test(stated)) return []
+      if (!(name in source))
+        return [`${page}:${line}: \`${name}\` states ${stated}, which no source in this test gives`]
+      return stated === normalized(source[name])
+        ? []
+        : [`${page}:${line}: \`${name}\` says ${stated}, the source ${normalized(source[name])}`]
+    })
+    expect(wrong).toEqual([])
+  })
+
+  it('checks the tables that exist (the README, sending webhooks, durable delivery)', () => {
+    expect(defaultRows('README.md').length).toBeGreaterThan(20)
+    expect(defaultRows('docs/webhooks.md').length).toBeGreaterThan(8)
+    expect(defaultRows('docs/durable-delivery.md').length).toBeGreaterThan(8)
+  })
+})
+
+/** `n` with thousands separators, as the pages write numbers. */
+const grouped = (n: number) => n.toLocaleString('en-US')
+
+/** The sum of the client's default retry delays, at the jitter's mean and its lowest (-20%). */
+const retryDelays = Array.from({ length: client.retry.limit }, (_, retry) =>
+  Math.min(client.retry.baseDelay * 2 ** retry, client.retry.maxDelay),
+).reduce((sum, delay) => sum + delay, 0)
+
+/** Every measure the source gives, as the pages may write it. */
+const FACTS = new Set<string>([
+  `${grouped(MAX_MESSAGE_BYTES)} bytes`,
+  `${MAX_MESSAGE_BYTES / 1000} KB`,
+  `${grouped(MAX_BATCH_BYTES)} bytes`,
+  `${MAX_BATCH_BYTES / 1000} KB`,
+  `${grouped(MAX_DEFAULT_CONTEXT_BYTES)} bytes`,
+  `${grouped(KEEPALIVE_BUDGET)} bytes`,
+  `${(resolveClientOptions('k', { compression: 'gzip' }).compressFrom ?? 0) / 1024} KiB`,
+  '64 KiB', // what browsers allow keepalive bodies in flight; KEEPALIVE_BUDGET keeps under it
+  `${grouped(client.compressFrom ?? resolveClientOptions('k', { compression: 'gzip' }).compressFrom ?? 0)} bytes`,
+  `${client.maxQueueBytes / 2 ** 20} MiB`,
+  `${client.highWaterBytes / 2 ** 20} MiB`,
+  `${grouped(DEFAULT_CLOSE_TIMEOUT)} ms`,
+  `${DEFAULT_CLOSE_TIMEOUT / 1000} s`,
+  `${DEFAULT_CLOSE_TIMEOUT / 1000} seconds`,
+  `${client.retry.baseDelay} ms`,
+  `${client.retry.maxDelay / 1000} s`,
+  `${client.timeout / 1000} s`,
+  `${client.flushAfter / 1000} seconds`,
+  `${client.retry.maxRetryAfter / 1000} s`,
+  `${Math.round(retryDelays / 1000)} seconds`,
+  `${Math.floor((retryDelays * 0.8) / 1000)} s`,
+  `${webhook.timeoutMs / 1000} s`,
+  `${webhook.retryWindowMs / 3_600_000} hours`,
+  `${queue.enqueueTimeout / 1000} s`,
+  `${worker.lockDuration / 1000} s`,
+  `${MAX_WEBHOOKS} URLs`,
+])
+
+/** Measures on the pages that are not facts about the package, each with why. */
+const NOT_FACTS: Record<string, string> = {
+  'docs/cli.md: 10 s': "eventwire dev's header timeout and its rate window, the command's own constants",
+  'docs/cli.md: 338 bytes': 'a sample line of output',
+  'docs/cli.md: 501,024 bytes': "eventwire dev's read cap for a gzip body: 500,000 bytes and a 1,024-byte margin",
+  'docs/performance.md: 20 KB': "the size of a benchmark's large events",
+  'docs/performance.md: 10 seconds': "a benchmark's duration",
+  'docs/tracking-plans.md: 40 KB': 'an example of a message over the limit',
+  'docs/webhooks.md: 15 s': 'the second retry of the default webhook schedule (5 s, then 10 s more)',
+  'docs/webhooks.md: 10,235 s': 'the last retry before the 4-hour mark in the default webhook schedule',
+  'docs/webhooks.md: 10 s': 'an example of a Retry-After wait',
+  'docs/webhooks.md: 0 s': 'the first attempt of the default webhook schedule',
+  'docs/durable-delivery.md: 2 s': "Redis's own window of writes at risk with appendfsync everysec, on a slow disk",
+  'docs/durable-delivery.md: 1 s': "Redis's own window of writes at risk with appendfsync everysec",
+  'docs/cli.md: 5.2 s': 'a sample line of output',
+  'docs/client.md: 3 bytes': 'the UTF-8 size of U+FFFD, a fact of UTF-8',
+}
+
+describe('measures in the guides', () => {
+  it.each(pages)('every measure %s states is a value the source gives, or is listed as not a fact', (page) => {
+    const unknown = [
+      ...text(page).matchAll(/(?<![\w.,-])(\d[\d,]*(?:\.\d+)?) ?(bytes|KB|KiB|MiB|ms|s|seconds|hours|URLs)\b/g),
+    ]
+      .map((match) => `${match[1]} ${match[2]}`)
+      .filter((measure) => !FACTS.has(measure) && !(`${page}: ${measure}` in NOT_FACTS))
+    expect([...new Set(unknown)]).toEqual([])
+  })
+})
