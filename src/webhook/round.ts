@@ -94,11 +94,15 @@ export function recordAttempt(target: TargetState, response: WebhookResponse, no
   else target.status = 'failed'
 }
 
-/** Whether the event counts as delivered: any URL in mode `'any'`, every URL in mode `'each'`. */
+/**
+ * Whether the event counts as delivered: any URL in mode `'any'`, every URL in mode `'each'`. In
+ * mode `'each'` a URL `'superseded'` (one a redeployed worker no longer lists) is not waited for.
+ */
 export function isDelivered(state: DeliveryState, mode: RoundRules['mode']): boolean {
   return mode === 'any'
     ? state.targets.some((target) => target.status === 'delivered')
-    : state.targets.every((target) => target.status === 'delivered')
+    : state.targets.some((target) => target.status === 'delivered') &&
+        state.targets.every((target) => target.status === 'delivered' || target.status === 'superseded')
 }
 
 /**

@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { WebhookQueue, WebhookWorker } from '../../src/webhook/bullmq/index.js'
 import { jobDataProblem } from '../../src/webhook/bullmq/job-data.js'
+import type { DeliveryResult } from '../../src/webhook/result.js'
 import { freePort } from '../helpers/ports.js'
 import { redisForFile } from '../helpers/redis-suite.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'
@@ -127,20 +128,115 @@ describe.runIf(redis.available)('the job data format in Redis', () => {
     expect([sinks[0]?.requests.length, sinks[1]?.requests.length, recovered.requests.length]).toEqual([1, 0, 1])
   })
 
-  it('fails a job whose state names more URLs than the worker has, once and sending nothing', async () => {
-    const sink = await receiver(() => ({ status: 200 }))
+  /** A worker of queue `name` on this suite's Redis, closed after the test. */
+  function workerOf(name: string, settings: ConstructorParameters<typeof WebhookWorker>[0]) {
+    const worker = new WebhookWorker(settings, {
+      connection: { host: '127.0.0.1', port: redis.server.port, maxRetriesPerRequest: null },
+      name,
+    })
+    open.push(worker)
+    return worker
+  }
+
+  /** Stores the state pinned above (slow 503, accepting delivered, closed network error) on queue `name`'s job. */
+  async function storedAfterOneRound(name: string, urls: { slow: string; accepting: string; closed: string }) {
+    await redis.raw.hset(`bull:${name}:evt-order-1042`, 'data', afterOneRound(Date.now() + 3_600_000, urls))
+  }
+
+  it('matches stored state to URLs by URL: a reordered list sends only to the pending URLs, counting on', async () => {
+    const [slow, accepting, closed] = [
+      await receiver(() => ({ status: 200 })),
+      await receiver(() => ({ status: 200 })),
+      await receiver(() => ({ status: 200 })),
+    ]
+    const urls = { slow: `${slow.url}/`, accepting: `${accepting.url}/`, closed: `${closed.url}/` }
     const { producer, name } = queue()
     await producer.enqueue(event)
-    const urls = { slow: `${sink.url}/`, accepting: 'http://b.test/', closed: 'http://c.test/' }
-    await redis.raw.hset(`bull:${name}:evt-order-1042`, 'data', afterOneRound(Date.now() + 3_600_000, urls))
-    const worker = new WebhookWorker(
-      { webhooks: [{ url: sink.url }], mode: 'each' },
-      { connection: { host: '127.0.0.1', port: redis.server.port, maxRetriesPerRequest: null }, name },
-    )
-    open.push(worker)
-    await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(1)
-    const [letter] = await producer.deadLetters()
-    expect(letter?.reason).toMatch(/state names 3 URLs and this worker has 1; not sent/)
-    expect(sink.requests).toHaveLength(0)
+    await storedAfterOneRound(name, urls)
+    const worker = workerOf(name, {
+      // Read by position, `accepting` would take slow's pending entry (a duplicate) and `closed`
+      // accepting's delivered one (never sent to).
+      webhooks: [{ url: urls.accepting }, { url: urls.closed }, { url: urls.slow }],
+      mode: 'each',
+    })
+    const delivered = new Promise((resolve) => worker.once('delivered', resolve))
+    expect(await delivered).toMatchObject({
+      urls: [
+        { url: urls.accepting, status: 'delivered', attempts: 1, lastStatus: 200 },
+        { url: urls.closed, status: 'delivered', attempts: 2, lastStatus: 200 },
+        { url: urls.slow, status: 'delivered', attempts: 2, lastStatus: 200 },
+      ],
+    })
+    expect([slow.requests.length, accepting.requests.length, closed.requests.length]).toEqual([1, 0, 1])
+  })
+
+  it('starts a URL added to the list fresh, and ends a removed one as superseded, never sending to it', async () => {
+    const [slow, accepting, closed, added] = [
+      await receiver(() => ({ status: 200 })),
+      await receiver(() => ({ status: 200 })),
+      await receiver(() => ({ status: 200 })),
+      await receiver(() => ({ status: 200 })),
+    ]
+    const urls = { slow: `${slow.url}/`, accepting: `${accepting.url}/`, closed: `${closed.url}/` }
+    const { producer, name } = queue()
+    await producer.enqueue(event)
+    await storedAfterOneRound(name, urls)
+    // `slow` was removed, `added` is new.
+    const worker = workerOf(name, {
+      webhooks: [{ url: urls.accepting }, { url: `${added.url}/` }, { url: urls.closed }],
+      mode: 'each',
+    })
+    const delivered = new Promise((resolve) => worker.once('delivered', resolve))
+    expect(await delivered).toMatchObject({
+      status: 'delivered',
+      urls: [
+        { url: urls.accepting, status: 'delivered', attempts: 1 },
+        { url: `${added.url}/`, status: 'delivered', attempts: 1, lastStatus: 200 },
+        { url: urls.closed, status: 'delivered', attempts: 2 },
+        { url: urls.slow, status: 'superseded', attempts: 1, lastStatus: 503 },
+      ],
+    })
+    expect([slow.requests.length, accepting.requests.length, closed.requests.length, added.requests.length]).toEqual([
+      0, 0, 1, 1,
+    ])
+  })
+
+  it('with workers of two versions of the list at once ([A, B] and [B, A]), each URL gets each event once it accepts', async () => {
+    const events = 20
+    const a = await receiver(() => ({ status: 200 }))
+    // B refuses each event's first request: its retry may be taken by either worker.
+    const seenByB = new Set<string>()
+    const b = await receiver((request) => {
+      const id = String(request.headers['webhook-id'])
+      if (seenByB.has(id)) return { status: 200 }
+      seenByB.add(id)
+      return { status: 503 }
+    })
+    const { producer, name } = queue()
+    const settings = { mode: 'each' as const, backoff: () => 50 }
+    const delivered: DeliveryResult[] = []
+    for (const webhooks of [
+      [{ url: a.url }, { url: b.url }],
+      [{ url: b.url }, { url: a.url }],
+    ]) {
+      workerOf(name, { ...settings, webhooks }).on('delivered', (result) => delivered.push(result))
+    }
+    for (let index = 0; index < events; index++) await producer.enqueue({ ...event, messageId: `order-${index}` })
+    await expect.poll(() => delivered.length, { timeout: 20_000 }).toBe(events)
+    const perEvent = (sink: Sink) =>
+      Object.values(
+        sink.requests.reduce<Record<string, number>>((counts, request) => {
+          const id = String(request.headers['webhook-id'])
+          counts[id] = (counts[id] ?? 0) + 1
+          return counts
+        }, {}),
+      )
+    expect(perEvent(a)).toEqual(Array(events).fill(1))
+    expect(perEvent(b)).toEqual(Array(events).fill(2))
+    for (const result of delivered) {
+      const byUrl = Object.fromEntries(result.urls.map((url) => [url.url, url]))
+      expect(byUrl[`${a.url}/`]).toMatchObject({ status: 'delivered', attempts: 1 })
+      expect(byUrl[`${b.url}/`]).toMatchObject({ status: 'delivered', attempts: 2 })
+    }
   })
 })

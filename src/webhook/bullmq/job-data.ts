@@ -55,24 +55,61 @@ export function storeState(state: DeliveryState<Endpoint>): StoredState {
 }
 
 /**
- * A stored state, its entries given the worker's endpoints in the order configured (as it has
- * always been read: the stored URL only describes a dead letter), or `undefined` when it has more
- * entries than the worker has URLs: then some could not be sent to, or reported.
+ * A stored state on this worker's URLs, matched by URL, never by position: workers of two
+ * versions of a URL list run side by side during a rolling deploy, and each must go on where the
+ * other left off.
+ *
+ * - A URL of the worker's list that the state names goes on from its stored numbers (the k-th of
+ *   a URL listed twice takes the k-th stored entry of that URL).
+ * - A URL the state does not name (added to the list) starts fresh, within the event's window.
+ * - A stored URL the worker no longer lists (removed) is not sent to again: still pending, it ends
+ *   `'superseded'`; delivered or failed, it keeps its outcome. `retired(url)` gives it an endpoint
+ *   to be reported with.
  */
-export function restoreState(stored: StoredState, endpoints: readonly Endpoint[]): DeliveryState<Endpoint> | undefined {
-  if (stored.targets.length > endpoints.length) return undefined
+export function restoreState(
+  stored: StoredState,
+  endpoints: readonly Endpoint[],
+  retired: (url: string) => Endpoint,
+): DeliveryState<Endpoint> {
+  const byUrl = new Map<string, StoredTarget[]>()
+  for (const target of stored.targets) {
+    const same = byUrl.get(target.url)
+    if (same === undefined) byUrl.set(target.url, [target])
+    else same.push(target)
+  }
+  const targets: TargetState<Endpoint>[] = endpoints.map((endpoint) => {
+    const target = byUrl.get(endpoint.url)?.shift()
+    return target === undefined ? freshTarget(endpoint) : restoredTarget(target, endpoint)
+  })
+  for (const removed of byUrl.values()) {
+    for (const target of removed) {
+      const restored = restoredTarget(target, retired(target.url))
+      if (restored.status === 'pending') restored.status = 'superseded'
+      targets.push(restored)
+    }
+  }
+  return { eventId: stored.eventId, deadline: stored.deadline, rounds: stored.rounds, targets }
+}
+
+function restoredTarget(target: StoredTarget, endpoint: Endpoint): TargetState<Endpoint> {
   return {
-    eventId: stored.eventId,
-    deadline: stored.deadline,
-    rounds: stored.rounds,
-    targets: stored.targets.map((target, index) => ({
-      endpoint: endpoints[index] as Endpoint,
-      status: target.status,
-      attempts: target.attempts,
-      lastStatus: target.lastStatus ?? undefined,
-      retryAfterMs: target.retryAfterMs ?? undefined,
-      failure: target.failure ?? undefined,
-    })),
+    endpoint,
+    status: target.status,
+    attempts: target.attempts,
+    lastStatus: target.lastStatus ?? undefined,
+    retryAfterMs: target.retryAfterMs ?? undefined,
+    failure: target.failure ?? undefined,
+  }
+}
+
+function freshTarget(endpoint: Endpoint): TargetState<Endpoint> {
+  return {
+    endpoint,
+    status: 'pending',
+    attempts: 0,
+    lastStatus: undefined,
+    retryAfterMs: undefined,
+    failure: undefined,
   }
 }
 
@@ -82,7 +119,7 @@ const isCount = (value: unknown): boolean => typeof value === 'number' && Number
 function isStoredTarget(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false
   const target = value as Record<string, unknown>
-  return STATUSES.has(target['status']) && isCount(target['attempts'])
+  return typeof target['url'] === 'string' && STATUSES.has(target['status']) && isCount(target['attempts'])
 }
 
 function stateProblem(state: unknown, eventId: string): string | undefined {

@@ -112,6 +112,12 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     this.#worker.run().catch((error: unknown) => this.#reportError(error as Error))
   }
 
+  /** An endpoint for a URL a job names and this worker no longer lists: reported, never sent to. */
+  #retired(url: string): Endpoint {
+    const first = this.#endpoints[0] as Endpoint
+    return { url, origin: '', path: '', headers: {}, timeoutMs: first.timeoutMs, limiter: first.limiter }
+  }
+
   #reportError(error: Error): void {
     if (!this.emit('error', error)) console.error('eventwire: webhook worker:', error.message)
   }
@@ -143,12 +149,9 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
         `ERR_INVALID_FIELD: ${unreadable}; not sent. Remove the job, or fix its data and re-drive it.`,
       )
     const data = job.data
-    const state = data.state ? restoreState(data.state, this.#endpoints) : this.#rounds.start(data.eventId)
-    // Final at once: a worker configured with fewer URLs than the job was sent to cannot go on with it.
-    if (state === undefined)
-      throw new UnrecoverableError(
-        `The job's state names ${data.state?.targets.length} URLs and this worker has ${this.#endpoints.length}; not sent. Give every worker of a queue the same webhooks, then re-drive it.`,
-      )
+    const state = data.state
+      ? restoreState(data.state, this.#endpoints, (url) => this.#retired(url))
+      : this.#rounds.start(data.eventId)
     // The signature is not stored: each round signs again, once for all of its attempts.
     const prepared = await this.#rounds.prepare(data.eventId, data.body)
     const decision =
