@@ -13,3 +13,15 @@ export function isoNow(): string {
   }
   return cachedIso
 }
+
+/** A source of milliseconds: the wall clock (`Date.now`) or a monotonic one. */
+export type Clock = () => number
+
+/**
+ * Whole milliseconds since the epoch that only move forward, at the rate of real time, whatever
+ * the wall clock does afterwards (a VM restore, `date -s`, an NTP step): the wall clock as it was
+ * when the process started, plus the monotonic time since. What waits and windows inside one
+ * process are measured with; it reads as `Date.now()` until the wall clock is stepped. What is
+ * stored for other processes uses `Date.now()`.
+ */
+export const monotonicNow: Clock = () => Math.floor(performance.timeOrigin + performance.now())

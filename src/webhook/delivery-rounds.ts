@@ -10,7 +10,15 @@ import {
   type DeliveryResult,
   type RetryNotice,
 } from './result.js'
-import { isDelivered, newDeliveryState, runRound, type DeliveryState, type RoundDecision } from './round.js'
+import type { Clock } from '../core/clock.js'
+import {
+  isDelivered,
+  newDeliveryState,
+  runRound,
+  type DeliveryState,
+  type RoundDecision,
+  type RoundRules,
+} from './round.js'
 import type { Outgoing } from './sender.js'
 import { ValidationError } from '../core/errors/validation-error.js'
 
@@ -51,15 +59,26 @@ export type Prepared = Outgoing | CallbackFailure
 export class DeliveryRounds {
   readonly #engine: Engine
   readonly #audience: RoundAudience
+  readonly #rules: RoundRules
 
-  constructor(engine: Engine, audience: RoundAudience) {
+  /**
+   * @param clock - What deadlines and due times are measured on: `monotonicNow` where they live in
+   * memory, `Date.now` where they are stored.
+   */
+  constructor(engine: Engine, audience: RoundAudience, clock: Clock) {
     this.#engine = engine
     this.#audience = audience
+    this.#rules = { mode: engine.settings.mode, backoff: engine.settings.backoff, now: clock }
+  }
+
+  /** The clock this engine's deadlines and due times are on. */
+  get now(): Clock {
+    return this.#rules.now
   }
 
   /** A fresh state: every configured URL waiting for its first attempt, the retry window starting now. */
   start(eventId: string): DeliveryState<Endpoint> {
-    return newDeliveryState(eventId, this.#engine.endpoints, this.#engine.settings.retryWindowMs, Date.now())
+    return newDeliveryState(eventId, this.#engine.endpoints, this.#engine.settings.retryWindowMs, this.#rules.now())
   }
 
   /**
@@ -99,7 +118,7 @@ export class DeliveryRounds {
       return this.refuseUnsigned(state, { cause: new Error(idWithDot(outgoing.eventId)) })
     }
     const attempted = this.#audience.listenerCount('attempt') > 0 ? pendingTargets(state) : undefined
-    const decision = await runRound(state, this.#engine.settings, (endpoint) => this.#engine.send(endpoint, outgoing))
+    const decision = await runRound(state, this.#rules, (endpoint) => this.#engine.send(endpoint, outgoing))
     if (attempted) for (const notice of attemptNotices(state.eventId, attempted)) this.#audience.emit('attempt', notice)
     return decision
   }
@@ -116,7 +135,7 @@ export class DeliveryRounds {
     }
   }
 
-  /** Tells that the URLs still pending will be tried again at `dueAt`. */
+  /** Tells that the URLs still pending will be tried again at `dueAt` (epoch ms on this engine's clock). */
   announceRetry(state: DeliveryState<Endpoint>, dueAt: number): void {
     if (this.#audience.listenerCount('retry') === 0) return
     for (const notice of retryNotices(state, dueAt)) this.#audience.emit('retry', notice)

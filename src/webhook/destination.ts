@@ -1,3 +1,4 @@
+import { monotonicNow } from '../core/clock.js'
 import { Emitter } from '../core/emitter.js'
 import { Queue } from '../core/queue.js'
 import { ClosedError } from '../core/errors/closed-error.js'
@@ -109,11 +110,16 @@ export class WebhookDestinationBase<
       engine.settings.maxConcurrencyPerUrl * engine.endpoints.length,
     )
     this.#transport = engine.transport
-    this.#rounds = new DeliveryRounds(engine, {
-      listenerCount: (event) => this.listenerCount(event),
-      // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
-      emit: (event, ...args) => this.emit<keyof DeliveryEvents>(event, ...args),
-    })
+    this.#rounds = new DeliveryRounds(
+      engine,
+      {
+        listenerCount: (event) => this.listenerCount(event),
+        // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
+        emit: (event, ...args) => this.emit<keyof DeliveryEvents>(event, ...args),
+      },
+      // In memory, waits and windows live in this process: a monotonic clock keeps them honest.
+      monotonicNow,
+    )
   }
 
   /** The configured URLs, normalized (`http://host` becomes `http://host/`), as results and retry notices name them. */
@@ -261,9 +267,9 @@ export class WebhookDestinationBase<
       else this.#idle = resolve
     })
     // Requests still in flight end within timeoutMs; connections are released after them.
-    const deadline = Date.now() + timeout
+    const deadline = monotonicNow() + timeout
     if (await settlesWithin(settled, timeout))
-      await settlesWithin(this.#closeTransport(), Math.max(0, deadline - Date.now()))
+      await settlesWithin(this.#closeTransport(), Math.max(0, deadline - monotonicNow()))
     else void settled.then(() => this.#closeTransport())
   }
 

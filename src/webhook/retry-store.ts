@@ -1,4 +1,4 @@
-/** Something waiting for a retry, due at `dueAt` (epoch ms). */
+/** Something waiting for a retry, due at `dueAt` (ms on its scheduler's clock). */
 export interface Due {
   readonly dueAt: number
 }

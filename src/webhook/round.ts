@@ -1,4 +1,5 @@
 import { parseRetryAfter } from '../core/retry-after.js'
+import type { Clock } from '../core/clock.js'
 import { MAX_TIMER_MS } from '../core/timers.js'
 import { backoffDelay } from './callbacks.js'
 import type { AttemptFailure } from './failure.js'
@@ -23,7 +24,10 @@ export interface TargetState<E = unknown> {
 /** Where one event stands: what the engine keeps between rounds, wherever it is kept. */
 export interface DeliveryState<E = unknown> {
   readonly eventId: string
-  /** No round starts after this (epoch ms): the first attempt plus the retry window. */
+  /**
+   * No round starts after this, on the engine's clock ({@link RoundRules.now}): the first attempt
+   * plus the retry window. Epoch ms where the state is stored (BullMQ); monotonic ms in memory.
+   */
   readonly deadline: number
   rounds: number
   readonly targets: TargetState<E>[]
@@ -33,9 +37,14 @@ export interface DeliveryState<E = unknown> {
 export interface RoundRules {
   readonly mode: 'any' | 'each'
   readonly backoff: (attempt: number) => number
+  /**
+   * The clock of deadlines and due times: monotonic in memory, so that a step of the wall clock
+   * neither stretches a wait nor ends a window; `Date.now` where they are stored (BullMQ).
+   */
+  readonly now: Clock
 }
 
-/** What to do after a round: report the event, or run another round at `dueAt`. */
+/** What to do after a round: report the event, or run another round at `dueAt` (on the rules' clock). */
 export type RoundDecision =
   | { readonly kind: 'finished'; readonly delivered: boolean }
   | { readonly kind: 'retry'; readonly dueAt: number }
@@ -120,7 +129,8 @@ export async function runRound<E>(
   await Promise.all(
     state.targets.map((target) =>
       target.status === 'pending'
-        ? send(target.endpoint).then((response) => recordAttempt(target, response, Date.now()))
+        ? // Date.now(): a Retry-After date is a wall-clock date; what comes out is a duration.
+          send(target.endpoint).then((response) => recordAttempt(target, response, Date.now()))
         : undefined,
     ),
   )
@@ -129,7 +139,7 @@ export async function runRound<E>(
     for (const target of pending) target.status = 'superseded'
     return { kind: 'finished', delivered: isDelivered(state, rules.mode) }
   }
-  const now = Date.now()
+  const now = rules.now()
   if (now >= state.deadline) {
     // The window is spent: each URL keeps its last failure.
     for (const target of pending) target.status = 'failed'

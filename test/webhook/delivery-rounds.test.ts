@@ -36,7 +36,7 @@ function rounds(
     listenerCount: (event) => (options.listening ?? ['attempt', 'retry']).filter((name) => name === event).length,
     emit: (event, ...args) => told.push([event, args[0]]),
   }
-  return { rounds: new DeliveryRounds(engine, audience), requests, told }
+  return { rounds: new DeliveryRounds(engine, audience, () => Date.now()), requests, told }
 }
 
 const a = 'http://a.test/'

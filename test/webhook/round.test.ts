@@ -149,7 +149,7 @@ describe('runRound: what comes after a round', () => {
     pinClock()
     const state = newDeliveryState('e1', endpoints(2), 60_000, NOW)
     const sent: number[] = []
-    const rules = { mode: 'each' as const, backoff: () => 1_000 }
+    const rules = { mode: 'each' as const, now: () => Date.now(), backoff: () => 1_000 }
     await runRound(state, rules, (index) => {
       sent.push(index)
       return Promise.resolve(index === 0 ? answer(200) : answer(500))
@@ -167,7 +167,7 @@ describe('runRound: what comes after a round', () => {
     const state = newDeliveryState('e1', endpoints(3), 60_000, NOW)
     const decision = await runRound(
       state,
-      { mode: 'any', backoff: () => 1_000 },
+      { mode: 'any', now: () => Date.now(), backoff: () => 1_000 },
       every(answer(503), answer(200), answer(404)),
     )
     expect(decision).toEqual({ kind: 'finished', delivered: true })
@@ -177,7 +177,11 @@ describe('runRound: what comes after a round', () => {
   it("keeps retrying the others in mode 'each' after one URL accepts", async () => {
     pinClock()
     const state = newDeliveryState('e1', endpoints(2), 60_000, NOW)
-    const decision = await runRound(state, { mode: 'each', backoff: () => 1_000 }, every(answer(200), answer(503)))
+    const decision = await runRound(
+      state,
+      { mode: 'each', now: () => Date.now(), backoff: () => 1_000 },
+      every(answer(200), answer(503)),
+    )
     expect(decision).toEqual({ kind: 'retry', dueAt: NOW + 1_000 })
     expect(state.targets.map((entry) => entry.status)).toEqual(['delivered', 'pending'])
   })
@@ -185,7 +189,13 @@ describe('runRound: what comes after a round', () => {
   it('finishes failed when nothing is pending and nothing was accepted', async () => {
     pinClock()
     const state = newDeliveryState('e1', endpoints(2), 60_000, NOW)
-    expect(await runRound(state, { mode: 'any', backoff: () => 1_000 }, every(answer(404), answer(410)))).toEqual({
+    expect(
+      await runRound(
+        state,
+        { mode: 'any', now: () => Date.now(), backoff: () => 1_000 },
+        every(answer(404), answer(410)),
+      ),
+    ).toEqual({
       kind: 'finished',
       delivered: false,
     })
@@ -197,6 +207,7 @@ describe('runRound: what comes after a round', () => {
     const asked: number[] = []
     const rules = {
       mode: 'any' as const,
+      now: () => Date.now(),
       backoff: (attempt: number) => {
         asked.push(attempt)
         return 1_000 * (attempt + 1)
@@ -211,10 +222,16 @@ describe('runRound: what comes after a round', () => {
     pinClock()
     const longer = newDeliveryState('e1', endpoints(2), 60_000, NOW)
     expect(
-      await runRound(longer, { mode: 'each', backoff: () => 1_000 }, every(answer(503, '3'), answer(429, '5'))),
+      await runRound(
+        longer,
+        { mode: 'each', now: () => Date.now(), backoff: () => 1_000 },
+        every(answer(503, '3'), answer(429, '5')),
+      ),
     ).toEqual({ kind: 'retry', dueAt: NOW + 5_000 })
     const shorter = newDeliveryState('e2', endpoints(1), 60_000, NOW)
-    expect(await runRound(shorter, { mode: 'each', backoff: () => 9_000 }, every(answer(503, '3')))).toEqual({
+    expect(
+      await runRound(shorter, { mode: 'each', now: () => Date.now(), backoff: () => 9_000 }, every(answer(503, '3'))),
+    ).toEqual({
       kind: 'retry',
       dueAt: NOW + 9_000,
     })
@@ -223,7 +240,9 @@ describe('runRound: what comes after a round', () => {
   it('moves a retry that would fall after the deadline to the deadline itself', async () => {
     pinClock()
     const state = newDeliveryState('e1', endpoints(1), 10_000, NOW)
-    expect(await runRound(state, { mode: 'any', backoff: () => 25_000 }, every(answer(500)))).toEqual({
+    expect(
+      await runRound(state, { mode: 'any', now: () => Date.now(), backoff: () => 25_000 }, every(answer(500))),
+    ).toEqual({
       kind: 'retry',
       dueAt: NOW + 10_000,
     })
@@ -232,7 +251,9 @@ describe('runRound: what comes after a round', () => {
   it('caps a retry at the longest timer delay, so that a huge Retry-After cannot fire at once', async () => {
     pinClock()
     const state = newDeliveryState('e1', endpoints(1), Number.MAX_SAFE_INTEGER - NOW, NOW)
-    expect(await runRound(state, { mode: 'any', backoff: () => 1e15 }, every(answer(500)))).toEqual({
+    expect(
+      await runRound(state, { mode: 'any', now: () => Date.now(), backoff: () => 1e15 }, every(answer(500))),
+    ).toEqual({
       kind: 'retry',
       dueAt: NOW + MAX_TIMER_MS,
     })
@@ -241,7 +262,11 @@ describe('runRound: what comes after a round', () => {
   it('finishes failed at the deadline, each URL keeping its last failure; the deadline instant itself is past', async () => {
     pinClock()
     const state = newDeliveryState('e1', endpoints(2), 0, NOW)
-    const decision = await runRound(state, { mode: 'each', backoff: () => 1_000 }, every(answer(200), answer(503)))
+    const decision = await runRound(
+      state,
+      { mode: 'each', now: () => Date.now(), backoff: () => 1_000 },
+      every(answer(200), answer(503)),
+    )
     expect(decision).toEqual({ kind: 'finished', delivered: false })
     expect(state.targets.map((entry) => [entry.status, entry.failure?.code])).toEqual([
       ['delivered', undefined],
@@ -249,10 +274,12 @@ describe('runRound: what comes after a round', () => {
     ])
     vi.setSystemTime(NOW - 1)
     const early = newDeliveryState('e2', endpoints(1), 0, NOW)
-    expect(await runRound(early, { mode: 'any', backoff: () => 5 }, every(answer(500)))).toEqual({
-      kind: 'retry',
-      dueAt: NOW,
-    })
+    expect(await runRound(early, { mode: 'any', now: () => Date.now(), backoff: () => 5 }, every(answer(500)))).toEqual(
+      {
+        kind: 'retry',
+        dueAt: NOW,
+      },
+    )
   })
 
   it('fails every pending URL with ERR_CALLBACK when backoff gives no usable delay, keeping the last HTTP status', async () => {
@@ -263,6 +290,7 @@ describe('runRound: what comes after a round', () => {
       state,
       {
         mode: 'each',
+        now: () => Date.now(),
         backoff: () => {
           throw fault
         },
@@ -287,7 +315,9 @@ describe('runRound: what comes after a round', () => {
     pinClock()
     for (const delay of [Number.NaN, -1, Number.POSITIVE_INFINITY]) {
       const state = newDeliveryState('e1', endpoints(1), 60_000, NOW)
-      expect(await runRound(state, { mode: 'any', backoff: () => delay }, every(answer(503)))).toEqual({
+      expect(
+        await runRound(state, { mode: 'any', now: () => Date.now(), backoff: () => delay }, every(answer(503))),
+      ).toEqual({
         kind: 'finished',
         delivered: false,
       })

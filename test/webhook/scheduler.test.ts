@@ -20,7 +20,14 @@ interface Item {
 
 function scheduler(): { scheduler: RetryScheduler<Item>; ran: string[] } {
   const ran: string[] = []
-  return { scheduler: new RetryScheduler<Item>(new MemoryRetryStore(), (item) => ran.push(item.id)), ran }
+  return {
+    scheduler: new RetryScheduler<Item>(
+      new MemoryRetryStore(),
+      (item) => ran.push(item.id),
+      () => Date.now(),
+    ),
+    ran,
+  }
 }
 
 describe('RetryScheduler', () => {

@@ -79,11 +79,16 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     const engine = createEngine(settings, defaultPlatform)
     this.#endpoints = engine.endpoints
     this.#transport = engine.transport
-    this.#rounds = new DeliveryRounds(engine, {
-      listenerCount: (event) => this.listenerCount(event),
-      // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
-      emit: (event, ...args) => this.emit<keyof DeliveryEvents>(event, ...args),
-    })
+    this.#rounds = new DeliveryRounds(
+      engine,
+      {
+        listenerCount: (event) => this.listenerCount(event),
+        // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
+        emit: (event, ...args) => this.emit<keyof DeliveryEvents>(event, ...args),
+      },
+      // Deadlines and due times are stored in Redis and read by other processes: wall-clock dates.
+      Date.now,
+    )
     const resolved = resolveWorkerOptions(options)
     this.#worker = new StoredJobWorker<WebhookJobData>(resolved.name, (job, token) => this.#process(job, token), {
       connection: resolved.connection,
