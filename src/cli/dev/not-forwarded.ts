@@ -1,4 +1,4 @@
-import { isEventwireError } from '../../core/errors/eventwire-error.js'
+import { isEventwireError } from '../../index.js'
 
 /**
  * Why `eventwire dev` did not forward an event, in the event's terms: the webhook engine's error
