@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest'
 import { DEFAULTS, MAX_DEFAULT_CONTEXT_BYTES, resolveClientOptions } from '../src/client/options.js'
 import { DEFAULT_CLOSE_TIMEOUT } from '../src/client/client-base.js'
 import { KEEPALIVE_BUDGET } from '../src/client/page-exit.js'
+import { lostAtExitLine } from '../src/client/process-exit.js'
 import { MAX_BATCH_BYTES, MAX_MESSAGE_BYTES } from '../src/core/limits.js'
 import { MAX_WEBHOOKS, resolveWebhookSettings } from '../src/webhook/settings.js'
 import { DEFAULT_QUEUE_NAME } from '../src/webhook/bullmq/queue.js'
@@ -184,5 +185,18 @@ describe('measures in the guides', () => {
       .map((match) => `${match[1]} ${match[2]}`)
       .filter((measure) => !FACTS.has(measure) && !(`${page}: ${measure}` in NOT_FACTS))
     expect([...new Set(unknown)]).toEqual([])
+  })
+})
+
+describe('messages the guides quote', () => {
+  it('quote the line a Node process prints when it exits with messages held, as the client words it', () => {
+    const quoted = pages.flatMap((page) =>
+      text(page)
+        .split('\n')
+        .filter((line) => line.includes('at exit w'))
+        .map((line) => [page, line.trim()]),
+    )
+    expect(quoted.length).toBeGreaterThanOrEqual(2)
+    for (const [page, line] of quoted) expect(line, page).toBe(lostAtExitLine(3))
   })
 })
