@@ -183,7 +183,7 @@ function isPayload(payload: Record<string, unknown>): boolean {
  * const secret = process.env['WEBHOOK_SECRET']
  * if (!secret) throw new Error('WEBHOOK_SECRET is not set')
  *
- * export async function handle(request: Request): Promise<Response> {
+ * export const handle = async (request: Request): Promise<Response> => {
  *   const verified = await verifyWebhook(request, { secrets: secret, plan })
  *   if (!verified.ok) return new Response(verified.reason, { status: verified.reason === 'plan_violation' ? 422 : 401 })
  *   const { payload } = verified
