@@ -85,6 +85,7 @@ const SOURCES: Record<string, Record<string, unknown>> = {
     mode: webhook.mode,
     maxConcurrency: webhook.maxConcurrency,
     maxConcurrencyPerUrl: webhook.maxConcurrencyPerUrl,
+    maxPendingPerUrl: webhook.maxPendingPerUrl,
     blockPrivateNetworks: webhook.blockPrivateNetworks,
   },
   'docs/durable-delivery.md': {
@@ -153,6 +154,7 @@ const FACTS = new Set<string>([
   `${Math.round(retryDelays / 1000)} seconds`,
   `${Math.floor((retryDelays * 0.8) / 1000)} s`,
   `${webhook.timeoutMs / 1000} s`,
+  `${(webhook.breaker?.coolDownMs ?? 0) / 1000} s`,
   `${webhook.retryWindowMs / 3_600_000} hours`,
   `${queue.enqueueTimeout / 1000} s`,
   `${worker.lockDuration / 1000} s`,

@@ -1,29 +1,34 @@
 import { monotonicNow } from '../core/clock.js'
 import { Emitter } from '../core/emitter.js'
-import { Queue } from '../core/queue.js'
 import { ClosedError } from '../core/errors/closed-error.js'
 import type { GroupInput, IdentifyInput, NoPlan, SchemaPlan, TrackInput, TrackingPlan } from '../core/plan.js'
 import { timeoutOption } from '../core/option-checks.js'
 import { settlesWithin } from '../core/timers.js'
 import type { JsonObject } from '../core/json-value.js'
+import type { CircuitState } from './circuit-breaker.js'
 import type { WebhookEvent } from './event.js'
 import { DeliveryRounds, type DeliveryEvents, type Prepared } from './delivery-rounds.js'
-import { toWebhookError } from './failure.js'
 import { checkEvent, followPlan, takePlan, type CheckedEvent } from './prepare.js'
-import { MemoryRetryStore, type Due } from './retry-store.js'
-import { newDeliveryState, type DeliveryState } from './round.js'
-import { RetryScheduler } from './scheduler.js'
+import { newDeliveryState } from './round.js'
 import { createEngine, type WebhookPlatform } from './engine.js'
 import type { Endpoint } from './endpoint.js'
-import type { Outgoing } from './sender.js'
 import type { WebhookSettings } from './settings.js'
 import type { WebhookTransport } from './transport.js'
-import { toDeliveryResult, type DeliveryResult } from './result.js'
+import { attemptNotices, retryNotice, toDeliveryResult, type DeliveryResult } from './result.js'
+import { UrlLanes, type UrlBacklog } from './url-lanes.js'
 
-/** The events a {@link WebhookDestination} emits: those of every delivery engine, and `skipped`. */
+/** A URL's circuit breaker changed state: `'open'` (its deliveries wait), `'half-open'` (one probe goes), `'closed'`. */
+export interface UrlStateNotice {
+  readonly url: string
+  readonly circuit: CircuitState
+}
+
+/** The events a {@link WebhookDestination} emits: those of every delivery engine, `skipped` and `url-state`. */
 export interface WebhookDestinationEvents extends DeliveryEvents {
   /** An event's `integrations` turn this destination off: nothing was sent. */
   skipped: [result: DeliveryResult]
+  /** A URL's circuit breaker opened, let a probe through, or closed. */
+  'url-state': [notice: UrlStateNotice]
 }
 
 /** The `plan` setting of {@link WebhookDestination}, apart from the settings its queue and worker share. */
@@ -54,13 +59,6 @@ export interface WebhookCloseOptions {
   timeout?: number | undefined
 }
 
-interface Job extends Due {
-  readonly state: DeliveryState<Endpoint>
-  readonly prepared: Outgoing
-  readonly resolve: (result: DeliveryResult) => void
-  dueAt: number
-}
-
 /**
  * What {@link WebhookDestination} does, with the platform it is given to send and sign with:
  * `WebhookDestination` gives it the runtime's (`platform/`), tests give it each platform's in
@@ -73,24 +71,13 @@ export class WebhookDestinationBase<
   readonly #plan: SchemaPlan | undefined
   readonly #transport: WebhookTransport
   readonly #rounds: DeliveryRounds
-  readonly #scheduler = new RetryScheduler<Job>(new MemoryRetryStore<Job>(), (job) => this.#admit(job))
-  /**
-   * Rounds waiting for request slots, as plain records: a burst of deliveries holds no suspended
-   * frames while it waits, which is most of what it would cost in memory and GC.
-   */
-  readonly #ready = new Queue<Job>()
-  #requestsInFlight = 0
-  /** Rounds admitted and not ended (waiting or running), and who waits for none to be left (close). */
+  /** One lane per URL: the unit of work is one attempt to one URL (see `url-lanes.ts`). */
+  readonly #lanes: UrlLanes
+  /** Events accepted and not ended, and who waits for none to be left (close). */
   #outstanding = 0
   #idle: (() => void) | undefined
   readonly #endpoints: readonly Endpoint[]
   readonly #urls: readonly string[]
-  /**
-   * Most requests admitted at once: `maxConcurrency`, or fewer when the URLs' own bounds allow fewer
-   * in all. A round admitted past them would only wait in a URL's limiter, holding its attempt's
-   * frames and promises there; waiting here it is a plain record.
-   */
-  readonly #admissionLimit: number
   #closing: Promise<void> | undefined
 
   /**
@@ -105,10 +92,6 @@ export class WebhookDestinationBase<
     const engine = createEngine(rest, platform)
     this.#endpoints = engine.endpoints
     this.#urls = engine.endpoints.map((endpoint) => endpoint.url)
-    this.#admissionLimit = Math.min(
-      engine.settings.maxConcurrency,
-      engine.settings.maxConcurrencyPerUrl * engine.endpoints.length,
-    )
     this.#transport = engine.transport
     this.#rounds = new DeliveryRounds(
       engine,
@@ -120,6 +103,21 @@ export class WebhookDestinationBase<
       // In memory, waits and windows live in this process: a monotonic clock keeps them honest.
       monotonicNow,
     )
+    this.#lanes = new UrlLanes(engine.settings, engine.endpoints, engine.send, monotonicNow, {
+      attempted: (delivery, target) => {
+        if (this.listenerCount('attempt') === 0) return
+        for (const notice of attemptNotices(delivery.state.eventId, [target])) this.emit('attempt', notice)
+      },
+      retrying: (delivery, target, dueAt) => {
+        if (this.listenerCount('retry') === 0 || target.failure === undefined) return
+        this.emit('retry', retryNotice(delivery.state.eventId, target, target.failure, dueAt))
+      },
+      finished: (delivery) => {
+        delivery.resolve(this.#rounds.finish(delivery.state))
+        if (--this.#outstanding === 0) this.#idle?.()
+      },
+      circuit: (url, circuit) => this.emit('url-state', { url, circuit }),
+    })
   }
 
   /** The configured URLs, normalized (`http://host` becomes `http://host/`), as results and retry notices name them. */
@@ -127,9 +125,25 @@ export class WebhookDestinationBase<
     return this.#urls
   }
 
-  /** Events waiting for a retry. */
+  /** Deliveries (an event at one URL) waiting for a retry, or for their URL's breaker. */
   get pendingRetries(): number {
-    return this.#scheduler.size
+    return this.#lanes.waiting
+  }
+
+  /**
+   * How many deliveries wait for each URL (queued for a slot, waiting for a retry or the breaker)
+   * and are in flight, and where each URL's circuit breaker stands; in the order configured.
+   *
+   * @example
+   * ```ts
+   * import { WebhookDestination } from 'eventwire/webhook'
+   *
+   * const destination = new WebhookDestination({ webhooks: [{ url: 'https://hooks.example.com/in' }] })
+   * for (const url of destination.backlog()) console.log(url.url, url.queued, url.retrying, url.circuit)
+   * ```
+   */
+  backlog(): UrlBacklog[] {
+    return this.#lanes.backlog()
   }
 
   /**
@@ -191,13 +205,16 @@ export class WebhookDestinationBase<
       this.#rounds.refuseUnsigned(state, prepared)
       return Promise.resolve(this.#rounds.finish(state))
     }
-    return new Promise<DeliveryResult>((resolve) => this.#admit({ state, prepared, resolve, dueAt: 0 }))
+    return new Promise<DeliveryResult>((resolve) => {
+      this.#outstanding++
+      this.#lanes.add({ state, outgoing: prepared, resolve, items: [], open: 0, finished: false })
+    })
   }
 
   /**
-   * Refuses new events, reports events waiting for a retry as failed (`ERR_CLOSED`: the in-memory
-   * store cannot keep them), waits up to `timeout` ms for requests in flight, and releases
-   * connections. Safe to call more than once.
+   * Refuses new events, reports URLs waiting for a retry as failed (`ERR_CLOSED`: the in-memory
+   * store cannot keep them), sends what is queued, waits up to `timeout` ms for requests in flight,
+   * and releases connections. Safe to call more than once.
    */
   close(options: WebhookCloseOptions = {}): Promise<void> {
     const timeout = timeoutOption('timeout', options.timeout, 10_000)
@@ -205,63 +222,8 @@ export class WebhookDestinationBase<
     return this.#closing
   }
 
-  #admit(job: Job): void {
-    this.#outstanding++
-    this.#ready.push(job)
-    this.#dispatch()
-  }
-
-  /** Starts waiting rounds while their requests fit in the admission limit (one always may start). */
-  #dispatch(): void {
-    for (let job = this.#ready.peek(); job !== undefined; job = this.#ready.peek()) {
-      const requests = job.state.targets.reduce((count, target) => (target.status === 'pending' ? count + 1 : count), 0)
-      if (this.#requestsInFlight > 0 && this.#requestsInFlight + requests > this.#admissionLimit) return
-      this.#ready.shift()
-      this.#requestsInFlight += requests
-      const ended = () => {
-        this.#requestsInFlight -= requests
-        if (--this.#outstanding === 0) this.#idle?.()
-        this.#dispatch()
-      }
-      this.#round(job).then(ended, (error: unknown) => {
-        ended()
-        throw error
-      })
-    }
-  }
-
-  async #round(job: Job): Promise<void> {
-    const decision = await this.#rounds.run(job.state, job.prepared)
-    if (decision.kind === 'finished') {
-      this.#finish(job)
-    } else if (this.#closing !== undefined) {
-      this.#abandon(job)
-    } else {
-      job.dueAt = decision.dueAt
-      this.#rounds.announceRetry(job.state, decision.dueAt)
-      // A retry listener may have called close(): the stopped scheduler must not take the job.
-      if (this.#closing !== undefined) this.#abandon(job)
-      else this.#scheduler.schedule(job)
-    }
-  }
-
-  #finish(job: Job): void {
-    job.resolve(this.#rounds.finish(job.state))
-  }
-
-  /** Reports an event that will not be retried because the destination is closing. */
-  #abandon(job: Job): void {
-    for (const target of job.state.targets) {
-      if (target.status !== 'pending') continue
-      target.status = 'failed'
-      const cause = target.failure ? toWebhookError(target.failure, target.endpoint) : undefined
-      target.failure = { code: 'ERR_CLOSED', ...(cause ? { cause } : {}) }
-    }
-    this.#finish(job)
-  }
-
   async #shutdown(timeout: number): Promise<void> {
-    for (const job of this.#scheduler.stop()) this.#abandon(job)
+    this.#lanes.close()
     const settled = new Promise<void>((resolve) => {
       if (this.#outstanding === 0) resolve()
       else this.#idle = resolve

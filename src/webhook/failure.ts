@@ -45,6 +45,20 @@ export function toWebhookError(
         `${url} is or resolves to an address that is not public (${describeError(cause)}); no connection was made. Use a public receiver, or turn blockPrivateNetworks off for internal ones.`,
         details,
       )
+    case 'ERR_BACKLOG_FULL':
+      return new WebhookError(
+        code,
+        url,
+        `Too many deliveries were waiting for ${url} (maxPendingPerUrl); this event was not queued for it. The receiver is slower than the events come, or down: see destination.backlog().`,
+        details,
+      )
+    case 'ERR_CIRCUIT_OPEN':
+      return new WebhookError(
+        code,
+        url,
+        `${url} kept failing, so its circuit breaker was open when this event's retry window ended${cause === undefined ? '' : ` (last: ${describeError(cause)})`}.`,
+        details,
+      )
     case 'ERR_CLOSED':
       return new WebhookError(code, url, 'The destination was closed before this event could be retried.', details)
     case 'ERR_CALLBACK':

@@ -9,7 +9,10 @@ export type {
   WebhookDestinationEvents,
   WebhookEventInput,
   WebhookPlanOption,
+  UrlStateNotice,
 } from './destination.js'
+export type { UrlBacklog } from './url-lanes.js'
+export type { CircuitState } from './circuit-breaker.js'
 export type { AttemptNotice, DeliveryResult, RetryNotice, WebhookUrlResult, WebhookUrlStatus } from './result.js'
 export type { WebhookEntry, WebhookSettings } from './settings.js'
 export { USER_AGENT } from './settings.js'

@@ -1,5 +1,5 @@
 import type { Endpoint } from './endpoint.js'
-import { toWebhookError } from './failure.js'
+import { toWebhookError, type AttemptFailure } from './failure.js'
 import type { DeliveryState, TargetState } from './round.js'
 import type { WebhookError } from './webhook-error.js'
 
@@ -24,7 +24,7 @@ export interface DeliveryResult {
   readonly status: 'delivered' | 'failed' | 'skipped'
   /** The event's `messageId`, or a generated UUID; sent as the `Webhook-Id` header. */
   readonly eventId: string
-  /** Rounds of requests made (a round sends to every URL still waiting). */
+  /** Requests made to the URL that took the most. */
   readonly attempts: number
   readonly urls: readonly WebhookUrlResult[]
 }
@@ -61,15 +61,25 @@ export function retryNotices(state: DeliveryState<Endpoint>, retryAt: number): R
   const notices: RetryNotice[] = []
   for (const target of state.targets) {
     if (target.status !== 'pending' || !target.failure) continue
-    notices.push({
-      eventId: state.eventId,
-      url: target.endpoint.url,
-      attempts: target.attempts,
-      error: toWebhookError(target.failure, target.endpoint),
-      retryAt,
-    })
+    notices.push(retryNotice(state.eventId, target, target.failure, retryAt))
   }
   return notices
+}
+
+/** The notice that `target`, which failed with `failure`, will be tried again at `retryAt`. */
+export function retryNotice(
+  eventId: string,
+  target: TargetState<Endpoint>,
+  failure: AttemptFailure,
+  retryAt: number,
+): RetryNotice {
+  return {
+    eventId,
+    url: target.endpoint.url,
+    attempts: target.attempts,
+    error: toWebhookError(failure, target.endpoint),
+    retryAt,
+  }
 }
 
 /** What `'attempt'` listeners receive: one request to one URL, and how it ended. */

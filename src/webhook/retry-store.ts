@@ -1,6 +1,8 @@
 /** Something waiting for a retry, due at `dueAt` (ms on its scheduler's clock). */
 export interface Due {
   readonly dueAt: number
+  /** Where a {@link MemoryRetryStore} holds it, for {@link RetryStore.remove}; the store's to set. */
+  slot?: number | undefined
 }
 
 /**
@@ -14,11 +16,17 @@ export interface RetryStore<Item extends Due> {
   peek(): Item | undefined
   /** Removes and returns the earliest item. */
   shift(): Item | undefined
+  /** Removes `item`, wherever it is; nothing when the store does not hold it. */
+  remove(item: Item): void
   /** Removes and returns every item. */
   takeAll(): Item[]
 }
 
-/** A binary min-heap on `dueAt`: O(log n) add and shift, no timer per item. */
+/**
+ * A binary min-heap on `dueAt`: O(log n) add, shift and remove, no timer per item. Each item
+ * carries its place in the heap (`slot`), so that one that is no longer wanted (its event ended
+ * at another URL) leaves at once instead of holding its memory until it falls due.
+ */
 export class MemoryRetryStore<Item extends Due> implements RetryStore<Item> {
   readonly #heap: Item[] = []
 
@@ -27,16 +35,7 @@ export class MemoryRetryStore<Item extends Due> implements RetryStore<Item> {
   }
 
   add(item: Item): void {
-    const heap = this.#heap
-    let index = heap.push(item) - 1
-    while (index > 0) {
-      const parent = (index - 1) >> 1
-      const above = heap[parent] as Item
-      if (above.dueAt <= item.dueAt) break
-      heap[index] = above
-      index = parent
-    }
-    heap[index] = item
+    this.#up(item, this.#heap.push(item) - 1)
   }
 
   peek(): Item | undefined {
@@ -44,25 +43,59 @@ export class MemoryRetryStore<Item extends Due> implements RetryStore<Item> {
   }
 
   shift(): Item | undefined {
+    const first = this.#heap[0]
+    if (first !== undefined) this.remove(first)
+    return first
+  }
+
+  remove(item: Item): void {
     const heap = this.#heap
-    const first = heap[0]
-    const last = heap.pop()
-    if (first === undefined || last === undefined || heap.length === 0) return first
-    let index = 0
+    const index = item.slot
+    if (index === undefined || heap[index] !== item) return
+    item.slot = undefined
+    const last = heap.pop() as Item
+    if (last === item) return
+    // The last item takes the removed one's place, then moves up or down to where it belongs.
+    if (index > 0 && (heap[(index - 1) >> 1] as Item).dueAt > last.dueAt) this.#up(last, index)
+    else this.#down(last, index)
+  }
+
+  takeAll(): Item[] {
+    const all = this.#heap.splice(0)
+    for (const item of all) item.slot = undefined
+    return all
+  }
+
+  #up(item: Item, from: number): void {
+    const heap = this.#heap
+    let index = from
+    while (index > 0) {
+      const parent = (index - 1) >> 1
+      const above = heap[parent] as Item
+      if (above.dueAt <= item.dueAt) break
+      heap[index] = above
+      above.slot = index
+      index = parent
+    }
+    heap[index] = item
+    item.slot = index
+  }
+
+  #down(item: Item, from: number): void {
+    const heap = this.#heap
+    let index = from
     for (;;) {
       const left = 2 * index + 1
       if (left >= heap.length) break
       const right = left + 1
       const child = right < heap.length && (heap[right] as Item).dueAt < (heap[left] as Item).dueAt ? right : left
-      if ((heap[child] as Item).dueAt >= last.dueAt) break
-      heap[index] = heap[child] as Item
+      const below = heap[child] as Item
+      if (below.dueAt >= item.dueAt) break
+      heap[index] = below
+      below.slot = index
       index = child
     }
-    heap[index] = last
-    return first
-  }
-
-  takeAll(): Item[] {
-    return this.#heap.splice(0)
+    heap[index] = item
+    item.slot = index
   }
 }

@@ -31,6 +31,11 @@ export class RetryScheduler<Item extends Due> {
     if (item.dueAt < this.#timerAt) this.#arm(item.dueAt)
   }
 
+  /** Takes `item` out before it falls due (the timer, if armed for it, finds nothing and re-arms). */
+  cancel(item: Item): void {
+    this.#store.remove(item)
+  }
+
   /** Stops the timer and hands back every item still waiting. */
   stop(): Item[] {
     clearTimeout(this.#timer)

@@ -10,6 +10,7 @@ import { MAX_TIMER_MS } from '../core/timers.js'
 import { isObject } from '../core/validate.js'
 import { blockedRangeOf } from './private-address.js'
 import { standardKey, whyNotStandardSecret } from './standard-webhooks.js'
+import type { BreakerRules } from './circuit-breaker.js'
 import type { WebhookTransport } from './transport.js'
 
 /** One receiving URL and the static headers added to every request sent to it. */
@@ -58,6 +59,19 @@ export interface WebhookSettings {
   maxConcurrency?: number | undefined
   /** Requests in flight at once to one URL. @defaultValue 64 */
   maxConcurrencyPerUrl?: number | undefined
+  /**
+   * Most deliveries one URL may hold: queued for a slot, in flight, or waiting for a retry. An
+   * event that would pass it fails at that URL at once with `ERR_BACKLOG_FULL`; its other URLs go on.
+   * @defaultValue 100_000
+   */
+  maxPendingPerUrl?: number | undefined
+  /**
+   * Each URL's circuit breaker: after `failures` failed attempts in a row (timeouts, network
+   * errors, 5xx) the URL's deliveries wait instead of spending attempts; after `coolDownMs` one
+   * probe goes through, and its success closes the breaker. `false` turns it off.
+   * @defaultValue { failures: 10, coolDownMs: 30_000 }
+   */
+  breaker?: { failures?: number | undefined; coolDownMs?: number | undefined } | false | undefined
   /** How requests are sent. @defaultValue undici's `Pool` on Node, `fetch` elsewhere */
   transport?: WebhookTransport | undefined
   /**
@@ -95,6 +109,9 @@ export interface ResolvedWebhookSettings {
   readonly mode: 'any' | 'each'
   readonly maxConcurrency: number
   readonly maxConcurrencyPerUrl: number
+  readonly maxPendingPerUrl: number
+  /** `undefined` when the breaker is off. */
+  readonly breaker: BreakerRules | undefined
   readonly blockPrivateNetworks: boolean
   /** The transport the settings name; `undefined` leaves the choice to the platform. */
   readonly transport: WebhookTransport | undefined
@@ -163,6 +180,8 @@ const SETTING_NAMES: Readonly<Record<keyof WebhookSettings, true>> = {
   mode: true,
   maxConcurrency: true,
   maxConcurrencyPerUrl: true,
+  maxPendingPerUrl: true,
+  breaker: true,
   transport: true,
   blockPrivateNetworks: true,
 }
@@ -277,9 +296,23 @@ export function resolveWebhookSettings(settings: unknown): ResolvedWebhookSettin
     mode,
     maxConcurrency: integerOption('maxConcurrency', settings['maxConcurrency'], 256, 1, 100_000),
     maxConcurrencyPerUrl: integerOption('maxConcurrencyPerUrl', settings['maxConcurrencyPerUrl'], 64, 1, 100_000),
+    maxPendingPerUrl: integerOption('maxPendingPerUrl', settings['maxPendingPerUrl'], 100_000, 1),
+    breaker: breakerOption(settings['breaker']),
     blockPrivateNetworks: block,
     // Checked last, as it always was: a transport of the user's is not looked at while other settings are wrong.
     transport: transportOption(settings['transport']),
+  }
+}
+
+/** The `breaker` setting: on with its defaults unless `false`. */
+function breakerOption(value: unknown): BreakerRules | undefined {
+  if (value === false) return undefined
+  if (value === undefined) return { failures: 10, coolDownMs: 30_000 }
+  if (!isObject(value)) throw new OptionsError('breaker', 'expected { failures?, coolDownMs? } or false.')
+  checkOptionNames(value, { failures: true, coolDownMs: true }, {}, 'breaker.')
+  return {
+    failures: integerOption('breaker.failures', value['failures'], 10, 1, 1_000_000),
+    coolDownMs: integerOption('breaker.coolDownMs', value['coolDownMs'], 30_000, 0, MAX_TIMER_MS),
   }
 }
 

@@ -9,6 +9,8 @@ export type WebhookErrorCode =
   | 'ERR_BLOCKED_TARGET'
   | 'ERR_CLOSED'
   | 'ERR_CALLBACK'
+  | 'ERR_BACKLOG_FULL'
+  | 'ERR_CIRCUIT_OPEN'
 
 /**
  * Why an attempt to one URL failed:
@@ -26,6 +28,10 @@ export type WebhookErrorCode =
  *   could not be computed (the runtime's crypto failed or did not answer within `timeoutMs`):
  *   nothing is sent. `cause` is what was thrown, or an error naming what was returned; final,
  *   since the same call would fail again.
+ * - `ERR_BACKLOG_FULL`: `maxPendingPerUrl` deliveries were already waiting for this URL; the
+ *   event was not queued for it (its other URLs go on).
+ * - `ERR_CIRCUIT_OPEN`: the URL's circuit breaker was open when the event's retry window ended;
+ *   `cause` is the URL's last failure.
  */
 export class WebhookError extends EventwireError<WebhookErrorCode> {
   /** The URL the attempt went to. */

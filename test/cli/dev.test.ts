@@ -304,16 +304,18 @@ describe('eventwire dev', () => {
     await postBatch(each.url, each.writeKey, {
       batch: [{ type: 'track', userId: 'u1', event: 'E', messageId: 'each' }],
     })
-    expect(await any.cli.waitForRecord((record) => record['eventId'] === 'any')).toMatchObject({
-      event: 'delivered',
-      urls: [{ status: 'delivered' }, { status: 'superseded', lastStatus: 500 }],
-    })
+    expect(
+      await any.cli.waitForRecord((record) => record['eventId'] === 'any' && record['event'] === 'delivered'),
+    ).toMatchObject({ urls: [{ status: 'delivered' }, { status: 'superseded' }] })
     expect(await each.cli.waitForRecord((record) => record['event'] === 'retry')).toMatchObject({
       eventId: 'each',
       url: `${down.url}/`,
       status: 500,
     })
-    expect(any.cli.records().some((record) => record['event'] === 'retry')).toBe(false)
+    // Each URL on its own timeline: a retry of the failing URL may have been told before the other
+    // accepted; it is cancelled then. The each-mode retry above came later than any such: none was sent.
+    const anyRequests = down.requests.filter((request) => request.headers['webhook-id'] === 'any')
+    expect(anyRequests.length).toBeLessThanOrEqual(1)
   })
 
   it('writes plain log lines when stdout is not a terminal', async () => {

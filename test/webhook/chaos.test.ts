@@ -32,13 +32,20 @@ describe('webhook delivery under faults, several URLs failing differently', () =
     expect(result.status).toBe('delivered')
     expect(result.attempts).toBe(3)
     expect(result.urls.map((url) => url.status)).toEqual(['delivered', 'superseded', 'superseded'])
-    expect([flaky.requests, resetting.requests, hanging.requests]).toEqual([3, 3, 3])
+    // Each URL on its own timeline: the hanging one (200 ms an attempt) holds back neither the
+    // flaky one (accepting on its third) nor the resetting one, and neither is retried after the
+    // accept (at 20 ms a retry, the resetting one would otherwise be tried again and again).
+    expect(flaky.requests).toBe(3)
+    expect(resetting.requests).toBeGreaterThanOrEqual(1)
+    expect(resetting.requests).toBeLessThanOrEqual(3)
+    expect(hanging.requests).toBe(1)
     const codes = (url: string) => [
       ...new Set(notices.filter((notice) => notice.url.startsWith(url)).map((notice) => notice.error.code)),
     ]
     expect(codes(flaky.url)).toEqual(['ERR_HTTP_STATUS'])
     expect(codes(resetting.url)).toEqual(['ERR_NETWORK'])
-    expect(codes(hanging.url)).toEqual(['ERR_TIMEOUT'])
+    // Its only attempt was still in flight when the event ended: no retry was ever told for it.
+    expect(codes(hanging.url)).toEqual([])
     expect(flaky.accepted).toEqual(['evt-1'])
   })
 

@@ -44,6 +44,8 @@ describe('WebhookDestination settings', () => {
       mode: undefined,
       maxConcurrency: undefined,
       maxConcurrencyPerUrl: undefined,
+      maxPendingPerUrl: undefined,
+      breaker: undefined,
       transport: undefined,
       blockPrivateNetworks: undefined,
     } satisfies Required<WebhookSettings>

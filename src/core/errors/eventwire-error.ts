@@ -26,6 +26,8 @@ export type ErrorCode =
   | 'ERR_TLS_CERTIFICATE'
   | 'ERR_BLOCKED_TARGET'
   | 'ERR_CALLBACK'
+  | 'ERR_BACKLOG_FULL'
+  | 'ERR_CIRCUIT_OPEN'
 
 /**
  * Marks every eventwire error, whichever copy of the library made it. `Symbol.for` returns the

@@ -48,8 +48,9 @@ export interface WebhookWorkerEvents extends DeliveryEvents {
 
 /**
  * The delivery side of durable delivery: takes events from Redis (BullMQ) and delivers them with
- * exactly the in-memory engine's rules (the same rounds, payload bytes, headers, signatures,
- * failover, timeout and retry window) in one or many processes. A retry waits as a delayed job,
+ * the in-memory engine's rules (the same payload bytes, headers, signatures,
+ * failover, timeout and retry window; an event's URLs go together, in rounds) in one or many
+ * processes. A retry waits as a delayed job,
  * so it survives restarts; a job whose worker dies comes back to another worker (at-least-once:
  * receivers de-duplicate on the `Webhook-Id` header). Events that fail for good or run out of
  * their window stay in BullMQ's failed set: the dead-letter list of {@link WebhookQueue}.

@@ -1,0 +1,81 @@
+/** Where a URL's circuit breaker stands: `open` spends no attempt on it; `half-open` lets one probe through. */
+export type CircuitState = 'closed' | 'open' | 'half-open'
+
+/** When a breaker opens and how long it stays open (resolved settings). */
+export interface BreakerRules {
+  /** Consecutive failures (timeouts, network errors, 5xx) that open the breaker. */
+  readonly failures: number
+  /** How long it stays open before one probe is let through, in ms. */
+  readonly coolDownMs: number
+}
+
+/**
+ * One URL's circuit breaker. A run of `failures` failed attempts in a row (no answer in time, no
+ * connection, or a 5xx) opens it: attempts to the URL wait instead of being spent on a receiver
+ * that is down. After `coolDownMs` one attempt goes through as a probe: its success closes the
+ * breaker, its failure opens it for another cool-down. Any other answer (2xx, and also 4xx: the
+ * receiver is up, it refused) counts as a success for the breaker.
+ *
+ * Times are on the caller's clock; the breaker keeps no timer of its own.
+ */
+export class CircuitBreaker {
+  readonly #rules: BreakerRules
+  #state: CircuitState = 'closed'
+  #failures = 0
+  #openUntil = 0
+  #probing = false
+
+  constructor(rules: BreakerRules) {
+    this.#rules = rules
+  }
+
+  get state(): CircuitState {
+    return this.#state
+  }
+
+  /** Until when (on the caller's clock) an open breaker stays open. */
+  get openUntil(): number {
+    return this.#openUntil
+  }
+
+  /**
+   * Whether an attempt may start now: `'attempt'` (closed), `'probe'` (the one attempt let through
+   * once the cool-down is over; the breaker turns `half-open`, which `changed` reports), or
+   * `undefined` (wait: open, or a probe is out).
+   */
+  allows(now: number, changed: (state: CircuitState) => void): 'attempt' | 'probe' | undefined {
+    if (this.#state === 'closed') return 'attempt'
+    if (this.#state === 'open') {
+      if (now < this.#openUntil) return undefined
+      this.#state = 'half-open'
+      changed('half-open')
+    }
+    if (this.#probing) return undefined
+    this.#probing = true
+    return 'probe'
+  }
+
+  /**
+   * Counts an attempt's outcome (`probe`: it was the one {@link allows} let through); `changed`
+   * hears of an opening or a closing. A success closes the breaker whatever the attempt; a failure
+   * of an attempt that started before the breaker opened changes nothing more.
+   */
+  record(failed: boolean, probe: boolean, now: number, changed: (state: CircuitState) => void): void {
+    if (probe) this.#probing = false
+    if (!failed) {
+      this.#failures = 0
+      if (this.#state !== 'closed') {
+        this.#probing = false
+        this.#state = 'closed'
+        changed('closed')
+      }
+      return
+    }
+    this.#failures++
+    if (probe || (this.#state === 'closed' && this.#failures >= this.#rules.failures)) {
+      this.#state = 'open'
+      this.#openUntil = now + this.#rules.coolDownMs
+      changed('open')
+    }
+  }
+}

@@ -1,0 +1,403 @@
+import type { Clock } from '../core/clock.js'
+import { Queue } from '../core/queue.js'
+import { MAX_TIMER_MS } from '../core/timers.js'
+import { backoffDelay } from './callbacks.js'
+import { CircuitBreaker, type CircuitState } from './circuit-breaker.js'
+import type { Endpoint } from './endpoint.js'
+import { toWebhookError, type AttemptFailure } from './failure.js'
+import type { DeliveryResult } from './result.js'
+import { MemoryRetryStore, type Due } from './retry-store.js'
+import { recordAttempt, type DeliveryState, type TargetState } from './round.js'
+import { RetryScheduler } from './scheduler.js'
+import type { Outgoing, Sender } from './sender.js'
+import type { ResolvedWebhookSettings } from './settings.js'
+import type { WebhookResponse } from './transport.js'
+
+/** One event on its way through the lanes: its state, its bytes, and its URLs not settled yet. */
+export interface Delivery {
+  readonly state: DeliveryState<Endpoint>
+  readonly outgoing: Outgoing
+  /** Who waits for the event's outcome (`deliver()`'s promise). */
+  readonly resolve: (result: DeliveryResult) => void
+  /** The lane items of its URLs, in the order of `state.targets`. */
+  readonly items: LaneItem[]
+  /** URLs not settled yet (neither delivered, failed nor superseded). */
+  open: number
+  finished: boolean
+}
+
+/**
+ * One event at one URL, waiting or in flight: a few fields, the event's bytes shared through its
+ * delivery. `where` says which count of its lane holds it.
+ */
+interface LaneItem extends Due {
+  readonly delivery: Delivery
+  readonly target: TargetState<Endpoint>
+  readonly lane: UrlLane
+  dueAt: number
+  where: 'ready' | 'waiting' | 'flight' | 'done'
+}
+
+/** One URL's lane: its queue of deliveries ready to send, its slots, its breaker. */
+class UrlLane {
+  readonly endpoint: Endpoint
+  readonly ready = new Queue<LaneItem>()
+  /** Live items in `ready` (the queue may still hold items of events that have ended). */
+  readyCount = 0
+  /** Items of this URL in the scheduler: waiting for a retry, or for the breaker. */
+  waitingCount = 0
+  inFlight = 0
+  readonly breaker: CircuitBreaker | undefined
+  /** In the dispatcher's rotation. */
+  rotating = false
+
+  constructor(endpoint: Endpoint, breaker: CircuitBreaker | undefined) {
+    this.endpoint = endpoint
+    this.breaker = breaker
+  }
+}
+
+/** How many deliveries wait for one URL, and where its breaker stands. */
+export interface UrlBacklog {
+  readonly url: string
+  /** Deliveries ready to be sent, waiting for one of the URL's slots. */
+  readonly queued: number
+  /** Deliveries waiting for their retry time, or for the URL's breaker to let them through. */
+  readonly retrying: number
+  /** Requests to the URL in flight. */
+  readonly inFlight: number
+  readonly circuit: CircuitState
+}
+
+/** What the lanes tell the engine that owns them. */
+export interface LaneHooks {
+  /** After each request: `target` holds its outcome. */
+  attempted(delivery: Delivery, target: TargetState<Endpoint>): void
+  /** A URL of `delivery` will be tried again at `dueAt` (on the lanes' clock). */
+  retrying(delivery: Delivery, target: TargetState<Endpoint>, dueAt: number): void
+  /** Every URL of `delivery` has settled, or one accepted it in mode `'any'`. */
+  finished(delivery: Delivery): void
+  /** A URL's breaker changed state. */
+  circuit(url: string, state: CircuitState): void
+}
+
+/**
+ * The in-memory engine's unit of work: one attempt to one URL. Each URL has its own lane (its
+ * queue, `maxConcurrencyPerUrl` slots, its breaker), and each event at each URL its own attempts
+ * and retry times, so a URL that is silent, slow or failing holds only its own slots. The URLs
+ * share `maxConcurrency` by partition: each gets at most `maxConcurrency ÷ URLs`, so no URL can
+ * take the slots another needs. One scheduler (one timer) holds every item waiting for a time.
+ */
+export class UrlLanes {
+  readonly #settings: ResolvedWebhookSettings
+  readonly #send: Sender
+  readonly #clock: Clock
+  readonly #hooks: LaneHooks
+  readonly #lanes: UrlLane[]
+  readonly #byEndpoint = new Map<Endpoint, UrlLane>()
+  /** Lanes with items ready and a slot free, in turn. */
+  readonly #rotation = new Queue<UrlLane>()
+  readonly #slotsPerLane: number
+  readonly #scheduler: RetryScheduler<LaneItem>
+  #closing = false
+
+  constructor(
+    settings: ResolvedWebhookSettings,
+    endpoints: readonly Endpoint[],
+    send: Sender,
+    clock: Clock,
+    hooks: LaneHooks,
+  ) {
+    this.#settings = settings
+    this.#send = send
+    this.#clock = clock
+    this.#hooks = hooks
+    this.#lanes = endpoints.map((endpoint) => {
+      const lane = new UrlLane(endpoint, settings.breaker && new CircuitBreaker(settings.breaker))
+      this.#byEndpoint.set(endpoint, lane)
+      return lane
+    })
+    this.#slotsPerLane = Math.max(
+      1,
+      Math.min(settings.maxConcurrencyPerUrl, Math.floor(settings.maxConcurrency / endpoints.length)),
+    )
+    this.#scheduler = new RetryScheduler<LaneItem>(new MemoryRetryStore(), (item) => this.#due(item), clock)
+  }
+
+  /** Deliveries waiting for a time (a retry, or a breaker's cool-down), over all URLs. */
+  get waiting(): number {
+    return this.#scheduler.size
+  }
+
+  #held(lane: UrlLane): number {
+    return lane.readyCount + lane.waitingCount + lane.inFlight
+  }
+
+  /** Each URL's backlog, in the order configured. */
+  backlog(): UrlBacklog[] {
+    return this.#lanes.map((lane) => ({
+      url: lane.endpoint.url,
+      queued: lane.readyCount,
+      retrying: lane.waitingCount,
+      inFlight: lane.inFlight,
+      circuit: lane.breaker?.state ?? 'closed',
+    }))
+  }
+
+  /**
+   * Puts each pending URL of `delivery` in its lane. A lane at `maxPendingPerUrl` takes none: that
+   * URL fails at once with `ERR_BACKLOG_FULL`, and the event goes on at the others.
+   */
+  add(delivery: Delivery): void {
+    const { targets } = delivery.state
+    // Every URL counts before any settles: a URL refused here must not end the event early.
+    for (const target of targets) {
+      const lane = this.#byEndpoint.get(target.endpoint) as UrlLane
+      delivery.items.push({ delivery, target, lane, dueAt: 0, where: 'done' })
+      if (target.status === 'pending') delivery.open++
+    }
+    if (delivery.open === 0) this.#finish(delivery)
+    for (const item of delivery.items) {
+      if (delivery.finished) break
+      if (item.target.status !== 'pending') continue
+      if (this.#held(item.lane) >= this.#settings.maxPendingPerUrl) {
+        this.#settle(item, 'failed', { code: 'ERR_BACKLOG_FULL' })
+        continue
+      }
+      this.#enter(item)
+    }
+    this.#dispatch()
+  }
+
+  /**
+   * Stops: no retry is scheduled any more, and every URL waiting for a time ends now with
+   * `ERR_CLOSED` (the memory that holds it is going away), its last failure as the `cause`. Items
+   * ready to send are still sent.
+   */
+  close(): void {
+    this.#closing = true
+    for (const item of this.#scheduler.stop()) {
+      if (item.where !== 'waiting') continue
+      item.lane.waitingCount--
+      item.where = 'done'
+      if (!item.delivery.finished && item.target.status === 'pending') this.#settle(item, 'failed', closedFailure(item))
+    }
+  }
+
+  /** An item goes to its lane's queue, or waits in the scheduler while its breaker is open. */
+  #enter(item: LaneItem): void {
+    const breaker = item.lane.breaker
+    if (breaker !== undefined && breaker.state === 'open') {
+      const now = this.#clock()
+      if (now < breaker.openUntil) {
+        this.#wait(item, Math.min(breaker.openUntil, item.delivery.state.deadline))
+        return
+      }
+    }
+    item.where = 'ready'
+    item.lane.readyCount++
+    item.lane.ready.push(item)
+    this.#rotate(item.lane)
+  }
+
+  #wait(item: LaneItem, dueAt: number): void {
+    item.where = 'waiting'
+    item.dueAt = dueAt
+    item.lane.waitingCount++
+    this.#scheduler.schedule(item)
+  }
+
+  /** An item whose time has come: to its lane, or ended when its window closed behind an open breaker. */
+  #due(item: LaneItem): void {
+    if (item.where !== 'waiting') return
+    item.lane.waitingCount--
+    item.where = 'done'
+    if (item.delivery.finished || item.target.status !== 'pending') return
+    const breaker = item.lane.breaker
+    const now = this.#clock()
+    if (breaker !== undefined && breaker.state === 'open' && now < breaker.openUntil) {
+      if (now >= item.delivery.state.deadline) {
+        const last = item.target.failure
+        this.#settle(item, 'failed', {
+          code: 'ERR_CIRCUIT_OPEN',
+          ...(last === undefined ? {} : { cause: toWebhookError(last, item.lane.endpoint) }),
+        })
+        return
+      }
+      this.#wait(item, Math.min(breaker.openUntil, item.delivery.state.deadline))
+      return
+    }
+    this.#enter(item)
+    this.#dispatch()
+  }
+
+  #rotate(lane: UrlLane): void {
+    if (lane.rotating || lane.readyCount === 0 || lane.inFlight >= this.#slotsPerLane) return
+    lane.rotating = true
+    this.#rotation.push(lane)
+  }
+
+  /** Starts one attempt per lane in turn while lanes have items ready and a slot free. */
+  #dispatch(): void {
+    for (let lane = this.#rotation.shift(); lane !== undefined; lane = this.#rotation.shift()) {
+      lane.rotating = false
+      const item = this.#nextReady(lane)
+      if (item === undefined) continue
+      const permit = lane.breaker?.allows(this.#clock(), (state) => this.#hooks.circuit(lane.endpoint.url, state))
+      if (permit === undefined && lane.breaker !== undefined) {
+        // Open, or a probe is out: what is ready waits for the breaker (see #parkReady).
+        this.#unshiftReady(lane, item)
+        this.#parkReady(lane)
+        continue
+      }
+      this.#attempt(item, permit === 'probe')
+      this.#rotate(lane)
+    }
+  }
+
+  /** The lane's next live item, dropping items of events that have ended. */
+  #nextReady(lane: UrlLane): LaneItem | undefined {
+    for (let item = lane.ready.shift(); item !== undefined; item = lane.ready.shift()) {
+      if (item.where !== 'ready') continue
+      lane.readyCount--
+      item.where = 'done'
+      if (item.delivery.finished || item.target.status !== 'pending') continue
+      return item
+    }
+    return undefined
+  }
+
+  /** Puts back an item taken from the lane's queue: the queue is FIFO, so it goes to a side list first. */
+  #unshiftReady(lane: UrlLane, item: LaneItem): void {
+    item.where = 'ready'
+    lane.readyCount++
+    const rest = lane.ready.takeAll()
+    lane.ready.push(item)
+    for (const other of rest) lane.ready.push(other)
+  }
+
+  /**
+   * While the breaker is open, a lane's ready items wait in the scheduler until it may probe (or
+   * their window ends); while a probe is out, they stay queued until it answers.
+   */
+  #parkReady(lane: UrlLane): void {
+    const breaker = lane.breaker as CircuitBreaker
+    if (breaker.state !== 'open') return
+    for (let item = this.#nextReady(lane); item !== undefined; item = this.#nextReady(lane)) {
+      this.#wait(item, Math.min(breaker.openUntil, item.delivery.state.deadline))
+    }
+  }
+
+  #attempt(item: LaneItem, probe: boolean): void {
+    const { lane, delivery } = item
+    item.where = 'flight'
+    lane.inFlight++
+    this.#send(lane.endpoint, delivery.outgoing).then(
+      (response) => this.#answered(item, probe, response),
+      // A sender never rejects (sendThrough turns a throw into a network failure); if it did, it counts as one.
+      (cause: unknown) => this.#answered(item, probe, { ok: false, failure: 'network', cause }),
+    )
+  }
+
+  #answered(item: LaneItem, probe: boolean, response: WebhookResponse): void {
+    const { lane, target, delivery } = item
+    lane.inFlight--
+    item.where = 'done'
+    const failed = !response.ok || response.status >= 500
+    lane.breaker?.record(failed, probe, this.#clock(), (state) => this.#hooks.circuit(lane.endpoint.url, state))
+    if (lane.breaker?.state === 'open') this.#parkReady(lane)
+    if (!delivery.finished && target.status === 'pending') {
+      // Date.now(): a Retry-After date is a wall-clock date; what comes out is a duration.
+      recordAttempt(target, response, Date.now())
+      if (target.attempts > delivery.state.rounds) delivery.state.rounds = target.attempts
+      this.#hooks.attempted(delivery, target)
+      if (target.status === 'pending') this.#retry(item)
+      else this.#settled(delivery, target)
+    }
+    this.#rotate(lane)
+    this.#dispatch()
+  }
+
+  /** Schedules the URL's next attempt, or ends it: window spent, closing, or a `backoff` that gave no delay. */
+  #retry(item: LaneItem): void {
+    const { target, delivery } = item
+    const now = this.#clock()
+    if (this.#closing) {
+      this.#settle(item, 'failed', closedFailure(item))
+      return
+    }
+    if (now >= delivery.state.deadline) {
+      // The window is spent: the URL keeps its last failure.
+      this.#settle(item, 'failed', target.failure)
+      return
+    }
+    const delay = backoffDelay(this.#settings.backoff, target.attempts - 1)
+    if (typeof delay !== 'number') {
+      this.#settle(item, 'failed', {
+        code: 'ERR_CALLBACK',
+        callback: 'backoff',
+        cause: delay.cause,
+        ...(target.failure?.status === undefined ? {} : { status: target.failure.status }),
+      })
+      return
+    }
+    const wait = Math.max(delay, target.retryAfterMs ?? 0)
+    const dueAt = Math.min(now + Math.min(wait, MAX_TIMER_MS), delivery.state.deadline)
+    this.#hooks.retrying(delivery, target, dueAt)
+    // A retry listener may have closed the destination: nothing more is scheduled then.
+    if (this.#closing) {
+      this.#settle(item, 'failed', closedFailure(item))
+      return
+    }
+    this.#wait(item, dueAt)
+  }
+
+  /** Ends one URL of an event with `status` (and `failure`, when it failed). */
+  #settle(item: LaneItem, status: 'failed', failure: AttemptFailure | undefined): void {
+    item.target.status = status
+    if (failure !== undefined) item.target.failure = failure
+    this.#settled(item.delivery, item.target)
+  }
+
+  /** Counts a URL of `delivery` settled; ends the event when its mode says so. */
+  #settled(delivery: Delivery, target?: TargetState<Endpoint>): void {
+    delivery.open--
+    const accepted = target?.status === 'delivered' && this.#settings.mode === 'any'
+    if (accepted) {
+      // The first URL to accept ends the event: the others are superseded, waiting or in flight
+      // (an attempt in flight finishes in its own lane and is not reported).
+      for (const other of delivery.items) {
+        if (other.target.status !== 'pending') continue
+        other.target.status = 'superseded'
+        this.#forget(other)
+      }
+      delivery.open = 0
+    }
+    if (delivery.open === 0) this.#finish(delivery)
+  }
+
+  /**
+   * Takes a superseded item out of its lane at once: out of the scheduler (its memory goes now,
+   * not when it would have fallen due), out of the counts; a ready queue drops it when it reaches it.
+   */
+  #forget(item: LaneItem): void {
+    if (item.where === 'ready') item.lane.readyCount--
+    else if (item.where === 'waiting') {
+      item.lane.waitingCount--
+      this.#scheduler.cancel(item)
+    }
+    if (item.where !== 'flight') item.where = 'done'
+  }
+
+  #finish(delivery: Delivery): void {
+    if (delivery.finished) return
+    delivery.finished = true
+    this.#hooks.finished(delivery)
+  }
+}
+
+/** A URL that will not be retried because the destination is closing: its last failure is the cause. */
+function closedFailure({ target }: LaneItem): AttemptFailure {
+  const cause = target.failure ? toWebhookError(target.failure, target.endpoint) : undefined
+  return { code: 'ERR_CLOSED', ...(cause ? { cause } : {}) }
+}

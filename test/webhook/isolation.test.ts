@@ -1,0 +1,204 @@
+// One bad receiver must not slow the others. The unit of work is one attempt to one URL: a URL that
+// is silent, slow, refusing or failing holds only its own slots, its backlog is bounded and
+// visible, and its circuit breaker stops spending attempts on it. Judged on conditions, not
+// speeds: the healthy URL gets every event while the bad one's first attempts are still in
+// flight (their timeout is longer than the wait).
+import { afterEach, describe, expect, it } from 'vitest'
+import { WebhookDestination, type DeliveryResult, type UrlStateNotice } from '../../src/webhook/index.js'
+import { startChaosSink } from '../helpers/chaos-sink.js'
+import { freePort } from '../helpers/ports.js'
+import { startSink, type Sink } from '../helpers/sink.js'
+
+const EVENTS = 300
+const SLOTS = 8
+/** Longer than any wait below: a bad URL's attempt that the healthy one had to wait for would fail the test. */
+const TIMEOUT_MS = 15_000
+
+const open: Array<{ close(): Promise<void> }> = []
+const destinations: WebhookDestination[] = []
+afterEach(async () => {
+  // The bad URLs' attempts may still be out: closing does not wait for them.
+  await Promise.all(destinations.splice(0).map((destination) => destination.close({ timeout: 100 })))
+  await Promise.all(open.splice(0).map((item) => item.close()))
+})
+
+async function healthy(): Promise<Sink> {
+  const sink = await startSink(() => ({ status: 200 }))
+  open.push(sink)
+  return sink
+}
+
+/** The bad URLs: a black hole (accepts, never answers), a slow one, one refusing connections, a 503 storm. */
+const BAD: Record<string, () => Promise<string>> = {
+  'black-holed': async () => {
+    const sink = await startChaosSink(() => ({ kind: 'hang' }))
+    open.push(sink)
+    return sink.url
+  },
+  'slow (answers after 12 s)': async () => {
+    const sink = await startSink(() => ({ status: 200, delayMs: 12_000 }))
+    open.push(sink)
+    return sink.url
+  },
+  'refusing connections': async () => `http://127.0.0.1:${await freePort()}`,
+  'answering 503': async () => {
+    const sink = await startSink(() => ({ status: 503 }))
+    open.push(sink)
+    return sink.url
+  },
+}
+
+function destinationOf(settings: ConstructorParameters<typeof WebhookDestination>[0]): WebhookDestination {
+  const destination = new WebhookDestination({ timeoutMs: TIMEOUT_MS, maxConcurrencyPerUrl: SLOTS, ...settings })
+  destinations.push(destination)
+  return destination
+}
+
+const track = (index: number) => ({ type: 'track' as const, userId: 'u1', event: 'E', messageId: `evt-${index}` })
+
+describe.each(Object.keys(BAD))('a %s URL beside a healthy one', (kind) => {
+  it("mode 'each': the healthy URL gets every event, and the bad one holds only its own slots", async () => {
+    const good = await healthy()
+    const destination = destinationOf({
+      webhooks: [{ url: await (BAD[kind] as () => Promise<string>)() }, { url: good.url }],
+      mode: 'each',
+      backoff: () => 60_000,
+    })
+    const answered: string[] = []
+    destination.on('attempt', (notice) => answered.push(notice.url))
+    for (let index = 0; index < EVENTS; index++) void destination.deliver(track(index))
+    const healthyDone = () => {
+      const fine = destination.backlog()[1]
+      return good.requests.length === EVENTS && fine?.queued === 0 && fine.inFlight === 0 && fine.retrying === 0
+    }
+    await expect.poll(healthyDone, { timeout: TIMEOUT_MS - 3_000 }).toBe(true)
+    const [bad] = destination.backlog()
+    expect((bad?.queued ?? 0) + (bad?.retrying ?? 0) + (bad?.inFlight ?? 0)).toBe(EVENTS)
+    expect(bad?.inFlight).toBeLessThanOrEqual(SLOTS)
+    if (kind === 'black-holed' || kind.startsWith('slow')) {
+      // Every healthy delivery came while the bad URL's first attempts were still out.
+      expect(answered.filter((url) => url === bad?.url)).toEqual([])
+      expect(bad?.inFlight).toBe(SLOTS)
+    }
+  })
+
+  it("mode 'any': each event ends at the first 2xx, without waiting for the bad URL", async () => {
+    const good = await healthy()
+    const destination = destinationOf({
+      webhooks: [{ url: await (BAD[kind] as () => Promise<string>)() }, { url: good.url }],
+      backoff: () => 60_000,
+    })
+    const results: DeliveryResult[] = []
+    for (let index = 0; index < EVENTS; index++) void destination.deliver(track(index)).then((r) => results.push(r))
+    await expect.poll(() => results.length, { timeout: TIMEOUT_MS - 3_000 }).toBe(EVENTS)
+    expect(results.every((result) => result.status === 'delivered')).toBe(true)
+    expect(results.every((result) => result.urls[0]?.status === 'superseded')).toBe(true)
+    expect(good.requests).toHaveLength(EVENTS)
+    // Nothing waits for the bad URL any more: only attempts that were already out may still be.
+    const [bad] = destination.backlog()
+    expect(bad).toMatchObject({ queued: 0, retrying: 0 })
+    expect(destination.pendingRetries).toBe(0)
+  })
+})
+
+describe("a URL's backlog", () => {
+  it('is bounded by maxPendingPerUrl: past it the event fails at that URL with ERR_BACKLOG_FULL, and goes on at the others', async () => {
+    const good = await healthy()
+    const destination = destinationOf({
+      webhooks: [{ url: await (BAD['black-holed'] as () => Promise<string>)() }, { url: good.url }],
+      mode: 'each',
+      maxPendingPerUrl: 50,
+    })
+    const results: DeliveryResult[] = []
+    // At the pace the healthy URL keeps up with (20 at a time): only the black hole's backlog grows.
+    for (let index = 0; index < EVENTS; index++) {
+      void destination.deliver(track(index)).then((r) => results.push(r))
+      if (index % 20 === 19) await expect.poll(() => good.requests.length).toBe(index + 1)
+    }
+    // The black hole holds 50 (8 of them in flight); the 250 others end, failed there.
+    await expect.poll(() => results.length, { timeout: TIMEOUT_MS - 3_000 }).toBe(EVENTS - 50)
+    for (const result of results) {
+      expect(result.status).toBe('failed')
+      expect(result.urls[0]?.lastError?.code).toBe('ERR_BACKLOG_FULL')
+      expect(result.urls[0]?.lastError?.message).toMatch(/maxPendingPerUrl/)
+      expect(result.urls[1]).toMatchObject({ status: 'delivered', attempts: 1 })
+    }
+    expect(good.requests).toHaveLength(EVENTS)
+    expect(destination.backlog()[0]).toMatchObject({ queued: 50 - SLOTS, inFlight: SLOTS })
+  })
+})
+
+describe("a URL's circuit breaker", () => {
+  it('opens after a run of failures, lets one probe through after the cool-down, and closes when the URL recovers', async () => {
+    let recovered = false
+    const storm = await startSink(() => ({ status: recovered ? 200 : 503 }))
+    open.push(storm)
+    const destination = destinationOf({
+      webhooks: [{ url: storm.url }],
+      backoff: () => 10,
+      // One attempt at a time: none is still out when the breaker opens.
+      maxConcurrencyPerUrl: 1,
+      breaker: { failures: 3, coolDownMs: 300 },
+    })
+    const states: UrlStateNotice[] = []
+    const next = (circuit: string) =>
+      new Promise<void>((resolve) => {
+        const listener = (notice: UrlStateNotice) => {
+          if (notice.circuit !== circuit) return
+          destination.off('url-state', listener)
+          resolve()
+        }
+        destination.on('url-state', listener)
+      })
+    destination.on('url-state', (notice) => states.push(notice))
+    const opened = next('open')
+    const deliveries = Array.from({ length: 20 }, (_, index) => destination.deliver(track(index)))
+    await opened
+    expect(destination.backlog()[0]?.circuit).toBe('open')
+    // While open, no attempt: the next request is the probe, after the cool-down.
+    const sentWhenOpened = storm.requests.length
+    const probing = next('half-open')
+    const reopened = next('open')
+    await probing
+    await reopened
+    expect(storm.requests.length).toBe(sentWhenOpened + 1)
+    recovered = true
+    const closed = next('closed')
+    await closed
+    const results = await Promise.all(deliveries)
+    expect(results.every((result) => result.status === 'delivered')).toBe(true)
+    expect(states.map((notice) => notice.circuit).slice(0, 4)).toEqual(['open', 'half-open', 'open', 'half-open'])
+    expect(states.at(-1)).toEqual({ url: `${storm.url}/`, circuit: 'closed' })
+  })
+
+  it("fails an event whose window ends while its URL's breaker is open, with ERR_CIRCUIT_OPEN and the last failure as cause", async () => {
+    const storm = await startSink(() => ({ status: 503 }))
+    open.push(storm)
+    const destination = destinationOf({
+      webhooks: [{ url: storm.url }],
+      backoff: () => 10,
+      retryWindowMs: 300,
+      breaker: { failures: 1, coolDownMs: 60_000 },
+    })
+    const result = await destination.deliver(track(1))
+    expect(result.status).toBe('failed')
+    expect(result.urls[0]?.lastError).toMatchObject({ code: 'ERR_CIRCUIT_OPEN' })
+    expect(result.urls[0]?.lastError?.cause).toMatchObject({ code: 'ERR_HTTP_STATUS', status: 503 })
+    expect(storm.requests).toHaveLength(1)
+  })
+
+  it('is off with breaker: false: every retry is an attempt', async () => {
+    const storm = await startSink(() => ({ status: 503 }))
+    open.push(storm)
+    const destination = destinationOf({
+      webhooks: [{ url: storm.url }],
+      backoff: () => 5,
+      retryWindowMs: 400,
+      breaker: false,
+    })
+    const result = await destination.deliver(track(1))
+    expect(result.status).toBe('failed')
+    expect(result.urls[0]?.lastError?.code).toBe('ERR_HTTP_STATUS')
+    expect(storm.requests.length).toBeGreaterThan(10)
+  })
+})
