@@ -191,7 +191,31 @@ function webhookScenario(receiver, failing) {
   return { rows, pending: { deliveries: pendingCount, ...pending }, signing }
 }
 
-function targets(client, webhooks) {
+/**
+ * Bad neighbours: one destination, five URLs in mode 'each', the first black-holed and the second
+ * answering at 4.9 s, against the same run with both healthy; alternated, medians of `runs` pairs.
+ */
+function neighboursScenario(receiver) {
+  console.log('\n== webhooks: bad neighbours (healthy URLs beside a black-holed one and one answering at 4.9 s)')
+  const config = { healthy: `${receiver.url}/in`, events: smoke ? 1_000 : 20_000, rate: smoke ? 1_000 : 2_000 }
+  const pairs = Array.from({ length: runs }, () => ({
+    clean: runChild('neighbours-run.mjs', { ...config, bad: false }),
+    bad: runChild('neighbours-run.mjs', { ...config, bad: true }),
+  }))
+  const summary = (side) => ({
+    p50Ms: round(median(pairs.map((pair) => pair[side].p50Ms)), 1),
+    p99Ms: round(median(pairs.map((pair) => pair[side].p99Ms)), 1),
+    perSecond: round(median(pairs.map((pair) => pair[side].perSecond))),
+  })
+  const result = { events: config.events, rate: config.rate, clean: summary('clean'), bad: summary('bad'), pairs }
+  for (const side of ['clean', 'bad'])
+    console.log(
+      `${side}: healthy URLs p50 ${result[side].p50Ms} ms, p99 ${result[side].p99Ms} ms, ${result[side].perSecond} deliveries/s`,
+    )
+  return result
+}
+
+function targets(client, webhooks, neighbours) {
   const row = (scenario, library) => client.find((s) => s.name === scenario)?.rows.find((r) => r.library === library)
   const burst = (library) => row('100,000 small events, as fast as they can be enqueued', library)
   const ours = burst('eventwire')
@@ -232,6 +256,13 @@ function targets(client, webhooks) {
       0.85,
       '>=',
     ],
+    [
+      'bad neighbours: healthy URLs keep at least 90% of their throughput',
+      neighbours.bad.perSecond / neighbours.clean.perSecond,
+      0.9,
+      '>=',
+    ],
+    ['bad neighbours: healthy URLs keep their p99 within 2x', neighbours.bad.p99Ms / neighbours.clean.p99Ms, 2, '<='],
     [
       'webhooks: 100,000 pending retries under 150 MB (RSS)',
       webhooks.pending.deliveries === 100_000 ? webhooks.pending.rssMb : undefined,
@@ -325,6 +356,7 @@ try {
   for (const scenario of scenarios) client.push(await clientScenario(sink, scenario))
   const growth = await growthScenario(sink)
   const webhooks = webhookScenario(receiver, failing)
+  const neighbours = neighboursScenario(receiver)
   console.log('\n== tracking plans and middleware: CPU per track call, no plan, each schema library, three middlewares')
   const plans = runChild('plan-run.mjs', smoke ? { calls: 1_000, rounds: 1 } : { calls: 10_000, rounds: 40 })
   console.log('\n== signature schemes: CPU per delivery to sign (a WebhookDestination) and to verify (verifyWebhook)')
@@ -339,10 +371,11 @@ try {
     client,
     growth,
     webhooks,
+    neighbours,
     plans,
     signing,
     gzip,
-    targets: smoke ? [] : targets(client, webhooks),
+    targets: smoke ? [] : targets(client, webhooks, neighbours),
   }
 
   console.log(
