@@ -72,7 +72,11 @@ export class CircuitBreaker {
       return
     }
     this.#failures++
-    if (probe || (this.#state === 'closed' && this.#failures >= this.#rules.failures)) {
+    // A failed probe opens it again at once (unless a straggler's success closed it meanwhile);
+    // closed, it takes a run of failures; open, a straggler's failure changes nothing.
+    const opens =
+      this.#state === 'half-open' ? probe : this.#state === 'closed' && this.#failures >= this.#rules.failures
+    if (opens) {
       this.#state = 'open'
       this.#openUntil = now + this.#rules.coolDownMs
       changed('open')

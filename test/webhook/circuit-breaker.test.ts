@@ -1,0 +1,110 @@
+// One URL's circuit breaker on a clock moved by hand: which attempt may start when, and what each
+// outcome does to it.
+import { describe, expect, it } from 'vitest'
+import { CircuitBreaker, type CircuitState } from '../../src/webhook/circuit-breaker.js'
+
+function breaker(failures = 3, coolDownMs = 1_000) {
+  const changes: CircuitState[] = []
+  const changed = (state: CircuitState) => changes.push(state)
+  return { breaker: new CircuitBreaker({ failures, coolDownMs }), changes, changed }
+}
+
+describe('CircuitBreaker', () => {
+  it('lets every attempt through while closed, and opens on the failure that completes the run', () => {
+    const { breaker: b, changes, changed } = breaker(3)
+    expect(b.state).toBe('closed')
+    expect(b.allows(0, changed)).toBe('attempt')
+    b.record(true, false, 10, changed)
+    b.record(true, false, 20, changed)
+    expect(b.state).toBe('closed')
+    expect(b.allows(25, changed)).toBe('attempt')
+    b.record(true, false, 30, changed)
+    expect(b.state).toBe('open')
+    expect(b.openUntil).toBe(1_030)
+    expect(changes).toEqual(['open'])
+  })
+
+  it('counts failures in a row only: a success in between starts the count again', () => {
+    const { breaker: b, changed } = breaker(2)
+    b.record(true, false, 0, changed)
+    b.record(false, false, 1, changed)
+    b.record(true, false, 2, changed)
+    expect(b.state).toBe('closed')
+    b.record(true, false, 3, changed)
+    expect(b.state).toBe('open')
+  })
+
+  it('refuses every attempt while open, until the cool-down ends, then gives exactly one probe', () => {
+    const { breaker: b, changes, changed } = breaker(1, 1_000)
+    b.record(true, false, 0, changed)
+    expect(b.allows(999, changed)).toBeUndefined()
+    expect(b.state).toBe('open')
+    expect(b.allows(1_000, changed)).toBe('probe')
+    expect(b.state).toBe('half-open')
+    expect(b.allows(1_001, changed)).toBeUndefined()
+    expect(b.allows(5_000, changed)).toBeUndefined()
+    expect(changes).toEqual(['open', 'half-open'])
+  })
+
+  it('closes when the probe succeeds, and lets attempts through again', () => {
+    const { breaker: b, changes, changed } = breaker(1, 100)
+    b.record(true, false, 0, changed)
+    expect(b.allows(100, changed)).toBe('probe')
+    b.record(false, true, 150, changed)
+    expect(b.state).toBe('closed')
+    expect(b.allows(151, changed)).toBe('attempt')
+    expect(changes).toEqual(['open', 'half-open', 'closed'])
+    // The run of failures starts again from zero.
+    const fresh = breaker(2, 100)
+    fresh.breaker.record(true, false, 0, fresh.changed)
+    fresh.breaker.allows(100, fresh.changed)
+    fresh.breaker.record(false, true, 100, fresh.changed)
+    fresh.breaker.record(true, false, 101, fresh.changed)
+    expect(fresh.breaker.state).toBe('closed')
+  })
+
+  it('opens again for a whole cool-down when the probe fails, and probes once more after it', () => {
+    const { breaker: b, changes, changed } = breaker(5, 100)
+    for (let index = 0; index < 5; index++) b.record(true, false, index, changed)
+    expect(b.allows(104, changed)).toBe('probe')
+    b.record(true, true, 120, changed)
+    expect(b.state).toBe('open')
+    expect(b.openUntil).toBe(220)
+    expect(b.allows(219, changed)).toBeUndefined()
+    expect(b.allows(220, changed)).toBe('probe')
+    expect(changes).toEqual(['open', 'half-open', 'open', 'half-open'])
+  })
+
+  it('is not moved by a late failure of an attempt that started before it opened', () => {
+    const { breaker: b, changes, changed } = breaker(1, 100)
+    b.record(true, false, 0, changed)
+    b.record(true, false, 50, changed)
+    expect(b.openUntil).toBe(100)
+    expect(b.allows(100, changed)).toBe('probe')
+    // A straggler fails while the probe is out: still half-open, still one probe out.
+    b.record(true, false, 110, changed)
+    expect(b.state).toBe('half-open')
+    expect(b.allows(111, changed)).toBeUndefined()
+    expect(changes).toEqual(['open', 'half-open'])
+  })
+
+  it('closes on any success, a straggler included: the receiver answered', () => {
+    const { breaker: b, changes, changed } = breaker(1, 1_000)
+    b.record(true, false, 0, changed)
+    b.record(false, false, 10, changed)
+    expect(b.state).toBe('closed')
+    expect(b.allows(11, changed)).toBe('attempt')
+    expect(changes).toEqual(['open', 'closed'])
+  })
+
+  it('frees the probe when a straggler closes it during a probe, so a later opening can probe again', () => {
+    const { breaker: b, changed } = breaker(1, 100)
+    b.record(true, false, 0, changed)
+    expect(b.allows(100, changed)).toBe('probe')
+    b.record(false, false, 101, changed)
+    expect(b.state).toBe('closed')
+    b.record(true, false, 102, changed)
+    expect(b.state).toBe('open')
+    expect(b.allows(202, changed)).toBe('probe')
+  })
+})
