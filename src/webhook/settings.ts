@@ -72,6 +72,12 @@ export interface WebhookSettings {
    * @defaultValue { failures: 10, coolDownMs: 30_000 }
    */
   breaker?: { failures?: number | undefined; coolDownMs?: number | undefined } | false | undefined
+  /**
+   * Most deliveries a second to one URL, for receivers that ask to be spared (off by default).
+   * Each URL gets its own budget, in bursts of up to one second's worth; what is over it waits in
+   * the URL's queue. In memory only: each `WebhookWorker` applies it on its own.
+   */
+  ratePerUrl?: number | undefined
   /** How requests are sent. @defaultValue undici's `Pool` on Node, `fetch` elsewhere */
   transport?: WebhookTransport | undefined
   /**
@@ -112,6 +118,8 @@ export interface ResolvedWebhookSettings {
   readonly maxPendingPerUrl: number
   /** `undefined` when the breaker is off. */
   readonly breaker: BreakerRules | undefined
+  /** Deliveries a second to one URL; `undefined`: no limit. */
+  readonly ratePerUrl: number | undefined
   readonly blockPrivateNetworks: boolean
   /** The transport the settings name; `undefined` leaves the choice to the platform. */
   readonly transport: WebhookTransport | undefined
@@ -182,6 +190,7 @@ const SETTING_NAMES: Readonly<Record<keyof WebhookSettings, true>> = {
   maxConcurrencyPerUrl: true,
   maxPendingPerUrl: true,
   breaker: true,
+  ratePerUrl: true,
   transport: true,
   blockPrivateNetworks: true,
 }
@@ -298,10 +307,23 @@ export function resolveWebhookSettings(settings: unknown): ResolvedWebhookSettin
     maxConcurrencyPerUrl: integerOption('maxConcurrencyPerUrl', settings['maxConcurrencyPerUrl'], 64, 1, 100_000),
     maxPendingPerUrl: integerOption('maxPendingPerUrl', settings['maxPendingPerUrl'], 100_000, 1),
     breaker: breakerOption(settings['breaker']),
+    ratePerUrl: rateOption(settings['ratePerUrl']),
     blockPrivateNetworks: block,
     // Checked last, as it always was: a transport of the user's is not looked at while other settings are wrong.
     transport: transportOption(settings['transport']),
   }
+}
+
+/** The `ratePerUrl` setting: a positive, finite number of deliveries a second, or none. */
+function rateOption(value: unknown): number | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 1_000_000) {
+    throw new OptionsError(
+      'ratePerUrl',
+      `expected deliveries a second to one URL, above 0 and at most 1000000, got ${String(value)}.`,
+    )
+  }
+  return value
 }
 
 /** The `breaker` setting: on with its defaults unless `false`. */

@@ -3,6 +3,7 @@ import { Queue } from '../core/queue.js'
 import { MAX_TIMER_MS } from '../core/timers.js'
 import { backoffDelay } from './callbacks.js'
 import { CircuitBreaker, type CircuitState } from './circuit-breaker.js'
+import { TokenBucket } from './rate-limit.js'
 import type { Endpoint } from './endpoint.js'
 import { toWebhookError, type AttemptFailure } from './failure.js'
 import type { DeliveryResult } from './result.js'
@@ -48,12 +49,17 @@ class UrlLane {
   waitingCount = 0
   inFlight = 0
   readonly breaker: CircuitBreaker | undefined
+  /** `ratePerUrl`, when set. */
+  readonly rate: TokenBucket | undefined
+  /** Set while the lane waits for its rate's next token. */
+  throttled: ReturnType<typeof setTimeout> | undefined
   /** In the dispatcher's rotation. */
   rotating = false
 
-  constructor(endpoint: Endpoint, breaker: CircuitBreaker | undefined) {
+  constructor(endpoint: Endpoint, breaker: CircuitBreaker | undefined, rate: TokenBucket | undefined) {
     this.endpoint = endpoint
     this.breaker = breaker
+    this.rate = rate
   }
 }
 
@@ -113,7 +119,11 @@ export class UrlLanes {
     this.#clock = clock
     this.#hooks = hooks
     this.#lanes = endpoints.map((endpoint) => {
-      const lane = new UrlLane(endpoint, settings.breaker && new CircuitBreaker(settings.breaker))
+      const lane = new UrlLane(
+        endpoint,
+        settings.breaker && new CircuitBreaker(settings.breaker),
+        settings.ratePerUrl === undefined ? undefined : new TokenBucket(settings.ratePerUrl, clock()),
+      )
       this.#byEndpoint.set(endpoint, lane)
       return lane
     })
@@ -232,7 +242,7 @@ export class UrlLanes {
   }
 
   #rotate(lane: UrlLane): void {
-    if (lane.rotating || lane.readyCount === 0 || lane.inFlight >= this.#slotsPerLane) return
+    if (lane.rotating || lane.throttled || lane.readyCount === 0 || lane.inFlight >= this.#slotsPerLane) return
     lane.rotating = true
     this.#rotation.push(lane)
   }
@@ -241,39 +251,51 @@ export class UrlLanes {
   #dispatch(): void {
     for (let lane = this.#rotation.shift(); lane !== undefined; lane = this.#rotation.shift()) {
       lane.rotating = false
-      const item = this.#nextReady(lane)
-      if (item === undefined) continue
+      if (this.#peekReady(lane) === undefined) continue
+      const wait = lane.rate?.wait(this.#clock()) ?? 0
+      if (wait > 0) {
+        // Over the URL's rate: its queue waits for the next token, with one timer for the lane.
+        lane.throttled = setTimeout(() => {
+          lane.throttled = undefined
+          this.#rotate(lane)
+          this.#dispatch()
+        }, wait)
+        continue
+      }
       const permit = lane.breaker?.allows(this.#clock(), (state) => this.#hooks.circuit(lane.endpoint.url, state))
       if (permit === undefined && lane.breaker !== undefined) {
-        // Open, or a probe is out: what is ready waits for the breaker (see #parkReady).
-        this.#unshiftReady(lane, item)
+        // Open: what is ready waits in the scheduler; a probe is out: it stays queued for its answer.
         this.#parkReady(lane)
         continue
       }
+      const item = this.#takeReady(lane) as LaneItem
+      lane.rate?.take()
       this.#attempt(item, permit === 'probe')
       this.#rotate(lane)
     }
   }
 
-  /** The lane's next live item, dropping items of events that have ended. */
-  #nextReady(lane: UrlLane): LaneItem | undefined {
-    for (let item = lane.ready.shift(); item !== undefined; item = lane.ready.shift()) {
-      if (item.where !== 'ready') continue
-      lane.readyCount--
-      item.where = 'done'
-      if (item.delivery.finished || item.target.status !== 'pending') continue
-      return item
+  /** The lane's next live item, left in place; items of events that have ended are dropped on the way. */
+  #peekReady(lane: UrlLane): LaneItem | undefined {
+    for (let item = lane.ready.peek(); item !== undefined; item = lane.ready.peek()) {
+      if (item.where === 'ready' && !item.delivery.finished && item.target.status === 'pending') return item
+      lane.ready.shift()
+      if (item.where === 'ready') {
+        lane.readyCount--
+        item.where = 'done'
+      }
     }
     return undefined
   }
 
-  /** Puts back an item taken from the lane's queue: the queue is FIFO, so it goes to a side list first. */
-  #unshiftReady(lane: UrlLane, item: LaneItem): void {
-    item.where = 'ready'
-    lane.readyCount++
-    const rest = lane.ready.takeAll()
-    lane.ready.push(item)
-    for (const other of rest) lane.ready.push(other)
+  /** Takes the lane's next live item out of its queue. */
+  #takeReady(lane: UrlLane): LaneItem | undefined {
+    const item = this.#peekReady(lane)
+    if (item === undefined) return undefined
+    lane.ready.shift()
+    lane.readyCount--
+    item.where = 'done'
+    return item
   }
 
   /**
@@ -283,7 +305,7 @@ export class UrlLanes {
   #parkReady(lane: UrlLane): void {
     const breaker = lane.breaker as CircuitBreaker
     if (breaker.state !== 'open') return
-    for (let item = this.#nextReady(lane); item !== undefined; item = this.#nextReady(lane)) {
+    for (let item = this.#takeReady(lane); item !== undefined; item = this.#takeReady(lane)) {
       this.#wait(item, Math.min(breaker.openUntil, item.delivery.state.deadline))
     }
   }

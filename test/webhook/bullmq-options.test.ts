@@ -176,3 +176,19 @@ describe('WebhookWorker options', () => {
     expect(resolveWorkerOptions(given)).toEqual(given)
   })
 })
+
+describe('WebhookWorker and the in-memory lane settings', () => {
+  it.each([
+    ['ratePerUrl', 10],
+    ['breaker', false],
+    ['maxPendingPerUrl', 5],
+  ])('refuses %s rather than ignore it: the worker still sends in rounds', (name, value) => {
+    expect(
+      () =>
+        new WebhookWorker(
+          { webhooks: [{ url: 'https://hooks.example.com/in' }], [name]: value },
+          { connection: { host: '127.0.0.1', port: 1, maxRetriesPerRequest: null } },
+        ),
+    ).toThrow(new RegExp(`Invalid option \`${name}\`: applies to WebhookDestination only`))
+  })
+})

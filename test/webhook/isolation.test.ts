@@ -202,3 +202,30 @@ describe("a URL's circuit breaker", () => {
     expect(storm.requests.length).toBeGreaterThan(10)
   })
 })
+
+describe('ratePerUrl', () => {
+  it('sends at most a burst of one second and then the rate to each URL, whatever is queued', async () => {
+    const limited = await healthy()
+    const rate = 20
+    const before = Date.now()
+    const destination = destinationOf({ webhooks: [{ url: limited.url }], ratePerUrl: rate })
+    const events = 50
+    const results = await Promise.all(Array.from({ length: events }, (_, index) => destination.deliver(track(index))))
+    expect(results.every((result) => result.status === 'delivered')).toBe(true)
+    // Request k (0-based) past the first second's burst cannot leave before its token, counted
+    // from the bucket's start (after `before`): a lower bound on time, which a slow machine can
+    // only exceed. `at` is Date.now(), whole ms.
+    limited.requests.forEach((request, k) => {
+      const earliest = k < rate ? 0 : ((k - rate + 1) * 1000) / rate
+      expect(request.at - before, `request ${k}`).toBeGreaterThanOrEqual(Math.floor(earliest) - 1)
+    })
+  })
+
+  it('is refused unless it is a positive number', () => {
+    for (const ratePerUrl of [0, -1, Number.NaN, '5']) {
+      expect(
+        () => new WebhookDestination({ webhooks: [{ url: 'https://x.test/' }], ratePerUrl: ratePerUrl as number }),
+      ).toThrow(/ratePerUrl/)
+    }
+  })
+})

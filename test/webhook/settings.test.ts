@@ -46,6 +46,7 @@ describe('WebhookDestination settings', () => {
       maxConcurrencyPerUrl: undefined,
       maxPendingPerUrl: undefined,
       breaker: undefined,
+      ratePerUrl: undefined,
       transport: undefined,
       blockPrivateNetworks: undefined,
     } satisfies Required<WebhookSettings>

@@ -1,5 +1,6 @@
 import { DelayedError, UnrecoverableError, type ConnectionOptions, type Job } from 'bullmq'
 import { Emitter } from '../../core/emitter.js'
+import { OptionsError } from '../../core/errors/options-error.js'
 import { DeliveryRounds, type DeliveryEvents } from '../delivery-rounds.js'
 import { createEngine } from '../engine.js'
 import type { Endpoint } from '../endpoint.js'
@@ -32,6 +33,22 @@ export interface WebhookWorkerOptions {
    * and emits `'warning'` once. See docs/durable-delivery.md. @defaultValue 'strict'
    */
   durability?: Durability | undefined
+}
+
+/**
+ * The per-URL lane settings are the in-memory engine's: a worker still sends an event's URLs in
+ * rounds, and would ignore them without a word.
+ */
+function refuseLaneSettings(settings: WebhookSettings): void {
+  if (typeof settings !== 'object' || settings === null) return
+  for (const name of ['ratePerUrl', 'breaker', 'maxPendingPerUrl'] as const) {
+    if (settings[name] !== undefined) {
+      throw new OptionsError(
+        name,
+        "applies to WebhookDestination only: a WebhookWorker still sends an event's URLs together, in rounds (docs/durable-delivery.md). Leave it out here.",
+      )
+    }
+  }
 }
 
 /**
@@ -77,6 +94,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   /** @throws `OptionsError` naming the first setting (of `settings`) or option (of `options`) it cannot use. */
   constructor(settings: WebhookSettings, options: WebhookWorkerOptions) {
     super()
+    refuseLaneSettings(settings)
     const engine = createEngine(settings, defaultPlatform)
     this.#endpoints = engine.endpoints
     this.#transport = engine.transport
