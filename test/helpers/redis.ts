@@ -24,6 +24,8 @@ export interface RedisOptions {
   appendfsync?: 'always' | 'everysec' | 'no'
   /** Disables the CONFIG command, as managed Redis services do. */
   withoutConfig?: boolean
+  /** `maxmemory-policy`, with a `maxmemory` of 4 MB when it is not `noeviction`. @defaultValue Redis's own, noeviction */
+  maxmemoryPolicy?: string
 }
 
 /**
@@ -37,6 +39,8 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
   if (options.persistent) args.push('--appendonly', 'yes', '--appendfsync', options.appendfsync ?? 'always')
   else args.push('--appendonly', 'no')
   if (options.withoutConfig) args.push('--rename-command', 'CONFIG', '')
+  if (options.maxmemoryPolicy !== undefined)
+    args.push('--maxmemory-policy', options.maxmemoryPolicy, '--maxmemory', '4mb')
   let child: ChildProcess | undefined
 
   const start = async () => {

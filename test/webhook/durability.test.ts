@@ -130,6 +130,33 @@ describe.runIf(withRedis)('the persistence check', () => {
     expect(warnings).toEqual([])
   })
 
+  it('refuses, under strict, a Redis that evicts keys when full, naming maxmemory-policy noeviction', async () => {
+    const redis = await redisWith({ persistent: true, appendfsync: 'everysec', maxmemoryPolicy: 'allkeys-lru' })
+    const { queue } = queueOn(redis.port)
+    const refusal = await queue.ready().catch((error: unknown) => error)
+    expect(refusal).toMatchObject({ code: 'ERR_INVALID_OPTION', option: 'durability' })
+    expect((refusal as Error).message).toMatch(
+      /maxmemory-policy allkeys-lru: once it reaches maxmemory it evicts keys.*set maxmemory-policy noeviction/,
+    )
+    await expect(queue.enqueue(event(1))).rejects.toBeInstanceOf(OptionsError)
+    const sink = await startSink()
+    open.push(sink)
+    await expect(workerOn(redis.port, sink.url).worker.ready()).rejects.toThrow(/maxmemory-policy allkeys-lru/)
+  })
+
+  it('names every weakness at once: no append-only file and an evicting policy', async () => {
+    const redis = await redisWith({ persistent: false, maxmemoryPolicy: 'volatile-lru' })
+    const { queue, warnings } = queueOn(redis.port, { durability: 'best-effort' })
+    await queue.ready()
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatch(/appendonly no.*; and it has maxmemory-policy volatile-lru.*appendonly yes.*noeviction/)
+  })
+
+  it('reads the policy from INFO memory where CONFIG is disabled', async () => {
+    const redis = await redisWith({ persistent: true, withoutConfig: true, maxmemoryPolicy: 'allkeys-random' })
+    await expect(queueOn(redis.port).queue.ready()).rejects.toThrow(/maxmemory-policy allkeys-random/)
+  })
+
   it('refuses a durability it does not know, at once', () => {
     expect(() => new WebhookQueue({ connection: {}, durability: 'lax' as never })).toThrow(OptionsError)
     expect(

@@ -4,9 +4,10 @@ import { choiceOption } from '../../core/option-checks.js'
 /**
  * What durable mode demands of Redis:
  *
- * - `strict`: refuse to store or deliver unless Redis keeps every acknowledged write across a
- *   restart: the append-only file on, synced `always` or `everysec` (as far as the server says).
- * - `best-effort`: run on any Redis, and warn once when a restart would lose events.
+ * - `strict`: refuse to store or deliver unless Redis keeps every acknowledged write: the
+ *   append-only file on, synced `always` or `everysec`, and `maxmemory-policy noeviction`, so that
+ *   a full Redis refuses new writes instead of evicting stored events (as far as the server says).
+ * - `best-effort`: run on any Redis, and warn once, naming each setting that may lose events.
  */
 export type Durability = 'strict' | 'best-effort'
 
@@ -16,6 +17,8 @@ export interface RedisPersistence {
   readonly appendonly: boolean | undefined
   /** `appendfsync`; `undefined` where CONFIG is disabled (managed Redis), since INFO does not say. */
   readonly appendfsync: string | undefined
+  /** `maxmemory-policy` (CONFIG, else `INFO memory`); `undefined` when neither answered. */
+  readonly maxmemoryPolicy: string | undefined
 }
 
 /** The two commands the check uses, as ioredis has them. */
@@ -34,31 +37,78 @@ async function configValue(redis: RedisInspector, parameter: string): Promise<st
  * disabled or renamed, as on managed services) `aof_enabled` from `INFO persistence`.
  */
 export async function readPersistence(redis: RedisInspector): Promise<RedisPersistence> {
+  const maxmemoryPolicy = await readEvictionPolicy(redis)
   try {
     const appendonly = await configValue(redis, 'appendonly')
     if (appendonly !== undefined)
-      return { appendonly: appendonly === 'yes', appendfsync: await configValue(redis, 'appendfsync') }
+      return { appendonly: appendonly === 'yes', appendfsync: await configValue(redis, 'appendfsync'), maxmemoryPolicy }
   } catch {
     // CONFIG is refused (renamed, ACL, managed Redis): INFO still says whether AOF is on.
   }
   try {
     const enabled = /^aof_enabled:(\d)/m.exec(await redis.info('persistence'))?.[1]
-    return { appendonly: enabled === undefined ? undefined : enabled === '1', appendfsync: undefined }
+    return { appendonly: enabled === undefined ? undefined : enabled === '1', appendfsync: undefined, maxmemoryPolicy }
   } catch {
-    return { appendonly: undefined, appendfsync: undefined }
+    return { appendonly: undefined, appendfsync: undefined, maxmemoryPolicy }
   }
 }
 
-/** Why `persistence` may lose acknowledged events, or `undefined` when it keeps them. */
-function weakness(persistence: RedisPersistence): string | undefined {
-  if (persistence.appendonly === undefined) {
-    return 'its persistence settings could not be read (CONFIG and INFO persistence both refused), so a restart may lose acknowledged events'
+/** `maxmemory-policy`: CONFIG GET, else `maxmemory_policy` from INFO memory; `undefined` when both are refused. */
+async function readEvictionPolicy(redis: RedisInspector): Promise<string | undefined> {
+  try {
+    const policy = await configValue(redis, 'maxmemory-policy')
+    if (policy !== undefined) return policy
+  } catch {
+    // CONFIG refused: INFO memory says it too.
   }
-  if (!persistence.appendonly)
-    return 'it has appendonly no: a Redis restart loses every event acknowledged since the last RDB snapshot (all of them without one)'
-  if (persistence.appendfsync === 'no')
-    return 'it has appendfsync no: a machine crash loses the writes the OS had not flushed yet (up to ~30 s)'
-  return undefined
+  try {
+    return /^maxmemory_policy:(\S+)/m.exec(await redis.info('memory'))?.[1]
+  } catch {
+    return undefined
+  }
+}
+
+/** A way `persistence` may lose acknowledged events, with the setting that closes it. */
+interface Weakness {
+  readonly why: string
+  readonly fix: string
+}
+
+const AOF_FIX =
+  'turn the append-only file on (redis.conf: appendonly yes, appendfsync everysec or always; or CONFIG SET)'
+
+/** Every way `persistence` may lose acknowledged events; none when it keeps them. */
+function weaknesses(persistence: RedisPersistence): Weakness[] {
+  const found: Weakness[] = []
+  if (persistence.appendonly === undefined) {
+    found.push({
+      why: 'its persistence settings could not be read (CONFIG and INFO persistence both refused), so a restart may lose acknowledged events',
+      fix: AOF_FIX,
+    })
+  } else if (!persistence.appendonly) {
+    found.push({
+      why: 'it has appendonly no: a Redis restart loses every event acknowledged since the last RDB snapshot (all of them without one)',
+      fix: AOF_FIX,
+    })
+  } else if (persistence.appendfsync === 'no') {
+    found.push({
+      why: 'it has appendfsync no: a machine crash loses the writes the OS had not flushed yet (up to ~30 s)',
+      fix: AOF_FIX,
+    })
+  }
+  const policy = persistence.maxmemoryPolicy
+  if (policy === undefined) {
+    found.push({
+      why: 'its maxmemory-policy could not be read (CONFIG and INFO memory both refused), so a full Redis may evict acknowledged events',
+      fix: 'make sure maxmemory-policy is noeviction',
+    })
+  } else if (policy !== 'noeviction') {
+    found.push({
+      why: `it has maxmemory-policy ${policy}: once it reaches maxmemory it evicts keys, acknowledged events included, without an error`,
+      fix: 'set maxmemory-policy noeviction (redis.conf or CONFIG SET), as BullMQ requires; a full Redis then refuses new events instead',
+    })
+  }
+  return found
 }
 
 /**
@@ -70,9 +120,10 @@ export function judgeDurability(
   durability: Durability,
   who: string,
 ): { refusal?: OptionsError; warning?: string } {
-  const why = weakness(persistence)
-  if (why === undefined) return {}
-  const fix = 'turn the append-only file on (redis.conf: appendonly yes, appendfsync everysec or always; or CONFIG SET)'
+  const found = weaknesses(persistence)
+  if (found.length === 0) return {}
+  const why = found.map((weakness) => weakness.why).join('; and ')
+  const fix = found.map((weakness) => weakness.fix).join(', and ')
   if (durability === 'strict') {
     return {
       refusal: new OptionsError(
