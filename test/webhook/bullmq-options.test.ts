@@ -1,6 +1,6 @@
 // WebhookQueue and WebhookWorker check their options as WebhookDestination checks its settings: at
 // construction, before any connection, each refusal an OptionsError naming the option.
-import { Redis } from 'ioredis'
+import { Cluster, Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { OptionsError } from '../../src/core/errors/options-error.js'
 import { MAX_TIMER_MS } from '../../src/core/timers.js'
@@ -190,5 +190,38 @@ describe('WebhookWorker and the in-memory lane settings', () => {
           { connection: { host: '127.0.0.1', port: 1, maxRetriesPerRequest: null } },
         ),
     ).toThrow(new RegExp(`Invalid option \`${name}\`: applies to WebhookDestination only`))
+  })
+})
+
+describe('a Redis Cluster connection', () => {
+  // Never connects: the check is on the options, before any command.
+  const cluster = () => new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true })
+
+  it('is refused at once without a hash-tagged prefix, naming the prefix to use', () => {
+    const connection = cluster()
+    try {
+      for (const attempt of [
+        () => new WebhookQueue({ connection }),
+        () => new WebhookWorker({ webhooks: [{ url: 'https://hooks.example.com/in' }] }, { connection }),
+      ]) {
+        expect(attempt).toThrow(OptionsError)
+        expect(attempt).toThrow(
+          'Invalid option `prefix`: on a Redis Cluster every key of a queue must be in one slot: give a hash-tagged prefix such as "{bull}"',
+        )
+      }
+      expect(() => resolveQueueOptions({ connection, prefix: 'ew' })).toThrow('such as "{ew}"')
+    } finally {
+      connection.disconnect()
+    }
+  })
+
+  it('is taken with a hash-tagged prefix', () => {
+    const connection = cluster()
+    try {
+      expect(resolveQueueOptions({ connection, prefix: '{ew}' }).prefix).toBe('{ew}')
+      expect(resolveWorkerOptions({ connection, prefix: 'app:{ew}' }).prefix).toBe('app:{ew}')
+    } finally {
+      connection.disconnect()
+    }
   })
 })

@@ -81,10 +81,20 @@ function location(options: Record<string, unknown>): ResolvedQueueLocation {
   const name = nameOption('name', options['name'], DEFAULT_QUEUE_NAME)
   // BullMQ joins the prefix, the name and the job id with `:`: a name with one would read as another queue's keys.
   if (name.includes(':')) throw new OptionsError('name', `a queue name cannot contain ':', got ${shown(name)}.`)
+  const prefix = nameOption('prefix', options['prefix'], DEFAULT_PREFIX)
+  // On a Redis Cluster every key of a queue must hash to one slot, or BullMQ's scripts fail with
+  // CROSSSLOT (and enqueue() used to wait for its timeout, blaming Redis). A hash tag in the prefix
+  // does it: Redis hashes only what is between the first `{` and the next `}`.
+  if ((connection as { isCluster?: unknown }).isCluster === true && !/\{[^}]+\}/.test(prefix)) {
+    throw new OptionsError(
+      'prefix',
+      `on a Redis Cluster every key of a queue must be in one slot: give a hash-tagged prefix such as ${shown(`{${prefix}}`)} (the same in every producer and worker), got ${shown(prefix)}.`,
+    )
+  }
   return {
     connection: connection as ConnectionOptions,
     name,
-    prefix: nameOption('prefix', options['prefix'], DEFAULT_PREFIX),
+    prefix,
     durability: durabilityOption(options['durability']),
   }
 }
