@@ -10,6 +10,7 @@ import {
   ValidationError,
   type WebhookSettings,
 } from '../../src/webhook/index.js'
+import { freePort } from '../helpers/ports.js'
 import { startRedis, type RedisServer } from '../helpers/redis.js'
 import { isInstalled, REDIS } from '../helpers/services.js'
 import { startHostileReceiver } from '../helpers/hostile-receiver.js'
@@ -170,6 +171,18 @@ describe.runIf(withRedis)('durable delivery on BullMQ and a real Redis', () => {
       const headers = Object.fromEntries(Object.entries(request.headers).map(([key, value]) => [key, String(value)]))
       expect(new StandardWebhook(secret).verify(request.body, headers)).toMatchObject({ userId: 'u1' })
     }
+  })
+
+  it('keeps the cause of a network failure in the dead letter, bounded and without control characters', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}/`
+    const producer = queue()
+    await worker({ webhooks: [{ url: closed }], retryWindowMs: 200, backoff: () => 50 })
+    await producer.enqueue({ type: 'identify', userId: 'u1', messageId: 'refused' })
+    await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(1)
+    const [letter] = await producer.deadLetters()
+    expect(letter?.reason).toMatch(new RegExp(`${closed}: ERR_NETWORK \\(.*ECONNREFUSED 127\\.0\\.0\\.1:\\d+.*\\)`))
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: none may be there.
+    expect(letter?.reason).not.toMatch(/[\u0000-\u001f]/)
   })
 
   it('keeps a 4xx failure and an exhausted window as dead letters with each URL’s last error, and re-drives them', async () => {

@@ -1,10 +1,12 @@
 import { DelayedError, UnrecoverableError, type ConnectionOptions, type Job } from 'bullmq'
+import { describeError } from '../../core/describe-error.js'
 import { Emitter } from '../../core/emitter.js'
 import { OptionsError } from '../../core/errors/options-error.js'
 import { DeliveryRounds, type DeliveryEvents } from '../delivery-rounds.js'
 import { createEngine } from '../engine.js'
 import type { Endpoint } from '../endpoint.js'
 import { defaultPlatform } from '../platform/node.js'
+import type { WebhookUrlResult } from '../result.js'
 import type { WebhookSettings } from '../settings.js'
 import type { WebhookTransport } from '../transport.js'
 import { checkDurability, type Durability } from './durability.js'
@@ -180,18 +182,37 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     const prepared = await this.#rounds.prepare(data.eventId, data.body)
     const decision =
       'cause' in prepared ? this.#rounds.refuseUnsigned(state, prepared) : await this.#rounds.run(state, prepared)
-    await job.updateData({ eventId: data.eventId, body: data.body, state: storeState(state) })
     if (decision.kind === 'retry') {
+      await job.updateData({ eventId: data.eventId, body: data.body, state: storeState(state) })
       this.#rounds.announceRetry(state, decision.dueAt)
       await job.moveToDelayed(decision.dueAt, token)
       throw new DelayedError()
     }
     const result = this.#rounds.finish(state)
-    if (result.status !== 'delivered') {
-      const reasons = result.urls.map(
-        (url) => `${url.url}: ${url.lastError?.code ?? url.status}${url.lastStatus ? ` ${url.lastStatus}` : ''}`,
-      )
-      throw new UnrecoverableError(`not delivered after ${state.rounds} round(s): ${reasons.join('; ')}`)
-    }
+    // Delivered: the job is removed on completion, so its state is not written first.
+    if (result.status === 'delivered') return
+    await job.updateData({ eventId: data.eventId, body: data.body, state: storeState(state) })
+    throw new UnrecoverableError(
+      `not delivered after ${state.rounds} round(s): ${result.urls.map(reasonAt).join('; ')}`,
+    )
   }
+}
+
+/** C0 and C1 control characters, runs of them: a cause's text comes from the network. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]+/g
+
+/** Most characters of a failure's cause a dead letter keeps. */
+const MAX_CAUSE = 200
+
+/**
+ * Why a URL failed, as a dead letter keeps it: the code, the status, and the cause's text
+ * (`connect ECONNREFUSED 127.0.0.1:8790`), bounded and without control characters, since it came
+ * from the network and is shown in dashboards and logs.
+ */
+function reasonAt(url: WebhookUrlResult): string {
+  const status = url.lastStatus ? ` ${url.lastStatus}` : ''
+  const cause = url.lastError?.cause
+  const text = cause === undefined ? '' : ` (${describeError(cause).replace(CONTROL, ' ').slice(0, MAX_CAUSE)})`
+  return `${url.url}: ${url.lastError?.code ?? url.status}${status}${text}`
 }
