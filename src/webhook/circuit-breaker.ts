@@ -55,6 +55,11 @@ export class CircuitBreaker {
     return 'probe'
   }
 
+  /** Gives back a probe that was not sent: the next caller may probe instead. */
+  releaseProbe(): void {
+    this.#probing = false
+  }
+
   /**
    * Counts an attempt's outcome (`probe`: it was the one {@link allows} let through); `changed`
    * hears of an opening or a closing. A success closes the breaker whatever the attempt; a failure

@@ -82,9 +82,11 @@ function isRetryableStatus(status: number): boolean {
   return status >= 500 || status === 408 || status === 429
 }
 
-/** Records one attempt's response: 2xx delivers; 5xx, 408, 429, timeouts and network errors wait for a retry; the rest fail. */
+/**
+ * Records one attempt's response: 2xx delivers; 5xx, 408, 429, timeouts and network errors wait
+ * for a retry; the rest fail. The attempt was counted when it was sent (`attempts`: requests sent).
+ */
 export function recordAttempt(target: TargetState, response: WebhookResponse, now: number): void {
-  target.attempts++
   target.retryAfterMs = undefined
   if (!response.ok) {
     target.failure = { code: FAILURE_CODES[response.failure], cause: response.cause }
@@ -127,12 +129,12 @@ export async function runRound<E>(
 ): Promise<RoundDecision> {
   state.rounds++
   await Promise.all(
-    state.targets.map((target) =>
-      target.status === 'pending'
-        ? // Date.now(): a Retry-After date is a wall-clock date; what comes out is a duration.
-          send(target.endpoint).then((response) => recordAttempt(target, response, Date.now()))
-        : undefined,
-    ),
+    state.targets.map((target) => {
+      if (target.status !== 'pending') return undefined
+      target.attempts++
+      // Date.now(): a Retry-After date is a wall-clock date; what comes out is a duration.
+      return send(target.endpoint).then((response) => recordAttempt(target, response, Date.now()))
+    }),
   )
   const pending = state.targets.filter((target) => target.status === 'pending')
   if (pending.length === 0 || (rules.mode === 'any' && state.targets.some((target) => target.status === 'delivered'))) {

@@ -6,7 +6,7 @@ import { blockedAddressError, classifyFailure, type WebhookTransport } from './t
 
 /** Options of {@link createUndiciTransport}. */
 export interface UndiciTransportOptions {
-  /** Connections per receiving origin. @defaultValue 64 */
+  /** Connections per receiving URL. @defaultValue 64 */
   connections?: number | undefined
   /**
    * TLS and socket options, e.g. `{ ca }` for receivers behind a private certificate authority. A
@@ -83,8 +83,9 @@ function peerChecked(connect: buildConnector.connector): buildConnector.connecto
 const asSignal = (aborter: AttemptAborter): AbortSignal => aborter as unknown as AbortSignal
 
 /**
- * Sends webhook requests with undici's `Pool.request`, one keep-alive pool per receiving origin:
- * the Node default, several times faster per request than `fetch`. Redirects are not followed.
+ * Sends webhook requests with undici's `Pool.request`, one keep-alive pool per receiving URL (not
+ * per origin: a URL that never answers must not hold the connections a healthy URL on the same
+ * host needs): the Node default, several times faster per request than `fetch`. Redirects are not followed.
  * Each attempt ends within its `timeoutMs` (connecting, headers and body together); the status
  * decides, and at most 64 KiB of the body is read, after the attempt, to reuse the connection.
  * Requests with `blockPrivateNetworks` go through pools that refuse non-public addresses.
@@ -107,8 +108,8 @@ const asSignal = (aborter: AttemptAborter): AbortSignal => aborter as unknown as
 export function createUndiciTransport(options: UndiciTransportOptions = {}): WebhookTransport {
   const pools = new Map<string, Pool>()
   const drains = new BodyDrains()
-  const poolFor = (origin: string, guarded: boolean): Pool => {
-    const key = guarded ? `guarded ${origin}` : origin
+  const poolFor = (origin: string, path: string, guarded: boolean): Pool => {
+    const key = `${guarded ? 'guarded ' : ''}${origin}${path}`
     let pool = pools.get(key)
     if (!pool) {
       const connect = guarded ? guardedConnector(options.connect) : options.connect
@@ -123,6 +124,7 @@ export function createUndiciTransport(options: UndiciTransportOptions = {}): Web
       try {
         const response = await poolFor(
           request.origin,
+          request.path,
           options.blockPrivateNetworks === true || request.blockPrivateNetworks === true,
         ).request({
           method: 'POST',

@@ -14,6 +14,12 @@ import type { Outgoing, Sender } from './sender.js'
 import type { ResolvedWebhookSettings } from './settings.js'
 import type { WebhookResponse } from './transport.js'
 
+/**
+ * How long after its window's end a delivery may still leave, having waited for a slot of its
+ * URL: the last retry is due at the window's end exactly, and a timer fires a little after.
+ */
+const SLOT_GRACE_MS = 1_000
+
 /** One event on its way through the lanes: its state, its bytes, and its URLs not settled yet. */
 export interface Delivery {
   readonly state: DeliveryState<Endpoint>
@@ -192,6 +198,16 @@ export class UrlLanes {
       item.where = 'done'
       if (!item.delivery.finished && item.target.status === 'pending') this.#settle(item, 'failed', closedFailure(item))
     }
+    // What is queued behind a breaker that is not closed, or a rate, could not be sent for a
+    // while: it ends now too, and no probe or timer outlives close().
+    for (const lane of this.#lanes) {
+      clearTimeout(lane.throttled)
+      lane.throttled = undefined
+      if (lane.breaker?.state !== 'open' && lane.breaker?.state !== 'half-open' && lane.rate === undefined) continue
+      for (let item = this.#takeReady(lane); item !== undefined; item = this.#takeReady(lane)) {
+        this.#settle(item, 'failed', closedFailure(item))
+      }
+    }
   }
 
   /** An item goes to its lane's queue, or waits in the scheduler while its breaker is open. */
@@ -211,6 +227,12 @@ export class UrlLanes {
   }
 
   #wait(item: LaneItem, dueAt: number): void {
+    if (this.#closing) {
+      // The scheduler has stopped: what would wait for a time ends now.
+      item.where = 'done'
+      this.#settle(item, 'failed', closedFailure(item))
+      return
+    }
     item.where = 'waiting'
     item.dueAt = dueAt
     item.lane.waitingCount++
@@ -269,6 +291,13 @@ export class UrlLanes {
         continue
       }
       const item = this.#takeReady(lane) as LaneItem
+      if (this.#clock() > item.delivery.state.deadline + SLOT_GRACE_MS) {
+        // Waited for a slot of its URL past its window: not sent (a probe permit goes unused).
+        if (permit === 'probe') lane.breaker?.releaseProbe()
+        this.#settle(item, 'failed', item.target.failure ?? { code: 'ERR_BACKLOG_FULL' })
+        this.#rotate(lane)
+        continue
+      }
       lane.rate?.take()
       this.#attempt(item, permit === 'probe')
       this.#rotate(lane)
@@ -311,9 +340,12 @@ export class UrlLanes {
   }
 
   #attempt(item: LaneItem, probe: boolean): void {
-    const { lane, delivery } = item
+    const { lane, delivery, target } = item
     item.where = 'flight'
     lane.inFlight++
+    // Counted as sent: a request still in flight when another URL accepts the event is reported.
+    target.attempts++
+    if (target.attempts > delivery.state.rounds) delivery.state.rounds = target.attempts
     this.#send(lane.endpoint, delivery.outgoing).then(
       (response) => this.#answered(item, probe, response),
       // A sender never rejects (sendThrough turns a throw into a network failure); if it did, it counts as one.
@@ -331,7 +363,6 @@ export class UrlLanes {
     if (!delivery.finished && target.status === 'pending') {
       // Date.now(): a Retry-After date is a wall-clock date; what comes out is a duration.
       recordAttempt(target, response, Date.now())
-      if (target.attempts > delivery.state.rounds) delivery.state.rounds = target.attempts
       this.#hooks.attempted(delivery, target)
       if (target.status === 'pending') this.#retry(item)
       else this.#settled(delivery, target)

@@ -3,8 +3,11 @@
 // visible, and its circuit breaker stops spending attempts on it. Judged on conditions, not
 // speeds: the healthy URL gets every event while the bad one's first attempts are still in
 // flight (their timeout is longer than the wait).
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { WebhookDestination, type DeliveryResult, type UrlStateNotice } from '../../src/webhook/index.js'
+import { createUndiciTransport } from '../../src/webhook/node-only.js'
 import { startChaosSink } from '../helpers/chaos-sink.js'
 import { freePort } from '../helpers/ports.js'
 import { startSink, type Sink } from '../helpers/sink.js'
@@ -227,5 +230,94 @@ describe('ratePerUrl', () => {
         () => new WebhookDestination({ webhooks: [{ url: 'https://x.test/' }], ratePerUrl: ratePerUrl as number }),
       ).toThrow(/ratePerUrl/)
     }
+  })
+})
+
+describe('found by an attack from the packed tarball', () => {
+  it('close() ends what waits behind an open breaker at once, and sends nothing to its URL afterwards', async () => {
+    const hole = await startChaosSink(() => ({ kind: 'hang' }))
+    open.push(hole)
+    const destination = destinationOf({
+      webhooks: [{ url: hole.url }],
+      timeoutMs: 300,
+      maxConcurrencyPerUrl: 4,
+      breaker: { failures: 4, coolDownMs: 200 },
+    })
+    const opened = new Promise<void>((resolve) =>
+      destination.on('url-state', (notice) => notice.circuit === 'open' && resolve()),
+    )
+    const deliveries = Array.from({ length: 50 }, (_, index) => destination.deliver(track(index)))
+    await opened
+    await destination.close({ timeout: 1_000 })
+    const results = await Promise.all(deliveries)
+    expect(results.every((result) => result.status === 'failed')).toBe(true)
+    expect(results.filter((result) => result.urls[0]?.lastError?.code === 'ERR_CLOSED').length).toBeGreaterThan(40)
+    expect(destination.backlog()[0]).toMatchObject({ queued: 0, retrying: 0 })
+    expect(destination.pendingRetries).toBe(0)
+    const sentAtClose = hole.requests
+    // Two cool-downs later, no probe has gone out.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(hole.requests).toBe(sentAtClose)
+  })
+
+  it('keeps a black-holed path from the connections of a healthy path on the same host and port', async () => {
+    const server = createServer((request, response) => {
+      request.resume()
+      if (request.url === '/good') response.end()
+    })
+    const base = await new Promise<string>((resolve) =>
+      server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+    )
+    open.push({
+      close: () => {
+        server.closeAllConnections()
+        return new Promise<void>((resolve) => server.close(() => resolve()))
+      },
+    })
+    // One connection per URL: were they shared, /good would wait behind /bad's.
+    const destination = destinationOf({
+      webhooks: [{ url: `${base}/bad` }, { url: `${base}/good` }],
+      mode: 'each',
+      breaker: false,
+      maxConcurrencyPerUrl: 1,
+      transport: createUndiciTransport({ connections: 1 }),
+    })
+    const accepted: string[] = []
+    destination.on('attempt', (notice) => notice.accepted && accepted.push(notice.eventId))
+    for (let index = 0; index < 20; index++) void destination.deliver(track(index))
+    await expect.poll(() => accepted.length, { timeout: TIMEOUT_MS - 3_000 }).toBe(20)
+  })
+
+  it('sends no attempt that waited for a slot past its window (and a second of grace)', async () => {
+    const hole = await startChaosSink(() => ({ kind: 'hang' }))
+    open.push(hole)
+    const destination = destinationOf({
+      webhooks: [{ url: hole.url }],
+      breaker: false,
+      maxConcurrencyPerUrl: 1,
+      timeoutMs: 500,
+      retryWindowMs: 700,
+      backoff: () => 50,
+    })
+    const results = await Promise.all(Array.from({ length: 8 }, (_, index) => destination.deliver(track(index))))
+    expect(results.every((result) => result.status === 'failed')).toBe(true)
+    // Attempts every 500 ms, one at a time: those at 0, 500, 1,000 and 1,500 ms may start
+    // (window 700 ms + 1,000 ms of grace); none later, whatever is still queued.
+    expect(hole.requests).toBeLessThanOrEqual(4)
+    expect(results.some((result) => result.urls[0]?.attempts === 0)).toBe(true)
+    for (const result of results.filter((r) => r.urls[0]?.attempts === 0))
+      expect(result.urls[0]?.lastError?.code).toBe('ERR_BACKLOG_FULL')
+  })
+
+  it("counts an attempt in flight when another URL accepts (mode 'any'): the receiver got it", async () => {
+    const slow = await startSink(() => ({ status: 200, delayMs: 300 }))
+    const fast = await healthy()
+    open.push(slow)
+    const destination = destinationOf({ webhooks: [{ url: slow.url }, { url: fast.url }] })
+    const result = await destination.deliver(track(1))
+    expect(result.urls).toMatchObject([
+      { status: 'superseded', attempts: 1 },
+      { status: 'delivered', attempts: 1 },
+    ])
   })
 })

@@ -31,6 +31,12 @@ const broken = (
   cause: unknown = new Error(failure),
 ): WebhookResponse => ({ ok: false, failure, cause })
 
+/** One attempt, as the engines make it: counted when sent, then its answer recorded. */
+function sent(state: TargetState, response: WebhookResponse): void {
+  state.attempts++
+  recordAttempt(state, response, NOW)
+}
+
 function target(): TargetState {
   const [fresh] = newDeliveryState('e1', endpoints(1), 0, NOW).targets
   if (!fresh) throw new Error('no target')
@@ -40,14 +46,14 @@ function target(): TargetState {
 describe('recordAttempt: what one answer means', () => {
   it.each([200, 201, 204, 299])('a %i is a success: 2xx delivers', (status) => {
     const state = target()
-    recordAttempt(state, answer(500), NOW)
-    recordAttempt(state, answer(status), NOW)
+    sent(state, answer(500))
+    sent(state, answer(status))
     expect(state).toMatchObject({ status: 'delivered', attempts: 2, lastStatus: status, failure: undefined })
   })
 
   it.each([100, 199, 300, 301, 304, 307, 308])('a %i is not a success: 2xx only, and it is not retried', (status) => {
     const state = target()
-    recordAttempt(state, answer(status), NOW)
+    sent(state, answer(status))
     expect(state).toMatchObject({
       status: 'failed',
       attempts: 1,
@@ -58,7 +64,7 @@ describe('recordAttempt: what one answer means', () => {
 
   it.each([500, 502, 503, 599, 408, 429])('a %i waits for a retry, at the Retry-After it asks for', (status) => {
     const state = target()
-    recordAttempt(state, answer(status, '7'), NOW)
+    sent(state, answer(status, '7'))
     expect(state).toMatchObject({
       status: 'pending',
       attempts: 1,
@@ -72,7 +78,7 @@ describe('recordAttempt: what one answer means', () => {
     'a %i fails for good: the request itself is refused',
     (status) => {
       const state = target()
-      recordAttempt(state, answer(status, '7'), NOW)
+      sent(state, answer(status, '7'))
       expect(state).toMatchObject({
         status: 'failed',
         failure: { code: 'ERR_HTTP_STATUS', status },
@@ -83,10 +89,10 @@ describe('recordAttempt: what one answer means', () => {
 
   it('forgets an earlier Retry-After once the next answer asks for none', () => {
     const state = target()
-    recordAttempt(state, answer(503, '7'), NOW)
-    recordAttempt(state, answer(503), NOW)
+    sent(state, answer(503, '7'))
+    sent(state, answer(503))
     expect(state.retryAfterMs).toBeUndefined()
-    recordAttempt(state, broken('timeout'), NOW)
+    sent(state, broken('timeout'))
     expect(state).toMatchObject({ status: 'pending', attempts: 3, retryAfterMs: undefined })
   })
 
@@ -96,8 +102,8 @@ describe('recordAttempt: what one answer means', () => {
   ])('a %s waits for a retry (%s), keeping the cause and the last status', (failure, code) => {
     const state = target()
     const cause = new Error('down')
-    recordAttempt(state, answer(503), NOW)
-    recordAttempt(state, broken(failure, cause), NOW)
+    sent(state, answer(503))
+    sent(state, broken(failure, cause))
     expect(state).toMatchObject({ status: 'pending', attempts: 2, lastStatus: 503, failure: { code, cause } })
   })
 
@@ -106,7 +112,7 @@ describe('recordAttempt: what one answer means', () => {
     ['blocked', 'ERR_BLOCKED_TARGET'],
   ])('a %s failure fails for good (%s): it does not fix itself within a retry window', (failure, code) => {
     const state = target()
-    recordAttempt(state, broken(failure), NOW)
+    sent(state, broken(failure))
     expect(state).toMatchObject({ status: 'failed', attempts: 1, failure: { code } })
   })
 })
