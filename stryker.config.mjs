@@ -27,6 +27,7 @@ export default {
     'src/webhook/scheduler.ts',
     'src/webhook/retry-store.ts',
     'src/webhook/circuit-breaker.ts',
+    'src/webhook/rate-limit.ts',
     'src/webhook/url-lanes.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],
