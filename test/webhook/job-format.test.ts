@@ -138,21 +138,23 @@ describe.runIf(redis.available)('the job data format in Redis', () => {
     return worker
   }
 
-  /** Stores the state pinned above (slow 503, accepting delivered, closed network error) on queue `name`'s job. */
-  async function storedAfterOneRound(name: string, urls: { slow: string; accepting: string; closed: string }) {
-    await redis.raw.hset(`bull:${name}:evt-order-1042`, 'data', afterOneRound(Date.now() + 3_600_000, urls))
-  }
-
-  it('matches stored state to URLs by URL: a reordered list sends only to the pending URLs, counting on', async () => {
-    const [slow, accepting, closed] = [
-      await receiver(() => ({ status: 200 })),
-      await receiver(() => ({ status: 200 })),
-      await receiver(() => ({ status: 200 })),
-    ]
+  /**
+   * Receivers answering 200 (three, and `extra` more), and a fresh queue whose job holds the state
+   * pinned above for the first three: slow 503, accepting delivered, closed network error.
+   */
+  async function pinnedState(extra = 0) {
+    const sinks = await Promise.all(Array.from({ length: 3 + extra }, () => receiver(() => ({ status: 200 }))))
+    const [slow, accepting, closed] = sinks as [Sink, Sink, Sink]
     const urls = { slow: `${slow.url}/`, accepting: `${accepting.url}/`, closed: `${closed.url}/` }
     const { producer, name } = queue()
     await producer.enqueue(event)
-    await storedAfterOneRound(name, urls)
+    await redis.raw.hset(`bull:${name}:evt-order-1042`, 'data', afterOneRound(Date.now() + 3_600_000, urls))
+    return { sinks, urls, name }
+  }
+
+  it('matches stored state to URLs by URL: a reordered list sends only to the pending URLs, counting on', async () => {
+    const { sinks, urls, name } = await pinnedState()
+    const [slow, accepting, closed] = sinks as [Sink, Sink, Sink]
     const worker = workerOf(name, {
       // Read by position, `accepting` would take slow's pending entry (a duplicate) and `closed`
       // accepting's delivered one (never sent to).
@@ -171,16 +173,8 @@ describe.runIf(redis.available)('the job data format in Redis', () => {
   })
 
   it('starts a URL added to the list fresh, and ends a removed one as superseded, never sending to it', async () => {
-    const [slow, accepting, closed, added] = [
-      await receiver(() => ({ status: 200 })),
-      await receiver(() => ({ status: 200 })),
-      await receiver(() => ({ status: 200 })),
-      await receiver(() => ({ status: 200 })),
-    ]
-    const urls = { slow: `${slow.url}/`, accepting: `${accepting.url}/`, closed: `${closed.url}/` }
-    const { producer, name } = queue()
-    await producer.enqueue(event)
-    await storedAfterOneRound(name, urls)
+    const { sinks, urls, name } = await pinnedState(1)
+    const [slow, accepting, closed, added] = sinks as [Sink, Sink, Sink, Sink]
     // `slow` was removed, `added` is new.
     const worker = workerOf(name, {
       webhooks: [{ url: urls.accepting }, { url: `${added.url}/` }, { url: urls.closed }],
