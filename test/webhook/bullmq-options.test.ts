@@ -77,6 +77,7 @@ describe('WebhookQueue options', () => {
       prefix: 'bull',
       durability: 'strict',
       enqueueTimeout: 10_000,
+      deadLetters: { maxAgeMs: 7 * 24 * 3_600_000, maxCount: 100_000 },
     })
     expect(DEFAULT_QUEUE_NAME).toBe('eventwire-webhooks')
   })
@@ -88,6 +89,7 @@ describe('WebhookQueue options', () => {
       prefix: undefined,
       durability: undefined,
       enqueueTimeout: undefined,
+      deadLetters: undefined,
     } satisfies Required<WebhookQueueOptions>
     expect(resolveQueueOptions(unset)).toEqual(resolveQueueOptions({ connection }))
   })
@@ -102,6 +104,7 @@ describe('WebhookQueue options', () => {
           prefix: '{eventwire}',
           durability: 'best-effort',
           enqueueTimeout: Number.POSITIVE_INFINITY,
+          deadLetters: { maxCount: 10 },
         }),
       ).toEqual({
         connection: redis,
@@ -109,6 +112,7 @@ describe('WebhookQueue options', () => {
         prefix: '{eventwire}',
         durability: 'best-effort',
         enqueueTimeout: Number.POSITIVE_INFINITY,
+        deadLetters: { maxAgeMs: 7 * 24 * 3_600_000, maxCount: 10 },
       })
     } finally {
       redis.disconnect()

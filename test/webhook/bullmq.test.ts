@@ -3,7 +3,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
 import { definePlan } from '../../src/index.js'
-import { WebhookQueue, WebhookWorker } from '../../src/webhook/bullmq/index.js'
+import { WebhookQueue, WebhookWorker, type WebhookQueueOptions } from '../../src/webhook/bullmq/index.js'
 import {
   generateStandardSecret,
   toWebhookPayload,
@@ -34,9 +34,9 @@ afterEach(async () => {
 })
 
 let queues = 0
-function queue(): WebhookQueue {
+function queue(options: Partial<WebhookQueueOptions> = {}): WebhookQueue {
   name = `test-${++queues}`
-  const created = new WebhookQueue({ connection: { host: '127.0.0.1', port: redis.port }, name })
+  const created = new WebhookQueue({ connection: { host: '127.0.0.1', port: redis.port }, name, ...options })
   open.push(created)
   return created
 }
@@ -171,6 +171,39 @@ describe.runIf(withRedis)('durable delivery on BullMQ and a real Redis', () => {
       const headers = Object.fromEntries(Object.entries(request.headers).map(([key, value]) => [key, String(value)]))
       expect(new StandardWebhook(secret).verify(request.body, headers)).toMatchObject({ userId: 'u1' })
     }
+  })
+
+  it('counts the backlog with the age of the oldest waiting event', async () => {
+    const producer = queue()
+    expect(await producer.counts()).toEqual({
+      waiting: 0,
+      delayed: 0,
+      active: 0,
+      failed: 0,
+      oldestWaitingMs: undefined,
+    })
+    const before = Date.now()
+    await producer.enqueue({ type: 'identify', userId: 'u1', messageId: 'first' })
+    await producer.enqueue({ type: 'identify', userId: 'u2', messageId: 'second' })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const counts = await producer.counts()
+    expect(counts).toMatchObject({ waiting: 2, delayed: 0, active: 0, failed: 0 })
+    // The oldest, not the newest: at least as old as the wait since the first enqueue began.
+    expect(counts.oldestWaitingMs).toBeGreaterThanOrEqual(50)
+    expect(counts.oldestWaitingMs).toBeLessThanOrEqual(Date.now() - before)
+  })
+
+  it('keeps at most deadLetters.maxCount dead letters, and purges the rest on demand', async () => {
+    const sink = await receiver(() => ({ status: 410 }))
+    const producer = queue({ deadLetters: { maxCount: 2 } })
+    await worker({ webhooks: [{ url: sink.url }] })
+    for (let index = 0; index < 5; index++)
+      await producer.enqueue({ type: 'identify', userId: `u${index}`, messageId: `gone-${index}` })
+    await expect.poll(() => sink.requests.length, { timeout: 10_000 }).toBe(5)
+    await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(2)
+    expect((await producer.deadLetters()).map((letter) => letter.eventId)).toEqual(['gone-4', 'gone-3'])
+    expect(await producer.purgeDeadLetters()).toBe(2)
+    expect((await producer.counts()).failed).toBe(0)
   })
 
   it('keeps the cause of a network failure in the dead letter, bounded and without control characters', async () => {

@@ -4,7 +4,7 @@
  * @module eventwire/webhook/bullmq
  */
 export { WebhookQueue, DEFAULT_QUEUE_NAME } from './queue.js'
-export type { DeadLetter, EnqueueResult, WebhookQueueEvents, WebhookQueueOptions } from './queue.js'
+export type { DeadLetter, EnqueueResult, QueueCounts, WebhookQueueEvents, WebhookQueueOptions } from './queue.js'
 export { WebhookWorker } from './worker.js'
 export type { WebhookWorkerEvents, WebhookWorkerOptions } from './worker.js'
 export type { StoredFailure, StoredState, StoredTarget } from './job-data.js'

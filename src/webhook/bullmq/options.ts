@@ -28,7 +28,12 @@ export interface ResolvedQueueLocation {
 /** {@link WebhookQueueOptions} with defaults filled in. */
 export interface ResolvedQueueOptions extends ResolvedQueueLocation {
   readonly enqueueTimeout: number
+  /** How long, in ms, and how many dead letters Redis keeps. */
+  readonly deadLetters: { readonly maxAgeMs: number; readonly maxCount: number }
 }
+
+/** A week of dead letters, and at most 100,000 of them (some 2 KB of Redis each). */
+export const DEAD_LETTER_DEFAULTS = { maxAgeMs: 7 * 24 * 3_600_000, maxCount: 100_000 } as const
 
 /** {@link WebhookWorkerOptions} with defaults filled in. */
 export interface ResolvedWorkerOptions extends ResolvedQueueLocation {
@@ -44,6 +49,7 @@ const QUEUE_OPTION_NAMES: Readonly<Record<keyof WebhookQueueOptions, true>> = {
   prefix: true,
   durability: true,
   enqueueTimeout: true,
+  deadLetters: true,
 }
 const WORKER_OPTION_NAMES: Readonly<Record<keyof WebhookWorkerOptions, true>> = {
   connection: true,
@@ -99,6 +105,17 @@ function location(options: Record<string, unknown>): ResolvedQueueLocation {
   }
 }
 
+/** The `deadLetters` option: how long and how many dead letters Redis keeps. */
+function deadLettersOption(value: unknown): ResolvedQueueOptions['deadLetters'] {
+  if (value === undefined) return DEAD_LETTER_DEFAULTS
+  if (!isObject(value)) throw new OptionsError('deadLetters', 'expected { maxAgeMs?, maxCount? }.')
+  checkOptionNames(value, { maxAgeMs: true, maxCount: true }, {}, 'deadLetters.')
+  return {
+    maxAgeMs: integerOption('deadLetters.maxAgeMs', value['maxAgeMs'], DEAD_LETTER_DEFAULTS.maxAgeMs, 1_000),
+    maxCount: integerOption('deadLetters.maxCount', value['maxCount'], DEAD_LETTER_DEFAULTS.maxCount, 1),
+  }
+}
+
 /**
  * Checks {@link WebhookQueueOptions} and fills in defaults.
  *
@@ -110,6 +127,7 @@ export function resolveQueueOptions(options: unknown): ResolvedQueueOptions {
   return {
     ...location(options),
     enqueueTimeout: timeoutOption('enqueueTimeout', options['enqueueTimeout'], 10_000),
+    deadLetters: deadLettersOption(options['deadLetters']),
   }
 }
 

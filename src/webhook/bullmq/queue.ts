@@ -30,6 +30,27 @@ export interface WebhookQueueOptions {
   durability?: Durability | undefined
   /** How long `enqueue()` and `ready()` wait for Redis before rejecting with `RedisTimeoutError` (ms). @defaultValue 10_000 */
   enqueueTimeout?: number | undefined
+  /**
+   * How long (ms) and how many dead letters Redis keeps: older or further ones are removed as
+   * later events fail (BullMQ trims when a job fails). Set when an event is enqueued: it applies
+   * to events enqueued with it. `purgeDeadLetters()` removes the rest.
+   * @defaultValue { maxAgeMs: 604_800_000 (7 days), maxCount: 100_000 }
+   */
+  deadLetters?: { maxAgeMs?: number | undefined; maxCount?: number | undefined } | undefined
+}
+
+/** What {@link WebhookQueue.counts} returns. */
+export interface QueueCounts {
+  /** Events waiting for a worker. */
+  readonly waiting: number
+  /** Events waiting for their next attempt. */
+  readonly delayed: number
+  /** Events a worker is delivering now. */
+  readonly active: number
+  /** Dead letters. */
+  readonly failed: number
+  /** How long the oldest waiting event has waited, in ms; `undefined` with none waiting. */
+  readonly oldestWaitingMs: number | undefined
 }
 
 /** The events a {@link WebhookQueue} emits. */
@@ -83,6 +104,8 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   readonly #queue: StoredJobQueue<WebhookJobData>
   readonly #durability: Durability
   readonly #timeoutMs: number
+  /** BullMQ's retention of failed jobs, from `deadLetters`. */
+  readonly #removeOnFail: { readonly age: number; readonly count: number }
   /** The tracking plan every enqueued event must follow, if one was given. */
   readonly #plan: SchemaPlan | undefined
   #checked: Promise<void> | undefined
@@ -101,6 +124,10 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
     const resolved = resolveQueueOptions(rest)
     this.#durability = resolved.durability
     this.#timeoutMs = resolved.enqueueTimeout
+    this.#removeOnFail = {
+      age: Math.ceil(resolved.deadLetters.maxAgeMs / 1000),
+      count: resolved.deadLetters.maxCount,
+    }
     this.#queue = new StoredJobQueue<WebhookJobData>(resolved.name, {
       connection: resolved.connection,
       prefix: resolved.prefix,
@@ -187,7 +214,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
       await this.#queue.add(
         'deliver',
         { eventId, body },
-        { jobId: jobIdOf(eventId), removeOnComplete: true, removeOnFail: false },
+        { jobId: jobIdOf(eventId), removeOnComplete: true, removeOnFail: this.#removeOnFail },
       )
     }
     // Redis may still store it once it answers: a retry is only safe when it names the same event.
@@ -268,15 +295,40 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
     return true
   }
 
-  /** How many events wait, are delayed for a retry, are being delivered, or are dead letters. */
-  async counts(): Promise<{ waiting: number; delayed: number; active: number; failed: number }> {
-    const counts = await this.#queue.getJobCounts('waiting', 'delayed', 'active', 'failed')
+  /**
+   * How many events wait for a worker, wait for a retry, are being delivered, or are dead letters,
+   * and how long the oldest waiting one has waited: the backlog an operator watches.
+   *
+   * @example
+   * ```ts
+   * import { WebhookQueue } from 'eventwire/webhook/bullmq'
+   *
+   * const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port: 6379 } })
+   * const { waiting, delayed, failed, oldestWaitingMs } = await queue.counts()
+   * console.log({ waiting, delayed, failed, oldestWaitingMs })
+   * ```
+   */
+  async counts(): Promise<QueueCounts> {
+    const [counts, [oldest]] = await Promise.all([
+      this.#queue.getJobCounts('waiting', 'delayed', 'active', 'failed'),
+      this.#queue.getJobs(['waiting'], 0, 0, true),
+    ])
     return {
       waiting: counts['waiting'] ?? 0,
       delayed: counts['delayed'] ?? 0,
       active: counts['active'] ?? 0,
       failed: counts['failed'] ?? 0,
+      oldestWaitingMs: oldest === undefined ? undefined : Math.max(0, Date.now() - oldest.timestamp),
     }
+  }
+
+  /**
+   * Removes dead letters that failed more than `olderThanMs` ago (all of them by default) and
+   * resolves with how many. For what `deadLetters` retention does not reach: jobs enqueued before
+   * it, or a backlog of failures to clear after a fix.
+   */
+  async purgeDeadLetters(olderThanMs = 0): Promise<number> {
+    return (await this.#queue.clean(olderThanMs, 0, 'failed')).length
   }
 
   /**
