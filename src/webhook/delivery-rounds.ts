@@ -118,8 +118,12 @@ export class DeliveryRounds {
       return this.refuseUnsigned(state, { cause: new Error(idWithDot(outgoing.eventId)) })
     }
     const attempted = this.#audience.listenerCount('attempt') > 0 ? pendingTargets(state) : undefined
-    const decision = await runRound(state, this.#rules, (endpoint) => this.#engine.send(endpoint, outgoing))
-    if (attempted) for (const notice of attemptNotices(state.eventId, attempted)) this.#audience.emit('attempt', notice)
+    const decision = await runRound(state, this.#rules, (endpoint, signal) =>
+      this.#engine.send(endpoint, outgoing, signal),
+    )
+    // An attempt aborted because another URL accepted first (its URL superseded) is not reported.
+    const told = attempted?.filter((target) => target.status !== 'superseded')
+    if (told) for (const notice of attemptNotices(state.eventId, told)) this.#audience.emit('attempt', notice)
     return decision
   }
 

@@ -42,6 +42,9 @@ export function createFetchTransport(options: { fetch?: typeof fetch | undefined
         if (range !== undefined) return { ok: false, failure: 'blocked', cause: blockedAddressError(host, range) }
       }
       const deadline = startDeadline(request.timeoutMs)
+      // No longer wanted (another URL accepted the event): end it now, freeing its connection.
+      const unwanted = () => deadline.cancel()
+      request.signal?.addEventListener('abort', unwanted, { once: true })
       try {
         const response = await send(request.url, {
           method: 'POST',
@@ -55,6 +58,8 @@ export function createFetchTransport(options: { fetch?: typeof fetch | undefined
       } catch (cause) {
         deadline.end()
         return { ok: false, failure: deadline.expired() ? 'timeout' : classifyFailure(cause), cause }
+      } finally {
+        request.signal?.removeEventListener('abort', unwanted)
       }
     },
     async close() {

@@ -118,24 +118,37 @@ export function isDelivered(state: DeliveryState, mode: RoundRules['mode']): boo
 
 /**
  * Sends one round (every URL still pending, in parallel) and decides what comes next: finished
- * when nothing is pending or, in mode `'any'`, when a URL accepted (the others are superseded);
+ * when nothing is pending or, in mode `'any'`, at the first URL that accepts (the attempts still
+ * out are aborted and their URLs superseded, not waited for);
  * else a retry after `backoff(round)` or a longer `Retry-After`, never past the deadline; finished
  * as failed once the deadline has passed, or when `backoff` gives no usable delay (`ERR_CALLBACK`).
  */
 export async function runRound<E>(
   state: DeliveryState<E>,
   rules: RoundRules,
-  send: (endpoint: E) => Promise<WebhookResponse>,
+  send: (endpoint: E, signal: AbortSignal) => Promise<WebhookResponse>,
 ): Promise<RoundDecision> {
   state.rounds++
-  await Promise.all(
-    state.targets.map((target) => {
-      if (target.status !== 'pending') return undefined
+  const attempts = state.targets.filter((target) => target.status === 'pending')
+  const unwanted = new AbortController()
+  await new Promise<void>((settled) => {
+    let left = attempts.length
+    if (left === 0) settled()
+    for (const target of attempts) {
       target.attempts++
-      // Date.now(): a Retry-After date is a wall-clock date; what comes out is a duration.
-      return send(target.endpoint).then((response) => recordAttempt(target, response, Date.now()))
-    }),
-  )
+      void send(target.endpoint, unwanted.signal).then((response) => {
+        // The round has ended at another URL's 2xx: this answer changes nothing.
+        if (unwanted.signal.aborted) return
+        // Date.now(): a Retry-After date is a wall-clock date; what comes out is a duration.
+        recordAttempt(target, response, Date.now())
+        if (rules.mode === 'any' && target.status === 'delivered') {
+          // Mode 'any' ends at the first 2xx: the attempts still out are aborted, not waited for.
+          unwanted.abort(new DOMException('another URL accepted the event', 'AbortError'))
+          settled()
+        } else if (--left === 0) settled()
+      })
+    }
+  })
   const pending = state.targets.filter((target) => target.status === 'pending')
   if (pending.length === 0 || (rules.mode === 'any' && state.targets.some((target) => target.status === 'delivered'))) {
     for (const target of pending) target.status = 'superseded'

@@ -42,7 +42,7 @@ function headersOf(endpoint: Endpoint, { eventId, signature }: Outgoing, standar
 }
 
 /** Sends an event's bytes to one endpoint, within the concurrency bounds. */
-export type Sender = (endpoint: Endpoint, outgoing: Outgoing) => Promise<WebhookResponse>
+export type Sender = (endpoint: Endpoint, outgoing: Outgoing, signal?: AbortSignal) => Promise<WebhookResponse>
 
 /**
  * A {@link Sender} over a transport, bounded overall and per URL (each endpoint's own limiter), in
@@ -56,7 +56,7 @@ export function createSender(
   stamp: Signer | undefined,
 ): Sender {
   const overall = new Limiter(settings.maxConcurrency)
-  return async (endpoint, outgoing) => {
+  return async (endpoint, outgoing, signal) => {
     const { limiter } = endpoint
     // acquire() gives a promise only when there is a wait: a free slot costs no tick.
     const urlPlace = limiter.acquire()
@@ -64,6 +64,8 @@ export function createSender(
     const place = overall.acquire()
     if (place !== undefined) await place
     try {
+      // Unwanted while it waited for its places (another URL accepted the event): not sent.
+      if (signal?.aborted) return { ok: false, failure: 'network', cause: signal.reason }
       // Signed once the request may leave, not when its round began: a request that waited for
       // its slot does not carry a timestamp that old.
       let standard: Stamp | undefined
@@ -80,6 +82,7 @@ export function createSender(
         body: outgoing.body,
         timeoutMs: endpoint.timeoutMs,
         blockPrivateNetworks: settings.blockPrivateNetworks,
+        ...(signal === undefined ? {} : { signal }),
       })
     } finally {
       overall.release()

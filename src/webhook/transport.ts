@@ -14,6 +14,12 @@ export interface WebhookRequest {
    * whatever the host name resolves to. A transport of your own must honour it.
    */
   readonly blockPrivateNetworks?: boolean | undefined
+  /**
+   * Aborted when the answer is no longer wanted: another URL accepted the event first (mode
+   * `'any'`). A transport should end the request then, freeing its connection; one that ignores
+   * it only keeps the connection busy until the answer or `timeoutMs`.
+   */
+  readonly signal?: AbortSignal | undefined
 }
 
 /** How one request ended. Transports never throw: failures are values. */

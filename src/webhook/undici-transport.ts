@@ -121,6 +121,9 @@ export function createUndiciTransport(options: UndiciTransportOptions = {}): Web
   return {
     async send(request) {
       const deadline = startDeadline(request.timeoutMs, new AttemptAborter())
+      // No longer wanted (another URL accepted the event): end it now, freeing its connection.
+      const unwanted = () => deadline.cancel()
+      request.signal?.addEventListener('abort', unwanted, { once: true })
       try {
         const response = await poolFor(
           request.origin,
@@ -146,6 +149,8 @@ export function createUndiciTransport(options: UndiciTransportOptions = {}): Web
       } catch (cause) {
         deadline.end()
         return { ok: false, failure: deadline.expired() ? 'timeout' : classifyFailure(cause), cause }
+      } finally {
+        request.signal?.removeEventListener('abort', unwanted)
       }
     },
     async close() {

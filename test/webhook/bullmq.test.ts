@@ -10,6 +10,7 @@ import {
   ValidationError,
   type WebhookSettings,
 } from '../../src/webhook/index.js'
+import { startChaosSink } from '../helpers/chaos-sink.js'
 import { freePort } from '../helpers/ports.js'
 import { startRedis, type RedisServer } from '../helpers/redis.js'
 import { isInstalled, REDIS } from '../helpers/services.js'
@@ -145,9 +146,16 @@ describe.runIf(withRedis)('durable delivery on BullMQ and a real Redis', () => {
     )
     await producer.enqueue({ type: 'identify', userId: 'u1' })
     await expect.poll(() => results, { timeout: 10_000 }).toEqual(['superseded,delivered'])
-    expect(attempts.sort()).toEqual(['down 1 false 503', 'down 2 false 503', 'flaky 1 false 500', 'flaky 2 true 200'])
+    // The second round ends at flaky's 200: down's second attempt, if it had not answered yet, is
+    // aborted and not reported.
+    expect(attempts.sort().filter((attempt) => attempt !== 'down 2 false 503')).toEqual([
+      'down 1 false 503',
+      'flaky 1 false 500',
+      'flaky 2 true 200',
+    ])
     expect(flaky.requests).toHaveLength(2)
-    expect(down.requests).toHaveLength(2)
+    expect(down.requests.length).toBeGreaterThanOrEqual(1)
+    expect(down.requests.length).toBeLessThanOrEqual(2)
     expect(flaky.requests[0]?.body).toBe(flaky.requests[1]?.body)
     expect(flaky.requests[0]?.headers['x-signature']).toBe(flaky.requests[1]?.headers['x-signature'])
   })
@@ -270,5 +278,28 @@ describe.runIf(withRedis)('a Redis restart', () => {
       await Promise.all(open.splice(0).map((item) => item.close()))
       await persistent.dispose()
     }
+  })
+})
+
+describe.runIf(withRedis)('a worker beside a black-holed URL', () => {
+  it("in mode 'any' frees its slot at the first 2xx: the healthy URL gets every event while the black hole's attempts would still be out", async () => {
+    const hole = await startChaosSink(() => ({ kind: 'hang' }))
+    open.push(hole)
+    const good = await receiver()
+    const producer = queue()
+    const delivered: string[] = []
+    // Five slots and 50 events: waiting for the black hole (15 s an attempt) would take minutes.
+    const created = new WebhookWorker(
+      { webhooks: [{ url: hole.url }, { url: good.url }], timeoutMs: 15_000 },
+      { connection: { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }, name, concurrency: 5 },
+    )
+    open.push(created)
+    created.on('delivered', (result) => delivered.push(result.eventId))
+    await created.ready()
+    for (let index = 0; index < 50; index++)
+      await producer.enqueue({ type: 'identify', userId: `u${index}`, messageId: `any-${index}` })
+    await expect.poll(() => delivered.length, { timeout: 10_000 }).toBe(50)
+    expect(good.requests).toHaveLength(50)
+    expect((await producer.counts()).failed).toBe(0)
   })
 })

@@ -177,7 +177,29 @@ describe('runRound: what comes after a round', () => {
       every(answer(503), answer(200), answer(404)),
     )
     expect(decision).toEqual({ kind: 'finished', delivered: true })
-    expect(state.targets.map((entry) => entry.status)).toEqual(['superseded', 'delivered', 'failed'])
+    // The 404 is read after the 200, when the round has ended: it changes nothing.
+    expect(state.targets.map((entry) => entry.status)).toEqual(['superseded', 'delivered', 'superseded'])
+  })
+
+  it("ends a round in mode 'any' at the first 2xx, aborting the attempts still out instead of waiting for them", async () => {
+    pinClock()
+    const state = newDeliveryState('e1', endpoints(2), 60_000, NOW)
+    let silent: AbortSignal | undefined
+    const decision = await runRound(
+      state,
+      { mode: 'any', now: () => Date.now(), backoff: () => 1_000 },
+      (index, signal) => {
+        if (index === 1) return Promise.resolve(answer(200))
+        silent = signal
+        return new Promise<WebhookResponse>(() => {})
+      },
+    )
+    expect(decision).toEqual({ kind: 'finished', delivered: true })
+    expect(state.targets.map((entry) => [entry.status, entry.attempts])).toEqual([
+      ['superseded', 1],
+      ['delivered', 1],
+    ])
+    expect(silent?.aborted).toBe(true)
   })
 
   it("keeps retrying the others in mode 'each' after one URL accepts", async () => {
