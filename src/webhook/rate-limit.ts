@@ -18,6 +18,7 @@ export class TokenBucket {
   /** How long until a delivery may go (0: now), without taking anything. */
   wait(now: number): number {
     this.#refill(now)
+    // Stryker disable next-line EqualityOperator: at exactly one token the wait is ceil(0) = 0 either way.
     return this.#tokens >= 1 ? 0 : Math.ceil((1 - this.#tokens) / this.#perMs)
   }
 
@@ -27,6 +28,7 @@ export class TokenBucket {
   }
 
   #refill(now: number): void {
+    // Stryker disable next-line EqualityOperator: at the same instant the refill adds nothing.
     if (now > this.#at) {
       this.#tokens = Math.min(this.#capacity, this.#tokens + (now - this.#at) * this.#perMs)
       this.#at = now

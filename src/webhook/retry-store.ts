@@ -56,6 +56,7 @@ export class MemoryRetryStore<Item extends Due> implements RetryStore<Item> {
     const last = heap.pop() as Item
     if (last === item) return
     // The last item takes the removed one's place, then moves up or down to where it belongs.
+    // Stryker disable next-line EqualityOperator: with a parent equal to it, up stays put and down sifts it; both keep the order.
     if (index > 0 && (heap[(index - 1) >> 1] as Item).dueAt > last.dueAt) this.#up(last, index)
     else this.#down(last, index)
   }
@@ -72,6 +73,7 @@ export class MemoryRetryStore<Item extends Due> implements RetryStore<Item> {
     while (index > 0) {
       const parent = (index - 1) >> 1
       const above = heap[parent] as Item
+      // Stryker disable next-line EqualityOperator: moving past an equal parent keeps the heap order; ties have none.
       if (above.dueAt <= item.dueAt) break
       heap[index] = above
       above.slot = index
@@ -88,8 +90,10 @@ export class MemoryRetryStore<Item extends Due> implements RetryStore<Item> {
       const left = 2 * index + 1
       if (left >= heap.length) break
       const right = left + 1
+      // Stryker disable next-line EqualityOperator: either of two equal children keeps the heap order.
       const child = right < heap.length && (heap[right] as Item).dueAt < (heap[left] as Item).dueAt ? right : left
       const below = heap[child] as Item
+      // Stryker disable next-line EqualityOperator: moving below an equal child keeps the heap order.
       if (below.dueAt >= item.dueAt) break
       heap[index] = below
       below.slot = index

@@ -108,3 +108,24 @@ describe('CircuitBreaker', () => {
     expect(b.allows(202, changed)).toBe('probe')
   })
 })
+
+describe('CircuitBreaker, the rest of its contract', () => {
+  it('tells nothing for a success while closed', () => {
+    const { breaker: b, changes, changed } = breaker(2)
+    b.record(true, false, 0, changed)
+    b.record(false, false, 1, changed)
+    b.record(false, false, 2, changed)
+    expect(changes).toEqual([])
+    expect(b.state).toBe('closed')
+  })
+
+  it('takes back a probe that was not sent, so the next caller probes instead', () => {
+    const { breaker: b, changed } = breaker(1, 100)
+    b.record(true, false, 0, changed)
+    expect(b.allows(100, changed)).toBe('probe')
+    expect(b.allows(101, changed)).toBeUndefined()
+    b.releaseProbe()
+    expect(b.state).toBe('half-open')
+    expect(b.allows(102, changed)).toBe('probe')
+  })
+})
