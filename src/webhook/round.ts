@@ -165,15 +165,25 @@ export async function runRound<E>(
     // No delay, no retry: each URL fails with the backoff's fault, keeping its last status.
     for (const target of pending) {
       target.status = 'failed'
-      target.failure = {
-        code: 'ERR_CALLBACK',
-        callback: 'backoff',
-        cause: delay.cause,
-        ...(target.failure?.status === undefined ? {} : { status: target.failure.status }),
-      }
+      target.failure = backoffFailure(delay.cause, target.failure)
     }
     return { kind: 'finished', delivered: isDelivered(state, rules.mode) }
   }
   for (const target of pending) delay = Math.max(delay, target.retryAfterMs ?? 0)
-  return { kind: 'retry', dueAt: Math.min(now + Math.min(delay, MAX_TIMER_MS), state.deadline) }
+  return { kind: 'retry', dueAt: retryDueAt(now, delay, state.deadline) }
+}
+
+/** What a URL fails with when `backoff` gave no usable delay: its fault, keeping the URL's last status. */
+export function backoffFailure(cause: unknown, last: AttemptFailure | undefined): AttemptFailure {
+  return {
+    code: 'ERR_CALLBACK',
+    callback: 'backoff',
+    cause,
+    ...(last?.status === undefined ? {} : { status: last.status }),
+  }
+}
+
+/** When a retry `delay` ms after `now` is due: never past the longest timer, nor past `deadline`. */
+export function retryDueAt(now: number, delay: number, deadline: number): number {
+  return Math.min(now + Math.min(delay, MAX_TIMER_MS), deadline)
 }

@@ -1,6 +1,5 @@
 import type { Clock } from '../core/clock.js'
 import { Queue } from '../core/queue.js'
-import { MAX_TIMER_MS } from '../core/timers.js'
 import { backoffDelay } from './callbacks.js'
 import { CircuitBreaker, type CircuitState } from './circuit-breaker.js'
 import { TokenBucket } from './rate-limit.js'
@@ -8,7 +7,7 @@ import type { Endpoint } from './endpoint.js'
 import { toWebhookError, type AttemptFailure } from './failure.js'
 import type { DeliveryResult } from './result.js'
 import { MemoryRetryStore, type Due } from './retry-store.js'
-import { recordAttempt, type DeliveryState, type TargetState } from './round.js'
+import { backoffFailure, recordAttempt, retryDueAt, type DeliveryState, type TargetState } from './round.js'
 import { RetryScheduler } from './scheduler.js'
 import type { Outgoing, Sender } from './sender.js'
 import type { ResolvedWebhookSettings } from './settings.js'
@@ -216,7 +215,7 @@ export class UrlLanes {
     if (breaker !== undefined && breaker.state === 'open') {
       const now = this.#clock()
       if (now < breaker.openUntil) {
-        this.#wait(item, Math.min(breaker.openUntil, item.delivery.state.deadline))
+        this.#waitForBreaker(item, breaker)
         return
       }
     }
@@ -224,6 +223,11 @@ export class UrlLanes {
     item.lane.readyCount++
     item.lane.ready.push(item)
     this.#rotate(item.lane)
+  }
+
+  /** Waits until the open breaker lets a probe through, or the item's window ends, whichever comes first. */
+  #waitForBreaker(item: LaneItem, breaker: CircuitBreaker): void {
+    this.#wait(item, Math.min(breaker.openUntil, item.delivery.state.deadline))
   }
 
   #wait(item: LaneItem, dueAt: number): void {
@@ -256,7 +260,7 @@ export class UrlLanes {
         })
         return
       }
-      this.#wait(item, Math.min(breaker.openUntil, item.delivery.state.deadline))
+      this.#waitForBreaker(item, breaker)
       return
     }
     this.#enter(item)
@@ -335,7 +339,7 @@ export class UrlLanes {
     const breaker = lane.breaker as CircuitBreaker
     if (breaker.state !== 'open') return
     for (let item = this.#takeReady(lane); item !== undefined; item = this.#takeReady(lane)) {
-      this.#wait(item, Math.min(breaker.openUntil, item.delivery.state.deadline))
+      this.#waitForBreaker(item, breaker)
     }
   }
 
@@ -386,16 +390,10 @@ export class UrlLanes {
     }
     const delay = backoffDelay(this.#settings.backoff, target.attempts - 1)
     if (typeof delay !== 'number') {
-      this.#settle(item, 'failed', {
-        code: 'ERR_CALLBACK',
-        callback: 'backoff',
-        cause: delay.cause,
-        ...(target.failure?.status === undefined ? {} : { status: target.failure.status }),
-      })
+      this.#settle(item, 'failed', backoffFailure(delay.cause, target.failure))
       return
     }
-    const wait = Math.max(delay, target.retryAfterMs ?? 0)
-    const dueAt = Math.min(now + Math.min(wait, MAX_TIMER_MS), delivery.state.deadline)
+    const dueAt = retryDueAt(now, Math.max(delay, target.retryAfterMs ?? 0), delivery.state.deadline)
     this.#hooks.retrying(delivery, target, dueAt)
     // A retry listener may have closed the destination: nothing more is scheduled then.
     if (this.#closing) {
