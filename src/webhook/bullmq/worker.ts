@@ -182,8 +182,10 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     const prepared = await this.#rounds.prepare(data.eventId, data.body)
     const decision =
       'cause' in prepared ? this.#rounds.refuseUnsigned(state, prepared) : await this.#rounds.run(state, prepared)
+    // The state is written only for a job that stays in Redis: to be retried, or as a dead letter.
+    const keepState = () => job.updateData({ eventId: data.eventId, body: data.body, state: storeState(state) })
     if (decision.kind === 'retry') {
-      await job.updateData({ eventId: data.eventId, body: data.body, state: storeState(state) })
+      await keepState()
       this.#rounds.announceRetry(state, decision.dueAt)
       await job.moveToDelayed(decision.dueAt, token)
       throw new DelayedError()
@@ -191,7 +193,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     const result = this.#rounds.finish(state)
     // Delivered: the job is removed on completion, so its state is not written first.
     if (result.status === 'delivered') return
-    await job.updateData({ eventId: data.eventId, body: data.body, state: storeState(state) })
+    await keepState()
     throw new UnrecoverableError(
       `not delivered after ${state.rounds} round(s): ${result.urls.map(reasonAt).join('; ')}`,
     )
