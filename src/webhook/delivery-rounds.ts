@@ -18,9 +18,15 @@ import {
   type DeliveryState,
   type RoundDecision,
   type RoundRules,
+  type TargetState,
 } from './round.js'
+import { runUrlRound, type Admission } from './url-round.js'
 import type { Outgoing } from './sender.js'
 import { ValidationError } from '../core/errors/validation-error.js'
+
+function attemptsOf(state: DeliveryState): number[] {
+  return state.targets.map((target) => target.attempts)
+}
 
 function idWithDot(eventId: string): string {
   return `the event id ${JSON.stringify(eventId)} contains a ".", which Standard Webhooks does not allow in webhook-id (it separates what is signed). Give the event a messageId without one.`
@@ -124,6 +130,33 @@ export class DeliveryRounds {
     // An attempt aborted because another URL accepted first (its URL superseded) is not reported.
     const told = attempted?.filter((target) => target.status !== 'superseded')
     if (told) for (const notice of attemptNotices(state.eventId, told)) this.#audience.emit('attempt', notice)
+    return decision
+  }
+
+  /**
+   * Sends to the URLs of `state` that are due and that `admit` lets through, each on its own
+   * timeline (see {@link runUrlRound}: a worker's round), tells each attempt, and says what comes
+   * next.
+   */
+  async runUrls(
+    state: DeliveryState<Endpoint>,
+    outgoing: Outgoing,
+    admit: (target: TargetState<Endpoint>) => Promise<Admission>,
+  ): Promise<RoundDecision> {
+    if (this.#engine.stamp !== undefined && outgoing.eventId.includes('.')) {
+      return this.refuseUnsigned(state, { cause: new Error(idWithDot(outgoing.eventId)) })
+    }
+    const before = this.#audience.listenerCount('attempt') > 0 ? attemptsOf(state) : undefined
+    const decision = await runUrlRound(state, this.#rules, admit, (endpoint, signal) =>
+      this.#engine.send(endpoint, outgoing, signal),
+    )
+    if (before !== undefined) {
+      // Told: the URLs that were sent to and not aborted by another URL's 2xx.
+      const told = state.targets.filter(
+        (target, index) => target.attempts > (before[index] as number) && target.status !== 'superseded',
+      )
+      for (const notice of attemptNotices(state.eventId, told)) this.#audience.emit('attempt', notice)
+    }
     return decision
   }
 

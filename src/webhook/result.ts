@@ -61,7 +61,8 @@ export function retryNotices(state: DeliveryState<Endpoint>, retryAt: number): R
   const notices: RetryNotice[] = []
   for (const target of state.targets) {
     if (target.status !== 'pending' || !target.failure) continue
-    notices.push(retryNotice(state.eventId, target, target.failure, retryAt))
+    // A URL on its own timeline (a worker's round) is due at its own time.
+    notices.push(retryNotice(state.eventId, target, target.failure, target.dueAt ?? retryAt))
   }
   return notices
 }

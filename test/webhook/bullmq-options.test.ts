@@ -184,9 +184,8 @@ describe('WebhookWorker options', () => {
 describe('WebhookWorker and the in-memory lane settings', () => {
   it.each([
     ['ratePerUrl', 10],
-    ['breaker', false],
     ['maxPendingPerUrl', 5],
-  ])('refuses %s rather than ignore it: the worker still sends in rounds', (name, value) => {
+  ])('refuses %s rather than ignore it: it bounds what waits in memory, or is not built for workers', (name, value) => {
     expect(
       () =>
         new WebhookWorker(

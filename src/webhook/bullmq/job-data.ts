@@ -46,6 +46,7 @@ export function storeState(state: DeliveryState<Endpoint>): StoredState {
       attempts: target.attempts,
       lastStatus: target.lastStatus,
       retryAfterMs: target.retryAfterMs,
+      ...(target.dueAt === undefined ? {} : { dueAt: target.dueAt }),
       failure: target.failure && {
         code: target.failure.code,
         ...(target.failure.status === undefined ? {} : { status: target.failure.status }),
@@ -99,6 +100,7 @@ function restoredTarget(target: StoredTarget, endpoint: Endpoint): TargetState<E
     lastStatus: target.lastStatus ?? undefined,
     retryAfterMs: target.retryAfterMs ?? undefined,
     failure: target.failure ?? undefined,
+    ...(typeof target.dueAt === 'number' && Number.isFinite(target.dueAt) ? { dueAt: target.dueAt } : {}),
   }
 }
 

@@ -14,6 +14,8 @@ import { restoreState, storeState, type WebhookJobData } from './job-data.js'
 import { resolveWorkerOptions } from './options.js'
 import { unreadableReason } from './stored-job.js'
 import { StoredJobWorker } from './stored-queue.js'
+import { WorkerLanes } from './worker-lanes.js'
+import type { UrlStateNotice } from '../destination.js'
 
 /** Where the worker takes jobs from, and how many at once. */
 export interface WebhookWorkerOptions {
@@ -38,19 +40,32 @@ export interface WebhookWorkerOptions {
 }
 
 /**
- * The per-URL lane settings are the in-memory engine's: a worker still sends an event's URLs in
- * rounds, and would ignore them without a word.
+ * `maxPendingPerUrl` bounds the in-memory engine's backlog; a worker's backlog is Redis's, read
+ * with `WebhookQueue.counts()`. Refused rather than ignored without a word.
  */
-function refuseLaneSettings(settings: WebhookSettings): void {
+function refuseMemorySettings(settings: WebhookSettings): void {
   if (typeof settings !== 'object' || settings === null) return
-  for (const name of ['ratePerUrl', 'breaker', 'maxPendingPerUrl'] as const) {
-    if (settings[name] !== undefined) {
-      throw new OptionsError(
-        name,
-        "applies to WebhookDestination only: a WebhookWorker still sends an event's URLs together, in rounds (docs/durable-delivery.md). Leave it out here.",
-      )
-    }
+  if (settings.maxPendingPerUrl !== undefined) {
+    throw new OptionsError(
+      'maxPendingPerUrl',
+      "applies to WebhookDestination only: a WebhookWorker's backlog waits in Redis (WebhookQueue.counts(), docs/durable-delivery.md). Leave it out here.",
+    )
   }
+  if (settings.ratePerUrl !== undefined) {
+    throw new OptionsError(
+      'ratePerUrl',
+      'applies to WebhookDestination only for now: a WebhookWorker does not limit the rate per URL yet (docs/durable-delivery.md). Leave it out here.',
+    )
+  }
+}
+
+/**
+ * Slots per URL in one worker process: all of them with one URL; else the setting, or half the
+ * worker's concurrency, so that a URL that never answers holds at most half the worker.
+ */
+function slotsPerUrl(settings: WebhookSettings, endpoints: number, concurrency: number): number {
+  if (endpoints === 1) return concurrency
+  return settings.maxConcurrencyPerUrl ?? Math.max(1, Math.ceil(concurrency / 2))
 }
 
 /**
@@ -63,13 +78,16 @@ export interface WebhookWorkerEvents extends DeliveryEvents {
   error: [error: Error]
   /** Under `durability: 'best-effort'`, once: what a Redis restart or crash would lose; written to the console when nobody listens. */
   warning: [message: string]
+  /** A URL's circuit breaker, in this worker process, opened, let a probe through, or closed. */
+  'url-state': [notice: UrlStateNotice]
 }
 
 /**
  * The delivery side of durable delivery: takes events from Redis (BullMQ) and delivers them with
- * the in-memory engine's rules (the same payload bytes, headers, signatures,
- * failover, timeout and retry window; an event's URLs go together, in rounds) in one or many
- * processes. A retry waits as a delayed job,
+ * the in-memory engine's rules (the same payload bytes, headers, signatures, failover, timeout,
+ * retry window and breaker) in one or many processes. Each URL of an event keeps its own
+ * timeline, and takes only its own slots of the worker: a job does not wait for a URL whose
+ * slots are taken by attempts that last, it goes back to Redis for that URL. A retry waits as a delayed job,
  * so it survives restarts; a job whose worker dies comes back to another worker (at-least-once:
  * receivers de-duplicate on the `Webhook-Id` header). Events that fail for good or run out of
  * their window stay in BullMQ's failed set: the dead-letter list of {@link WebhookQueue}.
@@ -89,6 +107,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   readonly #endpoints: readonly Endpoint[]
   readonly #transport: WebhookTransport
   readonly #rounds: DeliveryRounds
+  readonly #lanes: WorkerLanes
   readonly #worker: StoredJobWorker<WebhookJobData>
   readonly #started: Promise<void>
   #closing: Promise<void> | undefined
@@ -96,7 +115,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   /** @throws `OptionsError` naming the first setting (of `settings`) or option (of `options`) it cannot use. */
   constructor(settings: WebhookSettings, options: WebhookWorkerOptions) {
     super()
-    refuseLaneSettings(settings)
+    refuseMemorySettings(settings)
     const engine = createEngine(settings, defaultPlatform)
     this.#endpoints = engine.endpoints
     this.#transport = engine.transport
@@ -111,6 +130,14 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       Date.now,
     )
     const resolved = resolveWorkerOptions(options)
+    this.#lanes = new WorkerLanes({
+      slotsPerUrl: slotsPerUrl(settings, this.#endpoints.length, resolved.concurrency),
+      timeoutMs: engine.settings.timeoutMs,
+      breaker: engine.settings.breaker,
+      circuit: (url, circuit) => this.emit('url-state', { url, circuit }),
+      now: Date.now,
+      random: Math.random,
+    })
     this.#worker = new StoredJobWorker<WebhookJobData>(resolved.name, (job, token) => this.#process(job, token), {
       connection: resolved.connection,
       prefix: resolved.prefix,
@@ -181,7 +208,9 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     // The signature is not stored: each round signs again, once for all of its attempts.
     const prepared = await this.#rounds.prepare(data.eventId, data.body)
     const decision =
-      'cause' in prepared ? this.#rounds.refuseUnsigned(state, prepared) : await this.#rounds.run(state, prepared)
+      'cause' in prepared
+        ? this.#rounds.refuseUnsigned(state, prepared)
+        : await this.#rounds.runUrls(state, prepared, (target) => this.#lanes.admit(target.endpoint.url))
     // The state is written only for a job that stays in Redis: to be retried, or as a dead letter.
     const keepState = () => job.updateData({ eventId: data.eventId, body: data.body, state: storeState(state) })
     if (decision.kind === 'retry') {

@@ -1,0 +1,150 @@
+import { Queue } from '../../core/queue.js'
+import { CircuitBreaker, type BreakerRules, type CircuitState } from '../circuit-breaker.js'
+import type { Admission } from '../url-round.js'
+
+/**
+ * How long a job waits for a slot of a URL whose attempts end quickly (ms). Past that, or at once
+ * when the URL's attempts are known to take longer, the job leaves that URL's delivery for later
+ * and frees its worker slot.
+ */
+export const LANE_WAIT_MS = 100
+
+/** Where a job waits for a slot: resolved with the slot, or with `false` when it stops waiting. */
+interface Waiter {
+  settled: boolean
+  readonly resolve: (slot: boolean) => void
+}
+
+/** One URL's share of this worker process: its attempts in flight, how long they take, its breaker. */
+class WorkerLane {
+  inFlight = 0
+  /** When each attempt in flight started, in the order they started: the first is the oldest. */
+  readonly starts = new Map<number, number>()
+  /** How long this URL's attempts have taken lately (ms), once one has ended. */
+  took: number | undefined
+  readonly waiters = new Queue<Waiter>()
+  readonly breaker: CircuitBreaker | undefined
+
+  constructor(breaker: BreakerRules | undefined) {
+    this.breaker = breaker && new CircuitBreaker(breaker)
+  }
+
+  /** How long a slot of this URL is likely to stay taken: the longer of its recent attempts and its oldest one in flight. */
+  expectedWait(now: number): number {
+    const oldest = this.starts.values().next()
+    return Math.max(this.took ?? 0, oldest.done ? 0 : now - oldest.value)
+  }
+}
+
+/** What the lanes are sized and timed by. */
+export interface WorkerLaneRules {
+  /** Attempts in flight to one URL from this process. */
+  readonly slotsPerUrl: number
+  /** One attempt's time limit (ms): nothing waits for a slot longer than an attempt can take. */
+  readonly timeoutMs: number
+  readonly breaker: BreakerRules | undefined
+  /** Hears of each breaker's changes. */
+  readonly circuit: (url: string, state: CircuitState) => void
+  readonly now: () => number
+  /** In [0, 1): spreads the return of jobs that left the same URL at the same moment. */
+  readonly random: () => number
+}
+
+/**
+ * The per-URL lanes of one worker process. A job's attempt to a URL takes one of that URL's
+ * `slotsPerUrl` slots; when they are all taken by attempts that take long (a receiver that is
+ * silent or slow), the job does not wait for them: it leaves that URL for later (the job goes
+ * back to Redis as delayed) and frees its worker slot for other URLs' deliveries. So a bad URL
+ * holds at most its own slots of the worker, never the others'.
+ */
+export class WorkerLanes {
+  readonly #rules: WorkerLaneRules
+  readonly #lanes = new Map<string, WorkerLane>()
+  #tickets = 0
+
+  constructor(rules: WorkerLaneRules) {
+    this.#rules = rules
+  }
+
+  #lane(url: string): WorkerLane {
+    let lane = this.#lanes.get(url)
+    if (lane === undefined) {
+      lane = new WorkerLane(this.#rules.breaker)
+      this.#lanes.set(url, lane)
+    }
+    return lane
+  }
+
+  /** Whether `url` may be sent to now, waiting at most {@link LANE_WAIT_MS} for a slot of a URL that answers quickly. */
+  async admit(url: string): Promise<Admission> {
+    const lane = this.#lane(url)
+    const now = this.#rules.now()
+    const breaker = lane.breaker
+    const permit = breaker === undefined ? 'attempt' : breaker.allows(now, (state) => this.#rules.circuit(url, state))
+    if (permit === undefined) {
+      // Open: until its cool-down ends. Half-open with the probe out: another cool-down at most,
+      // so that a probe that succeeds does not leave the others waiting for a timeout.
+      const { state, openUntil } = breaker as CircuitBreaker
+      const rules = this.#rules.breaker as BreakerRules
+      const wait = state === 'open' ? openUntil - now : Math.min(rules.coolDownMs, this.#rules.timeoutMs)
+      return { kind: 'wait', until: this.#spread(now, wait), breaker: true }
+    }
+    if (lane.inFlight < this.#rules.slotsPerUrl) {
+      lane.inFlight++
+      return { kind: permit, done: this.#start(url, lane, permit === 'probe') }
+    }
+    if (await this.#slotWithin(lane, now)) return { kind: permit, done: this.#start(url, lane, permit === 'probe') }
+    if (permit === 'probe') breaker?.releaseProbe()
+    const wait = Math.min(Math.max(lane.expectedWait(now), LANE_WAIT_MS), this.#rules.timeoutMs)
+    return { kind: 'wait', until: this.#spread(this.#rules.now(), wait), breaker: false }
+  }
+
+  /** `now + wait`, plus up to as much again: jobs that left together do not all come back together. */
+  #spread(now: number, wait: number): number {
+    return now + Math.ceil(wait * (1 + this.#rules.random()))
+  }
+
+  /** Waits for a slot, unless this URL's attempts take longer than a job should hold its worker slot for. */
+  #slotWithin(lane: WorkerLane, now: number): Promise<boolean> {
+    if (lane.expectedWait(now) > LANE_WAIT_MS) return Promise.resolve(false)
+    return new Promise((resolve) => {
+      const waiter: Waiter = { settled: false, resolve }
+      lane.waiters.push(waiter)
+      // One timer per waiting job, and jobs waiting here are bounded by the worker's concurrency.
+      setTimeout(() => {
+        if (waiter.settled) return
+        waiter.settled = true
+        resolve(false)
+      }, LANE_WAIT_MS)
+    })
+  }
+
+  /** Starts an attempt on a slot already counted in `inFlight`, and returns what ends it. */
+  #start(url: string, lane: WorkerLane, probe: boolean): (failed: boolean) => void {
+    const ticket = ++this.#tickets
+    const started = this.#rules.now()
+    lane.starts.set(ticket, started)
+    return (failed) => {
+      const now = this.#rules.now()
+      lane.starts.delete(ticket)
+      const took = now - started
+      lane.took = lane.took === undefined ? took : Math.round(lane.took * 0.8 + took * 0.2)
+      lane.breaker?.record(failed, probe, now, (state) => this.#rules.circuit(url, state))
+      if (!this.#handOver(lane)) lane.inFlight--
+    }
+  }
+
+  /**
+   * A freed slot goes to the longest-waiting job still waiting, still counted in `inFlight` so
+   * that nobody takes it in between; `false` when nobody waits.
+   */
+  #handOver(lane: WorkerLane): boolean {
+    for (let waiter = lane.waiters.shift(); waiter !== undefined; waiter = lane.waiters.shift()) {
+      if (waiter.settled) continue
+      waiter.settled = true
+      waiter.resolve(true)
+      return true
+    }
+    return false
+  }
+}

@@ -1,0 +1,210 @@
+// One bad receiver must not slow the others, on BullMQ too. A worker's attempt to a URL takes one of
+// that URL's slots in the process; when they are taken by attempts that last, a job leaves that URL
+// for later (delayed in Redis) and frees its worker slot. Judged on conditions, not speeds: the
+// healthy URL gets every event while the bad one's first attempts are still in flight (their
+// timeout is longer than the wait), and nothing acknowledged is lost.
+import { createServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import { WebhookQueue, WebhookWorker } from '../../src/webhook/bullmq/index.js'
+import type { UrlStateNotice } from '../../src/webhook/index.js'
+import { startChaosSink } from '../helpers/chaos-sink.js'
+import { freePort } from '../helpers/ports.js'
+import { redisForFile } from '../helpers/redis-suite.js'
+import { startSink, type Sink } from '../helpers/sink.js'
+
+const EVENTS = 300
+/** The worker's concurrency: each URL of two gets half of it by default. */
+const CONCURRENCY = 16
+const SLOTS = CONCURRENCY / 2
+/** Longer than any wait below: a bad URL's attempt that the healthy one had to wait for would fail the test. */
+const TIMEOUT_MS = 15_000
+
+const redis = redisForFile()
+/** Closed first: receivers (a black hole's held requests end at once), then workers and queues. */
+const receivers: Array<{ close(): Promise<void> }> = []
+const clients: Array<{ close(): Promise<void> }> = []
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((item) => item.close()))
+  await Promise.all(clients.splice(0).map((item) => item.close()))
+})
+
+async function healthy(): Promise<Sink> {
+  const sink = await startSink(() => ({ status: 200 }))
+  receivers.push(sink)
+  return sink
+}
+
+/** The bad URLs: a black hole (accepts, never answers), a slow one, one refusing connections, a 503 storm. */
+const BAD: Record<string, () => Promise<{ url: string; received: () => number }>> = {
+  'black-holed': async () => {
+    const sink = await startChaosSink(() => ({ kind: 'hang' }))
+    receivers.push(sink)
+    return { url: sink.url, received: () => sink.requests }
+  },
+  'slow (answers after 12 s)': async () => {
+    const sink = await startSink(() => ({ status: 200, delayMs: 12_000 }))
+    receivers.push(sink)
+    return { url: sink.url, received: () => sink.requests.length }
+  },
+  'refusing connections': async () => ({ url: `http://127.0.0.1:${await freePort()}`, received: () => 0 }),
+  'answering 503': async () => {
+    const sink = await startSink(() => ({ status: 503 }))
+    receivers.push(sink)
+    return { url: sink.url, received: () => sink.requests.length }
+  },
+}
+
+/** A receiver that holds every request until `answer()`, then answers 200 to those held and to every later one. */
+async function heldSink(): Promise<{ url: string; ids: string[]; answer(): void }> {
+  const ids: string[] = []
+  const held: ServerResponse[] = []
+  let answering = false
+  const reply = (response: ServerResponse) => response.writeHead(200).end('{}')
+  const server = createServer((request, response) => {
+    ids.push(String(request.headers['webhook-id']))
+    request.resume()
+    request.on('end', () => (answering ? reply(response) : held.push(response)))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  receivers.push({
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  })
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    ids,
+    answer() {
+      answering = true
+      for (const response of held.splice(0)) reply(response)
+    },
+  }
+}
+
+let queues = 0
+function connection() {
+  return { host: '127.0.0.1', port: redis.server.port, maxRetriesPerRequest: null }
+}
+
+function producer(name: string): WebhookQueue {
+  const queue = new WebhookQueue({ connection: connection(), name })
+  clients.push(queue)
+  return queue
+}
+
+function worker(name: string, settings: ConstructorParameters<typeof WebhookWorker>[0]): WebhookWorker {
+  const created = new WebhookWorker(
+    { timeoutMs: TIMEOUT_MS, ...settings },
+    { connection: connection(), name, concurrency: CONCURRENCY },
+  )
+  clients.push(created)
+  return created
+}
+
+const track = (index: number) => ({ type: 'track' as const, userId: 'u1', event: 'E', messageId: `evt-${index}` })
+
+describe.runIf(redis.available)('a WebhookWorker with a bad URL beside a healthy one', () => {
+  describe.each(Object.keys(BAD))('a %s URL', (kind) => {
+    it("mode 'each': the healthy URL gets every event, the bad one holds only its own slots, and every event waits in Redis for it", async () => {
+      const name = `isolation-${++queues}`
+      const good = await healthy()
+      const bad = await (BAD[kind] as () => Promise<{ url: string; received: () => number }>)()
+      const queue = producer(name)
+      const delivering = worker(name, {
+        webhooks: [{ url: bad.url }, { url: good.url }],
+        mode: 'each',
+        backoff: () => 60_000,
+      })
+      await delivering.ready()
+      for (let index = 0; index < EVENTS; index += 50)
+        await Promise.all(Array.from({ length: 50 }, (_, offset) => queue.enqueue(track(index + offset))))
+      await expect.poll(() => good.requests.length, { timeout: TIMEOUT_MS - 3_000 }).toBe(EVENTS)
+      // Each request the silent or slow URL got is still out: no more than its slots.
+      expect(bad.received()).toBeLessThanOrEqual(kind.startsWith('black') || kind.startsWith('slow') ? SLOTS : EVENTS)
+      // Nothing is lost or failed: every event waits (delayed, or active on the bad URL's slots) for the bad URL.
+      const counts = await queue.counts()
+      expect(counts.failed).toBe(0)
+      expect(counts.delayed + counts.active + counts.waiting).toBe(EVENTS)
+      // Active jobs: those holding the bad URL's slots, and for a moment those that come back to find them taken.
+      await expect.poll(async () => (await queue.counts()).active, { timeout: 5_000 }).toBeLessThanOrEqual(SLOTS)
+    })
+  })
+
+  it('a slow URL gets every event once it answers, each exactly once, and every event is reported delivered', async () => {
+    const name = `isolation-${++queues}`
+    const good = await healthy()
+    const slow = await heldSink()
+    const queue = producer(name)
+    const delivering = worker(name, { webhooks: [{ url: slow.url }, { url: good.url }], mode: 'each' })
+    const delivered = new Set<string>()
+    delivering.on('delivered', (result) => delivered.add(result.eventId))
+    await delivering.ready()
+    await Promise.all(Array.from({ length: 100 }, (_, index) => queue.enqueue(track(index))))
+    await expect.poll(() => good.requests.length, { timeout: 10_000 }).toBe(100)
+    expect(slow.ids.length).toBeLessThanOrEqual(SLOTS)
+    slow.answer()
+    await expect.poll(() => delivered.size, { timeout: 20_000 }).toBe(100)
+    const ids = slow.ids
+    expect(new Set(ids).size).toBe(100)
+    expect(ids).toHaveLength(100)
+  })
+
+  it("opens a URL's breaker after a run of failures, stops spending attempts on it, probes once, and closes on success", async () => {
+    const name = `isolation-${++queues}`
+    let failing = true
+    const flaky = await startSink(() => ({ status: failing ? 503 : 200 }))
+    receivers.push(flaky)
+    const queue = producer(name)
+    const delivering = worker(name, {
+      webhooks: [{ url: flaky.url }, { url: (await healthy()).url }],
+      mode: 'each',
+      backoff: () => 50,
+      breaker: { failures: 5, coolDownMs: 1_000 },
+    })
+    const states: UrlStateNotice[] = []
+    delivering.on('url-state', (notice) => states.push(notice))
+    const delivered = new Set<string>()
+    delivering.on('delivered', (result) => delivered.add(result.eventId))
+    await delivering.ready()
+    await Promise.all(Array.from({ length: 20 }, (_, index) => queue.enqueue(track(index))))
+    await expect.poll(() => states.map((state) => state.circuit), { timeout: 10_000 }).toContain('open')
+    // Open: no attempt is spent until the cool-down ends; then one probe, which fails (still 503).
+    const atOpening = flaky.requests.length
+    await expect.poll(() => states.map((state) => state.circuit), { timeout: 10_000 }).toContain('half-open')
+    await expect.poll(() => states.filter((state) => state.circuit === 'open').length, { timeout: 10_000 }).toBe(2)
+    expect(flaky.requests.length).toBe(atOpening + 1)
+    failing = false
+    await expect.poll(() => states.at(-1)?.circuit, { timeout: 10_000 }).toBe('closed')
+    await expect.poll(() => delivered.size, { timeout: 20_000 }).toBe(20)
+    expect(states.every((state) => state.url === `${flaky.url}/` || state.url === flaky.url)).toBe(true)
+  })
+
+  it("fails an event whose window ends while its URL's breaker is open with ERR_CIRCUIT_OPEN", async () => {
+    const name = `isolation-${++queues}`
+    const down = await startSink(() => ({ status: 503 }))
+    receivers.push(down)
+    const queue = producer(name)
+    const delivering = worker(name, {
+      webhooks: [{ url: down.url }, { url: (await healthy()).url }],
+      mode: 'each',
+      backoff: () => 20,
+      retryWindowMs: 1_500,
+      breaker: { failures: 2, coolDownMs: 60_000 },
+    })
+    const failed: string[] = []
+    delivering.on('failed', (result) => {
+      const code = result.urls[0]?.lastError?.code
+      if (code !== undefined) failed.push(code)
+    })
+    await delivering.ready()
+    await Promise.all(Array.from({ length: 5 }, (_, index) => queue.enqueue(track(index))))
+    await expect.poll(() => failed.length, { timeout: 10_000 }).toBe(5)
+    expect(failed).toContain('ERR_CIRCUIT_OPEN')
+    const letters = await queue.deadLetters()
+    expect(letters).toHaveLength(5)
+    expect(letters.some((letter) => letter.reason.includes('ERR_CIRCUIT_OPEN'))).toBe(true)
+  })
+})
