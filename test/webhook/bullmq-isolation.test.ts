@@ -14,7 +14,7 @@ import { redisForFile } from '../helpers/redis-suite.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 
 const EVENTS = 300
-/** The worker's concurrency: each URL of two gets half of it by default. */
+/** The worker's concurrency: each URL of two gets an equal share, half of it, by default. */
 const CONCURRENCY = 16
 const SLOTS = CONCURRENCY / 2
 /** Longer than any wait below: a bad URL's attempt that the healthy one had to wait for would fail the test. */

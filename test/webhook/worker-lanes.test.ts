@@ -2,7 +2,12 @@
 // waits for a slot and for how long, and what is sent back to Redis for later.
 import { describe, expect, it, vi } from 'vitest'
 import type { CircuitState } from '../../src/webhook/circuit-breaker.js'
-import { LANE_WAIT_MS, WorkerLanes, type WorkerLaneRules } from '../../src/webhook/bullmq/worker-lanes.js'
+import {
+  LANE_WAIT_MS,
+  RETURN_HORIZON_MS,
+  WorkerLanes,
+  type WorkerLaneRules,
+} from '../../src/webhook/bullmq/worker-lanes.js'
 import type { Admission } from '../../src/webhook/url-round.js'
 
 function lanesOf(rules: Partial<WorkerLaneRules> = {}) {
@@ -78,12 +83,28 @@ describe('WorkerLanes', () => {
     expect(await quick.lanes.admit('a')).toEqual({ kind: 'wait', until: quick.clock.now + 150, breaker: false })
   })
 
-  it('spreads the returns of jobs left at the same moment over up to twice the wait', async () => {
-    const { lanes, clock } = lanesOf({ random: () => 0.5 })
+  it('brings jobs left by a busy URL back in turn, at the pace its slots free up', async () => {
+    const { lanes, clock } = lanesOf()
     sent(await lanes.admit('a'))
     sent(await lanes.admit('a'))
     clock.now += 1_000
+    // Attempts take 1 s and the URL has 2 slots: one job every 500 ms.
+    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 1_000, breaker: false })
     expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 1_500, breaker: false })
+    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 2_000, breaker: false })
+  })
+
+  it('brings jobs beyond the horizon back at the horizon, spread over one attempt', async () => {
+    const { lanes, clock } = lanesOf({ slotsPerUrl: 1, timeoutMs: 5_000, random: () => 0.5 })
+    sent(await lanes.admit('a'))
+    clock.now += 5_000
+    const returns: number[] = []
+    for (let job = 0; job < 14; job++) {
+      const wait = await lanes.admit('a')
+      if (wait.kind === 'wait') returns.push(wait.until - clock.now)
+    }
+    expect(returns.slice(0, 12)).toEqual(Array.from({ length: 12 }, (_, turn) => 5_000 * (turn + 1)))
+    expect(returns.slice(12)).toEqual([RETURN_HORIZON_MS + 2_500, RETURN_HORIZON_MS + 2_500])
   })
 
   it('opens the breaker after a run of failures: jobs wait for the cool-down, then one probe goes', async () => {

@@ -9,6 +9,9 @@ import type { Admission } from '../url-round.js'
  */
 export const LANE_WAIT_MS = 100
 
+/** How far ahead jobs left by a URL whose slots are taken are scheduled in turn (ms); later ones come back together. */
+export const RETURN_HORIZON_MS = 60_000
+
 /** Where a job waits for a slot: resolved with the slot, or with `false` when it stops waiting. */
 interface Waiter {
   settled: boolean
@@ -24,6 +27,8 @@ class WorkerLane {
   took: number | undefined
   readonly waiters = new Queue<Waiter>()
   readonly breaker: CircuitBreaker | undefined
+  /** The earliest a job left because the slots were taken may come back: see `#returnTime`. */
+  nextReturn = 0
 
   constructor(breaker: BreakerRules | undefined) {
     this.breaker = breaker && new CircuitBreaker(breaker)
@@ -95,8 +100,22 @@ export class WorkerLanes {
     }
     if (await this.#slotWithin(lane, now)) return { kind: permit, done: this.#start(url, lane, permit === 'probe') }
     if (permit === 'probe') breaker?.releaseProbe()
+    return { kind: 'wait', until: this.#returnTime(lane, this.#rules.now()), breaker: false }
+  }
+
+  /**
+   * When a job left by a URL whose slots are taken comes back: in turn, one slot's worth of the
+   * URL's pace after the one before (the time its attempts take, divided by its slots), so that a
+   * backlog comes back as fast as the URL can take it, not all at once to find the slots taken
+   * again. Past {@link RETURN_HORIZON_MS} ahead, jobs come back at the horizon, spread over one
+   * attempt's time: a URL that recovers is not kept waiting for a schedule made while it was slow.
+   */
+  #returnTime(lane: WorkerLane, now: number): number {
     const wait = Math.min(Math.max(lane.expectedWait(now), LANE_WAIT_MS), this.#rules.timeoutMs)
-    return { kind: 'wait', until: this.#spread(this.#rules.now(), wait), breaker: false }
+    const turn = Math.max(lane.nextReturn, now + wait)
+    if (turn - now > RETURN_HORIZON_MS) return now + RETURN_HORIZON_MS + Math.ceil(wait * this.#rules.random())
+    lane.nextReturn = turn + wait / this.#rules.slotsPerUrl
+    return Math.ceil(turn)
   }
 
   /** `now + wait`, plus up to as much again: jobs that left together do not all come back together. */

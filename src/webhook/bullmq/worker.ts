@@ -60,12 +60,12 @@ function refuseMemorySettings(settings: WebhookSettings): void {
 }
 
 /**
- * Slots per URL in one worker process: all of them with one URL; else the setting, or half the
- * worker's concurrency, so that a URL that never answers holds at most half the worker.
+ * Slots per URL in one worker process: all of them with one URL; else the setting, or an equal
+ * share of the worker's concurrency, so that URLs that never answer hold only their own shares.
  */
 function slotsPerUrl(settings: WebhookSettings, endpoints: number, concurrency: number): number {
   if (endpoints === 1) return concurrency
-  return settings.maxConcurrencyPerUrl ?? Math.max(1, Math.ceil(concurrency / 2))
+  return settings.maxConcurrencyPerUrl ?? Math.max(1, Math.ceil(concurrency / endpoints))
 }
 
 /**
