@@ -30,6 +30,7 @@ export default {
     'src/webhook/rate-limit.ts',
     'src/webhook/url-lanes.ts',
     'src/webhook/bullmq/worker-lanes.ts',
+    'src/webhook/bullmq/shared-breakers.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/index.html' },

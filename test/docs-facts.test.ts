@@ -2,6 +2,7 @@
 // table's defaults are read against what the constructors fill in, and every measure in the guides
 // (bytes, KB, ms, seconds...) must be a value the source gives, or be listed below as not a fact
 // about the package (an example's size, a sample output).
+import { BREAKER_REFRESH_MS } from '../src/webhook/bullmq/shared-breakers.js'
 import { LANE_WAIT_MS, RETURN_HORIZON_MS } from '../src/webhook/bullmq/worker-lanes.js'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -162,6 +163,7 @@ const FACTS = new Set<string>([
   `${MAX_WEBHOOKS} URLs`,
   `${LANE_WAIT_MS} ms`,
   `${RETURN_HORIZON_MS / 1000} s`,
+  `${BREAKER_REFRESH_MS / 1000} s`,
 ])
 
 /** Measures on the pages that are not facts about the package, each with why. */

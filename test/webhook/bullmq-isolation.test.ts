@@ -3,6 +3,7 @@
 // for later (delayed in Redis) and frees its worker slot. Judged on conditions, not speeds: the
 // healthy URL gets every event while the bad one's first attempts are still in flight (their
 // timeout is longer than the wait), and nothing acknowledged is lost.
+import { createHash } from 'node:crypto'
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -162,19 +163,29 @@ describe.runIf(redis.available)('a WebhookWorker with a bad URL beside a healthy
       webhooks: [{ url: flaky.url }, { url: (await healthy()).url }],
       mode: 'each',
       backoff: () => 50,
-      breaker: { failures: 5, coolDownMs: 1_000 },
+      breaker: { failures: 5, coolDownMs: 2_000 },
     })
     const states: UrlStateNotice[] = []
-    delivering.on('url-state', (notice) => states.push(notice))
+    /** Requests the URL had received at each change of its breaker. */
+    const received: number[] = []
+    delivering.on('url-state', (notice) => {
+      states.push(notice)
+      received.push(flaky.requests.length)
+    })
     const delivered = new Set<string>()
     delivering.on('delivered', (result) => delivered.add(result.eventId))
     await delivering.ready()
     await Promise.all(Array.from({ length: 20 }, (_, index) => queue.enqueue(track(index))))
     await expect.poll(() => states.map((state) => state.circuit), { timeout: 10_000 }).toContain('open')
-    // Open: no attempt is spent until the cool-down ends; then one probe, which fails (still 503).
+    // Open: once the attempts that started before it have ended (no job active), no attempt is
+    // spent until the cool-down ends; then one probe, which fails (still 503).
+    await expect.poll(async () => (await queue.counts()).active, { timeout: 10_000 }).toBe(0)
     const atOpening = flaky.requests.length
     await expect.poll(() => states.map((state) => state.circuit), { timeout: 10_000 }).toContain('half-open')
     await expect.poll(() => states.filter((state) => state.circuit === 'open').length, { timeout: 10_000 }).toBe(2)
+    // Nothing between the quiet open breaker and its half-opening; the probe alone until it opened again.
+    expect(received[1]).toBe(atOpening)
+    expect(received[2]).toBe(atOpening + 1)
     expect(flaky.requests.length).toBe(atOpening + 1)
     failing = false
     await expect.poll(() => states.at(-1)?.circuit, { timeout: 10_000 }).toBe('closed')
@@ -206,5 +217,80 @@ describe.runIf(redis.available)('a WebhookWorker with a bad URL beside a healthy
     const letters = await queue.deadLetters()
     expect(letters).toHaveLength(5)
     expect(letters.some((letter) => letter.reason.includes('ERR_CIRCUIT_OPEN'))).toBe(true)
+  })
+
+  it("shares each URL's breaker between workers: one opened by a worker holds back another that never failed there", async () => {
+    const name = `isolation-${++queues}`
+    const down = await startSink(() => ({ status: 503 }))
+    receivers.push(down)
+    const queue = producer(name)
+    const settings = { webhooks: [{ url: down.url }], backoff: () => 20, breaker: { failures: 3, coolDownMs: 60_000 } }
+    const first = worker(name, settings)
+    const opened = new Promise<void>((resolve) =>
+      first.on('url-state', (notice) => notice.circuit === 'open' && resolve()),
+    )
+    await first.ready()
+    await Promise.all(Array.from({ length: 5 }, (_, index) => queue.enqueue(track(index))))
+    await opened
+    // Written to Redis as it opened: what the next worker reads.
+    await expect.poll(() => redis.raw.keys(`bull:${name}:breaker:*`), { timeout: 5_000 }).toHaveLength(1)
+    await first.close()
+    const before = down.requests.length
+    // A second worker, which has sent nothing to the URL, takes a new event: it follows the breaker.
+    const second = worker(name, settings)
+    const followed: UrlStateNotice[] = []
+    second.on('url-state', (notice) => followed.push(notice))
+    await second.ready()
+    await queue.enqueue(track(99))
+    await expect.poll(() => followed.map((notice) => notice.circuit), { timeout: 10_000 }).toEqual(['open'])
+    await expect.poll(async () => (await queue.counts()).delayed, { timeout: 10_000 }).toBe(6)
+    expect(down.requests.length).toBe(before)
+  })
+
+  it('lets one worker of many probe a URL per cool-down, and the next cool-down probe again once it failed', async () => {
+    const { SharedBreakers } = await import('../../src/webhook/bullmq/shared-breakers.js')
+    const { Redis } = await import('ioredis')
+    const clients = [0, 1, 2].map(() => new Redis({ host: '127.0.0.1', port: redis.server.port }))
+    try {
+      const prefix = `bull:probe-${++queues}`
+      const workers = clients.map(
+        (client) =>
+          new SharedBreakers({
+            store: async () => client,
+            prefix,
+            timeoutMs: 5_000,
+            coolDownMs: 1_000,
+            now: Date.now,
+            failed: (error) => {
+              throw error
+            },
+          }),
+      )
+      const [a, b, c] = workers as [
+        InstanceType<typeof SharedBreakers>,
+        InstanceType<typeof SharedBreakers>,
+        InstanceType<typeof SharedBreakers>,
+      ]
+      const url = 'https://hooks.example.com/in'
+      expect(await b.openUntil(url)).toBeUndefined()
+      const until = Date.now() + 1_000
+      a.open(url, until)
+      await expect.poll(() => c.openUntil(url)).toBe(until)
+      const claims = await Promise.all(workers.map((shared) => shared.claimProbe(url)))
+      expect(claims.filter(Boolean)).toHaveLength(1)
+      // The probe failed: a new opening, and the next cool-down's probe may be claimed.
+      const prober = workers[claims.indexOf(true)] as InstanceType<typeof SharedBreakers>
+      prober.open(url, until + 1_000)
+      await expect
+        .poll(async () => (await Promise.all(workers.map((shared) => shared.claimProbe(url)))).filter(Boolean).length)
+        .toBe(1)
+      // Its success closes it for everyone.
+      prober.close(url)
+      await expect
+        .poll(() => clients[0]?.exists(`${prefix}:breaker:${createHash('sha1').update(url).digest('hex')}`))
+        .toBe(0)
+    } finally {
+      for (const client of clients) client.disconnect()
+    }
   })
 })

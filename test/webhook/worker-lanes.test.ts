@@ -122,15 +122,35 @@ describe('WorkerLanes', () => {
     expect((await lanes.admit('a')).kind).toBe('attempt')
   })
 
-  it('gives back a probe it could not send because the URL had no slot free', async () => {
+  it('holds back a job that waited for a slot while the breaker opened: the slot goes unused', async () => {
     const { lanes, clock } = lanesOf({ slotsPerUrl: 1, breaker: { failures: 1, coolDownMs: 1_000 } })
     const straggler = sent(await lanes.admit('a'))
-    const failing = lanes.admit('a')
+    const waiting = lanes.admit('a')
     straggler.done(true)
-    sent(await failing)
+    expect(await waiting).toMatchObject({ kind: 'wait', breaker: true })
+    // The slot it was handed is free again: after the cool-down the probe finds it.
+    clock.now += 1_000
+    expect((await lanes.admit('a')).kind).toBe('probe')
+  })
+
+  it('gives back a probe it could not send because the URL had no slot free', async () => {
+    let remote: number | undefined
+    const shared = {
+      openUntil: async () => remote,
+      claimProbe: async () => true,
+      open: () => undefined,
+      close: () => undefined,
+    } as unknown as WorkerLaneRules['shared']
+    const { lanes, clock } = lanesOf({ slotsPerUrl: 1, breaker: { failures: 1, coolDownMs: 1_000 }, shared })
+    const holding = sent(await lanes.admit('a'))
+    // Another worker opened the URL's breaker while this one's attempt is out.
+    remote = clock.now + 1_000
+    expect(await lanes.admit('a')).toMatchObject({ kind: 'wait', breaker: true })
     clock.now += 1_000
     // Half-open, but the one slot is taken: the probe is given back, not lost.
     expect(await lanes.admit('a')).toMatchObject({ kind: 'wait', breaker: false })
+    holding.done(true)
+    expect((await lanes.admit('a')).kind).toBe('probe')
   })
 
   it('counts no failure against a URL whose attempt it never sent', async () => {

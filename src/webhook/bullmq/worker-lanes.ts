@@ -1,6 +1,7 @@
 import { Queue } from '../../core/queue.js'
 import { CircuitBreaker, type BreakerRules, type CircuitState } from '../circuit-breaker.js'
 import type { Admission } from '../url-round.js'
+import type { SharedBreakers } from './shared-breakers.js'
 
 /**
  * How long a job waits for a slot of a URL whose attempts end quickly (ms). Past that, or at once
@@ -51,6 +52,8 @@ export interface WorkerLaneRules {
   /** Hears of each breaker's changes. */
   readonly circuit: (url: string, state: CircuitState) => void
   readonly now: () => number
+  /** The breakers every worker of the queue shares, if any: followed, written on change, and who probes. */
+  readonly shared?: SharedBreakers | undefined
   /** In [0, 1): spreads the return of jobs that left the same URL at the same moment. */
   readonly random: () => number
 }
@@ -85,22 +88,42 @@ export class WorkerLanes {
     const lane = this.#lane(url)
     const now = this.#rules.now()
     const breaker = lane.breaker
-    const permit = breaker === undefined ? 'attempt' : breaker.allows(now, (state) => this.#rules.circuit(url, state))
-    if (permit === undefined) {
-      // Open: until its cool-down ends. Half-open with the probe out: another cool-down at most,
-      // so that a probe that succeeds does not leave the others waiting for a timeout.
-      const { state, openUntil } = breaker as CircuitBreaker
-      const rules = this.#rules.breaker as BreakerRules
-      const wait = state === 'open' ? openUntil - now : Math.min(rules.coolDownMs, this.#rules.timeoutMs)
-      return { kind: 'wait', until: this.#spread(now, wait), breaker: true }
+    const shared = this.#rules.shared
+    // What other workers decided comes first: told to listeners, not written back.
+    if (breaker !== undefined && shared !== undefined)
+      breaker.follow(await shared.openUntil(url), (state) => this.#rules.circuit(url, state))
+    let permit = breaker === undefined ? 'attempt' : breaker.allows(now, (state) => this.#changed(url, state, breaker))
+    if (permit === 'probe' && shared !== undefined && !(await shared.claimProbe(url))) {
+      // Another worker probes this cool-down.
+      breaker?.releaseProbe()
+      permit = undefined
     }
+    if (permit === undefined) return this.#heldByBreaker(breaker as CircuitBreaker, now)
     if (lane.inFlight < this.#rules.slotsPerUrl) {
       lane.inFlight++
       return { kind: permit, done: this.#start(url, lane, permit === 'probe') }
     }
-    if (await this.#slotWithin(lane, now)) return { kind: permit, done: this.#start(url, lane, permit === 'probe') }
+    if (await this.#slotWithin(lane, now)) {
+      // The breaker may have opened while this job waited for its slot: the slot goes on, unused.
+      if (permit === 'attempt' && breaker !== undefined && breaker.state !== 'closed') {
+        if (!this.#handOver(lane)) lane.inFlight--
+        return this.#heldByBreaker(breaker, this.#rules.now())
+      }
+      return { kind: permit, done: this.#start(url, lane, permit === 'probe') }
+    }
     if (permit === 'probe') breaker?.releaseProbe()
     return { kind: 'wait', until: this.#returnTime(lane, this.#rules.now()), breaker: false }
+  }
+
+  /**
+   * A job held back by the URL's breaker: open, until its cool-down ends; half-open with the probe
+   * out, another cool-down at most, so that a probe that succeeds does not leave the others
+   * waiting for a timeout.
+   */
+  #heldByBreaker(breaker: CircuitBreaker, now: number): Admission {
+    const rules = this.#rules.breaker as BreakerRules
+    const wait = breaker.state === 'open' ? breaker.openUntil - now : Math.min(rules.coolDownMs, this.#rules.timeoutMs)
+    return { kind: 'wait', until: this.#spread(now, wait), breaker: true }
   }
 
   /**
@@ -148,9 +171,17 @@ export class WorkerLanes {
       lane.starts.delete(ticket)
       const took = now - started
       lane.took = lane.took === undefined ? took : Math.round(lane.took * 0.8 + took * 0.2)
-      lane.breaker?.record(failed, probe, now, (state) => this.#rules.circuit(url, state))
+      const breaker = lane.breaker
+      breaker?.record(failed, probe, now, (state) => this.#changed(url, state, breaker))
       if (!this.#handOver(lane)) lane.inFlight--
     }
+  }
+
+  /** A change of this process's own breaker: told, and shared with the other workers. */
+  #changed(url: string, state: CircuitState, breaker: CircuitBreaker): void {
+    this.#rules.circuit(url, state)
+    if (state === 'open') this.#rules.shared?.open(url, breaker.openUntil)
+    else if (state === 'closed') this.#rules.shared?.close(url)
   }
 
   /**

@@ -14,6 +14,7 @@ import { restoreState, storeState, type WebhookJobData } from './job-data.js'
 import { resolveWorkerOptions } from './options.js'
 import { unreadableReason } from './stored-job.js'
 import { StoredJobWorker } from './stored-queue.js'
+import { SharedBreakers, type BreakerStore } from './shared-breakers.js'
 import { WorkerLanes } from './worker-lanes.js'
 import type { UrlStateNotice } from '../destination.js'
 
@@ -130,13 +131,24 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       Date.now,
     )
     const resolved = resolveWorkerOptions(options)
+    const { breaker, timeoutMs } = engine.settings
     this.#lanes = new WorkerLanes({
       slotsPerUrl: slotsPerUrl(settings, this.#endpoints.length, resolved.concurrency),
-      timeoutMs: engine.settings.timeoutMs,
-      breaker: engine.settings.breaker,
+      timeoutMs,
+      breaker,
       circuit: (url, circuit) => this.emit('url-state', { url, circuit }),
       now: Date.now,
       random: Math.random,
+      shared:
+        breaker &&
+        new SharedBreakers({
+          store: async () => (await this.#worker.backend.client) as unknown as BreakerStore,
+          prefix: `${resolved.prefix}:${resolved.name}`,
+          timeoutMs,
+          coolDownMs: breaker.coolDownMs,
+          now: Date.now,
+          failed: (error) => this.#reportError(error),
+        }),
     })
     this.#worker = new StoredJobWorker<WebhookJobData>(resolved.name, (job, token) => this.#process(job, token), {
       connection: resolved.connection,
