@@ -24,6 +24,8 @@ export interface TargetState<E = unknown> {
    * round, see `runUrlRound`); unset: due now.
    */
   dueAt?: number | undefined
+  /** What held this URL back the last time it was due and not sent to: its breaker, or its slots taken. */
+  held?: 'breaker' | 'slots' | undefined
 }
 
 /** Where one event stands: what the engine keeps between rounds, wherever it is kept. */

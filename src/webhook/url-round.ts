@@ -48,8 +48,6 @@ export async function runUrlRound<E>(
   const start = rules.now()
   const due = state.targets.filter((target) => target.status === 'pending' && (target.dueAt ?? 0) <= start)
   const unwanted = new AbortController()
-  /** Why each URL left for later is waiting: its breaker, or its slots. */
-  const heldBy = new Map<TargetState<E>, boolean>()
   await Promise.all(
     due.map(async (target) => {
       const admission = await admit(target)
@@ -59,9 +57,10 @@ export async function runUrlRound<E>(
       }
       if (admission.kind === 'wait') {
         target.dueAt = Math.min(admission.until, state.deadline)
-        heldBy.set(target, admission.breaker)
+        target.held = admission.breaker ? 'breaker' : 'slots'
         return
       }
+      target.held = undefined
       target.attempts++
       const response = await send(target.endpoint, unwanted.signal)
       // Aborted by us, not failed by the receiver: the breaker hears nothing against the URL.
@@ -95,8 +94,8 @@ export async function runUrlRound<E>(
       target.status = 'failed'
       const last = target.failure
       const status = last?.status === undefined ? {} : { status: last.status }
-      if (heldBy.get(target) === true) target.failure = { code: 'ERR_CIRCUIT_OPEN', cause: last?.cause, ...status }
-      else if (last === undefined) target.failure = { code: 'ERR_BACKLOG_FULL' }
+      if (target.held === 'breaker') target.failure = { code: 'ERR_CIRCUIT_OPEN', cause: last?.cause, ...status }
+      else if (target.held === 'slots' && last === undefined) target.failure = { code: 'ERR_BACKLOG_FULL' }
     }
     return { kind: 'finished', delivered: isDelivered(state, rules.mode) }
   }

@@ -293,4 +293,20 @@ describe.runIf(redis.available)('a WebhookWorker with a bad URL beside a healthy
       for (const client of clients) client.disconnect()
     }
   })
+
+  it('keeps ratePerUrl across workers: two workers together send no more than the rate, in bursts of a second', async () => {
+    const name = `isolation-${++queues}`
+    const sink = await healthy()
+    const queue = producer(name)
+    const settings = { webhooks: [{ url: sink.url }], ratePerUrl: 5 }
+    const workers = [worker(name, settings), worker(name, settings)]
+    await Promise.all(workers.map((each) => each.ready()))
+    await Promise.all(Array.from({ length: 20 }, (_, index) => queue.enqueue(track(index))))
+    await expect.poll(() => sink.requests.length, { timeout: 15_000 }).toBe(20)
+    // At 5 a second with a burst of one second's worth, no 0.9 s holds more than 5 + 5.
+    const times = sink.requests.map((request) => request.at).sort((a, b) => a - b)
+    const busiest = Math.max(...times.map((start) => times.filter((at) => at >= start && at < start + 900).length))
+    expect(busiest).toBeLessThanOrEqual(10)
+    expect(new Set(sink.requests.map((request) => request.headers['webhook-id'])).size).toBe(20)
+  })
 })

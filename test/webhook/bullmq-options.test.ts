@@ -182,18 +182,18 @@ describe('WebhookWorker options', () => {
 })
 
 describe('WebhookWorker and the in-memory lane settings', () => {
-  it.each([
-    ['ratePerUrl', 10],
-    ['maxPendingPerUrl', 5],
-  ])('refuses %s rather than ignore it: it bounds what waits in memory, or is not built for workers', (name, value) => {
-    expect(
-      () =>
-        new WebhookWorker(
-          { webhooks: [{ url: 'https://hooks.example.com/in' }], [name]: value },
-          { connection: { host: '127.0.0.1', port: 1, maxRetriesPerRequest: null } },
-        ),
-    ).toThrow(new RegExp(`Invalid option \`${name}\`: applies to WebhookDestination only`))
-  })
+  it.each([['maxPendingPerUrl', 5]])(
+    'refuses %s rather than ignore it: it bounds what waits in memory, and a worker keeps its backlog in Redis',
+    (name, value) => {
+      expect(
+        () =>
+          new WebhookWorker(
+            { webhooks: [{ url: 'https://hooks.example.com/in' }], [name]: value },
+            { connection: { host: '127.0.0.1', port: 1, maxRetriesPerRequest: null } },
+          ),
+      ).toThrow(new RegExp(`Invalid option \`${name}\`: applies to WebhookDestination only`))
+    },
+  )
 })
 
 describe('a Redis Cluster connection', () => {

@@ -47,6 +47,7 @@ export function storeState(state: DeliveryState<Endpoint>): StoredState {
       lastStatus: target.lastStatus,
       retryAfterMs: target.retryAfterMs,
       ...(target.dueAt === undefined ? {} : { dueAt: target.dueAt }),
+      ...(target.held === undefined ? {} : { held: target.held }),
       failure: target.failure && {
         code: target.failure.code,
         ...(target.failure.status === undefined ? {} : { status: target.failure.status }),
@@ -101,6 +102,7 @@ function restoredTarget(target: StoredTarget, endpoint: Endpoint): TargetState<E
     retryAfterMs: target.retryAfterMs ?? undefined,
     failure: target.failure ?? undefined,
     ...(typeof target.dueAt === 'number' && Number.isFinite(target.dueAt) ? { dueAt: target.dueAt } : {}),
+    ...(target.held === 'breaker' || target.held === 'slots' ? { held: target.held } : {}),
   }
 }
 

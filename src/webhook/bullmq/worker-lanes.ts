@@ -2,6 +2,7 @@ import { Queue } from '../../core/queue.js'
 import { CircuitBreaker, type BreakerRules, type CircuitState } from '../circuit-breaker.js'
 import type { Admission } from '../url-round.js'
 import type { SharedBreakers } from './shared-breakers.js'
+import type { SharedRates } from './shared-rates.js'
 
 /**
  * How long a job waits for a slot of a URL whose attempts end quickly (ms). Past that, or at once
@@ -54,6 +55,8 @@ export interface WorkerLaneRules {
   readonly now: () => number
   /** The breakers every worker of the queue shares, if any: followed, written on change, and who probes. */
   readonly shared?: SharedBreakers | undefined
+  /** `ratePerUrl` for every worker of the queue together, if set. */
+  readonly rates?: Pick<SharedRates, 'take' | 'interval'> | undefined
   /** In [0, 1): spreads the return of jobs that left the same URL at the same moment. */
   readonly random: () => number
 }
@@ -101,18 +104,32 @@ export class WorkerLanes {
     if (permit === undefined) return this.#heldByBreaker(breaker as CircuitBreaker, now)
     if (lane.inFlight < this.#rules.slotsPerUrl) {
       lane.inFlight++
-      return { kind: permit, done: this.#start(url, lane, permit === 'probe') }
+    } else if (!(await this.#slotWithin(lane, now))) {
+      if (permit === 'probe') breaker?.releaseProbe()
+      return { kind: 'wait', until: this.#returnTime(lane, this.#rules.now()), breaker: false }
+    } else if (permit === 'attempt' && breaker !== undefined && breaker.state !== 'closed') {
+      // The breaker opened while this job waited for its slot: the slot goes on, unused.
+      this.#free(lane)
+      return this.#heldByBreaker(breaker, this.#rules.now())
     }
-    if (await this.#slotWithin(lane, now)) {
-      // The breaker may have opened while this job waited for its slot: the slot goes on, unused.
-      if (permit === 'attempt' && breaker !== undefined && breaker.state !== 'closed') {
-        if (!this.#handOver(lane)) lane.inFlight--
-        return this.#heldByBreaker(breaker, this.#rules.now())
-      }
-      return { kind: permit, done: this.#start(url, lane, permit === 'probe') }
+    const rates = this.#rules.rates
+    const wait = rates === undefined ? 0 : await rates.take(url)
+    if (wait > 0) {
+      // Over the URL's rate, counted across every worker: the slot goes on, and the job comes
+      // back in turn, one interval of the rate after the one before.
+      this.#free(lane)
+      if (permit === 'probe') breaker?.releaseProbe()
+      const at = this.#rules.now()
+      const until = Math.max(lane.nextReturn, at + wait)
+      lane.nextReturn = until + (rates as SharedRates).interval
+      return { kind: 'wait', until: Math.ceil(until), breaker: false }
     }
-    if (permit === 'probe') breaker?.releaseProbe()
-    return { kind: 'wait', until: this.#returnTime(lane, this.#rules.now()), breaker: false }
+    return { kind: permit, done: this.#start(url, lane, permit === 'probe') }
+  }
+
+  /** Gives a slot up: to the longest-waiting job, or back to the lane. */
+  #free(lane: WorkerLane): void {
+    if (!this.#handOver(lane)) lane.inFlight--
   }
 
   /**
@@ -173,7 +190,7 @@ export class WorkerLanes {
       lane.took = lane.took === undefined ? took : Math.round(lane.took * 0.8 + took * 0.2)
       const breaker = lane.breaker
       breaker?.record(failed, probe, now, (state) => this.#changed(url, state, breaker))
-      if (!this.#handOver(lane)) lane.inFlight--
+      this.#free(lane)
     }
   }
 

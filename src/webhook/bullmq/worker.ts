@@ -15,6 +15,7 @@ import { resolveWorkerOptions } from './options.js'
 import { unreadableReason } from './stored-job.js'
 import { StoredJobWorker } from './stored-queue.js'
 import { SharedBreakers, type BreakerStore } from './shared-breakers.js'
+import { SharedRates, type RateStore } from './shared-rates.js'
 import { WorkerLanes } from './worker-lanes.js'
 import type { UrlStateNotice } from '../destination.js'
 
@@ -50,12 +51,6 @@ function refuseMemorySettings(settings: WebhookSettings): void {
     throw new OptionsError(
       'maxPendingPerUrl',
       "applies to WebhookDestination only: a WebhookWorker's backlog waits in Redis (WebhookQueue.counts(), docs/durable-delivery.md). Leave it out here.",
-    )
-  }
-  if (settings.ratePerUrl !== undefined) {
-    throw new OptionsError(
-      'ratePerUrl',
-      'applies to WebhookDestination only for now: a WebhookWorker does not limit the rate per URL yet (docs/durable-delivery.md). Leave it out here.',
     )
   }
 }
@@ -131,7 +126,9 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       Date.now,
     )
     const resolved = resolveWorkerOptions(options)
-    const { breaker, timeoutMs } = engine.settings
+    const { breaker, timeoutMs, ratePerUrl } = engine.settings
+    const store = async () => (await this.#worker.backend.client) as unknown as BreakerStore & RateStore
+    const keys = `${resolved.prefix}:${resolved.name}`
     this.#lanes = new WorkerLanes({
       slotsPerUrl: slotsPerUrl(settings, this.#endpoints.length, resolved.concurrency),
       timeoutMs,
@@ -142,13 +139,22 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       shared:
         breaker &&
         new SharedBreakers({
-          store: async () => (await this.#worker.backend.client) as unknown as BreakerStore,
-          prefix: `${resolved.prefix}:${resolved.name}`,
+          store,
+          prefix: keys,
           timeoutMs,
           coolDownMs: breaker.coolDownMs,
           now: Date.now,
           failed: (error) => this.#reportError(error),
         }),
+      rates:
+        ratePerUrl === undefined
+          ? undefined
+          : new SharedRates({
+              store,
+              prefix: keys,
+              perSecond: ratePerUrl,
+              failed: (error) => this.#reportError(error),
+            }),
     })
     this.#worker = new StoredJobWorker<WebhookJobData>(resolved.name, (job, token) => this.#process(job, token), {
       connection: resolved.connection,
