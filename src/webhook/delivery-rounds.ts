@@ -124,12 +124,21 @@ export class DeliveryRounds {
       return this.refuseUnsigned(state, { cause: new Error(idWithDot(outgoing.eventId)) })
     }
     const attempted = this.#audience.listenerCount('attempt') > 0 ? pendingTargets(state) : undefined
-    const decision = await runRound(state, this.#rules, (endpoint, signal) =>
-      this.#engine.send(endpoint, outgoing, signal),
-    )
+    // Each request's time is taken only for a notice that will be told.
+    const durations = attempted && new Map<Endpoint, number>()
+    const decision = await runRound(state, this.#rules, (endpoint, signal) => {
+      const sending = this.#engine.send(endpoint, outgoing, signal)
+      if (durations === undefined) return sending
+      const sentAt = performance.now()
+      return sending.then((response) => {
+        durations.set(endpoint, performance.now() - sentAt)
+        return response
+      })
+    })
     // An attempt aborted because another URL accepted first (its URL superseded) is not reported.
     const told = attempted?.filter((target) => target.status !== 'superseded')
-    if (told) for (const notice of attemptNotices(state.eventId, told)) this.#audience.emit('attempt', notice)
+    if (told)
+      for (const notice of attemptNotices(state.eventId, told, durations)) this.#audience.emit('attempt', notice)
     return decision
   }
 
@@ -180,11 +189,16 @@ export class DeliveryRounds {
 
   /**
    * Reports a finished event: `'delivered'` when the mode's rule says so (see {@link isDelivered}),
-   * else `'failed'`; returns the result told.
+   * else `'failed'`; returns the result told. `startedAt`: when the event was handed to the engine,
+   * on this engine's clock ({@link now}), for the result's `durationMs`.
    */
-  finish(state: DeliveryState<Endpoint>): DeliveryResult {
+  finish(state: DeliveryState<Endpoint>, startedAt?: number): DeliveryResult {
     const status = isDelivered(state, this.#engine.settings.mode) ? 'delivered' : 'failed'
-    const result = toDeliveryResult(state, status)
+    const result = toDeliveryResult(
+      state,
+      status,
+      startedAt === undefined ? undefined : Math.max(0, this.#rules.now() - startedAt),
+    )
     this.#audience.emit(status, result)
     return result
   }
