@@ -1,4 +1,6 @@
 import type { Attributes, MeterProvider as ApiMeterProvider } from '@opentelemetry/api'
+import { expect } from 'vitest'
+import { LIBRARY } from '../../src/core/version.js'
 import { DataPointType, MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics'
 
 /** A reader that exports nothing: the test collects when it wants to look. */
@@ -49,6 +51,7 @@ export function metricsUnderTest(): MetricsUnderTest {
       const found = new Map<string, Collected>()
       for (const scope of resourceMetrics.scopeMetrics) {
         if (scope.scope.name !== 'eventwire') continue
+        expect(scope.scope.version).toBe(LIBRARY.version)
         for (const metric of scope.metrics) found.set(metric.descriptor.name, collected(metric))
       }
       return found

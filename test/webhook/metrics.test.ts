@@ -203,6 +203,8 @@ describe('WebhookDestination metrics', () => {
     )
     expect(() => instrumentWebhooks(destination, { countsTimeout: -1 })).toThrow(OptionsError)
     expect(() => instrumentWebhooks(destination, { urlLabel: 'host' as never })).toThrow(/urlLabel/)
+    expect(() => instrumentWebhooks(destination, { attributes: 'engine=a' as never })).toThrow(/attributes/)
+    expect(() => instrumentWebhooks(destination, { meterProvider: {} as never })).toThrow(/meterProvider/)
   })
 })
 

@@ -1,13 +1,14 @@
 import { metrics, type Attributes, type BatchObservableResult, type MeterProvider } from '@opentelemetry/api'
 import { checkOptionNames, timeoutOption } from '../../core/option-checks.js'
 import { OptionsError } from '../../core/errors/options-error.js'
+import { LIBRARY } from '../../core/version.js'
 import type { CircuitState } from '../circuit-breaker.js'
 import type { UrlStateNotice } from '../destination.js'
 import type { AttemptNotice, DeliveryResult } from '../result.js'
 import type { UrlBacklog } from '../url-lanes.js'
 import { ATTR, statusClass, UrlAttributes } from './attributes.js'
 import { CountsReader, type QueueCountsLike } from './counts-reader.js'
-import { createInstruments, METER_NAME, type WebhookInstruments } from './instruments.js'
+import { createInstruments, type WebhookInstruments } from './instruments.js'
 
 /**
  * A delivery engine whose events are measured: a `WebhookDestination` or a `WebhookWorker`. A
@@ -67,7 +68,7 @@ const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half-open']
  * and the oldest waiting event's age of a `WebhookQueue`. Without an SDK registered, the API's
  * instruments do nothing. See docs/metrics.md for every instrument, its unit and attributes.
  *
- * @throws {@link OptionsError} for a source that is none of these, or an option it cannot use.
+ * @throws `OptionsError` for a source that is none of these, or an option it cannot use.
  * @example
  * ```ts
  * import { WebhookDestination } from 'eventwire/webhook'
@@ -90,6 +91,12 @@ export function instrumentWebhooks(
   if (options.urlLabel !== undefined && typeof options.urlLabel !== 'function') {
     throw new OptionsError('urlLabel', 'expected a function from a configured URL to its label, or nothing.')
   }
+  if (options.attributes !== undefined && (typeof options.attributes !== 'object' || options.attributes === null)) {
+    throw new OptionsError(
+      'attributes',
+      "expected an object of attribute names and values, such as { 'service.instance.id': 'a' }.",
+    )
+  }
   if (options.meterProvider !== undefined && typeof options.meterProvider?.getMeter !== 'function') {
     throw new OptionsError(
       'meterProvider',
@@ -97,7 +104,8 @@ export function instrumentWebhooks(
     )
   }
   const provider = options.meterProvider ?? metrics.getMeterProvider()
-  const instruments = createInstruments(provider.getMeter(METER_NAME))
+  // The instrumentation scope: the package's name and version.
+  const instruments = createInstruments(provider.getMeter(LIBRARY.name, LIBRARY.version))
   const common: Attributes = { ...options.attributes }
   let stop: () => void
   if (isQueue(source)) stop = observeQueue(source, instruments, common, countsTimeout)

@@ -1,8 +1,5 @@
 import type { Counter, Histogram, Meter, ObservableGauge } from '@opentelemetry/api'
 
-/** The instrumentation scope eventwire's instruments are created under. */
-export const METER_NAME = 'eventwire'
-
 /**
  * Bucket bounds of `http.client.request.duration`, in seconds: the ones OpenTelemetry's HTTP
  * conventions advise, so that eventwire's requests sit beside other HTTP clients' on one chart.
