@@ -178,20 +178,23 @@ describe('WebhookDestination metrics', () => {
     expect(pointsOf(depth, { engine: 'mixed' }).map((point) => point.value)).toEqual(Array(9).fill(0))
   })
 
-  it("runs on the API's no-op meter when no SDK is registered, and leaves no listener after stop()", async () => {
+  it('listens to nothing when no SDK is registered, and leaves no listener after stop()', async () => {
     const ok = await startSink(() => ({ status: 200 }))
     open.push(ok)
     const destination = new WebhookDestination({ webhooks: [{ url: ok.url }] })
     open.push(destination)
-    // No meterProvider and none registered: the API's no-op meter.
-    const measured = instrumentWebhooks(destination)
-    expect(destination.listenerCount('attempt')).toBe(1)
+    const events = ['attempt', 'delivered', 'failed', 'skipped', 'url-state'] as const
+    const listeners = () => events.map((event) => destination.listenerCount(event))
+    // No meterProvider and none registered: the API's no-op meter, which nothing could ever read.
+    const unmeasured = instrumentWebhooks(destination)
+    expect(listeners()).toEqual([0, 0, 0, 0, 0])
     expect((await destination.deliver(track('Paid', 'noop-1'))).status).toBe('delivered')
+    unmeasured.stop()
+    const measured = instrumentWebhooks(destination, { meterProvider: otel.provider })
+    expect(listeners()).toEqual([1, 1, 1, 1, 1])
     measured.stop()
     measured.stop()
-    for (const event of ['attempt', 'delivered', 'failed', 'skipped', 'url-state'] as const) {
-      expect(destination.listenerCount(event)).toBe(0)
-    }
+    expect(listeners()).toEqual([0, 0, 0, 0, 0])
   })
 
   it('refuses what it cannot measure, and options it does not know', () => {

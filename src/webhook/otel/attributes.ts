@@ -29,6 +29,12 @@ export function statusClass(notice: AttemptNotice): StatusClass {
   return FAILURE_CLASSES[notice.error?.code ?? ''] ?? 'other'
 }
 
+/** The attributes of an attempt's two measurements: its count, and its request's duration. */
+export interface AttemptAttributes {
+  readonly attempt: Attributes
+  readonly request: Attributes
+}
+
 /**
  * The attributes that name one configured URL: `server.address` and `server.port` always (as
  * OpenTelemetry's HTTP client conventions have them), `eventwire.webhook.url` when the user maps
@@ -37,6 +43,8 @@ export function statusClass(notice: AttemptNotice): StatusClass {
  */
 export class UrlAttributes {
   readonly #byUrl = new Map<string, Attributes>()
+  /** By URL, status, code and outcome: a few dozen at most per URL, made once each. */
+  readonly #attempts = new Map<string, AttemptAttributes>()
   readonly #label: ((url: string) => string | undefined) | undefined
   readonly #common: Attributes
 
@@ -54,6 +62,34 @@ export class UrlAttributes {
       this.#byUrl.set(url, attributes)
     }
     return attributes
+  }
+
+  /**
+   * An attempt's attributes: its URL's, with its outcome and status class on the count, and on
+   * the request's duration those of OpenTelemetry's HTTP client conventions.
+   */
+  ofAttempt(notice: AttemptNotice): AttemptAttributes {
+    const { url, status, accepted } = notice
+    const code = notice.error?.code
+    const key = `${url}\n${status ?? ''}\n${code ?? ''}\n${accepted}`
+    let made = this.#attempts.get(key)
+    if (made === undefined) {
+      const server = this.of(url)
+      const request: Attributes = { ...server, 'http.request.method': 'POST' }
+      if (status !== undefined) request['http.response.status_code'] = status
+      // The conventions' rule: a status of 400 or more is the error type; with no answer, what failed.
+      if (status !== undefined ? status >= 400 : code !== undefined) {
+        request['error.type'] = status !== undefined ? String(status) : (code ?? '_OTHER')
+      }
+      const attempt = {
+        ...server,
+        [ATTR.outcome]: accepted ? 'accepted' : 'failed',
+        [ATTR.statusClass]: statusClass(notice),
+      }
+      made = { attempt, request }
+      this.#attempts.set(key, made)
+    }
+    return made
   }
 }
 

@@ -1,4 +1,11 @@
-import { metrics, type Attributes, type BatchObservableResult, type MeterProvider } from '@opentelemetry/api'
+import {
+  createNoopMeter,
+  diag,
+  metrics,
+  type Attributes,
+  type BatchObservableResult,
+  type MeterProvider,
+} from '@opentelemetry/api'
 import { checkOptionNames, timeoutOption } from '../../core/option-checks.js'
 import { OptionsError } from '../../core/errors/options-error.js'
 import { LIBRARY } from '../../core/version.js'
@@ -6,7 +13,7 @@ import type { CircuitState } from '../circuit-breaker.js'
 import type { UrlStateNotice } from '../destination.js'
 import type { AttemptNotice, DeliveryResult } from '../result.js'
 import type { UrlBacklog } from '../url-lanes.js'
-import { ATTR, statusClass, UrlAttributes } from './attributes.js'
+import { ATTR, UrlAttributes } from './attributes.js'
 import { CountsReader, type QueueCountsLike } from './counts-reader.js'
 import { createInstruments, type WebhookInstruments } from './instruments.js'
 
@@ -65,8 +72,8 @@ const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half-open']
  * Records the metrics of a webhook engine, or observes a durable queue, through the OpenTelemetry
  * API: deliveries and their duration, attempts and their duration (`http.client.request.duration`),
  * and per URL the circuit breaker and backlog of a `WebhookDestination`; queue depth, dead letters
- * and the oldest waiting event's age of a `WebhookQueue`. Without an SDK registered, the API's
- * instruments do nothing. See docs/metrics.md for every instrument, its unit and attributes.
+ * and the oldest waiting event's age of a `WebhookQueue`. With no SDK registered (the API's no-op
+ * meter) it listens to nothing. See docs/metrics.md for every instrument, its unit and attributes.
  *
  * @throws `OptionsError` for a source that is none of these, or an option it cannot use.
  * @example
@@ -103,13 +110,26 @@ export function instrumentWebhooks(
       "expected an OpenTelemetry MeterProvider (the SDK's), or nothing for the global one.",
     )
   }
+  if (!isQueue(source) && !isEngine(source)) {
+    throw new OptionsError(
+      'source',
+      'is not a WebhookDestination, WebhookWorker or WebhookQueue: pass the engine or the queue to measure.',
+    )
+  }
   const provider = options.meterProvider ?? metrics.getMeterProvider()
   // The instrumentation scope: the package's name and version.
-  const instruments = createInstruments(provider.getMeter(LIBRARY.name, LIBRARY.version))
+  const meter = provider.getMeter(LIBRARY.name, LIBRARY.version)
+  if (meter === createNoopMeter()) {
+    // No SDK: every measurement would be dropped, and a meter never turns into another one. Not
+    // listening at all keeps an engine's cost what it is without metrics.
+    diag.debug('eventwire: instrumentWebhooks found no OpenTelemetry SDK registered; nothing is measured.')
+    return { stop: () => undefined }
+  }
+  const instruments = createInstruments(meter)
   const common: Attributes = { ...options.attributes }
   let stop: () => void
   if (isQueue(source)) stop = observeQueue(source, instruments, common, countsTimeout)
-  else if (isEngine(source)) {
+  else {
     const urls = new UrlAttributes(options.urlLabel, common)
     const unsubscribe = recordEngine(source, instruments, urls, common)
     const unobserve = hasBacklog(source) ? observeLanes(source, instruments, urls) : () => undefined
@@ -117,11 +137,6 @@ export function instrumentWebhooks(
       unsubscribe()
       unobserve()
     }
-  } else {
-    throw new OptionsError(
-      'source',
-      'is not a WebhookDestination, WebhookWorker or WebhookQueue: pass the engine or the queue to measure.',
-    )
   }
   let stopped = false
   return {
@@ -170,20 +185,9 @@ function recordEngine(
     }
   }
   const attempted = (notice: AttemptNotice) => {
-    const server = urls.of(notice.url)
-    instruments.attempts.add(1, {
-      ...server,
-      [ATTR.outcome]: notice.accepted ? 'accepted' : 'failed',
-      [ATTR.statusClass]: statusClass(notice),
-    })
-    if (notice.durationMs === undefined) return
-    const request: Attributes = { ...server, 'http.request.method': 'POST' }
-    if (notice.status !== undefined) request['http.response.status_code'] = notice.status
-    // OpenTelemetry's rule: a status of 400 or more is the error type; below HTTP, what failed.
-    if (notice.status !== undefined ? notice.status >= 400 : notice.error !== undefined) {
-      request['error.type'] = notice.status !== undefined ? String(notice.status) : (notice.error?.code ?? '_OTHER')
-    }
-    instruments.requestDuration.record(notice.durationMs / 1000, request)
+    const { attempt, request } = urls.ofAttempt(notice)
+    instruments.attempts.add(1, attempt)
+    if (notice.durationMs !== undefined) instruments.requestDuration.record(notice.durationMs / 1000, request)
   }
   const changed = (notice: UrlStateNotice) => {
     instruments.circuitChanges.add(1, { ...urls.of(notice.url), [ATTR.circuitState]: notice.circuit })
