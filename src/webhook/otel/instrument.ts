@@ -19,13 +19,15 @@ import { createInstruments, type WebhookInstruments } from './instruments.js'
 
 /**
  * A delivery engine whose events are measured: a `WebhookDestination` or a `WebhookWorker`. A
- * destination's `backlog()` and `'url-state'` events give the per-URL gauges too.
+ * destination's `backlog()` gives the per-URL gauges too.
  */
 export interface InstrumentedEngine {
   on(event: 'delivered' | 'failed' | 'skipped', listener: (result: DeliveryResult) => void): unknown
   on(event: 'attempt', listener: (notice: AttemptNotice) => void): unknown
+  on(event: 'url-state', listener: (notice: UrlStateNotice) => void): unknown
   off(event: 'delivered' | 'failed' | 'skipped', listener: (result: DeliveryResult) => void): unknown
   off(event: 'attempt', listener: (notice: AttemptNotice) => void): unknown
+  off(event: 'url-state', listener: (notice: UrlStateNotice) => void): unknown
 }
 
 /** A queue whose depth is observed: a `WebhookQueue`. */
@@ -192,18 +194,14 @@ function recordEngine(
   const changed = (notice: UrlStateNotice) => {
     instruments.circuitChanges.add(1, { ...urls.of(notice.url), [ATTR.circuitState]: notice.circuit })
   }
-  const lanes = engine as InstrumentedEngine & {
-    on(event: 'url-state', listener: (notice: UrlStateNotice) => void): unknown
-    off(event: 'url-state', listener: (notice: UrlStateNotice) => void): unknown
-  }
   for (const event of ['delivered', 'failed', 'skipped'] as const) engine.on(event, ended)
   engine.on('attempt', attempted)
-  // A worker has no breakers and never emits it: the listener costs nothing there.
-  lanes.on('url-state', changed)
+  // Both engines emit it: a destination for its breakers, a worker for its process's.
+  engine.on('url-state', changed)
   return () => {
     for (const event of ['delivered', 'failed', 'skipped'] as const) engine.off(event, ended)
     engine.off('attempt', attempted)
-    lanes.off('url-state', changed)
+    engine.off('url-state', changed)
   }
 }
 
