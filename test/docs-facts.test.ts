@@ -16,6 +16,7 @@ import { MAX_BATCH_BYTES, MAX_MESSAGE_BYTES } from '../src/core/limits.js'
 import { MAX_WEBHOOKS, resolveWebhookSettings } from '../src/webhook/settings.js'
 import { DEFAULT_QUEUE_NAME } from '../src/webhook/bullmq/queue.js'
 import { resolveQueueOptions, resolveWorkerOptions } from '../src/webhook/bullmq/options.js'
+import { DEFAULT_COUNTS_TIMEOUT } from '../src/webhook/otel/instrument.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const pages = [
@@ -98,6 +99,9 @@ const SOURCES: Record<string, Record<string, unknown>> = {
     concurrency: worker.concurrency,
     lockDuration: worker.lockDuration,
     stalledInterval: worker.stalledInterval,
+  },
+  'docs/metrics.md': {
+    countsTimeout: DEFAULT_COUNTS_TIMEOUT,
   },
 }
 

@@ -22,6 +22,7 @@ import {
 } from './round.js'
 import { runUrlRound, type Admission } from './url-round.js'
 import type { Outgoing } from './sender.js'
+import type { WebhookResponse } from './transport.js'
 import { ValidationError } from '../core/errors/validation-error.js'
 
 function attemptsOf(state: DeliveryState): number[] {
@@ -124,12 +125,12 @@ export class DeliveryRounds {
       return this.refuseUnsigned(state, { cause: new Error(idWithDot(outgoing.eventId)) })
     }
     const attempted = this.#audience.listenerCount('attempt') > 0 ? pendingTargets(state) : undefined
-    const decision = await runRound(state, this.#rules, (endpoint, signal) =>
-      this.#engine.send(endpoint, outgoing, signal),
-    )
+    const durations = attempted && new Map<Endpoint, number>()
+    const decision = await runRound(state, this.#rules, this.#sender(outgoing, durations))
     // An attempt aborted because another URL accepted first (its URL superseded) is not reported.
     const told = attempted?.filter((target) => target.status !== 'superseded')
-    if (told) for (const notice of attemptNotices(state.eventId, told)) this.#audience.emit('attempt', notice)
+    if (told)
+      for (const notice of attemptNotices(state.eventId, told, durations)) this.#audience.emit('attempt', notice)
     return decision
   }
 
@@ -147,17 +148,35 @@ export class DeliveryRounds {
       return this.refuseUnsigned(state, { cause: new Error(idWithDot(outgoing.eventId)) })
     }
     const before = this.#audience.listenerCount('attempt') > 0 ? attemptsOf(state) : undefined
-    const decision = await runUrlRound(state, this.#rules, admit, (endpoint, signal) =>
-      this.#engine.send(endpoint, outgoing, signal),
-    )
+    const durations = before && new Map<Endpoint, number>()
+    const decision = await runUrlRound(state, this.#rules, admit, this.#sender(outgoing, durations))
     if (before !== undefined) {
       // Told: the URLs that were sent to and not aborted by another URL's 2xx.
       const told = state.targets.filter(
         (target, index) => target.attempts > (before[index] as number) && target.status !== 'superseded',
       )
-      for (const notice of attemptNotices(state.eventId, told)) this.#audience.emit('attempt', notice)
+      for (const notice of attemptNotices(state.eventId, told, durations)) this.#audience.emit('attempt', notice)
     }
     return decision
+  }
+
+  /**
+   * The engine's send of `outgoing`; with `durations`, each request's time goes there by endpoint
+   * (taken only for notices that will be told).
+   */
+  #sender(
+    outgoing: Outgoing,
+    durations: Map<Endpoint, number> | undefined,
+  ): (endpoint: Endpoint, signal: AbortSignal) => Promise<WebhookResponse> {
+    return (endpoint, signal) => {
+      const sending = this.#engine.send(endpoint, outgoing, signal)
+      if (durations === undefined) return sending
+      const sentAt = performance.now()
+      return sending.then((response) => {
+        durations.set(endpoint, performance.now() - sentAt)
+        return response
+      })
+    }
   }
 
   /**
@@ -180,11 +199,16 @@ export class DeliveryRounds {
 
   /**
    * Reports a finished event: `'delivered'` when the mode's rule says so (see {@link isDelivered}),
-   * else `'failed'`; returns the result told.
+   * else `'failed'`; returns the result told. `startedAt`: when the event was handed to the engine,
+   * on this engine's clock ({@link now}), for the result's `durationMs`.
    */
-  finish(state: DeliveryState<Endpoint>): DeliveryResult {
+  finish(state: DeliveryState<Endpoint>, startedAt?: number): DeliveryResult {
     const status = isDelivered(state, this.#engine.settings.mode) ? 'delivered' : 'failed'
-    const result = toDeliveryResult(state, status)
+    const result = toDeliveryResult(
+      state,
+      status,
+      startedAt === undefined ? undefined : Math.max(0, this.#rules.now() - startedAt),
+    )
     this.#audience.emit(status, result)
     return result
   }

@@ -237,7 +237,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       await job.moveToDelayed(decision.dueAt, token)
       throw new DelayedError()
     }
-    const result = this.#rounds.finish(state)
+    const result = this.#rounds.finish(state, job.timestamp)
     // Delivered: the job is removed on completion, so its state is not written first.
     if (result.status === 'delivered') return
     await keepState()
