@@ -130,17 +130,16 @@ describe.runIf(redis.available)('enqueue() of an id Redis has seen', () => {
   })
 
   it('stores an id once when producers on separate connections enqueue it at the same time', async () => {
-    const first = queue()
-    const second = queue({}, true)
+    const producers = [queue(), queue({}, true), queue({}, true), queue({}, true)]
     for (let round = 0; round < 5; round++) {
       const id = `race-${round}`
       const statuses = await Promise.all(
-        Array.from({ length: 20 }, (_, index) => (index % 2 === 0 ? first : second).enqueue(identify(id))),
+        Array.from({ length: 20 }, (_, index) => producers[index % producers.length]?.enqueue(identify(id))),
       )
-      expect(statuses.filter((result) => result.status === 'queued')).toHaveLength(1)
-      expect(statuses.filter((result) => result.status === 'duplicate')).toHaveLength(19)
+      expect(statuses.filter((result) => result?.status === 'queued')).toHaveLength(1)
+      expect(statuses.filter((result) => result?.status === 'duplicate')).toHaveLength(19)
     }
-    expect((await first.counts()).waiting).toBe(5)
+    expect((await producers[0]?.counts())?.waiting).toBe(5)
   })
 })
 
@@ -229,16 +228,37 @@ describe.runIf(redis.available)('enqueueBulk()', () => {
     expect(await producer.enqueueBulk([])).toEqual([])
   })
 
-  it('stores a thousand events that a worker delivers, each once', async () => {
+  it('stores 2,500 events in transactions of 1,000, a repeat across them once, and a worker delivers each once', async () => {
     const sink = await receiver()
     const producer = queue()
-    const events = Array.from({ length: 1_000 }, (_, index) => identify(`bulk-${index}`))
+    const events = Array.from({ length: 2_500 }, (_, index) => identify(`bulk-${index === 2_400 ? 7 : index}`))
     const results = await producer.enqueueBulk(events)
-    expect(results.every((result) => result.status === 'queued')).toBe(true)
+    expect(results.filter((result) => result.status === 'queued')).toHaveLength(2_499)
+    expect(results[2_400]).toEqual({ eventId: 'bulk-7', status: 'duplicate' })
     expect((await producer.enqueueBulk(events)).every((result) => result.status === 'duplicate')).toBe(true)
-    expect((await producer.counts()).waiting).toBe(1_000)
+    expect((await producer.counts()).waiting).toBe(2_499)
     await worker({ webhooks: [{ url: sink.url }] })
-    await expect.poll(() => sink.requests.length, { timeout: 30_000 }).toBe(1_000)
-    expect(new Set(sink.requests.map((request) => request.headers['webhook-id'])).size).toBe(1_000)
+    await expect.poll(() => sink.requests.length, { timeout: 60_000 }).toBe(2_499)
+    expect(new Set(sink.requests.map((request) => request.headers['webhook-id'])).size).toBe(2_499)
+  })
+
+  it('gathers the enqueue() calls of one turn, and answers each caller for its own events', async () => {
+    const producer = queue()
+    const results = await Promise.all([
+      producer.enqueue(identify('g-1')),
+      producer.enqueueBulk([identify('g-2'), identify('g-1')]),
+      producer.enqueue(identify('g-2')),
+      producer.enqueue({ type: 'identify', userId: 'u1', messageId: 'g-3', integrations: { Webhooks: false } }),
+    ])
+    expect(results).toEqual([
+      { eventId: 'g-1', status: 'queued' },
+      [
+        { eventId: 'g-2', status: 'queued' },
+        { eventId: 'g-1', status: 'duplicate' },
+      ],
+      { eventId: 'g-2', status: 'duplicate' },
+      { eventId: 'g-3', status: 'skipped' },
+    ])
+    expect((await producer.counts()).waiting).toBe(2)
   })
 })

@@ -12,6 +12,7 @@ import { eventIdOfJob, jobIdOf, type StoredTarget, type WebhookJobData } from '.
 import { resolveQueueOptions } from './options.js'
 import { BulkValidationError } from './bulk-validation-error.js'
 import { RedisTimeoutError } from './redis-timeout-error.js'
+import { StoreBatcher } from './store-batch.js'
 import { storeOnce, type EventToStore, type StoreOptions } from './store-once.js'
 import { unreadableReason } from './stored-job.js'
 import { StoredJobQueue } from './stored-queue.js'
@@ -129,6 +130,8 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   readonly #timeoutMs: number
   /** How each job is kept: BullMQ's retention of failed jobs (from `deadLetters`) and the `dedupWindowMs`. */
   readonly #storing: StoreOptions
+  /** Stores the events of the calls of one turn together, in as few transactions as it can. */
+  readonly #batcher = new StoreBatcher((events) => storeOnce(this.#queue, events, this.#storing))
   /** The tracking plan every enqueued event must follow, if one was given. */
   readonly #plan: SchemaPlan | undefined
   #checked: Promise<void> | undefined
@@ -238,9 +241,10 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   /**
    * Stores many events in one round trip to Redis, each as `enqueue()` would, and resolves with
    * one result per event, in their order. Every event is checked before any is stored: one that
-   * breaks a rule rejects the call and nothing is stored. Redis stores all of them or none (one
-   * transaction). An id given twice in `events` is stored once: the later ones answer
-   * `'duplicate'`.
+   * breaks a rule rejects the call and nothing is stored. Each 1,000 events are one transaction,
+   * stored whole or not at all; a call that rejects after checking may have stored some of its
+   * transactions: enqueue the events again, and those stored answer `'duplicate'`. An id given
+   * twice in `events` is stored once: the later ones answer `'duplicate'`.
    *
    * @throws `BulkValidationError` (as a rejection; a `ValidationError` whose `index` is the
    *   event's position) for the first event that cannot become a payload; `OptionsError` and
@@ -293,7 +297,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   async #store(events: readonly CheckedEvent[], what: string): Promise<EnqueueResult['status'][]> {
     const store = async () => {
       await this.#check()
-      return storeOnce(this.#queue, events, this.#storing)
+      return this.#batcher.store(events)
     }
     return this.#bounded(store(), what, this.#retryAdvice(events))
   }
