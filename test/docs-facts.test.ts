@@ -93,6 +93,7 @@ const SOURCES: Record<string, Record<string, unknown>> = {
     prefix: queue.prefix,
     durability: queue.durability,
     enqueueTimeout: queue.enqueueTimeout,
+    dedupWindowMs: queue.dedupWindowMs,
     concurrency: worker.concurrency,
     lockDuration: worker.lockDuration,
     stalledInterval: worker.stalledInterval,
@@ -157,6 +158,7 @@ const FACTS = new Set<string>([
   `${(webhook.breaker?.coolDownMs ?? 0) / 1000} s`,
   `${webhook.retryWindowMs / 3_600_000} hours`,
   `${queue.enqueueTimeout / 1000} s`,
+  `${queue.dedupWindowMs / 3_600_000} hours`,
   `${worker.lockDuration / 1000} s`,
   `${MAX_WEBHOOKS} URLs`,
 ])
