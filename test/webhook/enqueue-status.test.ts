@@ -3,11 +3,13 @@ import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   BulkValidationError,
+  RedisTimeoutError,
   WebhookQueue,
   WebhookWorker,
   type WebhookQueueOptions,
 } from '../../src/webhook/bullmq/index.js'
 import { ValidationError, type WebhookSettings } from '../../src/webhook/index.js'
+import { freePort } from '../helpers/ports.js'
 import { redisForFile } from '../helpers/redis-suite.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'
 
@@ -260,5 +262,43 @@ describe.runIf(redis.available)('enqueueBulk()', () => {
       { eventId: 'g-3', status: 'skipped' },
     ])
     expect((await producer.counts()).waiting).toBe(2)
+  })
+})
+
+describe.runIf(redis.available)('the advice of a timed-out enqueue', () => {
+  /** What enqueue() or enqueueBulk() advises when Redis never answers. */
+  async function adviceOf(
+    store: (queue: WebhookQueue) => Promise<unknown>,
+    options: Partial<WebhookQueueOptions> = {},
+  ) {
+    const unreachable = new WebhookQueue({
+      connection: { host: '127.0.0.1', port: await freePort() },
+      enqueueTimeout: 300,
+      ...options,
+    })
+    unreachable.on('error', () => undefined)
+    open.push(unreachable)
+    const failure = await store(unreachable).catch((error: unknown) => error)
+    expect(failure).toBeInstanceOf(RedisTimeoutError)
+    return (failure as Error).message
+  }
+
+  it('tells to enqueue the same events again, and what a duplicate answer means', async () => {
+    const message = await adviceOf((queue) => queue.enqueueBulk([identify('t-1'), identify('t-2')]))
+    expect(message).toContain('Could not store 2 events in Redis within 300 ms (last error: connect ECONNREFUSED')
+    expect(message).toContain(
+      "then enqueue them again with the same messageIds: an id is stored once, and answers 'duplicate' when the first try reached Redis",
+    )
+  })
+
+  it('says that without a window a delivered event would be sent again', async () => {
+    expect(await adviceOf((queue) => queue.enqueue(identify('t-3')), { dedupWindowMs: 0 })).toContain(
+      'an id is stored once while its event is in Redis, but with dedupWindowMs 0 one already delivered is sent again',
+    )
+  })
+
+  it('asks for messageIds when one event of a bulk has none', async () => {
+    const message = await adviceOf((queue) => queue.enqueueBulk([identify('t-4'), { type: 'identify', userId: 'u1' }]))
+    expect(message).toContain('give events a messageId before enqueueing them again: these may still be stored')
   })
 })
