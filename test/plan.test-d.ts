@@ -83,7 +83,7 @@ ark.track({ userId: 'u1', event: 'Paid', properties: { total: 'x' } })
 
 // Receivers get the payload typed by the plan: a union on `type`, and for track on `event`.
 import { verifyWebhook, WebhookDestination } from '../src/webhook/index.js'
-import { type EnqueueResult, WebhookQueue } from '../src/webhook/bullmq/index.js'
+import type { EnqueueResult, WebhookQueue } from '../src/webhook/bullmq/index.js'
 
 const receiverPlan = definePlan({
   events: { 'Order Completed': z.object({ total: z.number(), currency: z.string().default('EUR') }) },
