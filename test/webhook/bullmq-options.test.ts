@@ -56,6 +56,9 @@ describe('WebhookQueue options', () => {
     ['a NaN enqueueTimeout', { connection, enqueueTimeout: Number.NaN }, 'enqueueTimeout'],
     ['an enqueueTimeout as a string', { connection, enqueueTimeout: '10000' }, 'enqueueTimeout'],
     ['a null enqueueTimeout', { connection, enqueueTimeout: null }, 'enqueueTimeout'],
+    ['a negative dedupWindowMs', { connection, dedupWindowMs: -1 }, 'dedupWindowMs'],
+    ['a fractional dedupWindowMs', { connection, dedupWindowMs: 1.5 }, 'dedupWindowMs'],
+    ['an infinite dedupWindowMs', { connection, dedupWindowMs: Number.POSITIVE_INFINITY }, 'dedupWindowMs'],
   ])('refuses %s', (_case, options, option) => {
     expect(queueRefuses(options)).toBe(option)
   })
@@ -78,6 +81,7 @@ describe('WebhookQueue options', () => {
       durability: 'strict',
       enqueueTimeout: 10_000,
       deadLetters: { maxAgeMs: 7 * 24 * 3_600_000, maxCount: 100_000 },
+      dedupWindowMs: 24 * 3_600_000,
     })
     expect(DEFAULT_QUEUE_NAME).toBe('eventwire-webhooks')
   })
@@ -90,6 +94,7 @@ describe('WebhookQueue options', () => {
       durability: undefined,
       enqueueTimeout: undefined,
       deadLetters: undefined,
+      dedupWindowMs: undefined,
     } satisfies Required<WebhookQueueOptions>
     expect(resolveQueueOptions(unset)).toEqual(resolveQueueOptions({ connection }))
   })
@@ -105,6 +110,7 @@ describe('WebhookQueue options', () => {
           durability: 'best-effort',
           enqueueTimeout: Number.POSITIVE_INFINITY,
           deadLetters: { maxCount: 10 },
+          dedupWindowMs: 0,
         }),
       ).toEqual({
         connection: redis,
@@ -113,6 +119,7 @@ describe('WebhookQueue options', () => {
         durability: 'best-effort',
         enqueueTimeout: Number.POSITIVE_INFINITY,
         deadLetters: { maxAgeMs: 7 * 24 * 3_600_000, maxCount: 10 },
+        dedupWindowMs: 0,
       })
     } finally {
       redis.disconnect()
