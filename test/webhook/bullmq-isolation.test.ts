@@ -129,6 +129,10 @@ describe.runIf(redis.available)('a WebhookWorker with a bad URL beside a healthy
       const counts = await queue.counts()
       expect(counts.failed).toBe(0)
       expect(counts.delayed + counts.active + counts.waiting).toBe(EVENTS)
+      const [badUrl, goodUrl] = delivering.backlog()
+      expect(badUrl?.slots).toBe(SLOTS)
+      expect(badUrl?.inFlight).toBeLessThanOrEqual(SLOTS)
+      expect(goodUrl).toMatchObject({ inFlight: 0, waiting: 0, circuit: 'closed' })
       // Active jobs: those holding the bad URL's slots, and for a moment those that come back to find them taken.
       await expect.poll(async () => (await queue.counts()).active, { timeout: 5_000 }).toBeLessThanOrEqual(SLOTS)
     })

@@ -159,3 +159,19 @@ describe('WorkerLanes', () => {
     expect(states).toEqual([])
   })
 })
+
+describe('WorkerLanes.backlog', () => {
+  it("shows each URL's attempts in flight, its slots, the jobs waiting for a slot and its breaker", async () => {
+    const { lanes } = lanesOf({ breaker: { failures: 1, coolDownMs: 1_000 } })
+    sent(await lanes.admit('a'))
+    const failing = sent(await lanes.admit('a'))
+    const waiting = lanes.admit('a')
+    expect(lanes.backlog(['a', 'b'])).toEqual([
+      { url: 'a', inFlight: 2, slots: 2, waiting: 1, circuit: 'closed' },
+      { url: 'b', inFlight: 0, slots: 2, waiting: 0, circuit: 'closed' },
+    ])
+    failing.done(true)
+    await waiting
+    expect(lanes.backlog(['a'])).toEqual([{ url: 'a', inFlight: 1, slots: 2, waiting: 0, circuit: 'open' }])
+  })
+})

@@ -43,6 +43,19 @@ class WorkerLane {
   }
 }
 
+/** One URL as one worker process sees it: see `WebhookWorker.backlog()`. */
+export interface WorkerUrlState {
+  readonly url: string
+  /** Attempts to the URL this process has in flight. */
+  readonly inFlight: number
+  /** The URL's slots in this process. */
+  readonly slots: number
+  /** Jobs of this process waiting a moment for one of the URL's slots. */
+  readonly waiting: number
+  /** The URL's breaker as this process last saw it (`'closed'` without a breaker). */
+  readonly circuit: CircuitState
+}
+
 /** What the lanes are sized and timed by. */
 export interface WorkerLaneRules {
   /** Attempts in flight to one URL from this process. */
@@ -84,6 +97,20 @@ export class WorkerLanes {
       this.#lanes.set(url, lane)
     }
     return lane
+  }
+
+  /** Each of `urls` as this process sees it now. */
+  backlog(urls: readonly string[]): WorkerUrlState[] {
+    return urls.map((url) => {
+      const lane = this.#lanes.get(url)
+      return {
+        url,
+        inFlight: lane?.inFlight ?? 0,
+        slots: this.#rules.slotsPerUrl,
+        waiting: lane?.waiters.length ?? 0,
+        circuit: lane?.breaker?.state ?? 'closed',
+      }
+    })
   }
 
   /** Whether `url` may be sent to now, waiting at most {@link LANE_WAIT_MS} for a slot of a URL that answers quickly. */

@@ -16,7 +16,7 @@ import { unreadableReason } from './stored-job.js'
 import { StoredJobWorker } from './stored-queue.js'
 import { SharedBreakers, type BreakerStore } from './shared-breakers.js'
 import { SharedRates, type RateStore } from './shared-rates.js'
-import { WorkerLanes } from './worker-lanes.js'
+import { WorkerLanes, type WorkerUrlState } from './worker-lanes.js'
 import type { UrlStateNotice } from '../destination.js'
 
 /** Where the worker takes jobs from, and how many at once. */
@@ -201,6 +201,26 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   async ready(): Promise<void> {
     await this.#started
     await this.#worker.waitUntilReady()
+  }
+
+  /**
+   * Each configured URL as this worker process sees it now: attempts in flight, its slots, jobs
+   * waiting a moment for a slot, and its breaker. The backlog itself waits in Redis: see
+   * `WebhookQueue.counts()`.
+   *
+   * @example
+   * ```ts
+   * import { WebhookWorker } from 'eventwire/webhook/bullmq'
+   *
+   * const worker = new WebhookWorker(
+   *   { webhooks: [{ url: 'https://hooks.example.com/in' }] },
+   *   { connection: { host: '127.0.0.1', port: 6379, maxRetriesPerRequest: null } },
+   * )
+   * for (const url of worker.backlog()) console.log(url.url, url.inFlight, url.slots, url.circuit)
+   * ```
+   */
+  backlog(): WorkerUrlState[] {
+    return this.#lanes.backlog(this.#endpoints.map((endpoint) => endpoint.url))
   }
 
   /**
