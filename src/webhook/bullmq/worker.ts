@@ -240,7 +240,9 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
         `ERR_INVALID_FIELD: ${unreadable}; not sent. Remove the job, or fix its data and re-drive it.`,
       )
     const data = job.data
-    const state = data.state
+    // A stored state with nothing left to send is a dead letter run again from outside (a
+    // dashboard's Retry, BullMQ's Job.retry): it starts afresh, as redrive() does.
+    const state = data.state?.targets.some((target) => target.status === 'pending')
       ? restoreState(data.state, this.#endpoints, (url) => this.#retired(url))
       : this.#rounds.start(data.eventId)
     // The signature is not stored: each round signs again, once for all of its attempts.
