@@ -108,6 +108,8 @@ describe.runIf(redis.available)('enqueue() of an id Redis has seen', () => {
     hub.on('delivered', (result) => delivered.push(result.eventId))
     await producer.enqueue(identify('order-7'))
     await expect.poll(() => failed, { timeout: 10_000 }).toEqual(['order-7'])
+    // 'failed' is told before BullMQ moves the job to its failed set: wait for the dead letter itself.
+    await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(1)
 
     fixed = true
     expect(await producer.enqueue(identify('order-7'))).toEqual({ eventId: 'order-7', status: 'dead-letter' })
@@ -126,7 +128,8 @@ describe.runIf(redis.available)('enqueue() of an id Redis has seen', () => {
     const failed: string[] = []
     hub.on('failed', (result) => failed.push(result.eventId))
     await producer.enqueue(identify('p'))
-    await expect.poll(() => failed, { timeout: 10_000 }).toEqual(['p'])
+    await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(1)
+    expect(failed).toEqual(['p'])
     expect(await producer.purgeDeadLetters()).toBe(1)
     expect((await producer.enqueue(identify('p'))).status).toBe('queued')
   })
