@@ -251,12 +251,13 @@ describe.runIf(redis.available)('a WebhookWorker with a bad URL beside a healthy
     expect(down.requests.length).toBe(before)
   })
 
-  it('lets one worker of many probe a URL per cool-down, and the next cool-down probe again once it failed', async () => {
+  it('lets one worker of many probe a URL per cool-down, none while a failed probe has opened it again', async () => {
     const { SharedBreakers } = await import('../../src/webhook/bullmq/shared-breakers.js')
     const { Redis } = await import('ioredis')
     const clients = [0, 1, 2].map(() => new Redis({ host: '127.0.0.1', port: redis.server.port }))
     try {
       const prefix = `bull:probe-${++queues}`
+      const clock = { now: Date.now() }
       const workers = clients.map(
         (client) =>
           new SharedBreakers({
@@ -264,30 +265,32 @@ describe.runIf(redis.available)('a WebhookWorker with a bad URL beside a healthy
             prefix,
             timeoutMs: 5_000,
             coolDownMs: 1_000,
-            now: Date.now,
+            now: () => clock.now,
             failed: (error) => {
               throw error
             },
           }),
       )
-      const [a, b, c] = workers as [
-        InstanceType<typeof SharedBreakers>,
-        InstanceType<typeof SharedBreakers>,
-        InstanceType<typeof SharedBreakers>,
-      ]
+      type Shared = InstanceType<typeof SharedBreakers>
+      const [a, b, c] = workers as [Shared, Shared, Shared]
       const url = 'https://hooks.example.com/in'
+      const claims = async () =>
+        (await Promise.all(workers.map((shared) => shared.claimProbe(url)))).map((claim) => claim.claimed)
       expect(await b.openUntil(url)).toBeUndefined()
-      const until = Date.now() + 1_000
+      const until = clock.now + 1_000
       a.open(url, until)
       await expect.poll(() => c.openUntil(url)).toBe(until)
-      const claims = await Promise.all(workers.map((shared) => shared.claimProbe(url)))
-      expect(claims.filter(Boolean)).toHaveLength(1)
-      // The probe failed: a new opening, and the next cool-down's probe may be claimed.
-      const prober = workers[claims.indexOf(true)] as InstanceType<typeof SharedBreakers>
+      // Still open: nobody probes, and each hears until when.
+      expect(await b.claimProbe(url)).toEqual({ claimed: false, openUntil: until })
+      clock.now = until
+      const first = await claims()
+      expect(first.filter(Boolean)).toHaveLength(1)
+      // The probe failed: opened again. However old their readings, nobody probes before the new cool-down ends.
+      const prober = workers[first.indexOf(true)] as Shared
       prober.open(url, until + 1_000)
-      await expect
-        .poll(async () => (await Promise.all(workers.map((shared) => shared.claimProbe(url)))).filter(Boolean).length)
-        .toBe(1)
+      await expect.poll(async () => (await claims()).filter(Boolean).length).toBe(0)
+      clock.now = until + 1_000
+      expect((await claims()).filter(Boolean)).toHaveLength(1)
       // Its success closes it for everyone.
       prober.close(url)
       await expect

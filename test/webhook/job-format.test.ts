@@ -257,3 +257,45 @@ describe.runIf(redis.available)('the job data format in Redis', () => {
     }
   })
 })
+
+describe.runIf(redis.available)('workers of two lists taking turns on one event', () => {
+  function workerOf(name: string, settings: ConstructorParameters<typeof WebhookWorker>[0]) {
+    const worker = new WebhookWorker(settings, {
+      connection: { host: '127.0.0.1', port: redis.server.port, maxRetriesPerRequest: null },
+      name,
+    })
+    open.push(worker)
+    return worker
+  }
+
+  it('sends to a URL that a worker without it left superseded, when a worker that lists it takes the event', async () => {
+    const x = await receiver(() => ({ status: 200 }))
+    const y = await receiver((_request, index) => ({ status: index < 2 ? 503 : 200 }))
+    const z = await receiver((_request, index) => ({ status: index < 1 ? 503 : 200 }))
+    const { producer, name } = queue()
+    const settings = { mode: 'each' as const, backoff: () => 300, breaker: false as const }
+    const pendingAgain = async (sinks: Sink[], requests: number[]) => {
+      await expect.poll(() => sinks.map((sink) => sink.requests.length), { timeout: 10_000 }).toEqual(requests)
+      await expect.poll(async () => (await producer.counts()).delayed, { timeout: 10_000 }).toBe(1)
+    }
+    // The new list [Y, Z] first: both refuse once.
+    const newer = workerOf(name, { ...settings, webhooks: [{ url: y.url }, { url: z.url }] })
+    await producer.enqueue(event)
+    await pendingAgain([y, z], [1, 1])
+    await newer.close()
+    // The old list [X, Y]: X accepts, Y refuses again, Z (not in its list) is left superseded.
+    const older = workerOf(name, { ...settings, webhooks: [{ url: x.url }, { url: y.url }] })
+    await pendingAgain([x, y, z], [1, 2, 1])
+    await older.close()
+    // The new list again: Z is pending here, and the event is delivered only once Z accepted.
+    const again = workerOf(name, { ...settings, webhooks: [{ url: y.url }, { url: z.url }] })
+    const delivered = new Promise<DeliveryResult>((resolve) => again.once('delivered', resolve))
+    const result = await delivered
+    expect(z.requests).toHaveLength(2)
+    expect(result.urls.map((url) => [url.url, url.status])).toEqual([
+      [`${y.url}/`, 'delivered'],
+      [`${z.url}/`, 'delivered'],
+      [`${x.url}/`, 'delivered'],
+    ])
+  })
+})

@@ -137,7 +137,7 @@ describe('WorkerLanes', () => {
     let remote: number | undefined
     const shared = {
       openUntil: async () => remote,
-      claimProbe: async () => true,
+      claimProbe: async () => ({ claimed: true }),
       open: () => undefined,
       close: () => undefined,
     } as unknown as WorkerLaneRules['shared']

@@ -67,6 +67,8 @@ export function storeState(state: DeliveryState<Endpoint>): StoredState {
  * - A stored URL the worker no longer lists (removed) is not sent to again: still pending, it ends
  *   `'superseded'`; delivered or failed, it keeps its outcome. `retired(url)` gives it an endpoint
  *   to be reported with.
+ * - A URL the worker lists that another worker left `'superseded'` (one without it in its list)
+ *   is pending again here, from its stored numbers.
  */
 export function restoreState(
   stored: StoredState,
@@ -81,7 +83,12 @@ export function restoreState(
   }
   const targets: TargetState<Endpoint>[] = endpoints.map((endpoint) => {
     const target = byUrl.get(endpoint.url)?.shift()
-    return target === undefined ? freshTarget(endpoint) : restoredTarget(target, endpoint)
+    if (target === undefined) return freshTarget(endpoint)
+    const restored = restoredTarget(target, endpoint)
+    // Superseded by a worker that does not list it (the other version of a rolling deploy): this
+    // worker lists it, so it is still to be delivered here.
+    if (restored.status === 'superseded') restored.status = 'pending'
+    return restored
   })
   for (const removed of byUrl.values()) {
     for (const target of removed) {

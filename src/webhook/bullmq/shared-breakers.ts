@@ -4,9 +4,21 @@ import { createHash } from 'node:crypto'
 export interface BreakerStore {
   get(key: string): Promise<string | null>
   set(key: string, value: string, px: 'PX', ms: number): Promise<unknown>
-  set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<unknown>
   del(key: string): Promise<number>
+  eval(script: string, keys: number, ...args: Array<string | number>): Promise<unknown>
 }
+
+/**
+ * The probe of a cool-down, claimed only if the breaker is not open again already: a worker whose
+ * reading is a second old must not probe a URL another worker's failed probe has just reopened.
+ * Returns 0 (claimed), -1 (another worker probes) or the time the breaker is open until.
+ */
+const CLAIM = `
+local opened = tonumber(redis.call('GET', KEYS[1]) or '0')
+if opened > tonumber(ARGV[1]) then return opened end
+if redis.call('SET', KEYS[2], '1', 'PX', ARGV[2], 'NX') then return 0 end
+return -1
+`
 
 /** How often a worker reads a URL's shared breaker from Redis, at most (ms). */
 export const BREAKER_REFRESH_MS = 1_000
@@ -136,16 +148,23 @@ export class SharedBreakers {
 
   /**
    * Whether this worker may send the one probe of `url`'s cool-down: the first to ask wins, until
-   * the probe's time is up. Without Redis the answer is yes: the process's own breaker still holds.
+   * the probe's time is up, and nobody wins while another worker's failed probe has opened the
+   * breaker again (`openUntil` says until when, and is remembered). Without Redis the answer is
+   * yes: the process's own breaker still holds.
    */
-  async claimProbe(url: string): Promise<boolean> {
+  async claimProbe(url: string): Promise<{ claimed: boolean; openUntil?: number }> {
     try {
       const store = await this.#store()
-      const won = await store.set(`${this.#key(url)}:probe`, '1', 'PX', this.#timeoutMs + 1_000, 'NX')
-      return won === 'OK'
+      const key = this.#key(url)
+      const answer = Number(await store.eval(CLAIM, 2, key, `${key}:probe`, this.#now(), this.#timeoutMs + 1_000))
+      if (answer > 0) {
+        this.#remember(url, answer)
+        return { claimed: false, openUntil: answer }
+      }
+      return { claimed: answer === 0 }
     } catch (error) {
       this.#failed(error as Error)
-      return true
+      return { claimed: true }
     }
   }
 

@@ -123,10 +123,14 @@ export class WorkerLanes {
     if (breaker !== undefined && shared !== undefined)
       breaker.follow(await shared.openUntil(url), (state) => this.#rules.circuit(url, state))
     let permit = breaker === undefined ? 'attempt' : breaker.allows(now, (state) => this.#changed(url, state, breaker))
-    if (permit === 'probe' && shared !== undefined && !(await shared.claimProbe(url))) {
-      // Another worker probes this cool-down.
-      breaker?.releaseProbe()
-      permit = undefined
+    if (permit === 'probe' && shared !== undefined) {
+      const claim = await shared.claimProbe(url)
+      if (!claim.claimed) {
+        // Another worker probes this cool-down, or its probe failed and opened the breaker again.
+        breaker?.releaseProbe()
+        if (claim.openUntil !== undefined) breaker?.follow(claim.openUntil, (state) => this.#rules.circuit(url, state))
+        permit = undefined
+      }
     }
     if (permit === undefined) return this.#heldByBreaker(breaker as CircuitBreaker, now)
     if (lane.inFlight < this.#rules.slotsPerUrl) {
