@@ -317,8 +317,10 @@ describe.runIf(withRedis)('WebhookWorker and WebhookQueue metrics on a real Redi
     const requests = metrics.get('http.client.request.duration')
     expect(pointOf(requests, { 'http.response.status_code': 200 }).count).toBe(3)
     expect(pointOf(requests, { 'http.response.status_code': 400 }).attributes['error.type']).toBe('400')
-    // A worker has no breakers: no circuit series.
-    expect(metrics.get('eventwire.webhook.circuit.status')).toBeUndefined()
+    // The worker's breaker of the URL, as its process sees it: closed. No per-URL depth: that waits in Redis.
+    const circuit = metrics.get('eventwire.webhook.circuit.status')
+    expect(pointOf(circuit, { ...server, 'eventwire.webhook.circuit.state': 'closed' }).value).toBe(1)
+    expect(pointOf(circuit, { ...server, 'eventwire.webhook.circuit.state': 'open' }).value).toBe(0)
 
     expect(depth(metrics, 'waiting').value).toBe(0)
     expect(pointOf(metrics.get('eventwire.webhook.queue.dead_letters')).value).toBe(1)

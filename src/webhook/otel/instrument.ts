@@ -159,9 +159,12 @@ function isEngine(source: unknown): source is InstrumentedEngine {
   return typeof engine?.on === 'function' && typeof engine.off === 'function'
 }
 
-/** A `WebhookDestination`: the engine with per-URL lanes. */
+/**
+ * An engine that shows its URLs: a `WebhookDestination` (its lanes, with their backlog) or a
+ * `WebhookWorker` (each URL as its process sees it: no backlog, which waits in Redis).
+ */
 interface LaneEngine extends InstrumentedEngine {
-  backlog(): readonly UrlBacklog[]
+  backlog(): readonly (Pick<UrlBacklog, 'url' | 'circuit'> & Partial<UrlBacklog>)[]
 }
 
 function hasBacklog(source: InstrumentedEngine): source is LaneEngine {
@@ -205,15 +208,18 @@ function recordEngine(
   }
 }
 
-/** The per-URL gauges of a destination, read from `backlog()` at each collection. */
+/** The per-URL gauges of a destination or a worker, read from `backlog()` at each collection. */
 function observeLanes(engine: LaneEngine, instruments: WebhookInstruments, urls: UrlAttributes): () => void {
   const { queueDepth, circuitStatus } = instruments
   const observe = (result: BatchObservableResult) => {
     for (const url of engine.backlog()) {
       const server = urls.of(url.url)
-      result.observe(queueDepth, url.queued, { ...server, [ATTR.queueState]: 'waiting' })
-      result.observe(queueDepth, url.retrying, { ...server, [ATTR.queueState]: 'delayed' })
-      result.observe(queueDepth, url.inFlight, { ...server, [ATTR.queueState]: 'active' })
+      // A destination's deliveries per URL; a worker's wait in Redis, counted by the queue's gauges.
+      if (url.queued !== undefined && url.retrying !== undefined && url.inFlight !== undefined) {
+        result.observe(queueDepth, url.queued, { ...server, [ATTR.queueState]: 'waiting' })
+        result.observe(queueDepth, url.retrying, { ...server, [ATTR.queueState]: 'delayed' })
+        result.observe(queueDepth, url.inFlight, { ...server, [ATTR.queueState]: 'active' })
+      }
       for (const state of CIRCUIT_STATES) {
         result.observe(circuitStatus, url.circuit === state ? 1 : 0, { ...server, [ATTR.circuitState]: state })
       }
