@@ -403,6 +403,7 @@ async function orchestrate() {
       perSecond: sizes.enqueueEvents / (result.wallMs / 1000),
       cpuMicrosPerEvent: (result.cpuMs * 1000) / sizes.enqueueEvents,
       commandsPerEvent: commands.total / sizes.enqueueEvents,
+      commands: commands.byCommand,
     })
     log(
       `enqueue ${variant}: ${round(result.perSecond)} events/s, ${round(result.cpuMicrosPerEvent, 1)} µs producer CPU and ${round(result.commandsPerEvent, 2)} Redis commands per event`,
