@@ -2,7 +2,7 @@
 // processes of their own. Each library and scenario runs in a fresh process, `--runs` times
 // (default 3); the median (by wall time) is reported, as a table and as JSON in bench/results/.
 //
-//   npm run bench                 # everything (about ten minutes)
+//   npm run bench                 # everything (about fifteen minutes)
 //   npm run bench -- --runs 1     # quicker
 //   node bench/index.mjs --smoke  # tiny sizes, eventwire and the floor only (run by npm test)
 import { execFileSync, spawn } from 'node:child_process'
