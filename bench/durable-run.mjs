@@ -434,8 +434,9 @@ async function orchestrate() {
       kind,
       waiting: await redis.llen(key('wait')),
       bytesPerWaiting: (after - before) / sizes.waitingEvents,
-      jobHashBytes: await redis.memory('USAGE', key(sampleKey)),
-      eventsStreamBytes: (await redis.memory('USAGE', key('events'))) ?? 0,
+      // SAMPLES 0: every field, not Redis's estimate from five (a job's hash is a hashtable).
+      jobHashBytes: await redis.memory('USAGE', key(sampleKey), 'SAMPLES', '0'),
+      eventsStreamBytes: (await redis.memory('USAGE', key('events'), 'SAMPLES', '0')) ?? 0,
     }
     log(
       `memory ${kind}: ${round(result.bytesPerWaiting)} bytes of Redis per waiting delivery (job hash ${result.jobHashBytes} B)`,
