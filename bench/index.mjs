@@ -2,7 +2,7 @@
 // processes of their own. Each library and scenario runs in a fresh process, `--runs` times
 // (default 3); the median (by wall time) is reported, as a table and as JSON in bench/results/.
 //
-//   npm run bench                 # everything (about ten minutes)
+//   npm run bench                 # everything (about fifteen minutes)
 //   npm run bench -- --runs 1     # quicker
 //   node bench/index.mjs --smoke  # tiny sizes, eventwire and the floor only (run by npm test)
 import { execFileSync, spawn } from 'node:child_process'
@@ -246,7 +246,28 @@ function neighboursPairs(receiver, engine, sizes) {
   return result
 }
 
-function targets(client, webhooks, neighbours) {
+/**
+ * The durable engine (WebhookQueue, WebhookWorker) against a bare BullMQ + undici floor, on a
+ * redis-server that durable-run.mjs starts itself (port BENCH_REDIS_PORT, else a free one).
+ * Skipped, with a line saying so, where redis-server is not installed.
+ */
+function durableScenario() {
+  console.log('\n== durable delivery (BullMQ): deliveries with 1, 2 and 4 worker processes, enqueue, Redis bytes')
+  if (!hasRedis()) {
+    console.log('skipped: redis-server is not installed')
+    return undefined
+  }
+  const redisPort = process.env.BENCH_REDIS_PORT ? Number(process.env.BENCH_REDIS_PORT) : undefined
+  const durable = runChild('durable-run.mjs', { smoke, pairs: runs, redisPort })
+  for (const row of durable.summary.deliveries)
+    for (const kind of ['eventwire', 'floor'])
+      console.log(
+        `${kind}, ${row.workers} worker(s): ${row[kind].perSecond} deliveries/s (${row[kind].perSecondSpread.join('-')}), ${row[kind].cpuMicrosPerDelivery} µs worker CPU per delivery (${row[kind].cpuSpread.join('-')}), ${row[kind].commandsPerDelivery} Redis commands per delivery`,
+      )
+  return durable
+}
+
+function targets(client, webhooks, neighbours, durable) {
   const row = (scenario, library) => client.find((s) => s.name === scenario)?.rows.find((r) => r.library === library)
   const burst = (library) => row('100,000 small events, as fast as they can be enqueued', library)
   const ours = burst('eventwire')
@@ -313,7 +334,7 @@ function targets(client, webhooks, neighbours) {
       '<',
     ],
   ]
-  return list.map(([name, value, goal, op]) => {
+  const listed = list.map(([name, value, goal, op]) => {
     const holds =
       value === undefined
         ? undefined
@@ -326,6 +347,40 @@ function targets(client, webhooks, neighbours) {
               : value === goal
     return { name, value: value === undefined ? undefined : round(value, 2), goal, holds }
   })
+  // durable-run.mjs checks its own targets, each ratio taken within its pair.
+  return [...listed, ...(durable?.targets ?? [])]
+}
+
+/** The durable tables: medians, the spread (min-max) of the runs, and eventwire's ratio to the floor within each pair. */
+function printDurable(durable) {
+  console.log(
+    `\n| durable, ${durable.sizes.events} deliveries | workers | deliveries/s (spread) | worker CPU µs / delivery (spread) | Redis commands / delivery | vs floor: throughput, CPU |`,
+  )
+  console.log('| --- | --- | --- | --- | --- | --- |')
+  for (const row of durable.summary.deliveries)
+    for (const kind of ['eventwire', 'floor']) {
+      const side = row[kind]
+      const versus = kind === 'floor' ? '' : `${row.throughputRatio}x, ${row.cpuRatio}x`
+      console.log(
+        `| ${kind} | ${row.workers} | ${side.perSecond} (${side.perSecondSpread.join('-')}) | ${side.cpuMicrosPerDelivery} (${side.cpuSpread.join('-')}) | ${side.commandsPerDelivery} | ${versus} |`,
+      )
+    }
+  console.log(
+    `\n| enqueue, ${durable.sizes.enqueueEvents} events, ${durable.sizes.batch} at a time | events/s (spread) | producer CPU µs / event (spread) | Redis commands / event |`,
+  )
+  console.log('| --- | --- | --- | --- |')
+  for (const [variant, row] of Object.entries(durable.summary.enqueue))
+    console.log(
+      `| ${variant} | ${row.perSecond} (${row.perSecondSpread.join('-')}) | ${row.cpuMicrosPerEvent} (${row.cpuSpread.join('-')}) | ${row.commandsPerEvent} |`,
+    )
+  if (durable.summary.memory) {
+    console.log(
+      `\n| ${durable.sizes.waitingEvents} waiting deliveries | Redis bytes / waiting delivery | job hash bytes |`,
+    )
+    console.log('| --- | --- | --- |')
+    for (const [kind, row] of Object.entries(durable.summary.memory))
+      console.log(`| ${kind} | ${row.bytesPerWaiting} | ${row.jobHashBytes} |`)
+  }
 }
 
 if (!smoke) installPinned(join(here, '.deps'), PEERS)
@@ -400,6 +455,7 @@ try {
   const growth = await growthScenario(sink)
   const webhooks = webhookScenario(receiver, failing)
   const neighbours = neighboursScenario(receiver)
+  const durable = durableScenario()
   console.log('\n== tracking plans and middleware: CPU per track call, no plan, each schema library, three middlewares')
   const plans = runChild('plan-run.mjs', smoke ? { calls: 1_000, rounds: 1 } : { calls: 10_000, rounds: 40 })
   console.log('\n== signature schemes: CPU per delivery to sign (a WebhookDestination) and to verify (verifyWebhook)')
@@ -415,10 +471,11 @@ try {
     growth,
     webhooks,
     neighbours,
+    durable,
     plans,
     signing,
     gzip,
-    targets: smoke ? [] : targets(client, webhooks, neighbours),
+    targets: smoke ? [] : targets(client, webhooks, neighbours, durable),
   }
 
   console.log(
@@ -479,6 +536,7 @@ try {
   }
   console.log('\n| webhook scenario | requests/s |\n| --- | --- |')
   for (const row of webhooks.rows) console.log(`| ${row.name} | ${row.requestsPerSecond} |`)
+  if (durable) printDurable(durable)
   for (const target of results.targets)
     console.log(
       `${target.holds === undefined ? 'n/a ' : target.holds ? 'HOLDS' : 'MISSED'}  ${target.name}: ${target.value} (goal ${target.goal})`,

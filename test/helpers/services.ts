@@ -21,6 +21,7 @@ export const REDIS: SystemService = {
     'test/webhook/adversarial-redis.test.ts',
     'test/webhook/event-rules.test.ts (the queue half)',
     'test/webhook/job-format.test.ts (the Redis half)',
+    'test/bench-smoke.test.ts (the durable part)',
   ],
 }
 
