@@ -167,7 +167,7 @@ export class DeliveryRounds {
   #sender(
     outgoing: Outgoing,
     durations: Map<Endpoint, number> | undefined,
-  ): (endpoint: Endpoint, signal: AbortSignal) => Promise<WebhookResponse> {
+  ): (endpoint: Endpoint, signal: AbortSignal | undefined) => Promise<WebhookResponse> {
     return (endpoint, signal) => {
       const sending = this.#engine.send(endpoint, outgoing, signal)
       if (durations === undefined) return sending

@@ -42,16 +42,21 @@ export async function runUrlRound<E>(
   state: DeliveryState<E>,
   rules: RoundRules,
   admit: (target: TargetState<E>) => Promise<Admission>,
-  send: (endpoint: E, signal: AbortSignal) => Promise<WebhookResponse>,
+  send: (endpoint: E, signal: AbortSignal | undefined) => Promise<WebhookResponse>,
 ): Promise<RoundDecision> {
   state.rounds++
   const start = rules.now()
   const due = state.targets.filter((target) => target.status === 'pending' && (target.dueAt ?? 0) <= start)
-  const unwanted = new AbortController()
+  // Only where a 2xx can leave other attempts to cut short: most rounds send to one URL, and an
+  // abort signal per round (with the DOMException it throws) was most of a worker's overhead.
+  const unwanted = rules.mode === 'any' && due.length > 1 ? new AbortController() : undefined
+  /** The event has ended at a 2xx (mode 'any'): what is still out changes nothing. */
+  let ended = false
+  let inFlight = 0
   await Promise.all(
     due.map(async (target) => {
       const admission = await admit(target)
-      if (unwanted.signal.aborted) {
+      if (ended) {
         if (admission.kind !== 'wait') admission.done(false)
         return
       }
@@ -62,15 +67,18 @@ export async function runUrlRound<E>(
       }
       target.held = undefined
       target.attempts++
-      const response = await send(target.endpoint, unwanted.signal)
+      inFlight++
+      const response = await send(target.endpoint, unwanted?.signal)
+      inFlight--
       // Aborted by us, not failed by the receiver: the breaker hears nothing against the URL.
-      admission.done(!unwanted.signal.aborted && failsBreaker(response))
+      admission.done(!ended && failsBreaker(response))
       // The event has ended at another URL's 2xx: this answer changes nothing.
-      if (unwanted.signal.aborted) return
+      if (ended) return
       // Date.now(): a Retry-After date is a wall-clock date; what comes out is a duration.
       recordAttempt(target, response, Date.now())
       if (rules.mode === 'any' && target.status === 'delivered') {
-        unwanted.abort(new DOMException('another URL accepted the event', 'AbortError'))
+        ended = true
+        if (inFlight > 0) unwanted?.abort()
         return
       }
       if (target.status !== 'pending') return
