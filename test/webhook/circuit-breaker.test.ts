@@ -185,3 +185,14 @@ describe('CircuitBreaker.follow: what another worker decided', () => {
     expect(b.allows(300, changed)).toBe('probe')
   })
 })
+
+describe('CircuitBreaker.follow, once closed again', () => {
+  it("opens on another worker's opening even when it is older than its own last one", () => {
+    const { breaker: b, changes, changed } = breaker(1, 1_000)
+    b.record(true, false, 0, changed)
+    b.follow(undefined, changed)
+    b.follow(500, changed)
+    expect(b.state).toBe('open')
+    expect(changes).toEqual(['open', 'closed', 'open'])
+  })
+})

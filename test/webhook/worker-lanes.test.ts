@@ -175,3 +175,130 @@ describe('WorkerLanes.backlog', () => {
     expect(lanes.backlog(['a'])).toEqual([{ url: 'a', inFlight: 1, slots: 2, waiting: 0, circuit: 'open' }])
   })
 })
+
+describe('WorkerLanes, the rest of their contract', () => {
+  /** A stand-in for the breakers shared through Redis, recording what it is told. */
+  function sharedOf(claims: Array<{ claimed: boolean; openUntil?: number }> = []) {
+    const told: string[] = []
+    /** What Redis holds: as SharedBreakers does, it remembers what it wrote and what a claim read. */
+    let remote: number | undefined
+    const shared = {
+      openUntil: async () => remote,
+      claimProbe: async () => {
+        const claim = claims.shift() ?? { claimed: true }
+        if (claim.openUntil !== undefined) remote = claim.openUntil
+        return claim
+      },
+      open: (_url: string, until: number) => {
+        remote = until
+        told.push(`open ${until}`)
+      },
+      close: () => {
+        remote = undefined
+        told.push('close')
+      },
+    } as unknown as NonNullable<WorkerLaneRules['shared']>
+    return { shared, told }
+  }
+
+  it('does not probe when another worker holds the probe, and follows an opening another worker wrote', async () => {
+    const { shared } = sharedOf([{ claimed: false }, { claimed: false, openUntil: 1_005_000 }])
+    const { lanes, clock, states } = lanesOf({ breaker: { failures: 1, coolDownMs: 1_000 }, shared })
+    sent(await lanes.admit('a')).done(true)
+    clock.now += 1_000
+    // Another worker probes: held for a cool-down at most.
+    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 1_000, breaker: true })
+    // Another worker's probe failed: open until when it says.
+    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: 1_005_000, breaker: true })
+    expect(states).toEqual(['open', 'half-open', 'open'])
+    clock.now = 1_005_000
+    expect((await lanes.admit('a')).kind).toBe('probe')
+  })
+
+  it('tells the shared breakers of its own openings and closings only', async () => {
+    const { shared, told } = sharedOf()
+    const { lanes, clock } = lanesOf({ breaker: { failures: 1, coolDownMs: 1_000 }, shared })
+    sent(await lanes.admit('a')).done(true)
+    expect(told).toEqual([`open ${clock.now + 1_000}`])
+    clock.now += 1_000
+    const probe = sent(await lanes.admit('a'))
+    expect(told).toHaveLength(1)
+    probe.done(false)
+    expect(told).toEqual([`open ${clock.now}`, 'close'])
+  })
+
+  it('sends a probe that waited for a slot, though the breaker is not closed', async () => {
+    let remote: number | undefined
+    const shared = { ...sharedOf().shared, openUntil: async () => remote } as NonNullable<WorkerLaneRules['shared']>
+    const { lanes, clock } = lanesOf({ slotsPerUrl: 1, breaker: { failures: 5, coolDownMs: 1_000 }, shared })
+    const holding = sent(await lanes.admit('a'))
+    remote = clock.now + 50
+    expect(await lanes.admit('a')).toMatchObject({ kind: 'wait', breaker: true })
+    clock.now += 50
+    // Half-open: the probe waits for the slot (the attempt out is young), and gets it.
+    const probe = lanes.admit('a')
+    holding.done(true)
+    expect((await probe).kind).toBe('probe')
+  })
+
+  it('holds a job for what is left of an open cool-down, spread by up to as much again', async () => {
+    const { lanes, clock } = lanesOf({ breaker: { failures: 1, coolDownMs: 2_000 }, random: () => 0.5 })
+    sent(await lanes.admit('a')).done(true)
+    clock.now += 500
+    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 2_250, breaker: true })
+  })
+
+  it('waits for a slot when the attempts out take exactly the wait for a slot, and not a moment more', async () => {
+    const { lanes, clock } = lanesOf({ slotsPerUrl: 1 })
+    const holding = sent(await lanes.admit('a'))
+    clock.now += LANE_WAIT_MS
+    const waiting = lanes.admit('a')
+    holding.done(false)
+    expect((await waiting).kind).toBe('attempt')
+    vi.useFakeTimers()
+    try {
+      clock.now += LANE_WAIT_MS + 1
+      let settled = false
+      const left = lanes.admit('a').then((admission) => {
+        settled = true
+        return admission
+      })
+      // Left at once, without waiting for a timer.
+      await vi.advanceTimersByTimeAsync(0)
+      expect(settled).toBe(true)
+      expect((await left).kind).toBe('wait')
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('learns how long attempts take as a moving average, and leaves jobs for about that long', async () => {
+    const { lanes, clock } = lanesOf({ slotsPerUrl: 1 })
+    const first = sent(await lanes.admit('a'))
+    clock.now += 1_000
+    first.done(false)
+    const second = sent(await lanes.admit('a'))
+    clock.now += 500
+    second.done(false)
+    sent(await lanes.admit('a'))
+    // 1,000 then 500 ms: 0.8 x 1,000 + 0.2 x 500.
+    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 900, breaker: false })
+  })
+
+  it('keeps ratePerUrl: over the rate, the slot goes on and jobs come back in turn, one interval apart', async () => {
+    const waits = [300, 300]
+    const rates = { take: async () => waits.shift() ?? 0, interval: 200 }
+    const { shared } = sharedOf()
+    const { lanes, clock } = lanesOf({ rates, breaker: { failures: 1, coolDownMs: 1_000 }, shared })
+    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 300, breaker: false })
+    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 500, breaker: false })
+    expect(lanes.backlog(['a'])).toEqual([{ url: 'a', inFlight: 0, slots: 2, waiting: 0, circuit: 'closed' }])
+    // Within the rate: sent.
+    sent(await lanes.admit('a')).done(true)
+    clock.now += 1_000
+    // A probe over the rate is given back for the next one.
+    waits.push(100)
+    expect(await lanes.admit('a')).toMatchObject({ kind: 'wait', breaker: false })
+    expect((await lanes.admit('a')).kind).toBe('probe')
+  })
+})
