@@ -229,7 +229,9 @@ describe('WorkerLanes, the rest of their contract', () => {
 
   it('sends a probe that waited for a slot, though the breaker is not closed', async () => {
     let remote: number | undefined
-    const shared = { ...sharedOf().shared, openUntil: async () => remote } as NonNullable<WorkerLaneRules['shared']>
+    const shared = { ...sharedOf().shared, openUntil: async () => remote } as unknown as NonNullable<
+      WorkerLaneRules['shared']
+    >
     const { lanes, clock } = lanesOf({ slotsPerUrl: 1, breaker: { failures: 5, coolDownMs: 1_000 }, shared })
     const holding = sent(await lanes.admit('a'))
     remote = clock.now + 50
