@@ -14,6 +14,7 @@ import { BulkValidationError } from './bulk-validation-error.js'
 import { RedisTimeoutError } from './redis-timeout-error.js'
 import { StoreBatcher } from './store-batch.js'
 import { storeOnce, type EventToStore, type StoreOptions } from './store-once.js'
+import { ReplicaAck } from './replica-ack.js'
 import { unreadableReason } from './stored-job.js'
 import { StoredJobQueue } from './stored-queue.js'
 
@@ -48,6 +49,14 @@ export interface WebhookQueueOptions {
    * (see docs/durable-delivery.md). @defaultValue 86_400_000 (24 hours)
    */
   dedupWindowMs?: number | undefined
+  /**
+   * Makes `enqueue()` resolve only once `count` replicas of the Redis primary have the event
+   * (Redis's `WAIT`), so that a failover cannot lose what it acknowledged. When fewer confirm
+   * within `timeoutMs` (1,000 ms by default, less than `enqueueTimeout`), `enqueue()` rejects with
+   * `ReplicaAckError`. Leave it out with no replicas: every enqueue would be refused. See
+   * docs/durable-delivery.md. @defaultValue none: the primary's acknowledgement is enough
+   */
+  waitForReplicas?: { count: number; timeoutMs?: number | undefined } | undefined
 }
 
 /** What {@link WebhookQueue.counts} returns. */
@@ -134,6 +143,8 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   readonly #batcher = new StoreBatcher((events) => storeOnce(this.#queue, events, this.#storing))
   /** The tracking plan every enqueued event must follow, if one was given. */
   readonly #plan: SchemaPlan | undefined
+  /** With `waitForReplicas`: what confirms each write with replicas. */
+  readonly #replicas: ReplicaAck | undefined
   #checked: Promise<void> | undefined
   #closing: Promise<void> | undefined
   #lastError: Error | undefined
@@ -154,6 +165,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
       removeOnFail: { age: Math.ceil(resolved.deadLetters.maxAgeMs / 1000), count: resolved.deadLetters.maxCount },
       dedupWindowMs: resolved.dedupWindowMs,
     }
+    this.#replicas = resolved.waitForReplicas && new ReplicaAck(resolved.waitForReplicas, resolved.prefix)
     this.#queue = new StoredJobQueue<WebhookJobData>(resolved.name, {
       connection: resolved.connection,
       prefix: resolved.prefix,
@@ -297,7 +309,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   async #store(events: readonly CheckedEvent[], what: string): Promise<EnqueueResult['status'][]> {
     const store = async () => {
       await this.#check()
-      return this.#batcher.store(events)
+      return this.#replicated(events, () => this.#batcher.store(events))
     }
     return this.#bounded(store(), what, this.#retryAdvice(events))
   }
@@ -319,6 +331,18 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
     return this.#storing.dedupWindowMs > 0
       ? `${again}: an id is stored once, and answers 'duplicate' when the first try reached Redis`
       : `${again}: an id is stored once while its event is in Redis, but with dedupWindowMs 0 one already delivered is sent again`
+  }
+
+  /** Runs a write; with `waitForReplicas`, resolves once enough replicas have it (see replica-ack.ts). */
+  async #replicated<Result>(events: readonly CheckedEvent[], write: () => Promise<Result>): Promise<Result> {
+    if (this.#replicas === undefined) return write()
+    const ids = events.map((event) => event.eventId)
+    return this.#replicas.confirm(
+      await this.#queue.backend.client,
+      write,
+      ids,
+      events.every((event) => event.named),
+    )
   }
 
   /**

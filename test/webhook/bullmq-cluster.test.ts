@@ -1,0 +1,122 @@
+// Durable delivery on a real Redis Cluster (three masters with a replica each, on loopback): a
+// round trip through two producers and two workers, the prefix rule, and a master killed with
+// SIGKILL in the middle of a run, counting what was lost and what arrived twice.
+import { Cluster } from 'ioredis'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { OptionsError } from '../../src/core/errors/options-error.js'
+import { ReplicaAckError, WebhookQueue, WebhookWorker } from '../../src/webhook/bullmq/index.js'
+import { slotOf } from '../../src/webhook/bullmq/cluster-slot.js'
+import { startRedisCluster, type RedisCluster } from '../helpers/redis-cluster.js'
+import { isInstalled, REDIS, REDIS_CLI } from '../helpers/services.js'
+import { startSink, type Sink } from '../helpers/sink.js'
+
+const withCluster = isInstalled(REDIS.executable) && isInstalled(REDIS_CLI.executable)
+/** The hash tag every queue here uses, and the slot all of its keys are in. */
+const PREFIX = '{ew}'
+const SLOT = slotOf('ew')
+
+let cluster: RedisCluster
+const open: Array<{ close(): Promise<void> } | { disconnect(): void }> = []
+beforeAll(async () => {
+  if (withCluster) cluster = await startRedisCluster({ nodeTimeoutMs: 1_000 })
+}, 60_000)
+afterAll(async () => {
+  if (withCluster) await cluster.dispose()
+})
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((item) => ('close' in item ? item.close() : item.disconnect())))
+})
+
+/** An ioredis Cluster client of the test cluster; `blocking` for a worker (BullMQ requires `maxRetriesPerRequest: null`). */
+function connect(blocking = false): Cluster {
+  const client = new Cluster([...cluster.startupNodes], {
+    redisOptions: blocking ? { maxRetriesPerRequest: null } : {},
+  })
+  open.push(client)
+  return client
+}
+
+/** A receiver that answers 200 and counts each event's deliveries by `Webhook-Id`. */
+async function countingReceiver(): Promise<{ sink: Sink; deliveries: Map<string, number> }> {
+  const deliveries = new Map<string, number>()
+  const sink = await startSink((request) => {
+    const id = String(request.headers['webhook-id'])
+    deliveries.set(id, (deliveries.get(id) ?? 0) + 1)
+    return { status: 200 }
+  })
+  open.push(sink)
+  return { sink, deliveries }
+}
+
+function queue(name: string, options: { waitForReplicas?: { count: number; timeoutMs?: number } } = {}): WebhookQueue {
+  const created = new WebhookQueue({
+    connection: connect(),
+    name,
+    prefix: PREFIX,
+    enqueueTimeout: 3_000,
+    ...options,
+  })
+  created.on('error', () => undefined)
+  open.push(created)
+  return created
+}
+
+async function worker(name: string, url: string): Promise<WebhookWorker> {
+  const created = new WebhookWorker(
+    { webhooks: [{ url }], backoff: () => 50 },
+    // Short locks: a job whose worker lost it in the failover comes back within seconds.
+    { connection: connect(true), name, prefix: PREFIX, concurrency: 50, lockDuration: 2_000, stalledInterval: 1_000 },
+  )
+  created.on('error', () => undefined)
+  open.push(created)
+  await created.ready()
+  return created
+}
+
+const event = (id: string) => ({ type: 'identify', userId: 'u1', messageId: id }) as const
+
+describe.runIf(withCluster)('durable delivery on a Redis Cluster', () => {
+  it('puts every key of a hash-tagged queue in one slot, the one cluster-slot.ts computes', async () => {
+    const client = connect()
+    expect(await client.cluster('KEYSLOT', `${PREFIX}:anything:1`)).toBe(SLOT)
+  })
+
+  it('delivers every event from two producers through two workers, each once', async () => {
+    const { sink, deliveries } = await countingReceiver()
+    const producers = [queue('round-trip'), queue('round-trip')]
+    await Promise.all([worker('round-trip', sink.url), worker('round-trip', sink.url)])
+    const ids = Array.from({ length: 200 }, (_, index) => `rt-${index}`)
+    const results = await Promise.all(ids.map((id, index) => producers[index % 2]?.enqueue(event(id))))
+    expect(results.every((result) => result?.status === 'queued')).toBe(true)
+    await expect.poll(() => deliveries.size, { timeout: 20_000 }).toBe(200)
+    expect([...deliveries.values()].every((count) => count === 1)).toBe(true)
+    expect(await producers[0]?.counts()).toMatchObject({ waiting: 0, delayed: 0, failed: 0 })
+  })
+
+  it('refuses, at once, a prefix without a hash tag on a real cluster, naming the prefix to use', () => {
+    const refusal = (() => {
+      try {
+        new WebhookQueue({ connection: connect(), name: 'untagged' })
+      } catch (error) {
+        return error
+      }
+    })()
+    expect(refusal).toBeInstanceOf(OptionsError)
+    expect((refusal as Error).message).toContain('"{bull}"')
+    expect(
+      () =>
+        new WebhookWorker({ webhooks: [{ url: 'http://127.0.0.1:1' }] }, { connection: connect(true), prefix: 'ew' }),
+    ).toThrow(/"\{ew\}"/)
+  })
+
+  it('with waitForReplicas, resolves enqueue() once the replica of the master holding the queue has it', async () => {
+    const producer = queue('replicated', { waitForReplicas: { count: 1, timeoutMs: 2_000 } })
+    expect((await producer.enqueue(event('replicated-1'))).status).toBe('queued')
+    // Two replicas are more than this master has: the primary stores it, and enqueue() says it may not survive.
+    const greedy = queue('replicated', { waitForReplicas: { count: 2, timeoutMs: 200 } })
+    const failure = await greedy.enqueue(event('replicated-2')).catch((error: unknown) => error)
+    expect(failure).toBeInstanceOf(ReplicaAckError)
+    expect(failure).toMatchObject({ code: 'ERR_NOT_REPLICATED', acknowledged: 1, required: 2, timeoutMs: 200 })
+    expect((await producer.counts()).waiting).toBe(2)
+  })
+})
