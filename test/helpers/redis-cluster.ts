@@ -89,6 +89,15 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
           // A replica takes over however long it was cut off from its master: the tests kill masters.
           '--cluster-replica-validity-factor',
           '0',
+          // A replica's first sync at once (Redis waits 5 s for more replicas by default), and a
+          // stop that does not wait for replicas to catch up (up to 10 s by default).
+          '--repl-diskless-sync-delay',
+          '0',
+          '--shutdown-timeout',
+          '0',
+          // A replica refuses SIGTERM while it writes its first AOF after a sync ("Writing initial AOF, can't exit").
+          '--shutdown-on-sigterm',
+          'force',
         ],
       })
       nodes.push({ server, port, key: `127.0.0.1:${port}` })

@@ -48,7 +48,10 @@ async function countingReceiver(): Promise<{ sink: Sink; deliveries: Map<string,
   return { sink, deliveries }
 }
 
-function queue(name: string, options: { waitForReplicas?: { count: number; timeoutMs?: number } } = {}): WebhookQueue {
+function queue(
+  name: string,
+  options: { waitForReplicas?: { count: number; timeoutMs?: number } | undefined } = {},
+): WebhookQueue {
   const created = new WebhookQueue({
     connection: connect(),
     name,

@@ -7,7 +7,8 @@ import { settlesWithin } from '../../core/timers.js'
 import type { NoPlan, SchemaPlan, TrackingPlan } from '../../core/plan.js'
 import type { WebhookEventInput, WebhookPlanOption } from '../destination.js'
 import { checkEvent, followPlan, takePlan } from '../prepare.js'
-import { checkDurability, type Durability } from './durability.js'
+import type { Durability } from './durability.js'
+import { DurabilityWatch } from './durability-watch.js'
 import { eventIdOfJob, jobIdOf, type StoredTarget, type WebhookJobData } from './job-data.js'
 import { resolveQueueOptions } from './options.js'
 import { BulkValidationError } from './bulk-validation-error.js'
@@ -135,7 +136,8 @@ interface CheckedEvent extends EventToStore {
  */
 export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emitter<WebhookQueueEvents> {
   readonly #queue: StoredJobQueue<WebhookJobData>
-  readonly #durability: Durability
+  /** Redis's persistence, checked at start and on every reconnect. */
+  readonly #durability: DurabilityWatch
   readonly #timeoutMs: number
   /** How each job is kept: BullMQ's retention of failed jobs (from `deadLetters`) and the `dedupWindowMs`. */
   readonly #storing: StoreOptions
@@ -159,7 +161,16 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
     const { plan, rest } = takePlan(options)
     this.#plan = plan
     const resolved = resolveQueueOptions(rest)
-    this.#durability = resolved.durability
+    this.#durability = new DurabilityWatch(resolved.durability, 'WebhookQueue', resolved.prefix, {
+      warn: (message) => {
+        if (!this.emit('warning', message)) console.warn(message)
+      },
+      // Until a reconnect finds Redis fit again, enqueue() rejects with this refusal.
+      refused: (refusal) => {
+        if (!this.emit('error', refusal)) console.error('eventwire: webhook queue:', refusal.message)
+      },
+      accepted: () => undefined,
+    })
     this.#timeoutMs = resolved.enqueueTimeout
     this.#storing = {
       removeOnFail: { age: Math.ceil(resolved.deadLetters.maxAgeMs / 1000), count: resolved.deadLetters.maxCount },
@@ -187,19 +198,20 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
     await this.#bounded(this.#check(), 'Could not reach Redis')
   }
 
-  /** Checks Redis's persistence once per queue; a failed check (Redis down, refused) is tried again on the next call. */
-  #check(): Promise<void> {
+  /**
+   * Checks Redis's persistence once per queue, then again on each reconnect (durability-watch.ts);
+   * a failed first check (Redis down, refused) is tried again on the next call.
+   */
+  async #check(): Promise<void> {
     this.#checked ??= (async () => {
       await this.#queue.waitUntilReady()
-      const warn = (message: string) => {
-        if (!this.emit('warning', message)) console.warn(message)
-      }
-      await checkDurability(await this.#queue.backend.client, this.#durability, 'WebhookQueue', warn)
+      await this.#durability.start(await this.#queue.backend.client)
     })().catch((error: unknown) => {
       this.#checked = undefined
       throw error
     })
-    return this.#checked
+    await this.#checked
+    await this.#durability.verdict()
   }
 
   /** `work`, or a `RedisTimeoutError` once `enqueueTimeout` has passed; `advice` says what to do then. */

@@ -1,4 +1,4 @@
-import { hashTagOf, slotOf } from './cluster-slot.js'
+import { nodeHolding, slotOfPrefix, type NodeConnection } from './cluster-slot.js'
 import { ReplicaAckError } from './replica-ack-error.js'
 
 /**
@@ -10,26 +10,6 @@ export interface WaitForReplicas {
   readonly count: number
   /** How long the primary waits for them (ms). */
   readonly timeoutMs: number
-}
-
-/** One ioredis connection to one Redis server, as this module uses it. */
-interface NodeConnection {
-  /** ioredis's socket: another object after a reconnect. */
-  readonly stream?: unknown
-  readonly options?: { readonly host?: string; readonly port?: number }
-  call(command: string, ...args: Array<string | number>): Promise<unknown>
-}
-
-/** An ioredis `Cluster`, as this module uses it. */
-interface ClusterConnection {
-  readonly isCluster: true
-  /** Slot to node keys (`host:port`), the master first. */
-  readonly slots: ReadonlyArray<readonly string[] | undefined>
-  nodes(role: 'master'): NodeConnection[]
-}
-
-function isCluster(connection: unknown): connection is ClusterConnection {
-  return (connection as { isCluster?: unknown }).isCluster === true
 }
 
 /** Callers waiting for the next `WAIT` on one connection, and whether one is out. */
@@ -57,8 +37,7 @@ export class ReplicaAck {
   constructor(options: WaitForReplicas, prefix: string) {
     this.#count = options.count
     this.#timeoutMs = options.timeoutMs
-    const tag = hashTagOf(prefix)
-    this.#slot = tag === undefined ? undefined : slotOf(tag)
+    this.#slot = slotOfPrefix(prefix)
   }
 
   /**
@@ -93,11 +72,9 @@ export class ReplicaAck {
     return result
   }
 
-  /** The connection that writes the queue's keys: the one connection, or the master of the queue's slot. */
+  /** The connection that writes the queue's keys. */
   #nodeOf(connection: unknown): NodeConnection | undefined {
-    if (!isCluster(connection)) return connection as NodeConnection
-    const master = this.#slot === undefined ? undefined : connection.slots[this.#slot]?.[0]
-    return connection.nodes('master').find((node) => `${node.options?.host}:${node.options?.port}` === master)
+    return nodeHolding(connection, this.#slot)
   }
 
   #wait(node: NodeConnection): Promise<number> {
