@@ -245,7 +245,8 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
    *   same rules as `WebhookDestination.deliver()`, even when its `integrations` would skip it;
    *   `OptionsError` on `durability` when Redis would lose it (see {@link WebhookQueue.ready});
    *   `RedisTimeoutError` when Redis did not store it within `enqueueTimeout`. Redis may still
-   *   store it later, when it comes back: enqueueing it again with the same `messageId` is safe.
+   *   store it later, when it comes back: enqueueing it again with the same `messageId` is safe;
+   *   with `waitForReplicas`, `ReplicaAckError` when fewer replicas confirmed it (the same advice).
    * @example
    * ```ts
    * import { WebhookQueue } from 'eventwire/webhook/bullmq'
