@@ -60,9 +60,11 @@ export class DurabilityWatch {
     }
     const events = connection as Connection
     events.on('ready', again)
-    // A cluster's slots were read again: a failover may have handed the queue's slot to another master.
+    // A cluster's slots were read again: a failover may have handed the queue's slot to another
+    // master. While refused, every refresh checks again: the refusal may come from a master that
+    // could not answer in the middle of a failover, and no 'ready' of the cluster would follow.
     events.on('refresh', () => {
-      if (masterKeyOf(connection, this.#slot) !== this.#checkedMaster) again()
+      if (this.#refusal !== undefined || masterKeyOf(connection, this.#slot) !== this.#checkedMaster) again()
     })
   }
 
