@@ -21,6 +21,10 @@ export interface RedisCluster {
   readonly startupNodes: ReadonlyArray<{ host: string; port: number }>
   /** The node holding `slot` as master now, by what a live node says. */
   masterOf(slot: number): Promise<ClusterNode>
+  /** The live node that replicates `master` now. */
+  replicaOf(master: ClusterNode): Promise<ClusterNode>
+  /** Sends one command to `node` on a connection of its own. */
+  command(node: ClusterNode, ...args: string[]): Promise<unknown>
   /** Resolves once every live node says cluster_state:ok and every live replica's link to its master is up. */
   settled(timeoutMs?: number): Promise<void>
   /** Stops every node and removes their directories. */
@@ -153,6 +157,14 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       }
       throw new Error(`no live node knows who holds slot ${slot}`)
     },
+    async replicaOf(master) {
+      for (const node of nodes.filter(isRunning)) {
+        const replication = String(await command(node.port, 'INFO', 'replication'))
+        if (replication.includes('role:slave') && replication.includes(`master_port:${master.port}\r`)) return node
+      }
+      throw new Error(`no live node replicates ${master.key}`)
+    },
+    command: (node, ...args) => command(node.port, ...args),
     async dispose() {
       await Promise.all(nodes.map((node) => node.server.dispose()))
     },

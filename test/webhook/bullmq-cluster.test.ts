@@ -221,3 +221,50 @@ describe.runIf(withCluster)('a master killed during a run, its replica failing o
     expect(run.lost).toBeLessThan(run.acknowledged)
   }, 90_000)
 })
+
+describe.runIf(withCluster)('strict durability across a failover', () => {
+  it('refuses enqueue() once a replica without the append-only file takes the queue over, and stores once it has it', async () => {
+    await cluster.settled()
+    const victim = await cluster.masterOf(SLOT)
+    const heir = await cluster.replicaOf(victim)
+    await cluster.command(heir, 'CONFIG', 'SET', 'appendonly', 'no')
+    const producer = queue('strict-failover')
+    await producer.ready()
+    // Connection errors are 'error' events too while the master is down: wait for the refusal.
+    const refused = new Promise<Error>((resolve) =>
+      producer.on('error', (error) => {
+        if (error instanceof OptionsError) resolve(error)
+      }),
+    )
+    await victim.server.stop('SIGKILL')
+    // ioredis reads the slots again when a command fails, so the producer learns of the failover
+    // from its next enqueues; the first to reach the new master may be stored before the check answers.
+    let attempt = 0
+    await expect
+      .poll(
+        () =>
+          producer.enqueue(event(`strict-failover-${++attempt}`)).then(
+            () => 'queued',
+            (error: unknown) => (error instanceof OptionsError ? 'refused' : 'not stored'),
+          ),
+        { timeout: 20_000, interval: 100 },
+      )
+      .toBe('refused')
+    expect((await refused).message).toMatch(/WebhookQueue: it has appendonly no/)
+
+    await cluster.command(heir, 'CONFIG', 'SET', 'appendonly', 'yes')
+    await victim.server.restart()
+    await cluster.settled()
+    // While refused, the queue checks the master holding its slot again every second.
+    await expect
+      .poll(
+        () =>
+          producer.enqueue(event('strict-failover-fixed')).then(
+            (result) => result.status,
+            (error: Error) => error.message,
+          ),
+        { timeout: 20_000, interval: 250 },
+      )
+      .toBe('queued')
+  }, 60_000)
+})

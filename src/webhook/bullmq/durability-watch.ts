@@ -2,13 +2,16 @@ import type { OptionsError } from '../../core/errors/options-error.js'
 import { masterKeyOf, nodeHolding, slotOfPrefix } from './cluster-slot.js'
 import { judgeDurability, readPersistence, type Durability, type RedisInspector } from './durability.js'
 
+/** How often a refused Redis is checked again (ms), until it is found fit. */
+export const RECHECK_MS = 1_000
+
 /** What a {@link DurabilityWatch} tells its owner. */
 export interface DurabilityHooks {
   /** Under `best-effort`: a setting that may lose events, each named once per watch. */
   warn(message: string): void
   /** Under `strict`, after a reconnect: Redis now falls short. Stop storing or taking jobs. */
   refused(refusal: OptionsError): void
-  /** After a refusal, a reconnect found Redis fit again. */
+  /** After a refusal, a check found Redis fit again. */
   accepted(): void
 }
 
@@ -20,7 +23,8 @@ interface Connection {
 /**
  * Checks Redis's persistence against `durability` at start, and again on every reconnect: a
  * Redis restarted with the append-only file off, or with an evicting `maxmemory-policy`, is
- * caught when the connection comes back, not at the next deploy. ioredis emits `'ready'` on
+ * caught when the connection comes back, not at the next deploy. While it refuses, it checks
+ * again every second, so a fix takes effect without a reconnect. ioredis emits `'ready'` on
  * each (re)connection; on a cluster, the master holding the queue's slot is the Redis checked,
  * again when another master takes the slot over (a failover), as the cluster's `'refresh'` shows.
  */
@@ -37,6 +41,8 @@ export class DurabilityWatch {
   /** The cluster master last checked, to notice a new one. */
   #checkedMaster: string | undefined
   #watching = false
+  /** The next check while refused. */
+  #retry: ReturnType<typeof setTimeout> | undefined
 
   constructor(durability: Durability, who: string, prefix: string, hooks: DurabilityHooks) {
     this.#durability = durability
@@ -55,17 +61,16 @@ export class DurabilityWatch {
     if (this.#refusal) throw this.#refusal
     if (this.#watching) return
     this.#watching = true
-    const again = () => {
-      this.#current = this.#current.then(() => this.#recheck(connection))
-    }
     const events = connection as Connection
-    events.on('ready', again)
-    // A cluster's slots were read again: a failover may have handed the queue's slot to another
-    // master. While refused, every refresh checks again: the refusal may come from a master that
-    // could not answer in the middle of a failover, and no 'ready' of the cluster would follow.
+    events.on('ready', () => this.#again(connection))
+    // A cluster's slots were read again: a failover may have handed the queue's slot to another master.
     events.on('refresh', () => {
-      if (this.#refusal !== undefined || masterKeyOf(connection, this.#slot) !== this.#checkedMaster) again()
+      if (masterKeyOf(connection, this.#slot) !== this.#checkedMaster) this.#again(connection)
     })
+  }
+
+  #again(connection: unknown): void {
+    this.#current = this.#current.then(() => this.#recheck(connection))
   }
 
   /** The refusal while Redis falls short under `strict`, as the latest check found. */
@@ -104,5 +109,21 @@ export class DurabilityWatch {
     }
     if (this.#refusal && this.#refusal.message !== before?.message) this.#hooks.refused(this.#refusal)
     else if (!this.#refusal && before) this.#hooks.accepted()
+    if (this.#refusal) this.#retryLater(connection)
+  }
+
+  /**
+   * While refused, checks again every {@link RECHECK_MS}: a setting fixed with CONFIG SET brings
+   * no reconnect, and a cluster's connection reads its slots again only when a command fails.
+   */
+  #retryLater(connection: unknown): void {
+    if (this.#retry !== undefined) return
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined
+      // Closed for good (close(), quit): nothing to check any more.
+      if ((connection as { status?: unknown }).status !== 'end') this.#again(connection)
+    }, RECHECK_MS)
+    // A check waiting for its turn does not keep the process alive.
+    ;(this.#retry as { unref?: () => void }).unref?.()
   }
 }
