@@ -167,7 +167,9 @@ async function failover(name: string, total: number, waitForReplicas?: { count: 
     for (const id of ids) {
       for (;;) {
         try {
-          if ((await producer.enqueue(event(id))).status === 'queued') break
+          // 'duplicate': an earlier try that rejected had stored it after all.
+          const { status } = await producer.enqueue(event(id))
+          if (status === 'queued' || status === 'duplicate') break
         } catch {
           rejected++
           // A producer's own pace of retries while the cluster fails over.
