@@ -107,6 +107,17 @@ describe.runIf(withRedis)('waitForReplicas on a Redis with one replica', () => {
     expect((failure as Error).message).toMatch(/give events a messageId before enqueueing them again/)
   })
 
+  it('waits for the replicas of enqueueBulk() once for all its events, and says how many were not confirmed', async () => {
+    const primary = await redisWith({ persistent: true, appendfsync: 'everysec' })
+    const queue = queueOn(primary.port)
+    const failure = await queue.enqueueBulk([event('b1'), event('b2'), event('b3')]).catch((error: unknown) => error)
+    expect(failure).toBeInstanceOf(ReplicaAckError)
+    expect((failure as Error).message).toMatch(
+      /^3 events are stored on the Redis primary, but 0 of the 1 replica .*enqueue them again with the same messageIds/,
+    )
+    expect((await queue.counts()).waiting).toBe(3)
+  })
+
   it('names Redis refusing WAIT, and the server-side setting to use instead', async () => {
     const primary = await redisWith({
       persistent: true,
