@@ -58,7 +58,12 @@ async function linked(replica: Redis): Promise<void> {
     .toBe(true)
 }
 
-function queueOn(port: number, waitForReplicas = { count: 1, timeoutMs: 300 }): WebhookQueue {
+/**
+ * A queue that waits `timeoutMs` for one replica: short where no replica can answer, long where
+ * one must (a replica fresh from its first sync, on a loaded machine, may take a while to ack).
+ */
+function queueOn(port: number, timeoutMs = 300): WebhookQueue {
+  const waitForReplicas = { count: 1, timeoutMs }
   const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port }, name: 'replicated', waitForReplicas })
   queue.on('error', () => undefined)
   open.push(queue)
@@ -71,7 +76,7 @@ const event = (messageId?: string) =>
 describe.runIf(withRedis)('waitForReplicas on a Redis with one replica', () => {
   it('resolves once the replica has the job', async () => {
     const { primary, replicaClient } = await primaryWithReplica()
-    const queue = queueOn(primary.port)
+    const queue = queueOn(primary.port, 5_000)
     expect(await queue.enqueue(event('m1'))).toEqual({ eventId: 'm1', status: 'queued' })
     // Read at once from the replica: WAIT said it had the write, so it is there, not on its way.
     expect(await replicaClient.exists(`bull:replicated:${jobIdOf('m1')}`)).toBe(1)
@@ -79,14 +84,14 @@ describe.runIf(withRedis)('waitForReplicas on a Redis with one replica', () => {
 
   it('rejects with ReplicaAckError when no replica confirms, and stores the event once when enqueued again', async () => {
     const { primary, replica, replicaClient } = await primaryWithReplica()
-    const queue = queueOn(primary.port)
+    const queue = queueOn(primary.port, 1_000)
     await replica.stop()
 
     const failure = await queue.enqueue(event('m2')).catch((error: unknown) => error)
     expect(failure).toBeInstanceOf(ReplicaAckError)
-    expect(failure).toMatchObject({ code: 'ERR_NOT_REPLICATED', acknowledged: 0, required: 1, timeoutMs: 300 })
+    expect(failure).toMatchObject({ code: 'ERR_NOT_REPLICATED', acknowledged: 0, required: 1, timeoutMs: 1_000 })
     expect((failure as Error).message).toBe(
-      'Event "m2" is stored on the Redis primary, but 0 of the 1 replica asked for (waitForReplicas) confirmed it within 300 ms: it may or may not survive a failover. Check the replicas (INFO replication on the primary), then enqueue it again with the same messageId: that is safe, the same messageId is stored once.',
+      'Event "m2" is stored on the Redis primary, but 0 of the 1 replica asked for (waitForReplicas) confirmed it within 1000 ms: it may or may not survive a failover. Check the replicas (INFO replication on the primary), then enqueue it again with the same messageId: that is safe, the same messageId is stored once.',
     )
     expect((await queue.counts()).waiting).toBe(1)
 
