@@ -154,14 +154,28 @@ function fakeConnection(replicas: number) {
 }
 
 describe('ReplicaAck', () => {
-  it('sends one WAIT for the writes that finished while another was out (a group commit)', async () => {
+  it('sends one WAIT for the writes that finished together, as those of one transaction do', async () => {
     const connection = fakeConnection(1)
     const ack = new ReplicaAck({ count: 1, timeoutMs: 100 }, 'bull')
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, index) => ack.confirm(connection, async () => index, [`e${index}`], true)),
     )
     expect(results).toEqual(Array.from({ length: 20 }, (_, index) => index))
-    // The first write's WAIT goes out alone; the 19 that finished meanwhile share the next.
+    expect(connection.waits).toBe(1)
+  })
+
+  it('sends one more WAIT for the writes that finished while one was out (a group commit)', async () => {
+    const connection = fakeConnection(1)
+    const ack = new ReplicaAck({ count: 1, timeoutMs: 100 }, 'bull')
+    const together = Array.from({ length: 20 }, (_, index) =>
+      ack.confirm(connection, async () => index, [`e${index}`], true),
+    )
+    // Twenty more, whose writes finish while the first WAIT is out.
+    await new Promise((resolve) => queueMicrotask(() => resolve(undefined)))
+    const later = Array.from({ length: 20 }, (_, index) =>
+      ack.confirm(connection, async () => 20 + index, [`f${index}`], true),
+    )
+    expect(await Promise.all([...together, ...later])).toEqual(Array.from({ length: 40 }, (_, index) => index))
     expect(connection.waits).toBe(2)
   })
 

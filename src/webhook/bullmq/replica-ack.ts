@@ -84,13 +84,17 @@ export class ReplicaAck {
       this.#batches.set(node, batch)
     }
     const answer = new Promise<number>((resolve, reject) => batch.waiting.push({ resolve, reject }))
-    if (!batch.running) void this.#drain(node, batch)
+    if (!batch.running) {
+      batch.running = true
+      // After the microtasks already queued: the other writes of the same transaction (enqueue()
+      // gathers the calls of a turn into one) resume there, and join this first WAIT.
+      queueMicrotask(() => void this.#drain(node, batch))
+    }
     return answer
   }
 
   /** Sends one `WAIT` for everyone waiting, again while more came during it. */
   async #drain(node: NodeConnection, batch: Batch): Promise<void> {
-    batch.running = true
     while (batch.waiting.length > 0) {
       const waiting = batch.waiting.splice(0)
       try {
