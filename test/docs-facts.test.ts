@@ -15,7 +15,7 @@ import { lostAtExitLine } from '../src/client/process-exit.js'
 import { MAX_BATCH_BYTES, MAX_MESSAGE_BYTES } from '../src/core/limits.js'
 import { MAX_WEBHOOKS, resolveWebhookSettings } from '../src/webhook/settings.js'
 import { DEFAULT_QUEUE_NAME } from '../src/webhook/bullmq/queue.js'
-import { resolveQueueOptions, resolveWorkerOptions } from '../src/webhook/bullmq/options.js'
+import { REPLICA_WAIT_DEFAULT_MS, resolveQueueOptions, resolveWorkerOptions } from '../src/webhook/bullmq/options.js'
 import { DEFAULT_COUNTS_TIMEOUT } from '../src/webhook/otel/instrument.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -166,6 +166,7 @@ const FACTS = new Set<string>([
   `${queue.enqueueTimeout / 1000} s`,
   `${queue.dedupWindowMs / 3_600_000} hours`,
   `${worker.lockDuration / 1000} s`,
+  `${grouped(REPLICA_WAIT_DEFAULT_MS)} ms`,
   `${MAX_WEBHOOKS} URLs`,
   `${LANE_WAIT_MS} ms`,
   `${RETURN_HORIZON_MS / 1000} s`,

@@ -10,6 +10,8 @@ export interface RedisServer {
   readonly dir: string
   /** Stops the server: SIGTERM by default (with persistence on, it saves first); SIGKILL crashes it. */
   stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>
+  /** Whether the server process is up. */
+  running(): boolean
   /** Starts it again on the same port and directory. */
   restart(): Promise<void>
   /** Stops it and removes its directory. */
@@ -26,6 +28,10 @@ export interface RedisOptions {
   withoutConfig?: boolean
   /** `maxmemory-policy`, with a `maxmemory` of 4 MB when it is not `noeviction`. @defaultValue Redis's own, noeviction */
   maxmemoryPolicy?: string
+  /** The port to listen on. @defaultValue a free one */
+  port?: number
+  /** More redis-server arguments, after those above (a cluster node's, a replica's). */
+  args?: readonly string[]
 }
 
 /**
@@ -33,7 +39,7 @@ export interface RedisOptions {
  * `persistent`, every write goes to an append-only file before it is acknowledged.
  */
 export async function startRedis(options: RedisOptions = {}): Promise<RedisServer> {
-  const port = await freePort()
+  const port = options.port ?? (await freePort())
   const dir = mkdtempSync(join(tmpdir(), 'eventwire-redis-'))
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--daemonize', 'no']
   if (options.persistent) args.push('--appendonly', 'yes', '--appendfsync', options.appendfsync ?? 'always')
@@ -41,6 +47,7 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
   if (options.withoutConfig) args.push('--rename-command', 'CONFIG', '')
   if (options.maxmemoryPolicy !== undefined)
     args.push('--maxmemory-policy', options.maxmemoryPolicy, '--maxmemory', '4mb')
+  if (options.args) args.push(...options.args)
   let child: ChildProcess | undefined
 
   const start = async () => {
@@ -67,6 +74,7 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
     port,
     dir,
     stop,
+    running: () => child !== undefined && child.exitCode === null && child.signalCode === null,
     restart: start,
     dispose: async () => {
       await stop('SIGTERM')

@@ -22,11 +22,20 @@ export const REDIS: SystemService = {
     'test/webhook/event-rules.test.ts (the queue half)',
     'test/webhook/job-format.test.ts (the Redis half)',
     'test/bench-smoke.test.ts (the durable part)',
+    'test/webhook/bullmq-cluster.test.ts',
+    'test/webhook/replica-ack.test.ts',
   ],
 }
 
+/** redis-cli, which joins the nodes of the Redis Cluster the cluster suite starts (`redis-cli --cluster create`). */
+export const REDIS_CLI: SystemService = {
+  executable: 'redis-cli',
+  install: 'sudo apt-get install -y redis-tools',
+  suites: ['test/webhook/bullmq-cluster.test.ts'],
+}
+
 /** Every service `npm test` can use. */
-export const SERVICES: readonly SystemService[] = [REDIS]
+export const SERVICES: readonly SystemService[] = [REDIS, REDIS_CLI]
 
 /** Whether `executable` is on the PATH and may be run. */
 export function isInstalled(executable: string): boolean {

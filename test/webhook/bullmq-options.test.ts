@@ -59,8 +59,38 @@ describe('WebhookQueue options', () => {
     ['a negative dedupWindowMs', { connection, dedupWindowMs: -1 }, 'dedupWindowMs'],
     ['a fractional dedupWindowMs', { connection, dedupWindowMs: 1.5 }, 'dedupWindowMs'],
     ['an infinite dedupWindowMs', { connection, dedupWindowMs: Number.POSITIVE_INFINITY }, 'dedupWindowMs'],
+    ['waitForReplicas as a number', { connection, waitForReplicas: 1 }, 'waitForReplicas'],
+    ['waitForReplicas without a count', { connection, waitForReplicas: {} }, 'waitForReplicas.count'],
+    ['a waitForReplicas count of 0', { connection, waitForReplicas: { count: 0 } }, 'waitForReplicas.count'],
+    ['a fractional waitForReplicas count', { connection, waitForReplicas: { count: 1.5 } }, 'waitForReplicas.count'],
+    [
+      'a waitForReplicas timeoutMs of 0',
+      { connection, waitForReplicas: { count: 1, timeoutMs: 0 } },
+      'waitForReplicas.timeoutMs',
+    ],
+    [
+      'a waitForReplicas timeoutMs as long as enqueueTimeout',
+      { connection, enqueueTimeout: 2_000, waitForReplicas: { count: 1, timeoutMs: 2_000 } },
+      'waitForReplicas.timeoutMs',
+    ],
+    [
+      'a waitForReplicas option it does not know',
+      { connection, waitForReplicas: { count: 1, ms: 5 } },
+      'waitForReplicas.ms',
+    ],
   ])('refuses %s', (_case, options, option) => {
     expect(queueRefuses(options)).toBe(option)
+  })
+
+  it('waits 1,000 ms for the replicas unless told, and says why a timeoutMs must stay under enqueueTimeout', () => {
+    expect(resolveQueueOptions({ connection, waitForReplicas: { count: 2 } }).waitForReplicas).toEqual({
+      count: 2,
+      timeoutMs: 1_000,
+    })
+    expect(() => new WebhookQueue({ connection, enqueueTimeout: 500, waitForReplicas: { count: 1 } })).toThrow(
+      'must be less than enqueueTimeout (500 ms), or enqueue() would time out before it could say that the replicas did not confirm',
+    )
+    expect(() => new WebhookQueue({ connection, replicas: 1 } as never)).toThrow('use `waitForReplicas` instead')
   })
 
   it('says what it expected, and which name was meant', () => {
@@ -95,6 +125,7 @@ describe('WebhookQueue options', () => {
       enqueueTimeout: undefined,
       deadLetters: undefined,
       dedupWindowMs: undefined,
+      waitForReplicas: undefined,
     } satisfies Required<WebhookQueueOptions>
     expect(resolveQueueOptions(unset)).toEqual(resolveQueueOptions({ connection }))
   })
@@ -220,6 +251,8 @@ describe('a Redis Cluster connection', () => {
         )
       }
       expect(() => resolveQueueOptions({ connection, prefix: 'ew' })).toThrow('such as "{ew}"')
+      // Redis hashes between the first { and the next }: an empty tag there means the whole key, whatever follows.
+      expect(() => resolveQueueOptions({ connection, prefix: '{}{ew}' })).toThrow(OptionsError)
     } finally {
       connection.disconnect()
     }
@@ -230,6 +263,7 @@ describe('a Redis Cluster connection', () => {
     try {
       expect(resolveQueueOptions({ connection, prefix: '{ew}' }).prefix).toBe('{ew}')
       expect(resolveWorkerOptions({ connection, prefix: 'app:{ew}' }).prefix).toBe('app:{ew}')
+      expect(resolveQueueOptions({ connection, prefix: 'a}{ew}' }).prefix).toBe('a}{ew}')
     } finally {
       connection.disconnect()
     }

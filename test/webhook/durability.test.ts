@@ -1,5 +1,6 @@
 // Durable mode states what it needs from Redis and checks it: persistence at start, connection
 // errors as events, and an enqueue() that gives up in bounded time while Redis is down.
+import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { OptionsError } from '../../src/core/errors/options-error.js'
 import {
@@ -262,5 +263,126 @@ describe.runIf(withRedis)('close() while Redis is down', () => {
     await redis.stop()
     await expect(queue.enqueue(event(1))).rejects.toBeInstanceOf(RedisTimeoutError)
     await queue.close()
+  })
+})
+
+describe.runIf(withRedis)('the persistence check on every reconnect', () => {
+  /** A Redis that passes strict, a raw client of it, and a way to drop every other connection to it. */
+  async function goodRedis(): Promise<{ raw: Redis; reconnectAll: () => Promise<void> }> {
+    const redis = await redisWith({ persistent: true, appendfsync: 'everysec' })
+    const raw = new Redis({ host: '127.0.0.1', port: redis.port })
+    open.push({ close: async () => raw.disconnect() })
+    // SKIPME yes (the default): every connection but the raw client's own drops, and ioredis reconnects them.
+    return { raw, reconnectAll: async () => void (await raw.call('CLIENT', 'KILL', 'TYPE', 'normal')) }
+  }
+  // The dropped connections are 'error' events too (ECONNRESET): wait for the refusal itself.
+  const nextRefusal = (emitter: { on(event: 'error', listener: (error: Error) => void): unknown }) =>
+    new Promise<Error>((resolve) =>
+      emitter.on('error', (error) => {
+        if (error instanceof OptionsError) resolve(error)
+      }),
+    )
+  const nextWarning = (emitter: { once(event: 'warning', listener: (message: string) => void): unknown }) =>
+    new Promise<string>((resolve) => emitter.once('warning', resolve))
+
+  it('refuses enqueue() once Redis comes back without the append-only file, and accepts once it has it again', async () => {
+    const { raw, reconnectAll } = await goodRedis()
+    const { queue } = queueOn(Number(raw.options.port))
+    expect((await queue.enqueue(event(1))).status).toBe('queued')
+
+    const refused = nextRefusal(queue)
+    await raw.config('SET', 'appendonly', 'no')
+    await reconnectAll()
+    expect(await refused).toMatchObject({ option: 'durability' })
+    const refusal = await queue.enqueue(event(2)).catch((error: unknown) => error)
+    expect(refusal).toMatchObject({ code: 'ERR_INVALID_OPTION', option: 'durability' })
+    expect((refusal as Error).message).toMatch(/appendonly no.*appendonly yes/)
+
+    await raw.config('SET', 'appendonly', 'yes')
+    await reconnectAll()
+    await expect
+      .poll(
+        () =>
+          queue.enqueue(event(3)).then(
+            (result) => result.status,
+            (error: Error) => error.message,
+          ),
+        {
+          timeout: 10_000,
+        },
+      )
+      .toBe('queued')
+    expect((await queue.counts()).waiting).toBe(2)
+  })
+
+  it('refuses a Redis that comes back with an evicting policy, naming maxmemory-policy, until it is fixed', async () => {
+    const { raw, reconnectAll } = await goodRedis()
+    const { queue } = queueOn(Number(raw.options.port))
+    await queue.ready()
+    const refused = nextRefusal(queue)
+    await raw.config('SET', 'maxmemory-policy', 'allkeys-lru')
+    await reconnectAll()
+    expect((await refused).message).toMatch(/maxmemory-policy allkeys-lru/)
+    await expect(queue.enqueue(event(1))).rejects.toThrow(/set maxmemory-policy noeviction/)
+
+    // Fixed with CONFIG SET, without a reconnect: a refused Redis is checked again every second.
+    await raw.config('SET', 'maxmemory-policy', 'noeviction')
+    await expect
+      .poll(
+        () =>
+          queue.enqueue(event(2)).then(
+            (result) => result.status,
+            (error: Error) => error.message,
+          ),
+        {
+          timeout: 10_000,
+        },
+      )
+      .toBe('queued')
+  })
+
+  it('stops a worker taking jobs while Redis falls short, and lets it take them once Redis is fit again', async () => {
+    const { raw, reconnectAll } = await goodRedis()
+    const port = Number(raw.options.port)
+    const sink = await startSink()
+    open.push(sink)
+    const { worker } = workerOn(port, sink.url)
+    await worker.ready()
+    const { queue } = queueOn(port, { durability: 'best-effort' })
+
+    const refused = nextRefusal(worker)
+    await raw.config('SET', 'appendonly', 'no')
+    await reconnectAll()
+    expect((await refused).message).toMatch(/WebhookWorker: it has appendonly no/)
+    await queue.enqueue(event(1))
+    // An unpaused worker takes a new job within milliseconds: 500 ms is a wide margin to see it not.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(sink.requests).toHaveLength(0)
+    expect((await queue.counts()).waiting).toBe(1)
+
+    await raw.config('SET', 'appendonly', 'yes')
+    await reconnectAll()
+    await expect.poll(() => sink.requests.length, { timeout: 10_000 }).toBe(1)
+  })
+
+  it('warns under best-effort once for each setting, as each one turns bad', async () => {
+    const { raw, reconnectAll } = await goodRedis()
+    const { queue, warnings } = queueOn(Number(raw.options.port), { durability: 'best-effort' })
+    await queue.ready()
+    expect(warnings).toEqual([])
+
+    let warned = nextWarning(queue)
+    await raw.config('SET', 'appendonly', 'no')
+    await reconnectAll()
+    expect(await warned).toMatch(/appendonly no/)
+
+    warned = nextWarning(queue)
+    await raw.config('SET', 'maxmemory-policy', 'allkeys-lru')
+    await reconnectAll()
+    // The second warning names the new setting only: appendonly was named already.
+    const second = await warned
+    expect(second).toMatch(/maxmemory-policy allkeys-lru/)
+    expect(second).not.toMatch(/appendonly/)
+    expect(warnings).toHaveLength(2)
   })
 })

@@ -28,6 +28,7 @@ export type ErrorCode =
   | 'ERR_CALLBACK'
   | 'ERR_BACKLOG_FULL'
   | 'ERR_CIRCUIT_OPEN'
+  | 'ERR_NOT_REPLICATED'
 
 /**
  * Marks every eventwire error, whichever copy of the library made it. `Symbol.for` returns the

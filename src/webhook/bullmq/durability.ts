@@ -70,6 +70,8 @@ async function readEvictionPolicy(redis: RedisInspector): Promise<string | undef
 
 /** A way `persistence` may lose acknowledged events, with the setting that closes it. */
 interface Weakness {
+  /** The setting at fault: a best-effort warning names each once. */
+  readonly setting: 'appendonly' | 'appendfsync' | 'maxmemory-policy'
   readonly why: string
   readonly fix: string
 }
@@ -82,16 +84,19 @@ function weaknesses(persistence: RedisPersistence): Weakness[] {
   const found: Weakness[] = []
   if (persistence.appendonly === undefined) {
     found.push({
+      setting: 'appendonly',
       why: 'its persistence settings could not be read (CONFIG and INFO persistence both refused), so a restart may lose acknowledged events',
       fix: AOF_FIX,
     })
   } else if (!persistence.appendonly) {
     found.push({
+      setting: 'appendonly',
       why: 'it has appendonly no: a Redis restart loses every event acknowledged since the last RDB snapshot (all of them without one)',
       fix: AOF_FIX,
     })
   } else if (persistence.appendfsync === 'no') {
     found.push({
+      setting: 'appendfsync',
       why: 'it has appendfsync no: a machine crash loses the writes the OS had not flushed yet (up to ~30 s)',
       fix: AOF_FIX,
     })
@@ -99,11 +104,13 @@ function weaknesses(persistence: RedisPersistence): Weakness[] {
   const policy = persistence.maxmemoryPolicy
   if (policy === undefined) {
     found.push({
+      setting: 'maxmemory-policy',
       why: 'its maxmemory-policy could not be read (CONFIG and INFO memory both refused), so a full Redis may evict acknowledged events',
       fix: 'make sure maxmemory-policy is noeviction',
     })
   } else if (policy !== 'noeviction') {
     found.push({
+      setting: 'maxmemory-policy',
       why: `it has maxmemory-policy ${policy}: once it reaches maxmemory it evicts keys, acknowledged events included, without an error`,
       fix: 'set maxmemory-policy noeviction (redis.conf or CONFIG SET), as BullMQ requires; a full Redis then refuses new events instead',
     })
@@ -111,17 +118,30 @@ function weaknesses(persistence: RedisPersistence): Weakness[] {
   return found
 }
 
+/** What {@link judgeDurability} found. */
+export interface DurabilityVerdict {
+  /** Under `strict`, when Redis may lose acknowledged events. */
+  readonly refusal?: OptionsError
+  /** Under `best-effort`, naming each setting at fault that is not in `warned` yet. */
+  readonly warning?: string
+  /** The settings this warning names. */
+  readonly warned: readonly string[]
+}
+
 /**
  * Checks `persistence` against `durability`: the refusal to throw under `strict`, the warning to
- * give under `best-effort`, or neither when Redis keeps what it acknowledges.
+ * give under `best-effort`, or neither when Redis keeps what it acknowledges. A setting in
+ * `warned` (named by an earlier warning) is not named again.
  */
 export function judgeDurability(
   persistence: RedisPersistence,
   durability: Durability,
   who: string,
-): { refusal?: OptionsError; warning?: string } {
-  const found = weaknesses(persistence)
-  if (found.length === 0) return {}
+  warned: ReadonlySet<string> = new Set(),
+): DurabilityVerdict {
+  const all = weaknesses(persistence)
+  const found = durability === 'strict' ? all : all.filter((weakness) => !warned.has(weakness.setting))
+  if (found.length === 0) return { warned: [] }
   const why = found.map((weakness) => weakness.why).join('; and ')
   const fix = found.map((weakness) => weakness.fix).join(', and ')
   if (durability === 'strict') {
@@ -130,29 +150,16 @@ export function judgeDurability(
         'durability',
         `'strict' (the default) refuses this Redis for ${who}: ${why}. To keep every acknowledged event, ${fix}; to accept the loss, pass durability: 'best-effort'.`,
       ),
+      warned: [],
     }
   }
   return {
     warning: `eventwire: ${who} runs with durability 'best-effort' on a Redis where ${why}. To keep every acknowledged event, ${fix}.`,
+    warned: found.map((weakness) => weakness.setting),
   }
 }
 
 /** `durability` checked as an option. */
 export function durabilityOption(value: unknown): Durability {
   return choiceOption('durability', value, ['strict', 'best-effort']) ?? 'strict'
-}
-
-/**
- * Reads the persistence of the Redis behind `redis` and applies `durability`: rejects with the
- * refusal (`OptionsError` on `durability`), hands a warning to `warn`.
- */
-export async function checkDurability(
-  redis: RedisInspector,
-  durability: Durability,
-  who: string,
-  warn: (message: string) => void,
-): Promise<void> {
-  const { refusal, warning } = judgeDurability(await readPersistence(redis), durability, who)
-  if (refusal) throw refusal
-  if (warning !== undefined) warn(warning)
 }

@@ -3,7 +3,9 @@ import { OptionsError } from '../../core/errors/options-error.js'
 import { checkOptionNames, integerOption, timeoutOption } from '../../core/option-checks.js'
 import { MAX_TIMER_MS } from '../../core/timers.js'
 import { isObject } from '../../core/validate.js'
+import { hashTagOf } from './cluster-slot.js'
 import { durabilityOption, type Durability } from './durability.js'
+import type { WaitForReplicas } from './replica-ack.js'
 import type { WebhookQueueOptions } from './queue.js'
 import type { WebhookWorkerOptions } from './worker.js'
 
@@ -32,6 +34,8 @@ export interface ResolvedQueueOptions extends ResolvedQueueLocation {
   readonly deadLetters: { readonly maxAgeMs: number; readonly maxCount: number }
   /** How long Redis remembers an event id after its first enqueue, in ms; 0 for no longer than its job. */
   readonly dedupWindowMs: number
+  /** Replicas that must confirm each enqueued event; `undefined`: the primary's acknowledgement is enough. */
+  readonly waitForReplicas: WaitForReplicas | undefined
 }
 
 /** A week of dead letters, and at most 100,000 of them (some 2 KB of Redis each). */
@@ -56,6 +60,7 @@ const QUEUE_OPTION_NAMES: Readonly<Record<keyof WebhookQueueOptions, true>> = {
   enqueueTimeout: true,
   deadLetters: true,
   dedupWindowMs: true,
+  waitForReplicas: true,
 }
 const WORKER_OPTION_NAMES: Readonly<Record<keyof WebhookWorkerOptions, true>> = {
   connection: true,
@@ -97,7 +102,7 @@ function location(options: Record<string, unknown>): ResolvedQueueLocation {
   // On a Redis Cluster every key of a queue must hash to one slot, or BullMQ's scripts fail with
   // CROSSSLOT (and enqueue() used to wait for its timeout, blaming Redis). A hash tag in the prefix
   // does it: Redis hashes only what is between the first `{` and the next `}`.
-  if ((connection as { isCluster?: unknown }).isCluster === true && !/\{[^}]+\}/.test(prefix)) {
+  if ((connection as { isCluster?: unknown }).isCluster === true && hashTagOf(prefix) === undefined) {
     throw new OptionsError(
       'prefix',
       `on a Redis Cluster every key of a queue must be in one slot: give a hash-tagged prefix such as ${shown(`{${prefix}}`)} (the same in every producer and worker), got ${shown(prefix)}.`,
@@ -122,6 +127,32 @@ function deadLettersOption(value: unknown): ResolvedQueueOptions['deadLetters'] 
   }
 }
 
+/** How long the primary waits for replicas by default (ms): far above a healthy replica's lag, far below enqueueTimeout. */
+export const REPLICA_WAIT_DEFAULT_MS = 1_000
+
+/** The `waitForReplicas` option, which must give up before `enqueueTimeout` does. */
+function waitForReplicasOption(value: unknown, enqueueTimeout: number): WaitForReplicas | undefined {
+  if (value === undefined) return undefined
+  if (!isObject(value)) throw new OptionsError('waitForReplicas', 'expected { count, timeoutMs? }.')
+  checkOptionNames(
+    value,
+    { count: true, timeoutMs: true },
+    { replicas: 'count', timeout: 'timeoutMs' },
+    'waitForReplicas.',
+  )
+  if (value['count'] === undefined)
+    throw new OptionsError('waitForReplicas.count', 'expected how many replicas must confirm each event, 1 or more.')
+  const count = integerOption('waitForReplicas.count', value['count'], 1, 1)
+  const timeoutMs = integerOption('waitForReplicas.timeoutMs', value['timeoutMs'], REPLICA_WAIT_DEFAULT_MS, 1)
+  if (timeoutMs >= enqueueTimeout) {
+    throw new OptionsError(
+      'waitForReplicas.timeoutMs',
+      `must be less than enqueueTimeout (${enqueueTimeout} ms), or enqueue() would time out before it could say that the replicas did not confirm; got ${timeoutMs}.`,
+    )
+  }
+  return { count, timeoutMs }
+}
+
 /**
  * Checks {@link WebhookQueueOptions} and fills in defaults.
  *
@@ -129,12 +160,18 @@ function deadLettersOption(value: unknown): ResolvedQueueOptions['deadLetters'] 
  */
 export function resolveQueueOptions(options: unknown): ResolvedQueueOptions {
   if (!isObject(options)) throw new OptionsError('options', 'expected an object with `connection`.')
-  checkOptionNames(options, QUEUE_OPTION_NAMES, { ...LIKELY_NAMES, timeout: 'enqueueTimeout' })
+  checkOptionNames(options, QUEUE_OPTION_NAMES, {
+    ...LIKELY_NAMES,
+    timeout: 'enqueueTimeout',
+    replicas: 'waitForReplicas',
+  })
+  const enqueueTimeout = timeoutOption('enqueueTimeout', options['enqueueTimeout'], 10_000)
   return {
     ...location(options),
-    enqueueTimeout: timeoutOption('enqueueTimeout', options['enqueueTimeout'], 10_000),
+    enqueueTimeout,
     deadLetters: deadLettersOption(options['deadLetters']),
     dedupWindowMs: integerOption('dedupWindowMs', options['dedupWindowMs'], DEFAULT_DEDUP_WINDOW_MS, 0),
+    waitForReplicas: waitForReplicasOption(options['waitForReplicas'], enqueueTimeout),
   }
 }
 

@@ -7,13 +7,15 @@ import { settlesWithin } from '../../core/timers.js'
 import type { NoPlan, SchemaPlan, TrackingPlan } from '../../core/plan.js'
 import type { WebhookEventInput, WebhookPlanOption } from '../destination.js'
 import { checkEvent, followPlan, takePlan } from '../prepare.js'
-import { checkDurability, type Durability } from './durability.js'
+import type { Durability } from './durability.js'
+import { DurabilityWatch } from './durability-watch.js'
 import { eventIdOfJob, jobIdOf, type StoredTarget, type WebhookJobData } from './job-data.js'
 import { resolveQueueOptions } from './options.js'
 import { BulkValidationError } from './bulk-validation-error.js'
 import { RedisTimeoutError } from './redis-timeout-error.js'
 import { StoreBatcher } from './store-batch.js'
 import { storeOnce, type EventToStore, type StoreOptions } from './store-once.js'
+import { ReplicaAck } from './replica-ack.js'
 import { unreadableReason } from './stored-job.js'
 import { StoredJobQueue } from './stored-queue.js'
 
@@ -48,6 +50,14 @@ export interface WebhookQueueOptions {
    * (see docs/durable-delivery.md). @defaultValue 86_400_000 (24 hours)
    */
   dedupWindowMs?: number | undefined
+  /**
+   * Makes `enqueue()` resolve only once `count` replicas of the Redis primary have the event
+   * (Redis's `WAIT`), so that a failover cannot lose what it acknowledged. When fewer confirm
+   * within `timeoutMs` (1,000 ms by default, less than `enqueueTimeout`), `enqueue()` rejects with
+   * `ReplicaAckError`. Leave it out with no replicas: every enqueue would be refused. See
+   * docs/durable-delivery.md. @defaultValue none: the primary's acknowledgement is enough
+   */
+  waitForReplicas?: { count: number; timeoutMs?: number | undefined } | undefined
 }
 
 /** What {@link WebhookQueue.counts} returns. */
@@ -126,7 +136,8 @@ interface CheckedEvent extends EventToStore {
  */
 export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emitter<WebhookQueueEvents> {
   readonly #queue: StoredJobQueue<WebhookJobData>
-  readonly #durability: Durability
+  /** Redis's persistence, checked at start and on every reconnect. */
+  readonly #durability: DurabilityWatch
   readonly #timeoutMs: number
   /** How each job is kept: BullMQ's retention of failed jobs (from `deadLetters`) and the `dedupWindowMs`. */
   readonly #storing: StoreOptions
@@ -134,6 +145,8 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   readonly #batcher = new StoreBatcher((events) => storeOnce(this.#queue, events, this.#storing))
   /** The tracking plan every enqueued event must follow, if one was given. */
   readonly #plan: SchemaPlan | undefined
+  /** With `waitForReplicas`: what confirms each write with replicas. */
+  readonly #replicas: ReplicaAck | undefined
   #checked: Promise<void> | undefined
   #closing: Promise<void> | undefined
   #lastError: Error | undefined
@@ -148,12 +161,22 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
     const { plan, rest } = takePlan(options)
     this.#plan = plan
     const resolved = resolveQueueOptions(rest)
-    this.#durability = resolved.durability
+    this.#durability = new DurabilityWatch(resolved.durability, 'WebhookQueue', resolved.prefix, {
+      warn: (message) => {
+        if (!this.emit('warning', message)) console.warn(message)
+      },
+      // Until a reconnect finds Redis fit again, enqueue() rejects with this refusal.
+      refused: (refusal) => {
+        if (!this.emit('error', refusal)) console.error('eventwire: webhook queue:', refusal.message)
+      },
+      accepted: () => undefined,
+    })
     this.#timeoutMs = resolved.enqueueTimeout
     this.#storing = {
       removeOnFail: { age: Math.ceil(resolved.deadLetters.maxAgeMs / 1000), count: resolved.deadLetters.maxCount },
       dedupWindowMs: resolved.dedupWindowMs,
     }
+    this.#replicas = resolved.waitForReplicas && new ReplicaAck(resolved.waitForReplicas, resolved.prefix)
     this.#queue = new StoredJobQueue<WebhookJobData>(resolved.name, {
       connection: resolved.connection,
       prefix: resolved.prefix,
@@ -175,19 +198,20 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
     await this.#bounded(this.#check(), 'Could not reach Redis')
   }
 
-  /** Checks Redis's persistence once per queue; a failed check (Redis down, refused) is tried again on the next call. */
-  #check(): Promise<void> {
+  /**
+   * Checks Redis's persistence once per queue, then again on each reconnect (durability-watch.ts);
+   * a failed first check (Redis down, refused) is tried again on the next call.
+   */
+  async #check(): Promise<void> {
     this.#checked ??= (async () => {
       await this.#queue.waitUntilReady()
-      const warn = (message: string) => {
-        if (!this.emit('warning', message)) console.warn(message)
-      }
-      await checkDurability(await this.#queue.backend.client, this.#durability, 'WebhookQueue', warn)
+      await this.#durability.start(await this.#queue.backend.client)
     })().catch((error: unknown) => {
       this.#checked = undefined
       throw error
     })
-    return this.#checked
+    await this.#checked
+    await this.#durability.verdict()
   }
 
   /** `work`, or a `RedisTimeoutError` once `enqueueTimeout` has passed; `advice` says what to do then. */
@@ -221,7 +245,8 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
    *   same rules as `WebhookDestination.deliver()`, even when its `integrations` would skip it;
    *   `OptionsError` on `durability` when Redis would lose it (see {@link WebhookQueue.ready});
    *   `RedisTimeoutError` when Redis did not store it within `enqueueTimeout`. Redis may still
-   *   store it later, when it comes back: enqueueing it again with the same `messageId` is safe.
+   *   store it later, when it comes back: enqueueing it again with the same `messageId` is safe;
+   *   with `waitForReplicas`, `ReplicaAckError` when fewer replicas confirmed it (the same advice).
    * @example
    * ```ts
    * import { WebhookQueue } from 'eventwire/webhook/bullmq'
@@ -297,7 +322,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   async #store(events: readonly CheckedEvent[], what: string): Promise<EnqueueResult['status'][]> {
     const store = async () => {
       await this.#check()
-      return this.#batcher.store(events)
+      return this.#replicated(events, () => this.#batcher.store(events))
     }
     return this.#bounded(store(), what, this.#retryAdvice(events))
   }
@@ -319,6 +344,18 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
     return this.#storing.dedupWindowMs > 0
       ? `${again}: an id is stored once, and answers 'duplicate' when the first try reached Redis`
       : `${again}: an id is stored once while its event is in Redis, but with dedupWindowMs 0 one already delivered is sent again`
+  }
+
+  /** Runs a write; with `waitForReplicas`, resolves once enough replicas have it (see replica-ack.ts). */
+  async #replicated<Result>(events: readonly CheckedEvent[], write: () => Promise<Result>): Promise<Result> {
+    if (this.#replicas === undefined) return write()
+    const ids = events.map((event) => event.eventId)
+    return this.#replicas.confirm(
+      await this.#queue.backend.client,
+      write,
+      ids,
+      events.every((event) => event.named),
+    )
   }
 
   /**

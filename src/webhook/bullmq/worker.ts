@@ -1,4 +1,4 @@
-import { DelayedError, UnrecoverableError, type ConnectionOptions, type Job } from 'bullmq'
+import { DelayedError, UnrecoverableError, WaitingError, type ConnectionOptions, type Job } from 'bullmq'
 import { describeError } from '../../core/describe-error.js'
 import { Emitter } from '../../core/emitter.js'
 import { OptionsError } from '../../core/errors/options-error.js'
@@ -9,7 +9,8 @@ import { defaultPlatform } from '../platform/node.js'
 import type { WebhookUrlResult } from '../result.js'
 import type { WebhookSettings } from '../settings.js'
 import type { WebhookTransport } from '../transport.js'
-import { checkDurability, type Durability } from './durability.js'
+import type { Durability } from './durability.js'
+import { DurabilityWatch } from './durability-watch.js'
 import { restoreState, storeState, type WebhookJobData } from './job-data.js'
 import { resolveWorkerOptions } from './options.js'
 import { unreadableReason } from './stored-job.js'
@@ -106,6 +107,8 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   readonly #lanes: WorkerLanes
   readonly #worker: StoredJobWorker<WebhookJobData>
   readonly #started: Promise<void>
+  /** Redis's persistence, checked at start and on every reconnect. */
+  readonly #durability: DurabilityWatch
   #closing: Promise<void> | undefined
 
   /** @throws `OptionsError` naming the first setting (of `settings`) or option (of `options`) it cannot use. */
@@ -168,17 +171,27 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       autorun: false,
     })
     this.#worker.on('error', (error) => this.#reportError(error))
-    this.#started = this.#start(resolved.durability)
+    this.#durability = new DurabilityWatch(resolved.durability, 'WebhookWorker', resolved.prefix, {
+      warn: (message) => {
+        if (!this.emit('warning', message)) console.warn(message)
+      },
+      // Jobs in progress finish; no new one is taken until a reconnect finds Redis fit again.
+      refused: (refusal) => {
+        this.#reportError(refusal)
+        this.#worker.pause(true).catch((error: unknown) => this.#reportError(error as Error))
+      },
+      accepted: () => {
+        if (this.#closing === undefined) void this.#worker.resume()
+      },
+    })
+    this.#started = this.#start()
     // The outcome is reported as 'error' and by ready(); nothing else waits for it.
     this.#started.catch((error: unknown) => this.#reportError(error as Error))
   }
 
-  async #start(durability: Durability): Promise<void> {
+  async #start(): Promise<void> {
     await this.#worker.waitUntilReady()
-    const warn = (message: string) => {
-      if (!this.emit('warning', message)) console.warn(message)
-    }
-    await checkDurability(await this.#worker.backend.client, durability, 'WebhookWorker', warn)
+    await this.#durability.start(await this.#worker.backend.client)
     if (this.#closing !== undefined) return
     this.#worker.run().catch((error: unknown) => this.#reportError(error as Error))
   }
@@ -233,6 +246,11 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   }
 
   async #process(job: Job<WebhookJobData>, token: string | undefined): Promise<void> {
+    // Taken by a fetch already under way when a reconnect found Redis falling short: back, unsent.
+    if (this.#durability.refusal !== undefined) {
+      await job.moveToWait(token)
+      throw new WaitingError()
+    }
     const unreadable = unreadableReason(job)
     // Final at once: a job that cannot be read would fail the same way on every attempt.
     if (unreadable !== undefined)
