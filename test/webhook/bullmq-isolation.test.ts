@@ -218,6 +218,8 @@ describe.runIf(redis.available)('a WebhookWorker with a bad URL beside a healthy
     await Promise.all(Array.from({ length: 5 }, (_, index) => queue.enqueue(track(index))))
     await expect.poll(() => failed.length, { timeout: 10_000 }).toBe(5)
     expect(failed).toContain('ERR_CIRCUIT_OPEN')
+    // 'failed' is told before BullMQ moves the job to its failed set: wait for the dead letters themselves.
+    await expect.poll(async () => (await queue.counts()).failed, { timeout: 10_000 }).toBe(5)
     const letters = await queue.deadLetters()
     expect(letters).toHaveLength(5)
     expect(letters.some((letter) => letter.reason.includes('ERR_CIRCUIT_OPEN'))).toBe(true)
