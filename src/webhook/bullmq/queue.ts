@@ -1,5 +1,6 @@
 import type { ConnectionOptions, Job } from 'bullmq'
 import { Emitter } from '../../core/emitter.js'
+import { ClosedError } from '../../core/errors/closed-error.js'
 import { EventwireError } from '../../core/errors/eventwire-error.js'
 import { ValidationError } from '../../core/errors/validation-error.js'
 import type { JsonObject } from '../../core/json-value.js'
@@ -229,8 +230,13 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
     }
     const cause = failure ?? this.#lastError
     const last = cause === undefined ? 'no error reported yet' : `last error: ${cause.message}`
+    // A full Redis under noeviction refuses writes with OOM; in a transaction that reads EXECABORT.
+    const check =
+      cause !== undefined && /\b(OOM|EXECABORT)\b/.test(cause.message)
+        ? 'Redis refused the write: with maxmemory-policy noeviction a full Redis refuses every write (OOM). Free memory or raise maxmemory'
+        : 'Check that Redis is up and reachable'
     throw new RedisTimeoutError(
-      `${what} within ${this.#timeoutMs} ms (${last}). Check that Redis is up and reachable, ${advice}; raise enqueueTimeout to wait longer.`,
+      `${what} within ${this.#timeoutMs} ms (${last}). ${check}, ${advice}; raise enqueueTimeout to wait longer.`,
       this.#timeoutMs,
       cause,
     )
@@ -244,6 +250,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
    * @throws `ValidationError` (as a rejection) for an event that cannot become a payload, by the
    *   same rules as `WebhookDestination.deliver()`, even when its `integrations` would skip it;
    *   `OptionsError` on `durability` when Redis would lose it (see {@link WebhookQueue.ready});
+   *   `ClosedError` (`ERR_CLOSED`) at once after `close()`;
    *   `RedisTimeoutError` when Redis did not store it within `enqueueTimeout`. Redis may still
    *   store it later, when it comes back: enqueueing it again with the same `messageId` is safe;
    *   with `waitForReplicas`, `ReplicaAckError` when fewer replicas confirmed it (the same advice).
@@ -320,6 +327,8 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
 
   /** Stores checked events once each, within `enqueueTimeout`; `what` opens the timeout's message. */
   async #store(events: readonly CheckedEvent[], what: string): Promise<EnqueueResult['status'][]> {
+    // At once: its connection is gone, and waiting for enqueueTimeout would blame Redis.
+    if (this.#closing !== undefined) throw new ClosedError('enqueue events')
     const store = async () => {
       await this.#check()
       return this.#replicated(events, () => this.#batcher.store(events))
