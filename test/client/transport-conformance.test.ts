@@ -254,14 +254,30 @@ describe.each<[string, TransportFactory]>([
       expect(gap(server)).toBeLessThan(60_000)
     })
 
-    it('is not honoured on a 500: the backoff delay applies', async () => {
+    it('is honoured on a 500 too: any retried status may hold its retry back', async () => {
       const server = await sink((_request, index) => ({
         status: index === 0 ? 500 : 200,
-        headers: { 'retry-after': '3600' },
+        headers: { 'retry-after': '1' },
       }))
       expect(await transportTo(server.url).send()).toMatchObject({ ok: true, attempts: 2 })
-      expect(gap(server)).toBeLessThan(60_000)
+      expect(gap(server)).toBeGreaterThanOrEqual(990)
     })
+
+    it.each(['-30', '0', '1.5', '0x10'])(
+      'an invalid or zero Retry-After (%s) keeps the backoff delay: no retry at once',
+      async (header) => {
+        const server = await sink((_request, index) => ({
+          status: index === 0 ? 503 : 200,
+          headers: { 'retry-after': header },
+        }))
+        expect(await transportTo(server.url, { retry: { baseDelay: 300, maxDelay: 300 } }).send()).toMatchObject({
+          ok: true,
+          attempts: 2,
+        })
+        // 300 ms with jitter: 240 at the least.
+        expect(gap(server)).toBeGreaterThanOrEqual(230)
+      },
+    )
   })
 
   describe('the 429 pause', () => {
