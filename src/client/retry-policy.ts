@@ -47,12 +47,12 @@ export function serverWait(failed: FailedAttempt, retry: ResolvedRetryOptions): 
 }
 
 /**
- * Wait before retry number `retryNumber` (1-based) of an attempt that failed so: the backoff delay
- * with jitter, or the answer's `Retry-After` when that is longer ({@link serverWait}). The header
- * can hold a retry back, never hurry it: an invalid, zero or past one leaves the backoff as it is.
+ * Wait before retry number `retryNumber` (1-based): the backoff delay with jitter, or `asked`, the
+ * answer's {@link serverWait}, when that is longer. The header can hold a retry back, never hurry
+ * it: an invalid, zero or past one leaves the backoff as it is.
  */
-export function retryDelay(failed: FailedAttempt, retryNumber: number, retry: ResolvedRetryOptions): number {
-  return Math.max(jitter(backoffDelay(retryNumber, retry)), serverWait(failed, retry))
+export function retryDelay(asked: number, retryNumber: number, retry: ResolvedRetryOptions): number {
+  return Math.max(jitter(backoffDelay(retryNumber, retry)), asked)
 }
 
 /**

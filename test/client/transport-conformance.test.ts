@@ -15,6 +15,7 @@ import { startHostileReceiver, type HostileReceiver } from '../helpers/hostile-r
 import { freePort } from '../helpers/ports.js'
 import { startRawServer, trickle, writeForever, type RawServer } from '../helpers/raw-server.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'
+import { senderOver } from '../helpers/transport-sender.js'
 
 // The contract every client transport keeps, run against real HTTP servers on loopback (msw does
 // not see undici's Pool): the `fetch` transport (ky) that browsers, Deno, Bun and Workers use, and
@@ -66,17 +67,18 @@ describe.each<[string, TransportFactory]>([
       writeKey: 'key',
       writeKeyIn: options.writeKeyIn ?? 'header',
       timeout: options.timeout ?? 5_000,
-      retry,
       fetch: undefined,
     })
     transports.push(transport)
+    // The client's retry loop over the transport's attempts, as the client runs it.
+    const sender = senderOver(transport, retry)
     const retries: Array<{ attempt: number; error: unknown }> = []
     const send = ({
       signal = new AbortController().signal,
       body = BODY,
       keepalive = false,
     } = {}): Promise<SendResult> =>
-      transport.send(body, { signal, onRetry: (attempt, error) => retries.push({ attempt, error }), keepalive })
+      sender(body, { signal, onRetry: (attempt, error) => retries.push({ attempt, error }), keepalive })
     return { send, retries }
   }
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { isRetryableStatus, retryAfterMs } from '../../src/core/retry-policy.js'
 import { resolveClientOptions } from '../../src/client/options.js'
-import { retryDelay, statusVerdict } from '../../src/client/retry-policy.js'
+import { retryDelay, serverWait, statusVerdict } from '../../src/client/retry-policy.js'
 import { MAX_TIMER_MS } from '../../src/core/timers.js'
 import { newDeliveryState, runRound } from '../../src/webhook/round.js'
 import { askedUnder, RETRY_AFTER_ROWS, RETRYABLE_STATUSES, TABLE_NOW } from '../helpers/retry-policy-table.js'
@@ -36,7 +36,9 @@ describe("the client's retry delay", () => {
     vi.useFakeTimers({ now: TABLE_NOW, toFake: ['Date'] })
     // Jitter factor 1: the backoff is 2 s.
     vi.spyOn(Math, 'random').mockReturnValue(0.5)
-    expect(retryDelay({ retryAfter: header }, 1, retry)).toBe(Math.max(2_000, askedUnder(asks, 60_000) ?? 0))
+    expect(retryDelay(serverWait({ retryAfter: header }, retry), 1, retry)).toBe(
+      Math.max(2_000, askedUnder(asks, 60_000) ?? 0),
+    )
   })
 })
 
