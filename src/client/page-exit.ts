@@ -156,45 +156,34 @@ export class PageKeepalive implements PageLifecycle {
     let woken = false
     return {
       leaving: () => this.left,
-      wait: (ms, asked, signal) => {
-        const serverUntil = Date.now() + asked
-        return new Promise((resolve, reject) => {
-          if (signal.aborted) {
-            reject(signal.reason)
-            return
-          }
-          const end = () => {
+      wait: (ms, asked, signal) =>
+        new Promise((resolve, reject) => {
+          const serverUntil = Date.now() + asked
+          // `true`: retry now; `false`: the page is being left within the server's wait; none: close()'s deadline.
+          const settle = (retry?: boolean) => {
             clearTimeout(timer)
             signal.removeEventListener('abort', onAbort)
             this.#waiting.delete(wake)
+            if (retry === undefined) reject(signal.reason)
+            else resolve(retry)
           }
-          const onAbort = () => {
-            end()
-            reject(signal.reason)
-          }
+          const onAbort = () => settle()
           const wake = (leaving: boolean) => {
             // The server's wait is never cut short: as the page is left, the batch is kept instead.
             if (Date.now() < serverUntil) {
-              if (leaving) {
-                end()
-                resolve(false)
-              }
-              return
+              if (leaving) settle(false)
+            } else if (leaving || !woken) {
+              // Hidden: one early attempt per batch. Left: the last chance the page has to send it.
+              woken = true
+              settle(true)
             }
-            // Hidden: one early attempt per batch. Left: the last chance the page has to send it.
-            if (woken && !leaving) return
-            woken = true
-            end()
-            resolve(true)
           }
-          const timer = setTimeout(() => {
-            end()
-            resolve(true)
-          }, ms)
-          signal.addEventListener('abort', onAbort, { once: true })
+          const timer = setTimeout(settle, ms, true)
+          signal.addEventListener('abort', onAbort)
           this.#waiting.add(wake)
-        })
-      },
+          // An aborted signal fires no more events.
+          if (signal.aborted) onAbort()
+        }),
     }
   }
 
