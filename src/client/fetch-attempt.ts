@@ -51,8 +51,6 @@ export function fetchAttempt(
     // close()'s deadline ends the attempt at once.
     const onClose = () => deadline.cancel()
     signal.addEventListener('abort', onClose)
-    const started = Date.now()
-    const timeLeft = () => timeout - (Date.now() - started)
     try {
       const init: RequestInit = {
         method: 'POST',
@@ -75,13 +73,14 @@ export function fetchAttempt(
       const { status } = response
       const verdict = statusVerdict(status)
       if (verdict === 'delivered') {
-        await readBodyStart(response, { maxBytes: RESPONSE_READ_BYTES, ms: timeLeft(), signal: deadline.signal })
+        // The deadline's signal ends the read at the attempt's time limit; `timeout` only bounds it.
+        await readBodyStart(response, { maxBytes: RESPONSE_READ_BYTES, ms: timeout, signal: deadline.signal })
         return { verdict, status }
       }
       const error = new HTTPError(response, 'POST', url)
       if (verdict === 'reject') {
         // A refusal is final: what the server says about it is worth the rest of the attempt's time.
-        return { verdict, status, error, responseText: await bodyExcerpt(response, timeLeft(), deadline.signal) }
+        return { verdict, status, error, responseText: await bodyExcerpt(response, timeout, deadline.signal) }
       }
       discard(response)
       return { verdict, status, retryAfter: response.headers.get('retry-after'), error }
