@@ -82,7 +82,7 @@ export function deliveryError(
     ERR_CLOSE_TIMEOUT: `close() timed out before ${count} could be delivered to ${url}${
       result?.error === undefined ? '' : `; the last failed attempt: ${describeError(result.error)}`
     }.`,
-    ERR_INVALID_RESPONSE: `A batch of ${count} was not sent: ${describeError(result?.error)}; not retried.`,
+    ERR_INVALID_RESPONSE: `A batch of ${count} failed: ${describeError(result?.error)}; not retried.`,
   }
   return new DeliveryError(code, reasons[code], {
     messages,
