@@ -11,11 +11,12 @@ function fakePage() {
   const window = new EventTarget()
   const document = { visibilityState: 'visible' }
   const told: string[] = []
+  // A window as the page sees it: its events, and a document.
   const host = {
     document,
     addEventListener: window.addEventListener.bind(window),
     removeEventListener: window.removeEventListener.bind(window),
-  }
+  } as unknown as ConstructorParameters<typeof PageKeepalive>[0]
   const stored: KeptMessage[] = []
   const store: UnsentStore = {
     keep: (messages) => {
