@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createFetchTransport } from '../../src/client/fetch-transport.js'
 import { createKyTransport } from '../../src/client/ky-transport.js'
@@ -114,6 +115,13 @@ describe.each<[string, TransportFactory]>([
       }
     })
 
+    it("leaves no listener on close()'s signal once the attempt is over", async () => {
+      const server = await sink((_request, index) => ({ status: index === 0 ? 503 : 200 }))
+      const signal = new AbortController().signal
+      expect(await transportTo(server.url).send({ signal })).toMatchObject({ ok: true, attempts: 2 })
+      expect(getEventListeners(signal, 'abort')).toEqual([])
+    })
+
     it('ignores keepalive (a browser-only flag) and sends as usual', async () => {
       const server = await sink()
       expect(await transportTo(server.url).send({ keepalive: true })).toEqual({ ok: true, status: 200, attempts: 1 })
@@ -150,6 +158,7 @@ describe.each<[string, TransportFactory]>([
         expect(result).toMatchObject({ code: 'ERR_REJECTED', status, attempts: 1, responseText: `refused: ${status}` })
         expect(result.error).toMatchObject({ name: 'HTTPError', response: { status } })
         expect(describeError(result.error)).toContain(String(status))
+        expect(describeError(result.error)).toContain(`POST ${server.url}/v1/batch`)
         expect(server.requests).toHaveLength(1)
         expect(retries).toEqual([])
       },

@@ -48,6 +48,8 @@ export const RETRY_AFTER_ROWS: ReadonlyArray<readonly [header: string | null, as
     [date(0), 'backoff', 'an HTTP date that is now'],
     [date(-30_000), 'backoff', 'an HTTP date in the past (a server clock behind ours)'],
     ['2099-01-01T00:00:00Z', 'backoff', 'an ISO date: not an HTTP date'],
+    ['01 Jan 2099 00:00:00 GMT', 'backoff', 'a date without its day name: not an HTTP date'],
+    ['We, 01 Jan 2099 00:00:00 GMT', 'backoff', 'a day name cut short: not an HTTP date'],
   ]
 
 /** What a row asks for under `cap`: milliseconds, or `undefined` for the backoff. */
