@@ -32,6 +32,8 @@ export default {
     'src/webhook/circuit-breaker.ts',
     'src/webhook/rate-limit.ts',
     'src/webhook/url-lanes.ts',
+    'src/webhook/bullmq/worker-lanes.ts',
+    'src/webhook/bullmq/shared-breakers.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/index.html' },

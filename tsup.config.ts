@@ -7,6 +7,7 @@ export default defineConfig([
       webhook: 'src/webhook/index.ts',
       'webhook-node-only': 'src/webhook/node-only.ts',
       'webhook-bullmq': 'src/webhook/bullmq/index.ts',
+      'webhook-otel': 'src/webhook/otel/index.ts',
       // What `#eventwire/client-transport` and `#eventwire/webhook-platform` name per runtime (package.json "imports").
       'client-platform-browser': 'src/client/platform/browser.ts',
       'client-platform-node': 'src/client/platform/node.ts',
@@ -25,6 +26,7 @@ export default defineConfig([
         webhook: 'src/webhook/index.ts',
         'webhook-node-only': 'src/webhook/node-only.ts',
         'webhook-bullmq': 'src/webhook/bullmq/index.ts',
+        'webhook-otel': 'src/webhook/otel/index.ts',
       },
     },
     // The CLI build below writes cli.js beside these; both builds run at once.
@@ -39,7 +41,16 @@ export default defineConfig([
     // The platform imports stay as written, for the runtime's (or the user's bundler's) export
     // conditions to resolve: one Client and one WebhookDestination, with the transport and signer of
     // wherever they run. undici and the BullMQ peers stay imports: edge builds never see them.
-    external: ['#eventwire/client-transport', '#eventwire/webhook-platform', 'undici', 'bullmq', 'ioredis'],
+    // @opentelemetry/api stays an import of `eventwire/webhook/otel` alone: the user's one copy
+    // holds the global meter provider, and no other entry imports it.
+    external: [
+      '#eventwire/client-transport',
+      '#eventwire/webhook-platform',
+      'undici',
+      'bullmq',
+      'ioredis',
+      '@opentelemetry/api',
+    ],
   },
   {
     // The `eventwire` command: Node only, ESM only, one file (it shares no state with the library).

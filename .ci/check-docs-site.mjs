@@ -7,7 +7,14 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 const site = `${root}docs/api/`
 const problems = []
 
-for (const specifier of ['eventwire', 'eventwire/webhook', 'eventwire/webhook/node', 'eventwire/webhook/bullmq']) {
+const specifiers = [
+  'eventwire',
+  'eventwire/webhook',
+  'eventwire/webhook/node',
+  'eventwire/webhook/bullmq',
+  'eventwire/webhook/otel',
+]
+for (const specifier of specifiers) {
   const page = `${site}modules/${specifier.replaceAll('/', '_')}.html`
   if (!existsSync(page)) problems.push(`no module page named ${specifier} (${page})`)
 }
@@ -25,4 +32,4 @@ if (problems.length > 0) {
   console.error(`the API reference site:\n- ${problems.join('\n- ')}`)
   process.exit(1)
 }
-console.log('API reference: 4 modules named by import path, one title, every guide a page')
+console.log(`API reference: ${specifiers.length} modules named by import path, one title, every guide a page`)

@@ -1,4 +1,4 @@
-// Fails when the builds meant for browsers, Deno, Bun and Workers (dist/index.*, dist/webhook.*)
+// Fails when the builds meant for browsers, Deno, Bun and Workers (dist/index.*, dist/webhook.*, dist/webhook-otel.*)
 // load a Node-only module, directly, through the chunks they import, or through a platform import
 // (`#eventwire/client-transport`, `#eventwire/webhook-platform`) as package.json "imports" resolves it for those
 // runtimes (the "default" and "browser" conditions). Resolved under "node", the same walk must find undici.
@@ -33,6 +33,12 @@ for (const file of ISOMORPHIC) {
     process.exit(1)
   }
 }
+// The metrics entry loads nothing of Node under any condition: it runs beside the in-memory engine
+// everywhere, with nothing but @opentelemetry/api.
+const NODE_FREE = ['dist/webhook-otel.js', 'dist/webhook-otel.cjs']
+found.push(
+  ...NODE_FREE.flatMap((file) => ['default', 'browser', 'node'].flatMap((condition) => offenders(file, condition))),
+)
 if (found.length > 0) {
   console.error(`isomorphic builds load Node-only modules:\n${found.join('\n')}`)
   process.exit(1)

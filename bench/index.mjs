@@ -197,7 +197,31 @@ function webhookScenario(receiver, failing) {
  */
 function neighboursScenario(receiver) {
   console.log('\n== webhooks: bad neighbours (healthy URLs beside a black-holed one and one answering at 4.9 s)')
-  const config = { healthy: `${receiver.url}/in`, events: smoke ? 1_000 : 20_000, rate: smoke ? 1_000 : 2_000 }
+  const memory = neighboursPairs(receiver, 'memory', {
+    events: smoke ? 1_000 : 20_000,
+    rate: smoke ? 1_000 : 2_000,
+  })
+  // A worker and a producer in one process, on a Redis the run starts: a lower offered rate.
+  const bullmq = hasRedis()
+    ? neighboursPairs(receiver, 'bullmq', { events: smoke ? 200 : 8_000, rate: smoke ? 200 : 400 })
+    : undefined
+  if (bullmq === undefined) console.log('bullmq: skipped (no redis-server on PATH)')
+  return { ...memory, bullmq }
+}
+
+/** Whether a redis-server can be started here. */
+function hasRedis() {
+  try {
+    execFileSync('redis-server', ['--version'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Alternated clean and bad runs of one engine; medians of `runs` pairs. */
+function neighboursPairs(receiver, engine, sizes) {
+  const config = { engine, healthy: `${receiver.url}/in`, ...sizes }
   const pairs = Array.from({ length: runs }, () => ({
     clean: runChild('neighbours-run.mjs', { ...config, bad: false }),
     bad: runChild('neighbours-run.mjs', { ...config, bad: true }),
@@ -207,10 +231,17 @@ function neighboursScenario(receiver) {
     p99Ms: round(median(pairs.map((pair) => pair[side].p99Ms)), 1),
     perSecond: round(median(pairs.map((pair) => pair[side].perSecond))),
   })
-  const result = { events: config.events, rate: config.rate, clean: summary('clean'), bad: summary('bad'), pairs }
+  const result = {
+    engine,
+    events: config.events,
+    rate: config.rate,
+    clean: summary('clean'),
+    bad: summary('bad'),
+    pairs,
+  }
   for (const side of ['clean', 'bad'])
     console.log(
-      `${side}: healthy URLs p50 ${result[side].p50Ms} ms, p99 ${result[side].p99Ms} ms, ${result[side].perSecond} deliveries/s`,
+      `${engine}, ${side}: healthy URLs p50 ${result[side].p50Ms} ms, p99 ${result[side].p99Ms} ms, ${result[side].perSecond} deliveries/s`,
     )
   return result
 }
@@ -263,6 +294,18 @@ function targets(client, webhooks, neighbours) {
       '>=',
     ],
     ['bad neighbours: healthy URLs keep their p99 within 2x', neighbours.bad.p99Ms / neighbours.clean.p99Ms, 2, '<='],
+    [
+      'bad neighbours on BullMQ: healthy URLs keep at least 90% of their throughput',
+      neighbours.bullmq && neighbours.bullmq.bad.perSecond / neighbours.bullmq.clean.perSecond,
+      0.9,
+      '>=',
+    ],
+    [
+      'bad neighbours on BullMQ: healthy URLs keep their p99 within 2x',
+      neighbours.bullmq && neighbours.bullmq.bad.p99Ms / neighbours.bullmq.clean.p99Ms,
+      2,
+      '<=',
+    ],
     [
       'webhooks: 100,000 pending retries under 150 MB (RSS)',
       webhooks.pending.deliveries === 100_000 ? webhooks.pending.rssMb : undefined,

@@ -2,17 +2,22 @@
 //
 //   node bench/neighbours-run.mjs '{"bad":true,"healthy":"http://127.0.0.1:PORT/in","events":20000,"rate":2000}'
 //
-// One WebhookDestination, mode 'each', five URLs. With `bad`, the first is black-holed (accepts
-// the connection, never answers) and the second answers after 4.9 s (timeoutMs 5,000); without,
-// both are healthy too. The three others are always the healthy receiver (another process). The
-// producer offers `rate` events/s; for the three healthy URLs it reports the latency from
-// deliver() to their 2xx (p50, p99) and their deliveries per second until the last one arrived.
+// One engine, mode 'each', five URLs: a WebhookDestination, or with `"engine":"bullmq"` a
+// WebhookQueue and a WebhookWorker (concurrency 50) on a Redis this script starts. With `bad`, the
+// first URL is black-holed (accepts the connection, never answers) and the second answers after
+// 4.9 s (timeoutMs 5,000); without, both are healthy too. The three others are always the healthy
+// receiver (another process). The producer offers `rate` events/s; for the three healthy URLs it
+// reports the latency from deliver() or enqueue() to their 2xx (p50, p99) and their deliveries per
+// second until the last one arrived.
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer as createTcpServer } from 'node:net'
 import { createServer } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 const config = JSON.parse(process.argv[2])
-const webhookEntry = process.env.EVENTWIRE_WEBHOOK_ENTRY ?? 'eventwire/webhook'
-const { WebhookDestination } = await import(webhookEntry)
+const engine = config.engine ?? 'memory'
 
 const listen = (server) =>
   new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${server.address().port}`)))
@@ -31,18 +36,82 @@ const slow = createServer((request, response) => {
 const bad = config.bad ? [await listen(blackHole), await listen(slow)] : [`${config.healthy}/4`, `${config.healthy}/5`]
 const healthy = [1, 2, 3].map((n) => `${config.healthy}/${n}`)
 
-const destination = new WebhookDestination({
+const settings = {
   webhooks: [...bad, ...healthy].map((url) => ({ url })),
   mode: 'each',
   timeoutMs: 5_000,
   sharedSecret: 's3cret',
-})
-const healthyUrls = new Set(destination.urls.slice(2))
+}
+
+/** A Redis of this run's own, without persistence: what is measured is the worker. */
+async function startRedis() {
+  const probe = createTcpServer()
+  const port = await new Promise((resolve) => probe.listen(0, '127.0.0.1', () => resolve(probe.address().port)))
+  await new Promise((resolve) => probe.close(resolve))
+  const dir = mkdtempSync(join(tmpdir(), 'neighbours-redis-'))
+  const server = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  )
+  await new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.stdout.on('data', (chunk) => String(chunk).includes('Ready to accept connections') && resolve())
+  })
+  return {
+    port,
+    stop: () => {
+      server.kill('SIGKILL')
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** The engine under test: what sends an event, what emits 'attempt', and how it ends. */
+async function startEngine() {
+  if (engine === 'memory') {
+    const { WebhookDestination } = await import(process.env.EVENTWIRE_WEBHOOK_ENTRY ?? 'eventwire/webhook')
+    const destination = new WebhookDestination(settings)
+    return {
+      emitter: destination,
+      send: (event) => void destination.deliver(event),
+      backlog: () =>
+        destination
+          .backlog()
+          .map(({ url, queued, retrying, inFlight, circuit }) => ({ url, queued, retrying, inFlight, circuit })),
+      close: () => destination.close({ timeout: 100 }),
+    }
+  }
+  const { WebhookQueue, WebhookWorker } = await import(process.env.EVENTWIRE_BULLMQ_ENTRY ?? 'eventwire/webhook/bullmq')
+  const redis = await startRedis()
+  const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }
+  const queue = new WebhookQueue({ connection, durability: 'best-effort' })
+  const worker = new WebhookWorker(settings, { connection, concurrency: 50, durability: 'best-effort' })
+  for (const side of [queue, worker]) side.on('warning', () => {})
+  await Promise.all([queue.ready(), worker.ready()])
+  return {
+    emitter: worker,
+    send: (event) => void queue.enqueue(event),
+    backlog: async () => [await queue.counts()],
+    close: async () => {
+      // The black hole's attempts are cut by destroying its sockets first (see below).
+      await Promise.race([
+        Promise.all([worker.close(), queue.close()]),
+        new Promise((resolve) => setTimeout(resolve, 2_000)),
+      ])
+      redis.stop()
+    },
+  }
+}
+
+const delivering = await startEngine()
+/** The three healthy URLs, as results name them (normalized): paths /1, /2 and /3 of the receiver. */
+const isHealthy = (url) => /\/[123]$/.test(url)
 const sentAt = new Map()
 const latencies = []
 let lastAccepted = 0
-destination.on('attempt', (notice) => {
-  if (!notice.accepted || !healthyUrls.has(notice.url)) return
+delivering.emitter.on('attempt', (notice) => {
+  if (!notice.accepted || !isHealthy(notice.url)) return
   const now = performance.now()
   latencies.push(now - sentAt.get(notice.eventId))
   lastAccepted = now
@@ -56,7 +125,7 @@ for (let sent = 0; sent < config.events; ) {
   for (; sent < due; sent++) {
     const eventId = `evt-${sent}`
     sentAt.set(eventId, performance.now())
-    void destination.deliver({ type: 'track', userId: `u${sent % 1000}`, event: 'Order Completed', messageId: eventId })
+    delivering.send({ type: 'track', userId: `u${sent % 1000}`, event: 'Order Completed', messageId: eventId })
   }
   await new Promise((resolve) => setTimeout(resolve, tick))
 }
@@ -66,21 +135,18 @@ while (latencies.length < expected) await new Promise((resolve) => setTimeout(re
 latencies.sort((a, b) => a - b)
 const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]
 const result = {
+  engine,
   bad: Boolean(config.bad),
   healthyDeliveries: latencies.length,
   p50Ms: at(0.5),
   p99Ms: at(0.99),
   perSecond: latencies.length / ((lastAccepted - started) / 1000),
-  backlog: destination.backlog().map(({ url, queued, retrying, inFlight, circuit }) => ({
-    url: url.replace(/^http:\/\/127\.0\.0\.1:\d+/, ''),
-    queued,
-    retrying,
-    inFlight,
-    circuit,
-  })),
+  backlog: (await delivering.backlog()).map((entry) =>
+    entry.url === undefined ? entry : { ...entry, url: entry.url.replace(/^http:\/\/127\.0\.0\.1:\d+/, '') },
+  ),
 }
-await destination.close({ timeout: 100 })
 for (const socket of sockets) socket.destroy()
+await delivering.close()
 blackHole.close()
 slow.closeAllConnections()
 slow.close()

@@ -9,16 +9,21 @@ import { WebhookQueue } from 'eventwire/webhook/bullmq'
 const { hostname: host, port } = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379')
 const queue = new WebhookQueue({ connection: { host, port: Number(port || 6379) } })
 
+// A messageId makes a retry safe: run this twice within a day and the second run stores nothing,
+// each event answering 'duplicate' (or 'dead-letter': redrive() sends those again).
+const statuses = {}
 for (let index = 0; index < 100; index++) {
   // Resolves once Redis holds the event; a bad event rejects here, not in a worker.
-  await queue.enqueue({
+  const { status } = await queue.enqueue({
     type: 'track',
+    messageId: `order-${index}`,
     userId: `user-${index}`,
     event: 'Order Completed',
     properties: { total: index },
   })
+  statuses[status] = (statuses[status] ?? 0) + 1
 }
-console.log('queued 100 events; counts now', await queue.counts())
+console.log('enqueued 100 events:', statuses, 'counts now', await queue.counts())
 
 // The operator's view: events that failed for good or ran out of their 4-hour window.
 for (const letter of await queue.deadLetters()) {

@@ -5,6 +5,12 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
 
+/** One engine's alternated runs of the bad-neighbours scenario. */
+interface NeighbourPairs {
+  events: number
+  pairs: Array<Record<'clean' | 'bad', { healthyDeliveries: number }>>
+}
+
 const root = fileURLToPath(new URL('..', import.meta.url))
 
 it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the floor) delivers everything', {
@@ -21,6 +27,7 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
         BENCH_NODE_ARGS: '--import tsx',
         EVENTWIRE_ENTRY: join(root, 'src/index.ts'),
         EVENTWIRE_WEBHOOK_ENTRY: join(root, 'src/webhook/index.ts'),
+        EVENTWIRE_BULLMQ_ENTRY: join(root, 'src/webhook/bullmq/index.ts'),
       },
     })
     const results = JSON.parse(readFileSync(join(out, 'smoke.json'), 'utf8')) as {
@@ -31,6 +38,7 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
       plans: { cpuMicrosPerCall: Record<string, number> }
       signing: { sendCpuMicrosPerEvent: Record<string, number>; verifyCpuMicrosPerDelivery: Record<string, number> }
       gzip: { rows: Array<{ compressor: string; jsonBytes: number; gzipBytes: number; cpuMicros: number }> }
+      neighbours: NeighbourPairs & { bullmq?: NeighbourPairs }
     }
     const rows = results.client.flatMap((scenario) => scenario.rows)
     // eventwire, eventwire with gzip and the floor(s) of each scenario.
@@ -41,6 +49,12 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
       expect(row.wireBytes).toBeLessThan(row.jsonBytes / 2)
     }
     for (const row of rows.filter((row) => row.library === 'eventwire')) expect(row.wireBytes).toBe(row.jsonBytes)
+    // Bad neighbours, in memory and (with a redis-server) on BullMQ: the healthy URLs get every event.
+    for (const engine of [results.neighbours, results.neighbours.bullmq]) {
+      if (engine === undefined) continue
+      for (const pair of engine.pairs)
+        for (const run of [pair.clean, pair.bad]) expect(run.healthyDeliveries).toBe(engine.events * 3)
+    }
     expect(results.webhooks.rows).toHaveLength(5)
     expect(results.webhooks.rows.every((row) => row.requestsPerSecond > 0)).toBe(true)
     expect(results.webhooks.pending.pending).toBe(1_000)

@@ -2,6 +2,8 @@
 // table's defaults are read against what the constructors fill in, and every measure in the guides
 // (bytes, KB, ms, seconds...) must be a value the source gives, or be listed below as not a fact
 // about the package (an example's size, a sample output).
+import { BREAKER_REFRESH_MS } from '../src/webhook/bullmq/shared-breakers.js'
+import { LANE_WAIT_MS, RETURN_HORIZON_MS } from '../src/webhook/bullmq/worker-lanes.js'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -14,6 +16,7 @@ import { MAX_BATCH_BYTES, MAX_MESSAGE_BYTES } from '../src/core/limits.js'
 import { MAX_WEBHOOKS, resolveWebhookSettings } from '../src/webhook/settings.js'
 import { DEFAULT_QUEUE_NAME } from '../src/webhook/bullmq/queue.js'
 import { resolveQueueOptions, resolveWorkerOptions } from '../src/webhook/bullmq/options.js'
+import { DEFAULT_COUNTS_TIMEOUT } from '../src/webhook/otel/instrument.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const pages = [
@@ -93,9 +96,13 @@ const SOURCES: Record<string, Record<string, unknown>> = {
     prefix: queue.prefix,
     durability: queue.durability,
     enqueueTimeout: queue.enqueueTimeout,
+    dedupWindowMs: queue.dedupWindowMs,
     concurrency: worker.concurrency,
     lockDuration: worker.lockDuration,
     stalledInterval: worker.stalledInterval,
+  },
+  'docs/metrics.md': {
+    countsTimeout: DEFAULT_COUNTS_TIMEOUT,
   },
 }
 
@@ -157,8 +164,12 @@ const FACTS = new Set<string>([
   `${(webhook.breaker?.coolDownMs ?? 0) / 1000} s`,
   `${webhook.retryWindowMs / 3_600_000} hours`,
   `${queue.enqueueTimeout / 1000} s`,
+  `${queue.dedupWindowMs / 3_600_000} hours`,
   `${worker.lockDuration / 1000} s`,
   `${MAX_WEBHOOKS} URLs`,
+  `${LANE_WAIT_MS} ms`,
+  `${RETURN_HORIZON_MS / 1000} s`,
+  `${BREAKER_REFRESH_MS / 1000} s`,
 ])
 
 /** Measures on the pages that are not facts about the package, each with why. */

@@ -104,6 +104,15 @@ describe('package', () => {
     expect(messages).toMatch(/Cannot find name 'process'/)
   })
 
+  it('leaves @opentelemetry/api, an optional peer, to src/webhook/otel: no other source imports it', () => {
+    const otel = join(root, 'src/webhook/otel') + sep
+    const importers = sourceFiles(join(root, 'src'))
+      .filter((file) => importsOf(file).some((specifier) => specifier.startsWith('@opentelemetry/')))
+      .map((file) => relative(root, file))
+    expect(importers.length).toBeGreaterThan(0)
+    expect(importers.filter((file) => !join(root, file).startsWith(otel))).toEqual([])
+  })
+
   it('reads nothing outside the repository from tests, benches, scripts or examples (a fresh clone has only itself)', () => {
     const files = ['test', 'bench', 'scripts', 'examples'].flatMap((dir) =>
       sourceFiles(join(root, dir), ['.ts', '.mjs', '.js']),
@@ -205,6 +214,26 @@ describe('the packed tarball, as Node loads it', () => {
     }).trim()
   }, 120_000)
   afterAll(() => rmSync(app, { recursive: true, force: true }))
+
+  it('loads every other webhook entry without @opentelemetry/api installed, and names it where it is needed', async () => {
+    const script = [
+      "const webhook = require('eventwire/webhook')",
+      "const node = require('eventwire/webhook/node')",
+      "import('eventwire/webhook').then(async (esm) => {",
+      "  let missing = ''",
+      "  try { await import('eventwire/webhook/otel') } catch (error) { missing = error.message }",
+      "  let required = ''",
+      "  try { require('eventwire/webhook/otel') } catch (error) { required = error.message }",
+      '  console.log(JSON.stringify({ cjs: typeof webhook.WebhookDestination, node: typeof node.createUndiciTransport, esm: typeof esm.WebhookDestination, missing, required }))',
+      '})',
+    ].join('\n')
+    writeFileSync(join(app, 'otel-absent.cjs'), script)
+    const { stdout } = await promisify(execFile)(process.execPath, ['otel-absent.cjs'], { cwd: app, timeout: 20_000 })
+    const printed = JSON.parse(stdout) as Record<string, string>
+    expect(printed).toMatchObject({ cjs: 'function', node: 'function', esm: 'function' })
+    expect(printed['missing']).toMatch(/@opentelemetry\/api/)
+    expect(printed['required']).toMatch(/@opentelemetry\/api/)
+  })
 
   it.each([
     ['require', 'send.cjs', 'this Node'],

@@ -83,6 +83,7 @@ ark.track({ userId: 'u1', event: 'Paid', properties: { total: 'x' } })
 
 // Receivers get the payload typed by the plan: a union on `type`, and for track on `event`.
 import { verifyWebhook, WebhookDestination } from '../src/webhook/index.js'
+import type { EnqueueResult, WebhookQueue } from '../src/webhook/bullmq/index.js'
 
 const receiverPlan = definePlan({
   events: { 'Order Completed': z.object({ total: z.number(), currency: z.string().default('EUR') }) },
@@ -115,6 +116,22 @@ void planned.deliver({ type: 'track', userId: 'u1', event: 'Order Completed', pr
 // @ts-expect-error: a planned destination takes only the plan's events
 void planned.deliver({ type: 'track', userId: 'u1', event: 'Order Refunded' })
 void planned.deliver({ type: 'alias', previousId: 'a1', userId: 'u1' })
+
+// A planned queue types enqueue() and enqueueBulk() alike: every event of the array by the plan.
+declare const plannedQueue: WebhookQueue<typeof receiverPlan>
+void plannedQueue.enqueue({ type: 'track', userId: 'u1', event: 'Order Completed', properties: { total: 1 } })
+expectTypeOf(
+  await plannedQueue.enqueueBulk([
+    { type: 'track', userId: 'u1', event: 'Order Completed', properties: { total: 1 } },
+    { type: 'alias', previousId: 'a1', userId: 'u1' },
+  ]),
+).toEqualTypeOf<EnqueueResult[]>()
+void plannedQueue.enqueueBulk([
+  { type: 'track', userId: 'u1', event: 'Order Completed', properties: { total: 1 } },
+  // @ts-expect-error: a planned queue takes only the plan's events, in an array too
+  { type: 'track', userId: 'u1', event: 'Order Refunded' },
+])
+expectTypeOf<EnqueueResult['status']>().toEqualTypeOf<'queued' | 'skipped' | 'duplicate' | 'dead-letter'>()
 
 // `plan: undefined` is a client without a plan (exactOptionalPropertyTypes allows the undefined).
 const noPlanGiven: Client = new Client('k', { flushAt: 1, plan: undefined })

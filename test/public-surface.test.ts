@@ -89,6 +89,7 @@ describe('public surface', () => {
       { specifier: 'eventwire/webhook', file: 'src/webhook/index.ts' },
       { specifier: 'eventwire/webhook/node', file: 'src/webhook/node-only.ts' },
       { specifier: 'eventwire/webhook/bullmq', file: 'src/webhook/bullmq/index.ts' },
+      { specifier: 'eventwire/webhook/otel', file: 'src/webhook/otel/index.ts' },
     ])
   })
 

@@ -55,6 +55,28 @@ export class CircuitBreaker {
     return 'probe'
   }
 
+  /**
+   * Takes on what another process decided, where breakers are shared (BullMQ workers): open
+   * until `openUntil` when that is later than this breaker's own opening, or closed when
+   * `openUntil` is `undefined` (nobody holds it open). `changed` hears of a change of state.
+   */
+  follow(openUntil: number | undefined, changed: (state: CircuitState) => void): void {
+    if (openUntil === undefined) {
+      if (this.#state === 'closed') return
+      this.#failures = 0
+      this.#probing = false
+      this.#state = 'closed'
+      changed('closed')
+      return
+    }
+    // An opening this breaker already knows (its own, or one it followed) changes nothing.
+    if (this.#state !== 'closed' && openUntil <= this.#openUntil) return
+    const opened = this.#state !== 'open'
+    this.#state = 'open'
+    this.#openUntil = openUntil
+    if (opened) changed('open')
+  }
+
   /** Gives back a probe that was not sent: the next caller may probe instead. */
   releaseProbe(): void {
     this.#probing = false

@@ -18,9 +18,16 @@ import {
   type DeliveryState,
   type RoundDecision,
   type RoundRules,
+  type TargetState,
 } from './round.js'
+import { runUrlRound, type Admission } from './url-round.js'
 import type { Outgoing } from './sender.js'
+import type { WebhookResponse } from './transport.js'
 import { ValidationError } from '../core/errors/validation-error.js'
+
+function attemptsOf(state: DeliveryState): number[] {
+  return state.targets.map((target) => target.attempts)
+}
 
 function idWithDot(eventId: string): string {
   return `the event id ${JSON.stringify(eventId)} contains a ".", which Standard Webhooks does not allow in webhook-id (it separates what is signed). Give the event a messageId without one.`
@@ -118,13 +125,58 @@ export class DeliveryRounds {
       return this.refuseUnsigned(state, { cause: new Error(idWithDot(outgoing.eventId)) })
     }
     const attempted = this.#audience.listenerCount('attempt') > 0 ? pendingTargets(state) : undefined
-    const decision = await runRound(state, this.#rules, (endpoint, signal) =>
-      this.#engine.send(endpoint, outgoing, signal),
-    )
+    const durations = attempted && new Map<Endpoint, number>()
+    const decision = await runRound(state, this.#rules, this.#sender(outgoing, durations))
     // An attempt aborted because another URL accepted first (its URL superseded) is not reported.
     const told = attempted?.filter((target) => target.status !== 'superseded')
-    if (told) for (const notice of attemptNotices(state.eventId, told)) this.#audience.emit('attempt', notice)
+    if (told)
+      for (const notice of attemptNotices(state.eventId, told, durations)) this.#audience.emit('attempt', notice)
     return decision
+  }
+
+  /**
+   * Sends to the URLs of `state` that are due and that `admit` lets through, each on its own
+   * timeline (see {@link runUrlRound}: a worker's round), tells each attempt, and says what comes
+   * next.
+   */
+  async runUrls(
+    state: DeliveryState<Endpoint>,
+    outgoing: Outgoing,
+    admit: (target: TargetState<Endpoint>) => Promise<Admission>,
+  ): Promise<RoundDecision> {
+    if (this.#engine.stamp !== undefined && outgoing.eventId.includes('.')) {
+      return this.refuseUnsigned(state, { cause: new Error(idWithDot(outgoing.eventId)) })
+    }
+    const before = this.#audience.listenerCount('attempt') > 0 ? attemptsOf(state) : undefined
+    const durations = before && new Map<Endpoint, number>()
+    const decision = await runUrlRound(state, this.#rules, admit, this.#sender(outgoing, durations))
+    if (before !== undefined) {
+      // Told: the URLs that were sent to and not aborted by another URL's 2xx.
+      const told = state.targets.filter(
+        (target, index) => target.attempts > (before[index] as number) && target.status !== 'superseded',
+      )
+      for (const notice of attemptNotices(state.eventId, told, durations)) this.#audience.emit('attempt', notice)
+    }
+    return decision
+  }
+
+  /**
+   * The engine's send of `outgoing`; with `durations`, each request's time goes there by endpoint
+   * (taken only for notices that will be told).
+   */
+  #sender(
+    outgoing: Outgoing,
+    durations: Map<Endpoint, number> | undefined,
+  ): (endpoint: Endpoint, signal: AbortSignal) => Promise<WebhookResponse> {
+    return (endpoint, signal) => {
+      const sending = this.#engine.send(endpoint, outgoing, signal)
+      if (durations === undefined) return sending
+      const sentAt = performance.now()
+      return sending.then((response) => {
+        durations.set(endpoint, performance.now() - sentAt)
+        return response
+      })
+    }
   }
 
   /**
@@ -147,11 +199,16 @@ export class DeliveryRounds {
 
   /**
    * Reports a finished event: `'delivered'` when the mode's rule says so (see {@link isDelivered}),
-   * else `'failed'`; returns the result told.
+   * else `'failed'`; returns the result told. `startedAt`: when the event was handed to the engine,
+   * on this engine's clock ({@link now}), for the result's `durationMs`.
    */
-  finish(state: DeliveryState<Endpoint>): DeliveryResult {
+  finish(state: DeliveryState<Endpoint>, startedAt?: number): DeliveryResult {
     const status = isDelivered(state, this.#engine.settings.mode) ? 'delivered' : 'failed'
-    const result = toDeliveryResult(state, status)
+    const result = toDeliveryResult(
+      state,
+      status,
+      startedAt === undefined ? undefined : Math.max(0, this.#rules.now() - startedAt),
+    )
     this.#audience.emit(status, result)
     return result
   }

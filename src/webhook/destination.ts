@@ -14,7 +14,7 @@ import { createEngine, type WebhookPlatform } from './engine.js'
 import type { Endpoint } from './endpoint.js'
 import type { WebhookSettings } from './settings.js'
 import type { WebhookTransport } from './transport.js'
-import { attemptNotices, retryNotice, toDeliveryResult, type DeliveryResult } from './result.js'
+import { attemptNotice, retryNotice, toDeliveryResult, type DeliveryResult } from './result.js'
 import { UrlLanes, type UrlBacklog } from './url-lanes.js'
 
 /** A URL's circuit breaker changed state: `'open'` (its deliveries wait), `'half-open'` (one probe goes), `'closed'`. */
@@ -104,16 +104,16 @@ export class WebhookDestinationBase<
       monotonicNow,
     )
     this.#lanes = new UrlLanes(engine.settings, engine.endpoints, engine.send, monotonicNow, {
-      attempted: (delivery, target) => {
+      attempted: (delivery, target, durationMs) => {
         if (this.listenerCount('attempt') === 0) return
-        for (const notice of attemptNotices(delivery.state.eventId, [target])) this.emit('attempt', notice)
+        this.emit('attempt', attemptNotice(delivery.state.eventId, target, durationMs))
       },
       retrying: (delivery, target, dueAt) => {
         if (this.listenerCount('retry') === 0 || target.failure === undefined) return
         this.emit('retry', retryNotice(delivery.state.eventId, target, target.failure, dueAt))
       },
       finished: (delivery) => {
-        delivery.resolve(this.#rounds.finish(delivery.state))
+        delivery.resolve(this.#rounds.finish(delivery.state, delivery.startedAt))
         if (--this.#outstanding === 0) this.#idle?.()
       },
       circuit: (url, circuit) => this.emit('url-state', { url, circuit }),
@@ -181,6 +181,8 @@ export class WebhookDestinationBase<
       return Promise.reject(error)
     }
     const { eventId, body, enabled } = checked
+    // On the rounds' (monotonic) clock: the result's durationMs counts from here, signing included.
+    const startedAt = this.#rounds.now()
     if (!enabled) {
       const state = newDeliveryState(eventId, this.#endpoints, 0, Date.now())
       for (const target of state.targets) target.status = 'skipped'
@@ -193,21 +195,21 @@ export class WebhookDestinationBase<
     // its frame and outer promise would stay alive for as long as the event waits (hours, when
     // retried), which is most of what a waiting delivery would cost.
     return preparing instanceof Promise
-      ? preparing.then((prepared) => this.#begin(eventId, prepared))
-      : this.#begin(eventId, preparing)
+      ? preparing.then((prepared) => this.#begin(eventId, prepared, startedAt))
+      : this.#begin(eventId, preparing, startedAt)
   }
 
   /** Starts an event's first round, or ends it at once when its body could not be signed. */
-  #begin(eventId: string, prepared: Prepared): Promise<DeliveryResult> {
+  #begin(eventId: string, prepared: Prepared, startedAt: number): Promise<DeliveryResult> {
     const state = this.#rounds.start(eventId)
     if ('cause' in prepared) {
       // Failed before it took a request slot: no round to wait for.
       this.#rounds.refuseUnsigned(state, prepared)
-      return Promise.resolve(this.#rounds.finish(state))
+      return Promise.resolve(this.#rounds.finish(state, startedAt))
     }
     return new Promise<DeliveryResult>((resolve) => {
       this.#outstanding++
-      this.#lanes.add({ state, outgoing: prepared, resolve, items: [], open: 0, finished: false })
+      this.#lanes.add({ state, outgoing: prepared, resolve, items: [], open: 0, finished: false, startedAt })
     })
   }
 

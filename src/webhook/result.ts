@@ -27,10 +27,22 @@ export interface DeliveryResult {
   /** Requests made to the URL that took the most. */
   readonly attempts: number
   readonly urls: readonly WebhookUrlResult[]
+  /**
+   * How long the event took, in ms: from `deliver()` (in memory) or `enqueue()` (BullMQ, on the
+   * producer's clock) until it was delivered or failed for good. Absent for a skipped event.
+   */
+  readonly durationMs?: number | undefined
 }
 
-/** Reports a state: one entry per configured URL, failures turned into errors. */
-export function toDeliveryResult(state: DeliveryState<Endpoint>, status: DeliveryResult['status']): DeliveryResult {
+/**
+ * Reports a state: one entry per configured URL, failures turned into errors; `durationMs` when
+ * the engine knows when the event started.
+ */
+export function toDeliveryResult(
+  state: DeliveryState<Endpoint>,
+  status: DeliveryResult['status'],
+  durationMs?: number,
+): DeliveryResult {
   return {
     status,
     eventId: state.eventId,
@@ -42,6 +54,7 @@ export function toDeliveryResult(state: DeliveryState<Endpoint>, status: Deliver
       lastStatus: target.lastStatus,
       lastError: target.failure && toWebhookError(target.failure, target.endpoint),
     })),
+    ...(durationMs === undefined ? {} : { durationMs }),
   }
 }
 
@@ -61,7 +74,8 @@ export function retryNotices(state: DeliveryState<Endpoint>, retryAt: number): R
   const notices: RetryNotice[] = []
   for (const target of state.targets) {
     if (target.status !== 'pending' || !target.failure) continue
-    notices.push(retryNotice(state.eventId, target, target.failure, retryAt))
+    // A URL on its own timeline (a worker's round) is due at its own time.
+    notices.push(retryNotice(state.eventId, target, target.failure, target.dueAt ?? retryAt))
   }
   return notices
 }
@@ -94,6 +108,8 @@ export interface AttemptNotice {
   readonly status: number | undefined
   /** Why this attempt failed, if it did. */
   readonly error: WebhookError | undefined
+  /** How long the request took, in ms: from sending it until its answer, or its failure. */
+  readonly durationMs?: number | undefined
 }
 
 /** The targets the next round sends to. */
@@ -101,20 +117,29 @@ export function pendingTargets<E>(state: DeliveryState<E>): TargetState<E>[] {
   return state.targets.filter((target) => target.status === 'pending')
 }
 
+/** The notice of the request just answered at `target`, which holds its outcome; it took `durationMs`. */
+export function attemptNotice(eventId: string, target: TargetState<Endpoint>, durationMs?: number): AttemptNotice {
+  const accepted = target.status === 'delivered'
+  return {
+    eventId,
+    url: target.endpoint.url,
+    attempts: target.attempts,
+    accepted,
+    status: accepted ? target.lastStatus : target.failure?.status,
+    error: !accepted && target.failure ? toWebhookError(target.failure, target.endpoint) : undefined,
+    ...(durationMs === undefined ? {} : { durationMs }),
+  }
+}
+
 /**
  * One notice per URL a round just sent to: `attempted`, from {@link pendingTargets} before the
- * round, are the same objects the round then updated.
+ * round, are the same objects the round then updated; `durations` holds how long each URL's
+ * request took, by endpoint.
  */
-export function attemptNotices(eventId: string, attempted: readonly TargetState<Endpoint>[]): AttemptNotice[] {
-  return attempted.map((target) => {
-    const accepted = target.status === 'delivered'
-    return {
-      eventId,
-      url: target.endpoint.url,
-      attempts: target.attempts,
-      accepted,
-      status: accepted ? target.lastStatus : target.failure?.status,
-      error: !accepted && target.failure ? toWebhookError(target.failure, target.endpoint) : undefined,
-    }
-  })
+export function attemptNotices(
+  eventId: string,
+  attempted: readonly TargetState<Endpoint>[],
+  durations?: ReadonlyMap<Endpoint, number>,
+): AttemptNotice[] {
+  return attempted.map((target) => attemptNotice(eventId, target, durations?.get(target.endpoint)))
 }

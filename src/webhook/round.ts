@@ -19,6 +19,13 @@ export interface TargetState<E = unknown> {
   lastStatus: number | undefined
   failure: AttemptFailure | undefined
   retryAfterMs: number | undefined
+  /**
+   * When this URL's next attempt is due, where each URL keeps its own timeline (a worker's
+   * round, see `runUrlRound`); unset: due now.
+   */
+  dueAt?: number | undefined
+  /** What held this URL back the last time it was due and not sent to: its breaker, or its slots taken. */
+  held?: 'breaker' | 'slots' | undefined
 }
 
 /** Where one event stands: what the engine keeps between rounds, wherever it is kept. */

@@ -30,6 +30,8 @@ export interface Delivery {
   /** URLs not settled yet (neither delivered, failed nor superseded). */
   open: number
   finished: boolean
+  /** When `deliver()` took the event, on the lanes' clock: the result's `durationMs` counts from here. */
+  readonly startedAt: number
 }
 
 /**
@@ -82,8 +84,8 @@ export interface UrlBacklog {
 
 /** What the lanes tell the engine that owns them. */
 export interface LaneHooks {
-  /** After each request: `target` holds its outcome. */
-  attempted(delivery: Delivery, target: TargetState<Endpoint>): void
+  /** After each request: `target` holds its outcome; the request took `durationMs`. */
+  attempted(delivery: Delivery, target: TargetState<Endpoint>, durationMs: number): void
   /** A URL of `delivery` will be tried again at `dueAt` (on the lanes' clock). */
   retrying(delivery: Delivery, target: TargetState<Endpoint>, dueAt: number): void
   /** Every URL of `delivery` has settled, or one accepted it in mode `'any'`. */
@@ -350,14 +352,17 @@ export class UrlLanes {
     // Counted as sent: a request still in flight when another URL accepts the event is reported.
     target.attempts++
     if (target.attempts > delivery.state.rounds) delivery.state.rounds = target.attempts
+    // performance.now(): a request's time, below the millisecond on loopback.
+    const sentAt = performance.now()
     this.#send(lane.endpoint, delivery.outgoing).then(
-      (response) => this.#answered(item, probe, response),
+      (response) => this.#answered(item, probe, response, performance.now() - sentAt),
       // A sender never rejects (sendThrough turns a throw into a network failure); if it did, it counts as one.
-      (cause: unknown) => this.#answered(item, probe, { ok: false, failure: 'network', cause }),
+      (cause: unknown) =>
+        this.#answered(item, probe, { ok: false, failure: 'network', cause }, performance.now() - sentAt),
     )
   }
 
-  #answered(item: LaneItem, probe: boolean, response: WebhookResponse): void {
+  #answered(item: LaneItem, probe: boolean, response: WebhookResponse, durationMs: number): void {
     const { lane, target, delivery } = item
     lane.inFlight--
     item.where = 'done'
@@ -367,7 +372,7 @@ export class UrlLanes {
     if (!delivery.finished && target.status === 'pending') {
       // Date.now(): a Retry-After date is a wall-clock date; what comes out is a duration.
       recordAttempt(target, response, Date.now())
-      this.#hooks.attempted(delivery, target)
+      this.#hooks.attempted(delivery, target, durationMs)
       if (target.status === 'pending') this.#retry(item)
       else this.#settled(delivery, target)
     }

@@ -92,6 +92,7 @@ function packAndInstall() {
           eventwire: `file:../${filename}`,
           bullmq: pkg.devDependencies.bullmq,
           ioredis: pkg.devDependencies.ioredis,
+          '@opentelemetry/api': pkg.devDependencies['@opentelemetry/api'],
           // The schema libraries of the README's tracking plans, whose snippets compile here.
           zod: pkg.devDependencies.zod,
           valibot: pkg.devDependencies.valibot,

@@ -56,6 +56,9 @@ describe('WebhookQueue options', () => {
     ['a NaN enqueueTimeout', { connection, enqueueTimeout: Number.NaN }, 'enqueueTimeout'],
     ['an enqueueTimeout as a string', { connection, enqueueTimeout: '10000' }, 'enqueueTimeout'],
     ['a null enqueueTimeout', { connection, enqueueTimeout: null }, 'enqueueTimeout'],
+    ['a negative dedupWindowMs', { connection, dedupWindowMs: -1 }, 'dedupWindowMs'],
+    ['a fractional dedupWindowMs', { connection, dedupWindowMs: 1.5 }, 'dedupWindowMs'],
+    ['an infinite dedupWindowMs', { connection, dedupWindowMs: Number.POSITIVE_INFINITY }, 'dedupWindowMs'],
   ])('refuses %s', (_case, options, option) => {
     expect(queueRefuses(options)).toBe(option)
   })
@@ -78,6 +81,7 @@ describe('WebhookQueue options', () => {
       durability: 'strict',
       enqueueTimeout: 10_000,
       deadLetters: { maxAgeMs: 7 * 24 * 3_600_000, maxCount: 100_000 },
+      dedupWindowMs: 24 * 3_600_000,
     })
     expect(DEFAULT_QUEUE_NAME).toBe('eventwire-webhooks')
   })
@@ -90,6 +94,7 @@ describe('WebhookQueue options', () => {
       durability: undefined,
       enqueueTimeout: undefined,
       deadLetters: undefined,
+      dedupWindowMs: undefined,
     } satisfies Required<WebhookQueueOptions>
     expect(resolveQueueOptions(unset)).toEqual(resolveQueueOptions({ connection }))
   })
@@ -105,6 +110,7 @@ describe('WebhookQueue options', () => {
           durability: 'best-effort',
           enqueueTimeout: Number.POSITIVE_INFINITY,
           deadLetters: { maxCount: 10 },
+          dedupWindowMs: 0,
         }),
       ).toEqual({
         connection: redis,
@@ -113,6 +119,7 @@ describe('WebhookQueue options', () => {
         durability: 'best-effort',
         enqueueTimeout: Number.POSITIVE_INFINITY,
         deadLetters: { maxAgeMs: 7 * 24 * 3_600_000, maxCount: 10 },
+        dedupWindowMs: 0,
       })
     } finally {
       redis.disconnect()
@@ -182,19 +189,18 @@ describe('WebhookWorker options', () => {
 })
 
 describe('WebhookWorker and the in-memory lane settings', () => {
-  it.each([
-    ['ratePerUrl', 10],
-    ['breaker', false],
-    ['maxPendingPerUrl', 5],
-  ])('refuses %s rather than ignore it: the worker still sends in rounds', (name, value) => {
-    expect(
-      () =>
-        new WebhookWorker(
-          { webhooks: [{ url: 'https://hooks.example.com/in' }], [name]: value },
-          { connection: { host: '127.0.0.1', port: 1, maxRetriesPerRequest: null } },
-        ),
-    ).toThrow(new RegExp(`Invalid option \`${name}\`: applies to WebhookDestination only`))
-  })
+  it.each([['maxPendingPerUrl', 5]])(
+    'refuses %s rather than ignore it: it bounds what waits in memory, and a worker keeps its backlog in Redis',
+    (name, value) => {
+      expect(
+        () =>
+          new WebhookWorker(
+            { webhooks: [{ url: 'https://hooks.example.com/in' }], [name]: value },
+            { connection: { host: '127.0.0.1', port: 1, maxRetriesPerRequest: null } },
+          ),
+      ).toThrow(new RegExp(`Invalid option \`${name}\`: applies to WebhookDestination only`))
+    },
+  )
 })
 
 describe('a Redis Cluster connection', () => {

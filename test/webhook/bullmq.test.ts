@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto'
+import { Queue } from 'bullmq'
 import { Webhook as StandardWebhook } from 'standardwebhooks'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
@@ -251,6 +252,25 @@ describe.runIf(withRedis)('durable delivery on BullMQ and a real Redis', () => {
     expect(await producer.redrive('unknown')).toBe(false)
     await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(0)
     expect(await producer.deadLetters()).toEqual([])
+  })
+
+  it("delivers a dead letter run again from outside, as a dashboard's Retry does (BullMQ's Job.retry)", async () => {
+    let accept = false
+    const sink = await receiver(() => ({ status: accept ? 200 : 410 }))
+    const producer = queue()
+    const delivered: string[] = []
+    ;(await worker({ webhooks: [{ url: sink.url }] })).on('delivered', (result) => delivered.push(result.eventId))
+    await producer.enqueue({ type: 'identify', userId: 'u1', messageId: 'retried' })
+    await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(1)
+    accept = true
+    const dashboard = new Queue(name, { connection: { host: '127.0.0.1', port: redis.port } })
+    try {
+      await (await dashboard.getJob('evt-retried'))?.retry('failed')
+    } finally {
+      await dashboard.close()
+    }
+    await expect.poll(() => delivered, { timeout: 10_000 }).toEqual(['retried'])
+    expect(sink.requests).toHaveLength(2)
   })
 })
 

@@ -22,7 +22,8 @@ describe('webhook delivery under faults, several URLs failing differently', () =
     const hanging = await receiver(() => ({ kind: 'hang' }))
     const destination = new WebhookDestination({
       webhooks: [{ url: flaky.url }, { url: resetting.url }, { url: hanging.url }],
-      timeoutMs: 200,
+      // Far longer than the flaky URL's three attempts take, even on a loaded machine.
+      timeoutMs: 5_000,
       backoff: () => 20,
     })
     const notices: RetryNotice[] = []
@@ -32,7 +33,7 @@ describe('webhook delivery under faults, several URLs failing differently', () =
     expect(result.status).toBe('delivered')
     expect(result.attempts).toBe(3)
     expect(result.urls.map((url) => url.status)).toEqual(['delivered', 'superseded', 'superseded'])
-    // Each URL on its own timeline: the hanging one (200 ms an attempt) holds back neither the
+    // Each URL on its own timeline: the hanging one (5 s an attempt) holds back neither the
     // flaky one (accepting on its third) nor the resetting one, and neither is retried after the
     // accept (at 20 ms a retry, the resetting one would otherwise be tried again and again).
     expect(flaky.requests).toBe(3)

@@ -129,3 +129,59 @@ describe('CircuitBreaker, the rest of its contract', () => {
     expect(b.allows(102, changed)).toBe('probe')
   })
 })
+
+describe('CircuitBreaker.follow: what another worker decided', () => {
+  it('opens a closed breaker until the time given, and tells it once', () => {
+    const { breaker: b, changes, changed } = breaker(3, 1_000)
+    b.follow(5_000, changed)
+    expect(b.state).toBe('open')
+    expect(b.openUntil).toBe(5_000)
+    b.follow(5_000, changed)
+    expect(changes).toEqual(['open'])
+    expect(b.allows(4_999, changed)).toBeUndefined()
+    expect(b.allows(5_000, changed)).toBe('probe')
+  })
+
+  it('keeps a later opening, and takes a still later one without telling it again', () => {
+    const { breaker: b, changes, changed } = breaker(1, 1_000)
+    b.record(true, false, 0, changed)
+    b.follow(500, changed)
+    expect(b.openUntil).toBe(1_000)
+    b.follow(3_000, changed)
+    expect(b.openUntil).toBe(3_000)
+    expect(changes).toEqual(['open'])
+  })
+
+  it('opens a half-open breaker again on a later opening (another worker probed and failed)', () => {
+    const { breaker: b, changes, changed } = breaker(1, 1_000)
+    b.record(true, false, 0, changed)
+    expect(b.allows(1_000, changed)).toBe('probe')
+    b.follow(1_000, changed)
+    expect(b.state).toBe('half-open')
+    b.follow(2_500, changed)
+    expect(b.state).toBe('open')
+    expect(changes).toEqual(['open', 'half-open', 'open'])
+  })
+
+  it('closes an open breaker when nobody holds it open, with a fresh count of failures', () => {
+    const { breaker: b, changes, changed } = breaker(2, 1_000)
+    b.record(true, false, 0, changed)
+    b.record(true, false, 1, changed)
+    b.follow(undefined, changed)
+    expect(b.state).toBe('closed')
+    expect(b.allows(2, changed)).toBe('attempt')
+    b.record(true, false, 3, changed)
+    expect(b.state).toBe('closed')
+    b.follow(undefined, changed)
+    expect(changes).toEqual(['open', 'closed'])
+  })
+
+  it('lets a new probe through after closing, even if one was out', () => {
+    const { breaker: b, changed } = breaker(1, 100)
+    b.record(true, false, 0, changed)
+    expect(b.allows(100, changed)).toBe('probe')
+    b.follow(undefined, changed)
+    b.record(true, false, 200, changed)
+    expect(b.allows(300, changed)).toBe('probe')
+  })
+})

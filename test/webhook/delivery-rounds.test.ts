@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { DeliveryRounds, type DeliveryEvents, type RoundAudience } from '../../src/webhook/delivery-rounds.js'
 import { createEngine } from '../../src/webhook/engine.js'
 import type { WebhookSettings } from '../../src/webhook/settings.js'
+import type { AttemptNotice } from '../../src/webhook/result.js'
 import type { Signer } from '../../src/webhook/signer.js'
 import type { WebhookRequest, WebhookResponse } from '../../src/webhook/transport.js'
 
@@ -13,14 +14,24 @@ type Told = [event: keyof DeliveryEvents, told: unknown]
 /** Rounds over a transport that records each request and answers `status` for its URL. */
 function rounds(
   settings: Omit<WebhookSettings, 'transport'>,
-  options: { answers: Record<string, number>; signer?: Signer; listening?: Array<'attempt' | 'retry'> },
+  options: {
+    answers: Record<string, number>
+    signer?: Signer
+    listening?: Array<'attempt' | 'retry'>
+    /** How long each URL takes to answer, in ms (none: at once). */
+    delays?: Record<string, number>
+  },
 ) {
   const requests: WebhookRequest[] = []
   const told: Told[] = []
   const transport = {
     send: (request: WebhookRequest): Promise<WebhookResponse> => {
       requests.push(request)
-      return Promise.resolve({ ok: true, status: options.answers[request.url] ?? 200, retryAfter: null })
+      const response: WebhookResponse = { ok: true, status: options.answers[request.url] ?? 200, retryAfter: null }
+      const delay = options.delays?.[request.url]
+      return delay === undefined
+        ? Promise.resolve(response)
+        : new Promise((resolve) => setTimeout(() => resolve(response), delay))
     },
   }
   const engine = createEngine(
@@ -59,6 +70,24 @@ describe('DeliveryRounds', () => {
     await engine.run(engine.start('e1'), prepared)
     expect(signed).toBe(1)
     expect(requests.map((request) => request.headers['x-signature'])).toEqual(['sig-2', 'sig-2'])
+  })
+
+  it("tells each attempt's time, and an event's from the start the engine gives", async () => {
+    const { rounds: engine, told } = rounds(
+      { webhooks: [{ url: a }, { url: b }], mode: 'each' },
+      { answers: {}, delays: { [a]: 40 } },
+    )
+    const state = engine.start('e1')
+    await engine.run(state, { eventId: 'e1', body: '{}', signature: undefined })
+    const durations = Object.fromEntries(
+      told.map(([, notice]) => [(notice as AttemptNotice).url, (notice as AttemptNotice).durationMs]),
+    )
+    // Measured from sending to the answer: at least the receiver's delay (timers never fire early).
+    expect(durations[a]).toBeGreaterThanOrEqual(35)
+    expect(durations[b]).toBeGreaterThanOrEqual(0)
+    // On the rules' clock (Date.now here), from the start given; none given, none told.
+    expect(engine.finish(state, Date.now() - 5_000).durationMs).toBeGreaterThanOrEqual(5_000)
+    expect('durationMs' in engine.finish(state)).toBe(false)
   })
 
   it('sends unsigned bodies without calling any signer when there is no secret', () => {

@@ -26,18 +26,28 @@ const FRESH = String.raw`{"eventId":"order-1042","body":"{\"version\":1,\"type\"
  * fields, then the state, each URL with its own entry in the order configured. A field that is
  * `undefined` (no status after a network error, no Retry-After, no failure once delivered) is left out.
  */
-function afterOneRound(deadline: number, urls: { slow: string; accepting: string; closed: string }): string {
-  return `${FRESH.slice(0, -1)},"state":{"eventId":"order-1042","deadline":${deadline},"rounds":1,"targets":[{"url":"${urls.slow}","status":"pending","attempts":1,"lastStatus":503,"retryAfterMs":7000,"failure":{"code":"ERR_HTTP_STATUS","status":503}},{"url":"${urls.accepting}","status":"delivered","attempts":1,"lastStatus":200},{"url":"${urls.closed}","status":"pending","attempts":1,"failure":{"code":"ERR_NETWORK"}}]}}`
+/**
+ * Each pending URL keeps its own next attempt (`dueAt`, epoch ms): URLs retry on their own
+ * timelines. Without `dueAt`, a state as workers before per-URL timelines wrote it: due at once.
+ */
+function afterOneRound(
+  deadline: number,
+  urls: { slow: string; accepting: string; closed: string },
+  dueAt?: { slow: number; closed: number },
+): string {
+  const slowDue = dueAt === undefined ? '' : `"dueAt":${dueAt.slow},`
+  const closedDue = dueAt === undefined ? '' : `"dueAt":${dueAt.closed},`
+  return `${FRESH.slice(0, -1)},"state":{"eventId":"order-1042","deadline":${deadline},"rounds":1,"targets":[{"url":"${urls.slow}","status":"pending","attempts":1,"lastStatus":503,"retryAfterMs":7000,${slowDue}"failure":{"code":"ERR_HTTP_STATUS","status":503}},{"url":"${urls.accepting}","status":"delivered","attempts":1,"lastStatus":200},{"url":"${urls.closed}","status":"pending","attempts":1,${closedDue}"failure":{"code":"ERR_NETWORK"}}]}}`
 }
 
 describe('the job data format, without Redis', () => {
   it('is an eventwire job as the worker checks it, fresh and after a round', () => {
     expect(jobDataProblem('evt-order-1042', JSON.parse(FRESH))).toBeUndefined()
-    const stored = afterOneRound(1_700_000_000_000, {
-      slow: 'http://a.test/in?x=1',
-      accepting: 'http://b.test/',
-      closed: 'http://c.test/',
-    })
+    const stored = afterOneRound(
+      1_700_000_000_000,
+      { slow: 'http://a.test/in?x=1', accepting: 'http://b.test/', closed: 'http://c.test/' },
+      { slow: 1_699_996_460_000, closed: 1_699_996_460_000 },
+    )
     expect(jobDataProblem('evt-order-1042', JSON.parse(stored))).toBeUndefined()
   })
 })
@@ -98,7 +108,19 @@ describe.runIf(redis.available)('the job data format in Redis', () => {
     const deadline = (JSON.parse(data) as { state: { deadline: number } }).state.deadline
     expect(deadline).toBeGreaterThanOrEqual(before + 3_600_000)
     expect(deadline).toBeLessThanOrEqual(after + 3_600_000)
-    expect(data).toBe(afterOneRound(deadline, { slow: `${slow.url}/in?x=1`, accepting: `${accepting.url}/`, closed }))
+    // Each URL's next attempt is its own backoff (60 s, longer than the slow URL's Retry-After) after its answer.
+    const [slowDue, , closedDue] = (JSON.parse(data) as { state: { targets: Array<{ dueAt?: number }> } }).state.targets
+    for (const due of [slowDue?.dueAt, closedDue?.dueAt]) {
+      expect(due).toBeGreaterThanOrEqual(before + 60_000)
+      expect(due).toBeLessThanOrEqual(after + 60_000)
+    }
+    expect(data).toBe(
+      afterOneRound(
+        deadline,
+        { slow: `${slow.url}/in?x=1`, accepting: `${accepting.url}/`, closed },
+        { slow: slowDue?.dueAt ?? 0, closed: closedDue?.dueAt ?? 0 },
+      ),
+    )
   })
 
   it('reads stored state as it was written: only pending URLs are sent to, counting on from the stored numbers', async () => {
@@ -207,7 +229,8 @@ describe.runIf(redis.available)('the job data format in Redis', () => {
       return { status: 503 }
     })
     const { producer, name } = queue()
-    const settings = { mode: 'each' as const, backoff: () => 50 }
+    // No breaker: twenty first refusals in a row would open it, and this test is about URL identity.
+    const settings = { mode: 'each' as const, backoff: () => 50, breaker: false as const }
     const delivered: DeliveryResult[] = []
     for (const webhooks of [
       [{ url: a.url }, { url: b.url }],
@@ -232,5 +255,47 @@ describe.runIf(redis.available)('the job data format in Redis', () => {
       expect(byUrl[`${a.url}/`]).toMatchObject({ status: 'delivered', attempts: 1 })
       expect(byUrl[`${b.url}/`]).toMatchObject({ status: 'delivered', attempts: 2 })
     }
+  })
+})
+
+describe.runIf(redis.available)('workers of two lists taking turns on one event', () => {
+  function workerOf(name: string, settings: ConstructorParameters<typeof WebhookWorker>[0]) {
+    const worker = new WebhookWorker(settings, {
+      connection: { host: '127.0.0.1', port: redis.server.port, maxRetriesPerRequest: null },
+      name,
+    })
+    open.push(worker)
+    return worker
+  }
+
+  it('sends to a URL that a worker without it left superseded, when a worker that lists it takes the event', async () => {
+    const x = await receiver(() => ({ status: 200 }))
+    const y = await receiver((_request, index) => ({ status: index < 2 ? 503 : 200 }))
+    const z = await receiver((_request, index) => ({ status: index < 1 ? 503 : 200 }))
+    const { producer, name } = queue()
+    const settings = { mode: 'each' as const, backoff: () => 300, breaker: false as const }
+    const pendingAgain = async (sinks: Sink[], requests: number[]) => {
+      await expect.poll(() => sinks.map((sink) => sink.requests.length), { timeout: 10_000 }).toEqual(requests)
+      await expect.poll(async () => (await producer.counts()).delayed, { timeout: 10_000 }).toBe(1)
+    }
+    // The new list [Y, Z] first: both refuse once.
+    const newer = workerOf(name, { ...settings, webhooks: [{ url: y.url }, { url: z.url }] })
+    await producer.enqueue(event)
+    await pendingAgain([y, z], [1, 1])
+    await newer.close()
+    // The old list [X, Y]: X accepts, Y refuses again, Z (not in its list) is left superseded.
+    const older = workerOf(name, { ...settings, webhooks: [{ url: x.url }, { url: y.url }] })
+    await pendingAgain([x, y, z], [1, 2, 1])
+    await older.close()
+    // The new list again: Z is pending here, and the event is delivered only once Z accepted.
+    const again = workerOf(name, { ...settings, webhooks: [{ url: y.url }, { url: z.url }] })
+    const delivered = new Promise<DeliveryResult>((resolve) => again.once('delivered', resolve))
+    const result = await delivered
+    expect(z.requests).toHaveLength(2)
+    expect(result.urls.map((url) => [url.url, url.status])).toEqual([
+      [`${y.url}/`, 'delivered'],
+      [`${z.url}/`, 'delivered'],
+      [`${x.url}/`, 'delivered'],
+    ])
   })
 })

@@ -46,6 +46,8 @@ export function storeState(state: DeliveryState<Endpoint>): StoredState {
       attempts: target.attempts,
       lastStatus: target.lastStatus,
       retryAfterMs: target.retryAfterMs,
+      ...(target.dueAt === undefined ? {} : { dueAt: target.dueAt }),
+      ...(target.held === undefined ? {} : { held: target.held }),
       failure: target.failure && {
         code: target.failure.code,
         ...(target.failure.status === undefined ? {} : { status: target.failure.status }),
@@ -65,6 +67,8 @@ export function storeState(state: DeliveryState<Endpoint>): StoredState {
  * - A stored URL the worker no longer lists (removed) is not sent to again: still pending, it ends
  *   `'superseded'`; delivered or failed, it keeps its outcome. `retired(url)` gives it an endpoint
  *   to be reported with.
+ * - A URL the worker lists that another worker left `'superseded'` (one without it in its list)
+ *   is pending again here, from its stored numbers.
  */
 export function restoreState(
   stored: StoredState,
@@ -79,7 +83,12 @@ export function restoreState(
   }
   const targets: TargetState<Endpoint>[] = endpoints.map((endpoint) => {
     const target = byUrl.get(endpoint.url)?.shift()
-    return target === undefined ? freshTarget(endpoint) : restoredTarget(target, endpoint)
+    if (target === undefined) return freshTarget(endpoint)
+    const restored = restoredTarget(target, endpoint)
+    // Superseded by a worker that does not list it (the other version of a rolling deploy): this
+    // worker lists it, so it is still to be delivered here.
+    if (restored.status === 'superseded') restored.status = 'pending'
+    return restored
   })
   for (const removed of byUrl.values()) {
     for (const target of removed) {
@@ -99,6 +108,8 @@ function restoredTarget(target: StoredTarget, endpoint: Endpoint): TargetState<E
     lastStatus: target.lastStatus ?? undefined,
     retryAfterMs: target.retryAfterMs ?? undefined,
     failure: target.failure ?? undefined,
+    ...(typeof target.dueAt === 'number' && Number.isFinite(target.dueAt) ? { dueAt: target.dueAt } : {}),
+    ...(target.held === 'breaker' || target.held === 'slots' ? { held: target.held } : {}),
   }
 }
 

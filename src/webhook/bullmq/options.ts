@@ -30,10 +30,15 @@ export interface ResolvedQueueOptions extends ResolvedQueueLocation {
   readonly enqueueTimeout: number
   /** How long, in ms, and how many dead letters Redis keeps. */
   readonly deadLetters: { readonly maxAgeMs: number; readonly maxCount: number }
+  /** How long Redis remembers an event id after its first enqueue, in ms; 0 for no longer than its job. */
+  readonly dedupWindowMs: number
 }
 
 /** A week of dead letters, and at most 100,000 of them (some 2 KB of Redis each). */
 export const DEAD_LETTER_DEFAULTS = { maxAgeMs: 7 * 24 * 3_600_000, maxCount: 100_000 } as const
+
+/** A day: what ingest APIs in this field keep a message id for, and well over the default retry window of 4 hours. */
+export const DEFAULT_DEDUP_WINDOW_MS = 24 * 3_600_000
 
 /** {@link WebhookWorkerOptions} with defaults filled in. */
 export interface ResolvedWorkerOptions extends ResolvedQueueLocation {
@@ -50,6 +55,7 @@ const QUEUE_OPTION_NAMES: Readonly<Record<keyof WebhookQueueOptions, true>> = {
   durability: true,
   enqueueTimeout: true,
   deadLetters: true,
+  dedupWindowMs: true,
 }
 const WORKER_OPTION_NAMES: Readonly<Record<keyof WebhookWorkerOptions, true>> = {
   connection: true,
@@ -128,6 +134,7 @@ export function resolveQueueOptions(options: unknown): ResolvedQueueOptions {
     ...location(options),
     enqueueTimeout: timeoutOption('enqueueTimeout', options['enqueueTimeout'], 10_000),
     deadLetters: deadLettersOption(options['deadLetters']),
+    dedupWindowMs: integerOption('dedupWindowMs', options['dedupWindowMs'], DEFAULT_DEDUP_WINDOW_MS, 0),
   }
 }
 

@@ -10,7 +10,10 @@ import { checkEvent, followPlan, takePlan } from '../prepare.js'
 import { checkDurability, type Durability } from './durability.js'
 import { eventIdOfJob, jobIdOf, type StoredTarget, type WebhookJobData } from './job-data.js'
 import { resolveQueueOptions } from './options.js'
+import { BulkValidationError } from './bulk-validation-error.js'
 import { RedisTimeoutError } from './redis-timeout-error.js'
+import { StoreBatcher } from './store-batch.js'
+import { storeOnce, type EventToStore, type StoreOptions } from './store-once.js'
 import { unreadableReason } from './stored-job.js'
 import { StoredJobQueue } from './stored-queue.js'
 
@@ -37,6 +40,14 @@ export interface WebhookQueueOptions {
    * @defaultValue { maxAgeMs: 604_800_000 (7 days), maxCount: 100_000 }
    */
   deadLetters?: { maxAgeMs?: number | undefined; maxCount?: number | undefined } | undefined
+  /**
+   * How long Redis remembers a `messageId` from its first `enqueue()` (ms): enqueued again within
+   * it, even after delivery, the event answers `'duplicate'` and is not sent again. While an
+   * event is in Redis (waiting, retrying, being sent, or a dead letter) its id is remembered
+   * anyway. `0` remembers it no longer than that. Costs a small key per event for the window
+   * (see docs/durable-delivery.md). @defaultValue 86_400_000 (24 hours)
+   */
+  dedupWindowMs?: number | undefined
 }
 
 /** What {@link WebhookQueue.counts} returns. */
@@ -64,8 +75,15 @@ export interface WebhookQueueEvents {
 /** What `enqueue()` did with an event. */
 export interface EnqueueResult {
   readonly eventId: string
-  /** `queued`: stored in Redis (acknowledged); `skipped`: its `integrations` turn the destination off. */
-  readonly status: 'queued' | 'skipped'
+  /**
+   * - `queued`: stored in Redis (acknowledged); a worker delivers it.
+   * - `skipped`: its `integrations` turn the destination off; not stored.
+   * - `duplicate`: an event with this id is in Redis (waiting, retrying or being sent), or was
+   *   enqueued within `dedupWindowMs` and delivered; nothing stored, nothing sent again.
+   * - `dead-letter`: this id is a dead letter; nothing stored. `redrive(eventId)` sends the
+   *   stored event again, once its receiver is fixed.
+   */
+  readonly status: 'queued' | 'skipped' | 'duplicate' | 'dead-letter'
 }
 
 /** An event that failed for good or ran out of its retry window, kept for the operator. */
@@ -86,6 +104,12 @@ export interface DeadLetter {
 
 export { DEFAULT_QUEUE_NAME } from './options.js'
 
+/** An event ready to be stored, with whether its `integrations` let it through and whether the caller gave its `messageId`. */
+interface CheckedEvent extends EventToStore {
+  readonly enabled: boolean
+  readonly named: boolean
+}
+
 /**
  * The producer side of durable delivery: validates each event, serializes its payload once and
  * stores it in Redis through BullMQ, from any process. Workers ({@link WebhookWorker}) deliver
@@ -104,8 +128,10 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   readonly #queue: StoredJobQueue<WebhookJobData>
   readonly #durability: Durability
   readonly #timeoutMs: number
-  /** BullMQ's retention of failed jobs, from `deadLetters`. */
-  readonly #removeOnFail: { readonly age: number; readonly count: number }
+  /** How each job is kept: BullMQ's retention of failed jobs (from `deadLetters`) and the `dedupWindowMs`. */
+  readonly #storing: StoreOptions
+  /** Stores the events of the calls of one turn together, in as few transactions as it can. */
+  readonly #batcher = new StoreBatcher((events) => storeOnce(this.#queue, events, this.#storing))
   /** The tracking plan every enqueued event must follow, if one was given. */
   readonly #plan: SchemaPlan | undefined
   #checked: Promise<void> | undefined
@@ -124,9 +150,9 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
     const resolved = resolveQueueOptions(rest)
     this.#durability = resolved.durability
     this.#timeoutMs = resolved.enqueueTimeout
-    this.#removeOnFail = {
-      age: Math.ceil(resolved.deadLetters.maxAgeMs / 1000),
-      count: resolved.deadLetters.maxCount,
+    this.#storing = {
+      removeOnFail: { age: Math.ceil(resolved.deadLetters.maxAgeMs / 1000), count: resolved.deadLetters.maxCount },
+      dedupWindowMs: resolved.dedupWindowMs,
     }
     this.#queue = new StoredJobQueue<WebhookJobData>(resolved.name, {
       connection: resolved.connection,
@@ -165,12 +191,12 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   }
 
   /** `work`, or a `RedisTimeoutError` once `enqueueTimeout` has passed; `advice` says what to do then. */
-  async #bounded(work: Promise<unknown>, what: string, advice = 'then try again'): Promise<void> {
+  async #bounded<T>(work: Promise<T>, what: string, advice = 'then try again'): Promise<T> {
     // Redis may still answer after the deadline; nobody waits for that outcome any more.
     work.catch(() => undefined)
     let failure: Error | undefined
     try {
-      if (await settlesWithin(work, this.#timeoutMs)) return
+      if (await settlesWithin(work, this.#timeoutMs)) return await work
     } catch (error) {
       // Our own refusals (durability) stand; a connection that failed before the deadline is the
       // same news as one that never answered, and gets the same typed error.
@@ -187,8 +213,9 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   }
 
   /**
-   * Stores an event for delivery. Resolves once Redis has it. Enqueueing the same `messageId`
-   * twice stores it once.
+   * Stores an event for delivery. Resolves once Redis has it, with what Redis already had of its
+   * id: an id in Redis, or enqueued within `dedupWindowMs`, is stored once (see
+   * {@link EnqueueResult}).
    *
    * @throws `ValidationError` (as a rejection) for an event that cannot become a payload, by the
    *   same rules as `WebhookDestination.deliver()`, even when its `integrations` would skip it;
@@ -205,27 +232,93 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
    * ```
    */
   async enqueue<Data extends object = JsonObject>(event: WebhookEventInput<Plan, Data>): Promise<EnqueueResult> {
+    const checked = this.#checkEvent(event)
+    if (!checked.enabled) return { eventId: checked.eventId, status: 'skipped' }
+    const [status] = await this.#store([checked], `Could not store event ${JSON.stringify(checked.eventId)} in Redis`)
+    return { eventId: checked.eventId, status: status as EnqueueResult['status'] }
+  }
+
+  /**
+   * Stores many events in one round trip to Redis, each as `enqueue()` would, and resolves with
+   * one result per event, in their order. Every event is checked before any is stored: one that
+   * breaks a rule rejects the call and nothing is stored. Each 1,000 events are one transaction,
+   * stored whole or not at all; a call that rejects after checking may have stored some of its
+   * transactions: enqueue the events again, and those stored answer `'duplicate'`. An id given
+   * twice in `events` is stored once: the later ones answer `'duplicate'`.
+   *
+   * @throws `BulkValidationError` (as a rejection; a `ValidationError` whose `index` is the
+   *   event's position) for the first event that cannot become a payload; `OptionsError` and
+   *   `RedisTimeoutError` as `enqueue()` does.
+   * @example
+   * ```ts
+   * import { WebhookQueue } from 'eventwire/webhook/bullmq'
+   *
+   * const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port: 6379 } })
+   * const results = await queue.enqueueBulk([
+   *   { type: 'track', messageId: 'order-1042', userId: 'u1', event: 'Paid' },
+   *   { type: 'track', messageId: 'order-1043', userId: 'u2', event: 'Paid' },
+   * ])
+   * console.log(results.map((result) => result.status)) // ['queued', 'queued']
+   * ```
+   */
+  async enqueueBulk<Data extends object = JsonObject>(
+    events: readonly WebhookEventInput<Plan, Data>[],
+  ): Promise<EnqueueResult[]> {
+    if (!Array.isArray(events))
+      throw new ValidationError('ERR_INVALID_FIELD', 'events', 'enqueueBulk() takes an array of events.')
+    const checked = events.map((event, index) => {
+      try {
+        return this.#checkEvent(event, 'enqueueBulk()')
+      } catch (error) {
+        if (error instanceof ValidationError) throw new BulkValidationError(index, error)
+        throw error
+      }
+    })
+    const enabled = checked.filter((event) => event.enabled)
+    const statuses =
+      enabled.length === 0 ? [] : await this.#store(enabled, `Could not store ${enabled.length} events in Redis`)
+    let next = 0
+    return checked.map(({ eventId, enabled }) => ({
+      eventId,
+      status: enabled ? (statuses[next++] as EnqueueResult['status']) : 'skipped',
+    }))
+  }
+
+  /** An event checked (against the plan, if any) and serialized: what is stored, whether it is stored at all, and whether the caller named it. */
+  #checkEvent(event: unknown, caller = 'enqueue()'): CheckedEvent {
     const { eventId, body, enabled } = checkEvent(
-      this.#plan === undefined ? event : followPlan(this.#plan, event, 'enqueue()'),
+      this.#plan === undefined ? event : followPlan(this.#plan, event, caller),
     )
-    if (!enabled) return { eventId, status: 'skipped' }
+    const messageId = (event as { messageId?: unknown }).messageId
+    return { eventId, body, enabled, named: typeof messageId === 'string' && messageId !== '' }
+  }
+
+  /** Stores checked events once each, within `enqueueTimeout`; `what` opens the timeout's message. */
+  async #store(events: readonly CheckedEvent[], what: string): Promise<EnqueueResult['status'][]> {
     const store = async () => {
       await this.#check()
-      await this.#queue.add(
-        'deliver',
-        { eventId, body },
-        { jobId: jobIdOf(eventId), removeOnComplete: true, removeOnFail: this.#removeOnFail },
-      )
+      return this.#batcher.store(events)
     }
-    // Redis may still store it once it answers: a retry is only safe when it names the same event.
-    const given =
-      typeof (event as { messageId?: unknown }).messageId === 'string' &&
-      (event as { messageId: string }).messageId !== ''
-    const advice = given
-      ? 'then enqueue it again: it may be stored already, and the same messageId is stored once'
-      : 'and give events a messageId before enqueueing them again: this one may still be stored when Redis answers, and without a messageId a second enqueue is a second event'
-    await this.#bounded(store(), `Could not store event ${JSON.stringify(eventId)} in Redis`, advice)
-    return { eventId, status: 'queued' }
+    return this.#bounded(store(), what, this.#retryAdvice(events))
+  }
+
+  /**
+   * What to do after a timeout. Redis may still store the events once it answers: a retry is
+   * only safe when it names the same events, and stays safe after delivery only within the
+   * de-duplication window.
+   */
+  #retryAdvice(events: readonly CheckedEvent[]): string {
+    const one = events.length === 1
+    if (!events.every((event) => event.named))
+      return one
+        ? 'and give events a messageId before enqueueing them again: this one may still be stored when Redis answers, and without a messageId a second enqueue is a second event'
+        : 'and give events a messageId before enqueueing them again: these may still be stored when Redis answers, and without a messageId a second enqueue is a second event'
+    const again = one
+      ? 'then enqueue it again with the same messageId'
+      : 'then enqueue them again with the same messageIds'
+    return this.#storing.dedupWindowMs > 0
+      ? `${again}: an id is stored once, and answers 'duplicate' when the first try reached Redis`
+      : `${again}: an id is stored once while its event is in Redis, but with dedupWindowMs 0 one already delivered is sent again`
   }
 
   /**

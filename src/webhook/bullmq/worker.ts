@@ -14,6 +14,10 @@ import { restoreState, storeState, type WebhookJobData } from './job-data.js'
 import { resolveWorkerOptions } from './options.js'
 import { unreadableReason } from './stored-job.js'
 import { StoredJobWorker } from './stored-queue.js'
+import { SharedBreakers, type BreakerStore } from './shared-breakers.js'
+import { SharedRates, type RateStore } from './shared-rates.js'
+import { WorkerLanes, type WorkerUrlState } from './worker-lanes.js'
+import type { UrlStateNotice } from '../destination.js'
 
 /** Where the worker takes jobs from, and how many at once. */
 export interface WebhookWorkerOptions {
@@ -38,19 +42,26 @@ export interface WebhookWorkerOptions {
 }
 
 /**
- * The per-URL lane settings are the in-memory engine's: a worker still sends an event's URLs in
- * rounds, and would ignore them without a word.
+ * `maxPendingPerUrl` bounds the in-memory engine's backlog; a worker's backlog is Redis's, read
+ * with `WebhookQueue.counts()`. Refused rather than ignored without a word.
  */
-function refuseLaneSettings(settings: WebhookSettings): void {
+function refuseMemorySettings(settings: WebhookSettings): void {
   if (typeof settings !== 'object' || settings === null) return
-  for (const name of ['ratePerUrl', 'breaker', 'maxPendingPerUrl'] as const) {
-    if (settings[name] !== undefined) {
-      throw new OptionsError(
-        name,
-        "applies to WebhookDestination only: a WebhookWorker still sends an event's URLs together, in rounds (docs/durable-delivery.md). Leave it out here.",
-      )
-    }
+  if (settings.maxPendingPerUrl !== undefined) {
+    throw new OptionsError(
+      'maxPendingPerUrl',
+      "applies to WebhookDestination only: a WebhookWorker's backlog waits in Redis (WebhookQueue.counts(), docs/durable-delivery.md). Leave it out here.",
+    )
   }
+}
+
+/**
+ * Slots per URL in one worker process: all of them with one URL; else the setting, or an equal
+ * share of the worker's concurrency, so that URLs that never answer hold only their own shares.
+ */
+function slotsPerUrl(settings: WebhookSettings, endpoints: number, concurrency: number): number {
+  if (endpoints === 1) return concurrency
+  return settings.maxConcurrencyPerUrl ?? Math.max(1, Math.ceil(concurrency / endpoints))
 }
 
 /**
@@ -63,13 +74,16 @@ export interface WebhookWorkerEvents extends DeliveryEvents {
   error: [error: Error]
   /** Under `durability: 'best-effort'`, once: what a Redis restart or crash would lose; written to the console when nobody listens. */
   warning: [message: string]
+  /** A URL's circuit breaker, in this worker process, opened, let a probe through, or closed. */
+  'url-state': [notice: UrlStateNotice]
 }
 
 /**
  * The delivery side of durable delivery: takes events from Redis (BullMQ) and delivers them with
- * the in-memory engine's rules (the same payload bytes, headers, signatures,
- * failover, timeout and retry window; an event's URLs go together, in rounds) in one or many
- * processes. A retry waits as a delayed job,
+ * the in-memory engine's rules (the same payload bytes, headers, signatures, failover, timeout,
+ * retry window and breaker) in one or many processes. Each URL of an event keeps its own
+ * timeline, and takes only its own slots of the worker: a job does not wait for a URL whose
+ * slots are taken by attempts that last, it goes back to Redis for that URL. A retry waits as a delayed job,
  * so it survives restarts; a job whose worker dies comes back to another worker (at-least-once:
  * receivers de-duplicate on the `Webhook-Id` header). Events that fail for good or run out of
  * their window stay in BullMQ's failed set: the dead-letter list of {@link WebhookQueue}.
@@ -89,6 +103,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   readonly #endpoints: readonly Endpoint[]
   readonly #transport: WebhookTransport
   readonly #rounds: DeliveryRounds
+  readonly #lanes: WorkerLanes
   readonly #worker: StoredJobWorker<WebhookJobData>
   readonly #started: Promise<void>
   #closing: Promise<void> | undefined
@@ -96,7 +111,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   /** @throws `OptionsError` naming the first setting (of `settings`) or option (of `options`) it cannot use. */
   constructor(settings: WebhookSettings, options: WebhookWorkerOptions) {
     super()
-    refuseLaneSettings(settings)
+    refuseMemorySettings(settings)
     const engine = createEngine(settings, defaultPlatform)
     this.#endpoints = engine.endpoints
     this.#transport = engine.transport
@@ -111,6 +126,36 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       Date.now,
     )
     const resolved = resolveWorkerOptions(options)
+    const { breaker, timeoutMs, ratePerUrl } = engine.settings
+    const store = async () => (await this.#worker.backend.client) as unknown as BreakerStore & RateStore
+    const keys = `${resolved.prefix}:${resolved.name}`
+    this.#lanes = new WorkerLanes({
+      slotsPerUrl: slotsPerUrl(settings, this.#endpoints.length, resolved.concurrency),
+      timeoutMs,
+      breaker,
+      circuit: (url, circuit) => this.emit('url-state', { url, circuit }),
+      now: Date.now,
+      random: Math.random,
+      shared:
+        breaker &&
+        new SharedBreakers({
+          store,
+          prefix: keys,
+          timeoutMs,
+          coolDownMs: breaker.coolDownMs,
+          now: Date.now,
+          failed: (error) => this.#reportError(error),
+        }),
+      rates:
+        ratePerUrl === undefined
+          ? undefined
+          : new SharedRates({
+              store,
+              prefix: keys,
+              perSecond: ratePerUrl,
+              failed: (error) => this.#reportError(error),
+            }),
+    })
     this.#worker = new StoredJobWorker<WebhookJobData>(resolved.name, (job, token) => this.#process(job, token), {
       connection: resolved.connection,
       prefix: resolved.prefix,
@@ -159,6 +204,26 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   }
 
   /**
+   * Each configured URL as this worker process sees it now: attempts in flight, its slots, jobs
+   * waiting a moment for a slot, and its breaker. The backlog itself waits in Redis: see
+   * `WebhookQueue.counts()`.
+   *
+   * @example
+   * ```ts
+   * import { WebhookWorker } from 'eventwire/webhook/bullmq'
+   *
+   * const worker = new WebhookWorker(
+   *   { webhooks: [{ url: 'https://hooks.example.com/in' }] },
+   *   { connection: { host: '127.0.0.1', port: 6379, maxRetriesPerRequest: null } },
+   * )
+   * for (const url of worker.backlog()) console.log(url.url, url.inFlight, url.slots, url.circuit)
+   * ```
+   */
+  backlog(): WorkerUrlState[] {
+    return this.#lanes.backlog(this.#endpoints.map((endpoint) => endpoint.url))
+  }
+
+  /**
    * Stops taking jobs, lets the ones in progress finish their round (a retry goes back to Redis as
    * a delayed job), then releases connections. Safe to call more than once.
    */
@@ -175,13 +240,17 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
         `ERR_INVALID_FIELD: ${unreadable}; not sent. Remove the job, or fix its data and re-drive it.`,
       )
     const data = job.data
-    const state = data.state
+    // A stored state with nothing left to send is a dead letter run again from outside (a
+    // dashboard's Retry, BullMQ's Job.retry): it starts afresh, as redrive() does.
+    const state = data.state?.targets.some((target) => target.status === 'pending')
       ? restoreState(data.state, this.#endpoints, (url) => this.#retired(url))
       : this.#rounds.start(data.eventId)
     // The signature is not stored: each round signs again, once for all of its attempts.
     const prepared = await this.#rounds.prepare(data.eventId, data.body)
     const decision =
-      'cause' in prepared ? this.#rounds.refuseUnsigned(state, prepared) : await this.#rounds.run(state, prepared)
+      'cause' in prepared
+        ? this.#rounds.refuseUnsigned(state, prepared)
+        : await this.#rounds.runUrls(state, prepared, (target) => this.#lanes.admit(target.endpoint.url))
     // The state is written only for a job that stays in Redis: to be retried, or as a dead letter.
     const keepState = () => job.updateData({ eventId: data.eventId, body: data.body, state: storeState(state) })
     if (decision.kind === 'retry') {
@@ -190,7 +259,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       await job.moveToDelayed(decision.dueAt, token)
       throw new DelayedError()
     }
-    const result = this.#rounds.finish(state)
+    const result = this.#rounds.finish(state, job.timestamp)
     // Delivered: the job is removed on completion, so its state is not written first.
     if (result.status === 'delivered') return
     await keepState()

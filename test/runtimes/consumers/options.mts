@@ -3,7 +3,8 @@
 import { Client, type ClientOptions, type DeliveryError } from 'eventwire'
 import { verifySignature, WebhookDestination, type DeliveryResult } from 'eventwire/webhook'
 import { createUndiciTransport } from 'eventwire/webhook/node'
-import { WebhookQueue } from 'eventwire/webhook/bullmq'
+import { WebhookQueue, WebhookWorker } from 'eventwire/webhook/bullmq'
+import { instrumentWebhooks, type WebhookInstrumentation } from 'eventwire/webhook/otel'
 
 const options: ClientOptions = {
   endpoint: process.env['ANALYTICS_ENDPOINT'],
@@ -45,5 +46,11 @@ const destination = new WebhookDestination({
 })
 const result: Promise<DeliveryResult> = destination.deliver({ type: 'identify', userId: 'u', traits: { plan: 'pro' } })
 const queue = (host: string) => new WebhookQueue({ connection: { host, port: 6379 } })
+// Each engine and the queue is something instrumentWebhooks takes; optional options may be undefined.
+const measured: WebhookInstrumentation[] = [
+  instrumentWebhooks(destination, { urlLabel: undefined, countsTimeout: undefined }),
+  instrumentWebhooks(new WebhookWorker({ webhooks: [{ url: 'https://x.test' }] }, { connection: {} })),
+  instrumentWebhooks(queue('127.0.0.1'), { attributes: { 'service.instance.id': process.env['HOSTNAME'] ?? 'a' } }),
+]
 
-export { accepted, ok, queue, result }
+export { accepted, measured, ok, queue, result }

@@ -1,0 +1,87 @@
+import { createHash } from 'node:crypto'
+
+/** The command shared rates use: ioredis's `eval`, as BullMQ's connection has it. */
+export interface RateStore {
+  eval(script: string, keys: number, ...args: Array<string | number>): Promise<unknown>
+}
+
+/**
+ * One delivery to a URL, if its rate allows it now: the generic cell rate algorithm, equivalent to
+ * a token bucket holding one second's worth of deliveries. The key holds when the next delivery
+ * would be due without a burst (`tat`), on Redis's own clock (TIME), so that workers whose clocks
+ * differ share one schedule. Returns 0 (taken) or how many ms until one may go (nothing taken).
+ */
+const TAKE = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local interval = tonumber(ARGV[1])
+local tolerance = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat < now then tat = now end
+local wait = tat - tolerance - now
+if wait > 0 then return math.ceil(wait) end
+local next = tat + interval
+redis.call('SET', KEYS[1], string.format('%.3f', next), 'PX', math.ceil(next - now) + 1000)
+return 0
+`
+
+/**
+ * `ratePerUrl` for every worker of a queue together: one schedule per URL in Redis, so that N
+ * workers send at most the rate between them, not N times it. One round trip per attempt, and
+ * only with `ratePerUrl` set.
+ */
+export class SharedRates {
+  readonly #store: () => Promise<RateStore>
+  readonly #prefix: string
+  readonly #interval: number
+  readonly #tolerance: number
+  readonly #keys = new Map<string, string>()
+  readonly #failed: (error: Error) => void
+
+  /**
+   * @param prefix - The queue's keys: `{prefix}:{name}`; rates live under `{prefix}:{name}:rate:`.
+   * @param perSecond - Deliveries a second to one URL, in bursts of up to one second's worth.
+   */
+  constructor(options: {
+    store: () => Promise<RateStore>
+    prefix: string
+    perSecond: number
+    failed: (error: Error) => void
+  }) {
+    this.#store = options.store
+    this.#failed = options.failed
+    this.#prefix = `${options.prefix}:rate:`
+    this.#interval = 1000 / options.perSecond
+    this.#tolerance = (Math.max(1, options.perSecond) - 1) * this.#interval
+  }
+
+  /** ms between deliveries to one URL at the rate. */
+  get interval(): number {
+    return this.#interval
+  }
+
+  #key(url: string): string {
+    let key = this.#keys.get(url)
+    if (key === undefined) {
+      key = this.#prefix + createHash('sha1').update(url).digest('hex')
+      this.#keys.set(url, key)
+    }
+    return key
+  }
+
+  /**
+   * Takes one delivery to `url` if its rate allows it now (0), else says how many ms until one may
+   * go. When Redis cannot say, the delivery goes: Redis's error is reported, and a job that cannot
+   * reach Redis cannot be moved either.
+   */
+  async take(url: string): Promise<number> {
+    try {
+      const store = await this.#store()
+      const wait = await store.eval(TAKE, 1, this.#key(url), this.#interval, this.#tolerance)
+      return typeof wait === 'number' && wait > 0 ? wait : 0
+    } catch (error) {
+      this.#failed(error as Error)
+      return 0
+    }
+  }
+}

@@ -1,0 +1,118 @@
+import type { IRedisClient } from 'bullmq'
+import { jobIdOf, type WebhookJobData } from './job-data.js'
+import { StoredJob } from './stored-job.js'
+import type { StoredJobQueue } from './stored-queue.js'
+
+/**
+ * What Redis had of an event id when an event was stored: nothing (`queued`: stored now), an
+ * event in flight or remembered after delivery (`duplicate`), or a dead letter.
+ */
+export type StoreOutcome = 'queued' | 'duplicate' | 'dead-letter'
+
+/** An event as the producer stores it. */
+export interface EventToStore {
+  readonly eventId: string
+  readonly body: string
+}
+
+/** How each job is kept. */
+export interface StoreOptions {
+  /** BullMQ's retention of failed jobs (the dead letters), in seconds and jobs. */
+  readonly removeOnFail: { readonly age: number; readonly count: number }
+  /** How long Redis remembers an event id after it was stored (ms); 0 for no longer than its job. */
+  readonly dedupWindowMs: number
+}
+
+/** The name the read below is defined under on BullMQ's Redis connection. */
+const SEEN = 'eventwireSeen'
+
+// Reads what Redis holds for each job id, as the first command of the transaction that adds the
+// jobs: nothing can come between the read and the adds, so the answer is the one the adds met.
+// KEYS[1]: the failed set. ARGV[1]: the job key prefix; ARGV[2]: the de-duplication key prefix;
+// ARGV[3..]: job ids. Job and de-duplication keys are built from the prefixes, as BullMQ's own
+// scripts build job keys: with a hash-tagged prefix they are in the slot of KEYS[1].
+// Answers per id: 0 nothing, 1 a job in flight or an id remembered after delivery, 2 a dead letter.
+const SEEN_LUA = `
+local answers = {}
+for i = 3, #ARGV do
+  local id = ARGV[i]
+  if redis.call('EXISTS', ARGV[1] .. id) == 1 then
+    if redis.call('ZSCORE', KEYS[1], id) then answers[i - 2] = 2 else answers[i - 2] = 1 end
+  elseif redis.call('EXISTS', ARGV[2] .. id) == 1 then
+    answers[i - 2] = 1
+  else
+    answers[i - 2] = 0
+  end
+end
+return answers
+`
+
+const OUTCOMES: readonly StoreOutcome[] = ['queued', 'duplicate', 'dead-letter']
+
+/**
+ * Stores events as BullMQ jobs, each id once, and says what Redis already had of each: one
+ * transaction (MULTI) holds a read of every id and then BullMQ's own add of every job.
+ *
+ * BullMQ's add of an id whose job exists is a no-op that answers like a new one, and so is an add
+ * whose de-duplication key (`deduplication.ttl`: the window after delivery) still exists; the read
+ * before it tells them apart. A repeat of an id within `events` is a duplicate of the first.
+ *
+ * The transaction is one round trip, and all or nothing: a connection lost before `EXEC` stores
+ * none of the events.
+ */
+export async function storeOnce(
+  queue: StoredJobQueue<WebhookJobData>,
+  events: readonly EventToStore[],
+  options: StoreOptions,
+): Promise<StoreOutcome[]> {
+  const client = await queue.backend.client
+  defineSeen(client)
+  /** Each event id's position in `jobs`. */
+  const positions = new Map<string, number>()
+  /** Indexes (in `events`) of events whose id came earlier in `events`. */
+  const repeats = new Set<number>()
+  const jobs: StoredJob<WebhookJobData>[] = []
+  for (const [index, event] of events.entries()) {
+    if (positions.has(event.eventId)) {
+      repeats.add(index)
+      continue
+    }
+    positions.set(event.eventId, jobs.length)
+    const jobId = jobIdOf(event.eventId)
+    jobs.push(
+      new StoredJob<WebhookJobData>(
+        queue,
+        'deliver',
+        { eventId: event.eventId, body: event.body },
+        {
+          jobId,
+          removeOnComplete: true,
+          removeOnFail: options.removeOnFail,
+          // The key outlives the job: BullMQ keeps it after completion until its ttl.
+          ...(options.dedupWindowMs > 0 ? { deduplication: { id: jobId, ttl: options.dedupWindowMs } } : {}),
+        },
+        jobId,
+      ),
+    )
+  }
+  const keys = queue.keys
+  const multi = client.multi()
+  multi.runCommand(SEEN, [keys.failed, keys[''], `${keys.de}:`, ...jobs.map((job) => job.id as string)])
+  // Each add is queued on the transaction before its promise settles; none is sent before exec().
+  await Promise.all(jobs.map((job) => job.addJob(multi)))
+  const replies = await multi.exec()
+  if (replies === null) throw new Error('Redis discarded the transaction that stores the events.')
+  for (const [error] of replies) if (error) throw error
+  const seen = replies[0]?.[1] as number[]
+  return events.map((event, index) =>
+    repeats.has(index)
+      ? 'duplicate'
+      : (OUTCOMES[seen[positions.get(event.eventId) as number] as number] as StoreOutcome),
+  )
+}
+
+/** Defines the read once per connection (BullMQ defines its own scripts on it the same way). */
+function defineSeen(client: IRedisClient): void {
+  if (SEEN in client) return
+  client.defineCommand(SEEN, { numberOfKeys: 1, lua: SEEN_LUA })
+}

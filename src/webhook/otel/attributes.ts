@@ -1,0 +1,106 @@
+import type { Attributes } from '@opentelemetry/api'
+import type { AttemptNotice } from '../result.js'
+
+/** The attribute names eventwire sets beside OpenTelemetry's own (`server.address`, `http.*`). */
+export const ATTR = {
+  url: 'eventwire.webhook.url',
+  outcome: 'eventwire.webhook.outcome',
+  statusClass: 'eventwire.webhook.status_class',
+  queueState: 'eventwire.webhook.queue.state',
+  circuitState: 'eventwire.webhook.circuit.state',
+} as const
+
+/** What an attempt's answer was, in few values: `2xx` to `5xx`, or what failed below HTTP. */
+export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'network' | 'tls' | 'blocked' | 'other'
+
+/** Transport failures by their error code; a status of any kind wins over these. */
+const FAILURE_CLASSES: Readonly<Record<string, StatusClass>> = {
+  ERR_TIMEOUT: 'timeout',
+  ERR_NETWORK: 'network',
+  ERR_TLS_CERTIFICATE: 'tls',
+  ERR_BLOCKED_TARGET: 'blocked',
+}
+
+/** The status class of one attempt. */
+export function statusClass(notice: AttemptNotice): StatusClass {
+  if (notice.status !== undefined && notice.status >= 100 && notice.status < 600) {
+    return `${Math.floor(notice.status / 100)}xx` as StatusClass
+  }
+  return FAILURE_CLASSES[notice.error?.code ?? ''] ?? 'other'
+}
+
+/** The attributes of an attempt's two measurements: its count, and its request's duration. */
+export interface AttemptAttributes {
+  readonly attempt: Attributes
+  readonly request: Attributes
+}
+
+/**
+ * The attributes that name one configured URL: `server.address` and `server.port` always (as
+ * OpenTelemetry's HTTP client conventions have them), `eventwire.webhook.url` when the user maps
+ * URLs to labels (a URL's path or query often carries a secret), and the user's own. Made once
+ * per URL: every measurement of that URL shares them.
+ */
+export class UrlAttributes {
+  readonly #byUrl = new Map<string, Attributes>()
+  /** By URL, status, code and outcome: a few dozen at most per URL, made once each. */
+  readonly #attempts = new Map<string, AttemptAttributes>()
+  readonly #label: ((url: string) => string | undefined) | undefined
+  readonly #common: Attributes
+
+  constructor(label: ((url: string) => string | undefined) | undefined, common: Attributes) {
+    this.#label = label
+    this.#common = common
+  }
+
+  of(url: string): Attributes {
+    let attributes = this.#byUrl.get(url)
+    if (attributes === undefined) {
+      attributes = { ...this.#common, ...serverOf(url) }
+      const label = this.#label?.(url)
+      if (label !== undefined) attributes[ATTR.url] = label
+      this.#byUrl.set(url, attributes)
+    }
+    return attributes
+  }
+
+  /**
+   * An attempt's attributes: its URL's, with its outcome and status class on the count, and on
+   * the request's duration those of OpenTelemetry's HTTP client conventions.
+   */
+  ofAttempt(notice: AttemptNotice): AttemptAttributes {
+    const { url, status, accepted } = notice
+    const code = notice.error?.code
+    const key = `${url}\n${status ?? ''}\n${code ?? ''}\n${accepted}`
+    let made = this.#attempts.get(key)
+    if (made === undefined) {
+      const server = this.of(url)
+      const request: Attributes = { ...server, 'http.request.method': 'POST' }
+      if (status !== undefined) request['http.response.status_code'] = status
+      // The conventions' rule: a status of 400 or more is the error type; with no answer, what failed.
+      if (status !== undefined ? status >= 400 : code !== undefined) {
+        request['error.type'] = status !== undefined ? String(status) : (code ?? '_OTHER')
+      }
+      const attempt = {
+        ...server,
+        [ATTR.outcome]: accepted ? 'accepted' : 'failed',
+        [ATTR.statusClass]: statusClass(notice),
+      }
+      made = { attempt, request }
+      this.#attempts.set(key, made)
+    }
+    return made
+  }
+}
+
+/** `server.address` (an IPv6 address without its brackets) and `server.port` (the scheme's default when the URL has none). */
+function serverOf(url: string): Attributes {
+  try {
+    const parsed = new URL(url)
+    const port = parsed.port === '' ? (parsed.protocol === 'https:' ? 443 : 80) : Number(parsed.port)
+    return { 'server.address': parsed.hostname.replace(/^\[(.*)\]$/, '$1'), 'server.port': port }
+  } catch {
+    // Only configured URLs come here, and they parsed when the engine was made; kept whole just in case.
+    return { 'server.address': url }
+  }
+}

@@ -1,0 +1,105 @@
+import { backoffDelay } from './callbacks.js'
+import {
+  backoffFailure,
+  isDelivered,
+  recordAttempt,
+  retryDueAt,
+  type DeliveryState,
+  type RoundDecision,
+  type RoundRules,
+  type TargetState,
+} from './round.js'
+import type { WebhookResponse } from './transport.js'
+
+/**
+ * What a round may do about one URL now: send (`'attempt'`, or `'probe'` for the one attempt an
+ * open breaker lets through), then say how it went with `done`; or leave the URL for later
+ * (`'wait'`, until `until` on the round's clock; `breaker` when its breaker is open rather than
+ * its slots taken).
+ */
+export type Admission =
+  | { readonly kind: 'attempt' | 'probe'; readonly done: (failed: boolean) => void }
+  | { readonly kind: 'wait'; readonly until: number; readonly breaker: boolean }
+
+/** Whether a response counts against the URL's breaker: no answer in time, no connection, or a 5xx. */
+export function failsBreaker(response: WebhookResponse): boolean {
+  return !response.ok ? response.failure === 'timeout' || response.failure === 'network' : response.status >= 500
+}
+
+/**
+ * One pass over an event's URLs, each on its own timeline (a worker's round): every URL due now
+ * (`dueAt` passed or unset) is sent to if its lane admits it, else left for when the lane says;
+ * a URL that fails waits for its own backoff, counted in its own attempts. The event's window
+ * still bounds them all. Finished when nothing is pending, or in mode `'any'` at the first 2xx
+ * (attempts still out are aborted, the other URLs superseded); else a retry at the earliest
+ * `dueAt` of the URLs still pending.
+ *
+ * A URL whose window ends while its breaker is open fails with `ERR_CIRCUIT_OPEN`; one whose
+ * window ends while its slots are taken keeps its last failure, or fails with `ERR_BACKLOG_FULL`
+ * when it was never tried.
+ */
+export async function runUrlRound<E>(
+  state: DeliveryState<E>,
+  rules: RoundRules,
+  admit: (target: TargetState<E>) => Promise<Admission>,
+  send: (endpoint: E, signal: AbortSignal) => Promise<WebhookResponse>,
+): Promise<RoundDecision> {
+  state.rounds++
+  const start = rules.now()
+  const due = state.targets.filter((target) => target.status === 'pending' && (target.dueAt ?? 0) <= start)
+  const unwanted = new AbortController()
+  await Promise.all(
+    due.map(async (target) => {
+      const admission = await admit(target)
+      if (unwanted.signal.aborted) {
+        if (admission.kind !== 'wait') admission.done(false)
+        return
+      }
+      if (admission.kind === 'wait') {
+        target.dueAt = Math.min(admission.until, state.deadline)
+        target.held = admission.breaker ? 'breaker' : 'slots'
+        return
+      }
+      target.held = undefined
+      target.attempts++
+      const response = await send(target.endpoint, unwanted.signal)
+      // Aborted by us, not failed by the receiver: the breaker hears nothing against the URL.
+      admission.done(!unwanted.signal.aborted && failsBreaker(response))
+      // The event has ended at another URL's 2xx: this answer changes nothing.
+      if (unwanted.signal.aborted) return
+      // Date.now(): a Retry-After date is a wall-clock date; what comes out is a duration.
+      recordAttempt(target, response, Date.now())
+      if (rules.mode === 'any' && target.status === 'delivered') {
+        unwanted.abort(new DOMException('another URL accepted the event', 'AbortError'))
+        return
+      }
+      if (target.status !== 'pending') return
+      const delay = backoffDelay(rules.backoff, target.attempts - 1)
+      if (typeof delay !== 'number') {
+        target.status = 'failed'
+        target.failure = backoffFailure(delay.cause, target.failure)
+        return
+      }
+      target.dueAt = retryDueAt(rules.now(), Math.max(delay, target.retryAfterMs ?? 0), state.deadline)
+    }),
+  )
+  const pending = state.targets.filter((target) => target.status === 'pending')
+  if (pending.length === 0 || (rules.mode === 'any' && state.targets.some((target) => target.status === 'delivered'))) {
+    for (const target of pending) target.status = 'superseded'
+    return { kind: 'finished', delivered: isDelivered(state, rules.mode) }
+  }
+  if (rules.now() >= state.deadline) {
+    // The window is spent: each URL keeps its last failure, or says what kept it from being tried.
+    for (const target of pending) {
+      target.status = 'failed'
+      const last = target.failure
+      const status = last?.status === undefined ? {} : { status: last.status }
+      if (target.held === 'breaker') target.failure = { code: 'ERR_CIRCUIT_OPEN', cause: last?.cause, ...status }
+      else if (target.held === 'slots' && last === undefined) target.failure = { code: 'ERR_BACKLOG_FULL' }
+    }
+    return { kind: 'finished', delivered: isDelivered(state, rules.mode) }
+  }
+  let dueAt = state.deadline
+  for (const target of pending) dueAt = Math.min(dueAt, target.dueAt ?? start)
+  return { kind: 'retry', dueAt }
+}

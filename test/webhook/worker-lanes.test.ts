@@ -1,0 +1,177 @@
+// A worker process's slots and breaker per URL, on a clock the test moves: what is admitted, what
+// waits for a slot and for how long, and what is sent back to Redis for later.
+import { describe, expect, it, vi } from 'vitest'
+import type { CircuitState } from '../../src/webhook/circuit-breaker.js'
+import {
+  LANE_WAIT_MS,
+  RETURN_HORIZON_MS,
+  WorkerLanes,
+  type WorkerLaneRules,
+} from '../../src/webhook/bullmq/worker-lanes.js'
+import type { Admission } from '../../src/webhook/url-round.js'
+
+function lanesOf(rules: Partial<WorkerLaneRules> = {}) {
+  const clock = { now: 1_000_000 }
+  const states: CircuitState[] = []
+  const lanes = new WorkerLanes({
+    slotsPerUrl: 2,
+    timeoutMs: 5_000,
+    breaker: undefined,
+    circuit: (_url, state) => states.push(state),
+    now: () => clock.now,
+    random: () => 0,
+    ...rules,
+  })
+  return { lanes, clock, states }
+}
+
+type Sent = Extract<Admission, { kind: 'attempt' | 'probe' }>
+const sent = (admission: Admission): Sent => {
+  if (admission.kind === 'wait') throw new Error(`expected to be sent, got a wait until ${admission.until}`)
+  return admission
+}
+
+describe('WorkerLanes', () => {
+  it('admits up to slotsPerUrl attempts per URL, each URL on its own', async () => {
+    const { lanes } = lanesOf()
+    expect((await lanes.admit('a')).kind).toBe('attempt')
+    expect((await lanes.admit('a')).kind).toBe('attempt')
+    expect((await lanes.admit('b')).kind).toBe('attempt')
+  })
+
+  it('hands a freed slot to a job waiting for it, when the URL answers quickly', async () => {
+    const { lanes } = lanesOf()
+    const first = sent(await lanes.admit('a'))
+    sent(await lanes.admit('a'))
+    const third = lanes.admit('a')
+    first.done(false)
+    expect((await third).kind).toBe('attempt')
+    // The slot went to the waiter: the lane is full again.
+    vi.useFakeTimers()
+    try {
+      const fourth = lanes.admit('a')
+      vi.advanceTimersByTime(LANE_WAIT_MS)
+      expect((await fourth).kind).toBe('wait')
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('does not wait for a slot of a URL whose attempts last: the job leaves it for about as long as they take', async () => {
+    const { lanes, clock } = lanesOf()
+    sent(await lanes.admit('a'))
+    sent(await lanes.admit('a'))
+    clock.now += 1_500
+    const wait = await lanes.admit('a')
+    expect(wait).toEqual({ kind: 'wait', until: clock.now + 1_500, breaker: false })
+  })
+
+  it('never leaves a URL for longer than a timeout, nor for less than the wait for a slot', async () => {
+    const { lanes, clock } = lanesOf({ timeoutMs: 1_000 })
+    sent(await lanes.admit('a'))
+    sent(await lanes.admit('a'))
+    clock.now += 60_000
+    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 1_000, breaker: false })
+    const quick = lanesOf()
+    const done = sent(await quick.lanes.admit('a'))
+    quick.clock.now += 150
+    done.done(false)
+    sent(await quick.lanes.admit('a'))
+    sent(await quick.lanes.admit('a'))
+    quick.clock.now += 101
+    // Its attempts took 150 ms: past the wait for a slot, so it is left that long at once.
+    expect(await quick.lanes.admit('a')).toEqual({ kind: 'wait', until: quick.clock.now + 150, breaker: false })
+  })
+
+  it('brings jobs left by a busy URL back in turn, at the pace its slots free up', async () => {
+    const { lanes, clock } = lanesOf()
+    sent(await lanes.admit('a'))
+    sent(await lanes.admit('a'))
+    clock.now += 1_000
+    // Attempts take 1 s and the URL has 2 slots: one job every 500 ms.
+    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 1_000, breaker: false })
+    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 1_500, breaker: false })
+    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 2_000, breaker: false })
+  })
+
+  it('brings jobs beyond the horizon back at the horizon, spread over one attempt', async () => {
+    const { lanes, clock } = lanesOf({ slotsPerUrl: 1, timeoutMs: 5_000, random: () => 0.5 })
+    sent(await lanes.admit('a'))
+    clock.now += 5_000
+    const returns: number[] = []
+    for (let job = 0; job < 14; job++) {
+      const wait = await lanes.admit('a')
+      if (wait.kind === 'wait') returns.push(wait.until - clock.now)
+    }
+    expect(returns.slice(0, 12)).toEqual(Array.from({ length: 12 }, (_, turn) => 5_000 * (turn + 1)))
+    expect(returns.slice(12)).toEqual([RETURN_HORIZON_MS + 2_500, RETURN_HORIZON_MS + 2_500])
+  })
+
+  it('opens the breaker after a run of failures: jobs wait for the cool-down, then one probe goes', async () => {
+    const { lanes, clock, states } = lanesOf({ slotsPerUrl: 10, breaker: { failures: 3, coolDownMs: 2_000 } })
+    for (let failure = 0; failure < 3; failure++) sent(await lanes.admit('a')).done(true)
+    expect(states).toEqual(['open'])
+    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 2_000, breaker: true })
+    clock.now += 2_000
+    const probe = sent(await lanes.admit('a'))
+    expect(probe.kind).toBe('probe')
+    // The probe is out: others wait a cool-down at most, not a timeout.
+    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 2_000, breaker: true })
+    probe.done(false)
+    expect(states).toEqual(['open', 'half-open', 'closed'])
+    expect((await lanes.admit('a')).kind).toBe('attempt')
+  })
+
+  it('holds back a job that waited for a slot while the breaker opened: the slot goes unused', async () => {
+    const { lanes, clock } = lanesOf({ slotsPerUrl: 1, breaker: { failures: 1, coolDownMs: 1_000 } })
+    const straggler = sent(await lanes.admit('a'))
+    const waiting = lanes.admit('a')
+    straggler.done(true)
+    expect(await waiting).toMatchObject({ kind: 'wait', breaker: true })
+    // The slot it was handed is free again: after the cool-down the probe finds it.
+    clock.now += 1_000
+    expect((await lanes.admit('a')).kind).toBe('probe')
+  })
+
+  it('gives back a probe it could not send because the URL had no slot free', async () => {
+    let remote: number | undefined
+    const shared = {
+      openUntil: async () => remote,
+      claimProbe: async () => ({ claimed: true }),
+      open: () => undefined,
+      close: () => undefined,
+    } as unknown as WorkerLaneRules['shared']
+    const { lanes, clock } = lanesOf({ slotsPerUrl: 1, breaker: { failures: 1, coolDownMs: 1_000 }, shared })
+    const holding = sent(await lanes.admit('a'))
+    // Another worker opened the URL's breaker while this one's attempt is out.
+    remote = clock.now + 1_000
+    expect(await lanes.admit('a')).toMatchObject({ kind: 'wait', breaker: true })
+    clock.now += 1_000
+    // Half-open, but the one slot is taken: the probe is given back, not lost.
+    expect(await lanes.admit('a')).toMatchObject({ kind: 'wait', breaker: false })
+    holding.done(true)
+    expect((await lanes.admit('a')).kind).toBe('probe')
+  })
+
+  it('counts no failure against a URL whose attempt it never sent', async () => {
+    const { lanes, states } = lanesOf({ slotsPerUrl: 1, breaker: { failures: 1, coolDownMs: 1_000 } })
+    sent(await lanes.admit('a')).done(false)
+    expect(states).toEqual([])
+  })
+})
+
+describe('WorkerLanes.backlog', () => {
+  it("shows each URL's attempts in flight, its slots, the jobs waiting for a slot and its breaker", async () => {
+    const { lanes } = lanesOf({ breaker: { failures: 1, coolDownMs: 1_000 } })
+    sent(await lanes.admit('a'))
+    const failing = sent(await lanes.admit('a'))
+    const waiting = lanes.admit('a')
+    expect(lanes.backlog(['a', 'b'])).toEqual([
+      { url: 'a', inFlight: 2, slots: 2, waiting: 1, circuit: 'closed' },
+      { url: 'b', inFlight: 0, slots: 2, waiting: 0, circuit: 'closed' },
+    ])
+    failing.done(true)
+    await waiting
+    expect(lanes.backlog(['a'])).toEqual([{ url: 'a', inFlight: 1, slots: 2, waiting: 0, circuit: 'open' }])
+  })
+})
