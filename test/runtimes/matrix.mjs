@@ -53,7 +53,7 @@ const CHROMIUM = '/usr/bin/chromium'
  * with tracking plans, `defaultContext` and middleware; 12,257 with gzip compression (its option,
  * the body made once, the page-exit rules), which a bundler cannot leave out of `Client`; 12,398
  * once a page being left sends late calls at once and keeps batches whose request fails; 12,424
- * on 2026-11-25. 12,747 with issue 33: one early attempt per batch and Retry-After waits kept
+ * on 2026-11-25. 12,736 with issue 33: one early attempt per batch and Retry-After waits kept
  * in a page (some 40 B), callbacks after a bfcache restore (some 55 B), ERR_INVALID_RESPONSE for a
  * `fetch` that resolves no Response (some 100 B), and the page lifecycle, compression and error
  * wording as modules of their own (some 140 B). Raised from 12,500 for the lead to decide: keep
