@@ -1,6 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { MAX_BATCH_BYTES } from '../../src/core/limits.js'
-import { KEEPALIVE_BUDGET, NO_PAGE, PageKeepalive, type KeptMessage } from '../../src/client/page-exit.js'
+import {
+  KEEPALIVE_BUDGET,
+  NO_PAGE,
+  PageKeepalive,
+  pageLifecycle,
+  type KeptMessage,
+} from '../../src/client/page-exit.js'
 import type { UnsentStore } from '../../src/client/page-store.js'
 
 // The page lifecycle on its own, on a fake clock: what wakes a batch waiting for its retry, what
@@ -263,5 +269,39 @@ describe('NO_PAGE: the page of a client that has none', () => {
     await vi.advanceTimersByTimeAsync(1)
     expect(wait.value).toBe(true)
     NO_PAGE.stop()
+  })
+})
+
+describe('pageLifecycle: which page a client gets', () => {
+  afterEach(() => {
+    vi.unstubAllGlobals()
+  })
+
+  const client = { sendQueued: () => undefined, leave: () => undefined, takeKept: () => undefined }
+
+  it('a PageKeepalive where there is a document and window events, with the store made for it', () => {
+    const window = new EventTarget()
+    vi.stubGlobal('document', { visibilityState: 'visible' })
+    vi.stubGlobal('addEventListener', window.addEventListener.bind(window))
+    vi.stubGlobal('removeEventListener', window.removeEventListener.bind(window))
+    const store = vi.fn(() => undefined)
+    const page = pageLifecycle(client, store)
+    expect(page).toBeInstanceOf(PageKeepalive)
+    expect(page.keepalive).toBe(true)
+    expect(store).toHaveBeenCalledTimes(1)
+    page.stop()
+  })
+
+  it.each([
+    ['no document (Node, Deno, Workers, a browser worker)', false, true],
+    ['a document but no window events', true, false],
+  ])('NO_PAGE with %s, and no store made', (_where, withDocument, withEvents) => {
+    if (withDocument) vi.stubGlobal('document', { visibilityState: 'visible' })
+    // Node has no global addEventListener: a stand-in where the case wants one.
+    if (withEvents) vi.stubGlobal('addEventListener', () => undefined)
+    else vi.stubGlobal('addEventListener', undefined)
+    const store = vi.fn(() => undefined)
+    expect(pageLifecycle(client, store)).toBe(NO_PAGE)
+    expect(store).not.toHaveBeenCalled()
   })
 })
