@@ -34,6 +34,7 @@ const accepted: boolean = client.track({ userId: 'u1', event: 'E' }, (error) => 
     | 'ERR_RETRIES_EXHAUSTED'
     | 'ERR_CLOSE_TIMEOUT'
     | 'ERR_PAGE_LEFT'
+    | 'ERR_INVALID_RESPONSE'
     | undefined = error?.code
   void code
 })

@@ -26,7 +26,7 @@ import {
   type MessageOutcome,
   type QueuedMessage,
 } from './batch.js'
-import { DeliveryError, type DeliveryErrorCode } from './delivery-error.js'
+import { deliveryError, type DeliveryError, type DeliveryErrorCode } from './delivery-error.js'
 import {
   checkMiddleware,
   resolveClientOptions,
@@ -37,12 +37,14 @@ import {
 import { Queue } from '../core/queue.js'
 import { Holdings } from './holdings.js'
 import { runMiddleware, type DroppedInfo, type Middleware } from './middleware.js'
-import { KEEPALIVE_BUDGET, watchPage } from './page-exit.js'
-import { unsentStoreFor, type UnsentStore } from './page-store.js'
+import { NO_PAGE, pageLifecycle, type KeptMessage, type PageLifecycle } from './page-exit.js'
+import { unsentStoreFor } from './page-store.js'
 import { utf8ByteLength } from '../core/utf8.js'
-import { MAX_BATCH_BYTES } from '../core/limits.js'
 import type { BatchBody, BatchTransport, SendResult, TransportFactory } from './transport.js'
 import type { Gzip } from '../core/gzip.js'
+import { batchBody, type Compression } from './batch-body.js'
+import { RateLimitPause } from './retry-policy.js'
+import { sendWithRetries } from './send-loop.js'
 import type { WatchExit } from './process-exit.js'
 import type { OtherName } from '../core/option-checks.js'
 
@@ -105,24 +107,6 @@ export interface CloseOptions {
 
 export const DEFAULT_CLOSE_TIMEOUT = 30_000
 
-/** What a client in a browser page keeps about the page (see `page-exit.ts`). */
-interface PageState {
-  /** Bodies of the batches in flight, all sent with `keepalive`: what the browser's quota holds. */
-  keepaliveBytes: number
-  /** Wakes of batches waiting for a retry: the page going away sends them at once. */
-  readonly retries: Set<() => void>
-  /** Where what the budget cannot carry is kept as the page is left; none without storage. */
-  readonly store: UnsentStore | undefined
-  readonly stop: () => void
-  /**
-   * `'hidden'`: what is queued goes as soon as the budget has room for it. `'left'`: the same, and
-   * bodies go uncompressed, since a compression may not end before the page does.
-   */
-  visibility: 'visible' | 'hidden' | 'left'
-  /** Of batches being compressed: sends one uncompressed now instead (the page is being left). */
-  readonly compressing: Set<() => void>
-}
-
 /** What a runtime's `platform/` module gives a client besides its transport and compressor. */
 export interface ClientPlatform {
   /** Logs what the client still holds when the process ends (Node). */
@@ -167,12 +151,14 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
   /** What every batch body carries besides its messages: the library, and the write key when in the body. */
   readonly #envelope: Envelope
   /**
-   * In a browser page (with `flushOnPageHide`): every batch goes with `keepalive`, so that a request
-   * in flight outlives the page, and this counts their bodies against the browser's quota.
+   * The page the client runs in (`page-exit.ts`): in a browser page with `flushOnPageHide`, every
+   * batch goes with `keepalive` within the browser's budget; elsewhere one that does nothing.
    */
-  readonly #page: PageState | undefined
+  readonly #page: PageLifecycle
   /** How bodies are compressed, when `compression` is `'gzip'` and the runtime can. */
-  readonly #gzip: Gzip | undefined
+  readonly #compression: Compression | undefined
+  /** The pause a 429 puts on every request of this client. */
+  readonly #pause = new RateLimitPause()
 
   /**
    * @param writeKey - The write key of your source.
@@ -201,10 +187,10 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
       writeKey,
       writeKeyIn: this.#options.writeKeyIn,
       timeout: this.#options.timeout,
-      retry: this.#options.retry,
       fetch: this.#options.fetch,
     })
-    this.#gzip = this.#options.compressFrom === undefined ? undefined : gzip
+    const from = this.#options.compressFrom
+    this.#compression = from === undefined || gzip === undefined ? undefined : { gzip, from }
     if (this.#options.verbose) {
       this.#options.logger.log(`sending to ${this.#options.batchUrl} with ${this.#transport.name}`)
       if (this.#options.compressFrom !== undefined && gzip === undefined) {
@@ -219,28 +205,16 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
       this.#options.writeKeyIn === 'body' ? writeKey : undefined,
       this.#options.defaultContext,
     )
-    const stop = this.#options.flushOnPageHide
-      ? watchPage({
-          hidden: () => this.#sendWithinKeepalive('hidden'),
-          shown: () => this.#pageShown(),
-          leaving: () => this.#leavePage(),
-          back: () => {
-            this.#pageShown()
-            this.#takeKept()
+    this.#page = this.#options.flushOnPageHide
+      ? pageLifecycle(
+          {
+            sendQueued: () => this.#sendQueuedWithinKeepalive(),
+            leave: () => this.#leavePage(),
+            takeKept: () => this.#takeKept(),
           },
-        })
-      : undefined
-    this.#page =
-      stop === undefined
-        ? undefined
-        : {
-            keepaliveBytes: 0,
-            retries: new Set(),
-            store: this.#options.storeOnPageHide ? unsentStoreFor(this.#options.batchUrl, writeKey) : undefined,
-            stop,
-            visibility: 'visible',
-            compressing: new Set(),
-          }
+          () => (this.#options.storeOnPageHide ? unsentStoreFor(this.#options.batchUrl, writeKey) : undefined),
+        )
+      : NO_PAGE
     this.#takeKept()
     platform.watchExit?.(this, this.#options.logger)
   }
@@ -476,7 +450,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     if (options.waitUntil !== undefined) this.#flushAtEndOfTick(options.waitUntil)
     // A call as the page is being left (from a pagehide or visibilitychange listener): no timer of
     // the page may fire again, so it is sent or kept now.
-    else if (this.#page?.visibility === 'left') this.#leavePage()
+    else if (this.#page.left) this.#leavePage()
     else if (this.#queue.length >= options.flushAt) this.#pump()
     else this.#armTimer()
     if (violation !== undefined) this.emit('violation', { type, ...violation, message: planned })
@@ -560,30 +534,10 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     else this.#armTimer()
   }
 
-  /** The largest body a batch may have now: the keepalive budget left in a page, 500 KB elsewhere. */
-  #maxBytes(): number {
-    return this.#page === undefined ? MAX_BATCH_BYTES : KEEPALIVE_BUDGET - this.#page.keepaliveBytes
-  }
-
-  /** The page is shown again (or came back from the back-forward cache): batches go as usual. */
-  #pageShown(): void {
-    if (this.#page !== undefined) this.#page.visibility = 'visible'
-  }
-
   /**
    * The page is hidden (or being left) and may not come back: send what is queued now, as far as
    * the keepalive budget goes, past `flushAt`, `flushAfter` and `maxConcurrentRequests` alike.
    */
-  #sendWithinKeepalive(visibility: 'hidden' | 'left'): void {
-    // A page being left stays so until it is shown again: browsers fire visibilitychange (hidden)
-    // after pagehide.
-    if (this.#page !== undefined && this.#page.visibility !== 'left') this.#page.visibility = visibility
-    // Batches waiting for a retry go now: the page's timers may never fire again.
-    for (const wake of this.#page?.retries ?? []) wake()
-    this.#sendQueuedWithinKeepalive()
-  }
-
-  /** What is queued, sent as far as the keepalive budget goes (see {@link #sendWithinKeepalive}). */
   #sendQueuedWithinKeepalive(): void {
     // What the budget cannot carry now leaves as soon as it can, not at flushAt or flushAfter.
     this.#flushMark = this.#lastSeq
@@ -598,7 +552,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
    */
   #takeBatch(): Batch | undefined {
     if (this.#queue.length === 0) return undefined
-    const batch = takeBatch(this.#queue, this.#envelope, { maxCount: this.#maxBatchCount, maxBytes: this.#maxBytes() })
+    const batch = takeBatch(this.#queue, this.#envelope, { maxCount: this.#maxBatchCount, maxBytes: this.#page.room() })
     return batch.messages.length === 0 ? undefined : batch
   }
 
@@ -609,9 +563,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
    * script of the page runs after this to send it.
    */
   #leavePage(): void {
-    // Batches being compressed go as they are, within what they hold of the budget already.
-    for (const sendUncompressed of this.#page?.compressing ?? []) sendUncompressed()
-    this.#sendWithinKeepalive('left')
+    this.#sendQueuedWithinKeepalive()
     if (this.#queue.length === 0) return
     this.#keepForNextPage(this.#takeQueued(), undefined)
     this.#checkDrain()
@@ -619,11 +571,11 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
 
   /**
    * Keeps messages in `localStorage` for the next page, as far as the store goes; the rest fail
-   * with `ERR_PAGE_LEFT`. Kept messages leave this client: the next page sends them, and no
-   * callback of theirs is called.
+   * with `ERR_PAGE_LEFT`. Kept messages leave this client: the next page sends them and no callback
+   * of theirs is called, unless this page comes back from the back-forward cache and sends them.
    */
   #keepForNextPage(messages: readonly QueuedMessage[], result: Extract<SendResult, { ok: false }> | undefined): void {
-    const kept = this.#page?.store?.keep(messages) ?? 0
+    const kept = this.#page.keep(messages)
     if (this.#options.verbose && kept > 0) {
       this.#options.logger.log(`the page is going away: ${kept} message(s) kept in localStorage for the next page`)
     }
@@ -642,21 +594,20 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
   }
 
   /**
-   * Queues what a page of this origin kept as it went away, to be sent at once. What the bounds
-   * cannot take now (`maxQueueSize`, `maxQueueBytes`) goes back to the store.
+   * Queues what a page of this origin kept as it went away, to be sent at once, with the callbacks
+   * of what this page kept itself (back from the back-forward cache). What the bounds cannot take
+   * now (`maxQueueSize`, `maxQueueBytes`) goes back to the store.
    */
   #takeKept(): void {
-    const store = this.#page?.store
-    if (store === undefined) return
-    const records = store.take()
+    const records: KeptMessage[] = this.#page.take()
     let taken = 0
     for (const record of records) {
       const bytes = utf8ByteLength(record.json)
       if (!this.#holdings.admit(bytes)) break
-      this.#queue.push({ ...record, bytes, seq: ++this.#lastSeq, callback: undefined })
+      this.#queue.push({ ...record, bytes, seq: ++this.#lastSeq, callback: record.callback })
       taken++
     }
-    if (taken < records.length) store.keep(records.slice(taken))
+    if (taken < records.length) this.#page.keep(records.slice(taken))
     if (taken === 0) return
     if (this.#options.verbose) this.#options.logger.log(`sending ${taken} message(s) a page kept as it went away`)
     this.#flushMark = this.#lastSeq
@@ -670,11 +621,12 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     let held = batch.bytes
     const stop = new AbortController()
     this.#sendStops.add(stop)
-    if (page !== undefined) page.keepaliveBytes += held
+    page.hold(held)
     const onRetry = (attempt: number, error: unknown) => {
       if (options.verbose) options.logger.log(`retrying batch ${batch.id} (retry ${attempt}): ${describeError(error)}`)
       this.emit('retry', { batchId: batch.id, messages: batch.messages, attempt, error })
     }
+    const waits = page.retryWaits()
     const sendBody = (body: BatchBody) => {
       if (options.verbose) {
         const gzipped = typeof body === 'string' ? '' : ` (${body.byteLength} gzipped)`
@@ -682,25 +634,27 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
           `sending batch ${batch.id}: ${batch.messages.length} message(s), ${batch.bytes} bytes${gzipped}`,
         )
       }
-      return this.#transport.send(body, {
-        signal: stop.signal,
-        onRetry,
-        keepalive: page !== undefined,
-        waking: page?.retries,
-        leaving: page && (() => page.visibility === 'left'),
-      })
+      return sendWithRetries(
+        (signal) => this.#transport.attempt(body, { signal, keepalive: page.keepalive }),
+        { signal: stop.signal, onRetry, waits },
+        options.retry,
+        this.#pause,
+      )
     }
-    const body = this.#bodyOf(batch, stop.signal)
+    const body = batchBody(batch, this.#compression, stop.signal, page, (error) => {
+      if (options.verbose)
+        options.logger.log(`could not gzip batch ${batch.id} (${describeError(error)}): sent uncompressed`)
+    })
     const sending =
       typeof body === 'string'
         ? sendBody(body)
         : body.then((ready) => {
-            if (page !== undefined && typeof ready !== 'string') {
+            if (typeof ready !== 'string') {
               // Smaller in the budget: in a hidden page, more of the queue can go now (batches
               // waiting for a retry keep waiting: the page hiding woke them once already).
-              page.keepaliveBytes -= held - ready.byteLength
+              const shrunk = held - ready.byteLength
               held = ready.byteLength
-              if (page.visibility !== 'visible') this.#sendQueuedWithinKeepalive()
+              if (page.release(shrunk)) this.#sendQueuedWithinKeepalive()
             }
             return sendBody(ready)
           })
@@ -708,46 +662,10 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
       batch,
       sending.then((result) => {
         this.#sendStops.delete(stop)
-        if (page !== undefined) page.keepaliveBytes -= held
+        page.release(held)
         this.#settle(batch, result)
       }),
     )
-  }
-
-  /**
-   * The body of a batch: its JSON, or, with `compression: 'gzip'` from `compressionThreshold`
-   * bytes, a promise of its gzip bytes, made once (every attempt resends them). Never rejects:
-   * a compression that throws, rejects or does not shrink the body leaves the JSON. Nothing waits
-   * for a compression past close()'s deadline (the send then ends at once) or as a page is left
-   * (the JSON goes at once, see {@link PageState.compressing}).
-   */
-  #bodyOf(batch: Batch, deadline: AbortSignal): string | Promise<BatchBody> {
-    const gzip = this.#gzip
-    const page = this.#page
-    const from = this.#options.compressFrom
-    if (gzip === undefined || from === undefined || batch.bytes < from || page?.visibility === 'left') return batch.body
-    return new Promise((resolve) => {
-      const asJson = () => resolve(batch.body)
-      deadline.addEventListener('abort', asJson)
-      page?.compressing.add(asJson)
-      // A Gzip that throws at once rejects here, as one that fails later does.
-      void new Promise<Uint8Array<ArrayBuffer>>((compressed) => compressed(gzip(batch.body)))
-        .then(
-          (bytes) => resolve(bytes.byteLength < batch.bytes ? bytes : batch.body),
-          (error: unknown) => {
-            if (this.#options.verbose) {
-              this.#options.logger.log(`could not gzip batch ${batch.id} (${describeError(error)}): sent uncompressed`)
-            }
-            asJson()
-          },
-        )
-        // Whatever the error was (describing it may throw too), the JSON goes.
-        .catch(asJson)
-        .finally(() => {
-          deadline.removeEventListener('abort', asJson)
-          page?.compressing.delete(asJson)
-        })
-    })
   }
 
   #settle(batch: Batch, result: SendResult): void {
@@ -782,23 +700,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     messages: readonly QueuedMessage[],
     result: Extract<SendResult, { ok: false }> | undefined,
   ): DeliveryError {
-    const count = `${messages.length} message(s)`
-    const url = this.#options.batchUrl
-    const reasons: Record<DeliveryErrorCode, string> = {
-      ERR_QUEUE_FULL: `Dropped ${count}: the queue is full (maxQueueSize ${this.#options.maxQueueSize}, maxQueueBytes ${this.#options.maxQueueBytes}). Wait for 'drain' when a call returns false, or raise the bounds.`,
-      ERR_REJECTED: `${url} rejected a batch of ${count} with HTTP ${result?.status}${result?.responseText === undefined ? '' : ` (${result.responseText})`}; not retried. Check the write key and the payload.`,
-      ERR_RETRIES_EXHAUSTED: `Could not deliver a batch of ${count} to ${url} after ${result?.attempts} attempt(s): ${describeError(result?.error)}.`,
-      ERR_PAGE_LEFT: `The page was left with ${count} that neither the browser's keepalive budget (64 KiB in flight) nor localStorage could take${this.#options.storeOnPageHide ? '' : ' (storeOnPageHide is false)'}${result === undefined ? '' : ` (their request failed as the page was left: ${describeError(result.error)})`}; they are lost with the page. Flush earlier (flush() on a user action that navigates), or lower what is queued.`,
-      ERR_CLOSE_TIMEOUT: `close() timed out before ${count} could be delivered to ${url}${
-        result?.error === undefined ? '' : `; the last failed attempt: ${describeError(result.error)}`
-      }.`,
-    }
-    return new DeliveryError(code, reasons[code], {
-      messages,
-      status: result?.status,
-      attempts: result?.attempts ?? 0,
-      cause: result?.error,
-    })
+    return deliveryError(code, messages, result, this.#options)
   }
 
   /** Reports undelivered messages: `'error'` listeners and per-call callbacks, or the logger when nobody listens. */
@@ -853,7 +755,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
 
   async #shutdown(timeout: number): Promise<void> {
     this.#clearTimer()
-    this.#page?.stop()
+    this.#page.stop()
     const flushed = this.flush()
     if (!(await settlesWithin(flushed, timeout))) {
       this.#closeDeadline.abort(new Error('close() timed out'))

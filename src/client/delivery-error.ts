@@ -1,5 +1,7 @@
+import { describeError } from '../core/describe-error.js'
 import { EventwireError } from '../core/errors/eventwire-error.js'
 import type { MessageRecord } from './batch.js'
+import type { SendResult } from './transport.js'
 
 /** Codes of {@link DeliveryError}: why accepted messages were not delivered. */
 export type DeliveryErrorCode =
@@ -8,6 +10,7 @@ export type DeliveryErrorCode =
   | 'ERR_RETRIES_EXHAUSTED'
   | 'ERR_CLOSE_TIMEOUT'
   | 'ERR_PAGE_LEFT'
+  | 'ERR_INVALID_RESPONSE'
 
 /**
  * Emitted as `'error'` (and passed to per-call callbacks) when accepted messages end undelivered:
@@ -18,6 +21,8 @@ export type DeliveryErrorCode =
  * - `ERR_CLOSE_TIMEOUT`: `close()` ran out of time before these were sent.
  * - `ERR_PAGE_LEFT`: a browser page was left with these queued (or their request failed as it was
  *   left), and neither the keepalive budget nor `localStorage` (see `storeOnPageHide`) could take them.
+ * - `ERR_INVALID_RESPONSE`: the `fetch` option resolved something that is not a `Response` (a
+ *   plain object, `undefined`, a string); `cause` names it. Not retried: the code given is at fault.
  *
  * @example
  * ```ts
@@ -47,4 +52,42 @@ export class DeliveryError extends EventwireError<DeliveryErrorCode> {
     this.status = details.status
     this.attempts = details.attempts ?? 0
   }
+}
+
+/** What the wording of a {@link DeliveryError} needs from the client's options. */
+export interface ErrorContext {
+  readonly batchUrl: string
+  readonly maxQueueSize: number
+  readonly maxQueueBytes: number
+  readonly storeOnPageHide: boolean
+}
+
+/**
+ * The {@link DeliveryError} for `messages` that end with `code`, worded to say why and what to do;
+ * `result` is the failed send, `undefined` for the queue's own outcomes (full, close(), page left).
+ */
+export function deliveryError(
+  code: DeliveryErrorCode,
+  messages: readonly MessageRecord[],
+  result: Extract<SendResult, { ok: false }> | undefined,
+  context: ErrorContext,
+): DeliveryError {
+  const count = `${messages.length} message(s)`
+  const url = context.batchUrl
+  const reasons: Record<DeliveryErrorCode, string> = {
+    ERR_QUEUE_FULL: `Dropped ${count}: the queue is full (maxQueueSize ${context.maxQueueSize}, maxQueueBytes ${context.maxQueueBytes}). Wait for 'drain' when a call returns false, or raise the bounds.`,
+    ERR_REJECTED: `${url} rejected a batch of ${count} with HTTP ${result?.status}${result?.responseText === undefined ? '' : ` (${result.responseText})`}; not retried. Check the write key and the payload.`,
+    ERR_RETRIES_EXHAUSTED: `Could not deliver a batch of ${count} to ${url} after ${result?.attempts} attempt(s): ${describeError(result?.error)}.`,
+    ERR_PAGE_LEFT: `The page was left with ${count} that neither the browser's keepalive budget (64 KiB in flight) nor localStorage could take${context.storeOnPageHide ? '' : ' (storeOnPageHide is false)'}${result === undefined ? '' : ` (their request failed as the page was left: ${describeError(result.error)})`}; they are lost with the page. Flush earlier (flush() on a user action that navigates), or lower what is queued.`,
+    ERR_CLOSE_TIMEOUT: `close() timed out before ${count} could be delivered to ${url}${
+      result?.error === undefined ? '' : `; the last failed attempt: ${describeError(result.error)}`
+    }.`,
+    ERR_INVALID_RESPONSE: `A batch of ${count} failed: ${describeError(result?.error)}; not retried.`,
+  }
+  return new DeliveryError(code, reasons[code], {
+    messages,
+    status: result?.status,
+    attempts: result?.attempts ?? 0,
+    cause: result?.error,
+  })
 }

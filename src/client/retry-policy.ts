@@ -1,26 +1,23 @@
 import type { ResolvedRetryOptions } from './options.js'
-import { parseRetryAfter } from '../core/retry-after.js'
+import { isRetryableStatus, retryAfterMs } from '../core/retry-policy.js'
 import { sleep } from '../core/timers.js'
 
 // The client's retry policy: which statuses are worth another attempt, how long to wait before
-// it, and the pause a 429 puts on every request. Both transports (ky over `fetch`, undici's `Pool`
-// on Node) run their attempts through sendWithRetries (send-loop.ts), which asks this module
-// alone, so that the two cannot drift apart.
+// it, and the pause a 429 puts on every request. The statuses and the reading of `Retry-After`
+// are the webhook engine's too (core/retry-policy.ts); the retry loop (send-loop.ts) asks this
+// module alone, whatever transport made the attempt.
 
 /** What an answer means for the batch: accepted, worth another attempt, or refused for good. */
 export type StatusVerdict = 'delivered' | 'retry' | 'reject'
 
 /**
- * 2xx: delivered. 408, 429 and every 5xx: worth another attempt. Every other status (a redirect
- * too: it is never followed) is final.
+ * 2xx: delivered. 408, 429 and every 5xx: worth another attempt ({@link isRetryableStatus}).
+ * Every other status (a redirect too: it is never followed) is final.
  */
 export function statusVerdict(status: number): StatusVerdict {
   if (status >= 200 && status < 300) return 'delivered'
-  return status === 408 || status === 429 || (status >= 500 && status < 600) ? 'retry' : 'reject'
+  return isRetryableStatus(status) ? 'retry' : 'reject'
 }
-
-/** Statuses whose `Retry-After` is honoured: the server says when to come back. */
-const RETRY_AFTER_STATUSES = new Set([429, 503])
 
 /** Each backoff delay is multiplied by a random factor in [JITTER_MIN, JITTER_MAX]. */
 export const JITTER_MIN = 0.8
@@ -37,23 +34,25 @@ export function backoffDelay(retryNumber: number, retry: ResolvedRetryOptions): 
 
 /** What the retry policy reads from a failed attempt. */
 export interface FailedAttempt {
-  /** The status of the answer; `undefined` when there was none (network error, timeout). */
-  readonly status: number | undefined
-  /** The answer's `Retry-After` header, if any. */
+  /** The answer's `Retry-After` header; `null` without one, or without an answer. */
   readonly retryAfter: string | null
 }
 
 /**
- * Wait before retry number `retryNumber` (1-based) of an attempt that failed so: the `Retry-After`
- * of a 429 or 503 (seconds or an HTTP date), capped at `maxRetryAfter` and without jitter, since
- * the server named the time; otherwise the backoff delay with jitter.
+ * Milliseconds the answer's `Retry-After` asks to wait, capped at `maxRetryAfter`; 0 when it asks
+ * for nothing that can be waited for (see {@link retryAfterMs}).
  */
-export function retryDelay(failed: FailedAttempt, retryNumber: number, retry: ResolvedRetryOptions): number {
-  if (failed.status !== undefined && RETRY_AFTER_STATUSES.has(failed.status)) {
-    const asked = parseRetryAfter(failed.retryAfter, Date.now())
-    if (asked !== undefined) return Math.min(asked, retry.maxRetryAfter)
-  }
-  return jitter(backoffDelay(retryNumber, retry))
+export function serverWait(failed: FailedAttempt, retry: ResolvedRetryOptions): number {
+  return retryAfterMs(failed.retryAfter, Date.now(), retry.maxRetryAfter) ?? 0
+}
+
+/**
+ * Wait before retry number `retryNumber` (1-based): the backoff delay with jitter, or `asked`, the
+ * answer's {@link serverWait}, when that is longer. The header can hold a retry back, never hurry
+ * it: an invalid, zero or past one leaves the backoff as it is.
+ */
+export function retryDelay(asked: number, retryNumber: number, retry: ResolvedRetryOptions): number {
+  return Math.max(jitter(backoffDelay(retryNumber, retry)), asked)
 }
 
 /**

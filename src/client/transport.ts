@@ -1,5 +1,4 @@
 import type { DeliveryErrorCode } from './delivery-error.js'
-import type { ResolvedRetryOptions } from './options.js'
 import { USER_AGENT_HEADER } from '../core/version.js'
 
 /** How one batch request ended, after every retry. */
@@ -10,7 +9,9 @@ export type SendResult =
       /**
        * In the client's words: `ERR_REJECTED`, a final status; `ERR_RETRIES_EXHAUSTED`, retryable
        * failures outlasted the budget; `ERR_CLOSE_TIMEOUT`, the signal (close()'s deadline) fired;
-       * `ERR_PAGE_LEFT`, an attempt failed as the page was being left (see `SendOptions.leaving`).
+       * `ERR_PAGE_LEFT`, an attempt failed as the page was being left, or the page was left during
+       * a `Retry-After` wait (see `RetryWaits`); `ERR_INVALID_RESPONSE`, the `fetch` option
+       * resolved something that is not a `Response`.
        */
       readonly code: SendFailureCode
       readonly status: number | undefined
@@ -27,38 +28,70 @@ export type SendResult =
 /** The ways a send fails: every {@link DeliveryErrorCode} but the queue's own. */
 export type SendFailureCode = Exclude<DeliveryErrorCode, 'ERR_QUEUE_FULL'>
 
-/** Told before each retry of a batch. */
-export type RetryListener = (attempt: number, error: unknown) => void
-
-/** How one batch is sent. */
-export interface SendOptions {
-  /** close()'s deadline: once it fires, the batch ends with `ERR_CLOSE_TIMEOUT`. */
-  readonly signal: AbortSignal
-  readonly onRetry: RetryListener
-  /** Lets the request outlive the page (browsers cap such bodies at 64 KiB in all); ignored outside browsers. */
-  readonly keepalive: boolean
-  /**
-   * Where a batch waiting for its next attempt leaves a wake, for as long as it waits: calling it
-   * ends the wait now. A browser page being left wakes them all, since no timer of it fires after.
-   */
-  readonly waking?: Set<() => void> | undefined
-  /**
-   * Whether the browser page is being left. A failed attempt is then not retried (the send ends
-   * with `ERR_PAGE_LEFT`, for the client to keep the batch for the next page): the page's timers
-   * may never fire, and the browser may already refuse keepalive requests.
-   */
-  readonly leaving?: (() => boolean) | undefined
-}
-
 /** A batch body: its JSON, or the gzip bytes of it (sent with `Content-Encoding: gzip`). */
 export type BatchBody = string | Uint8Array<ArrayBuffer>
 
-/** Sends batch bodies, retrying as configured. */
+/** How one attempt is made. */
+export interface AttemptOptions {
+  /** close()'s deadline: once it fires, the attempt ends at once. */
+  readonly signal: AbortSignal
+  /** Lets the request outlive the page (browsers cap such bodies at 64 KiB in all); ignored outside browsers. */
+  readonly keepalive: boolean
+}
+
+/**
+ * How one HTTP attempt ended, as a transport reports it: the status sorted by `statusVerdict`,
+ * anything that is not an answer (a network error, the attempt's timeout, close()'s deadline) as
+ * `retry` with no status, and `invalid` when the `fetch` option resolved something that is not a
+ * `Response` (the code given is at fault, not the network: it is not retried).
+ */
+export type AttemptOutcome =
+  | { readonly verdict: 'delivered'; readonly status: number }
+  | {
+      readonly verdict: 'reject'
+      readonly status: number
+      /** An error naming the status, the method and the URL. */
+      readonly error: unknown
+      /** The start of the response body (see `bodyExcerpt` in src/core/body-excerpt.ts). */
+      readonly responseText: string | undefined
+    }
+  | {
+      readonly verdict: 'retry'
+      readonly status: number | undefined
+      readonly retryAfter: string | null
+      readonly error: unknown
+    }
+  | { readonly verdict: 'invalid'; readonly error: unknown }
+
+/**
+ * An attempt that got no answer (a network error, close(), or its deadline), worth another one.
+ * At the deadline the error is the deadline's reason, a `TimeoutError` naming the limit, rather
+ * than whatever the aborted request threw.
+ */
+export function noAnswer(
+  error: unknown,
+  deadline: { expired(): boolean; readonly signal: { readonly reason: unknown } },
+): AttemptOutcome {
+  return {
+    verdict: 'retry',
+    status: undefined,
+    retryAfter: null,
+    error: deadline.expired() ? deadline.signal.reason : error,
+  }
+}
+
+/**
+ * Makes HTTP attempts: one request per call, no retries (the client's retry loop, send-loop.ts,
+ * runs above every transport), no page concerns beyond the `keepalive` flag.
+ */
 export interface BatchTransport {
   /** What sends the requests, for the debug log: `'fetch'` or `'undici'`. */
   readonly name: string
-  /** Sends one batch body, the same bytes on every attempt. Never rejects: the outcome is a value. */
-  send(body: BatchBody, options: SendOptions): Promise<SendResult>
+  /**
+   * Sends one batch body once and sorts the answer. Never rejects, whatever the network or a
+   * `fetch` of the user's does: the outcome is a value.
+   */
+  attempt(body: BatchBody, options: AttemptOptions): Promise<AttemptOutcome>
   /** Lets go of connections once the client is closed (nothing is sent after). Never rejects. */
   close?(): Promise<void>
 }
@@ -72,7 +105,6 @@ export interface TransportSettings {
   readonly writeKeyIn: 'header' | 'body'
   /** Time limit of one attempt, in ms: connecting, the response headers and its body together. */
   readonly timeout: number
-  readonly retry: ResolvedRetryOptions
   /** The `fetch` option: when set, the client sends with it on every runtime. */
   readonly fetch: typeof fetch | undefined
 }

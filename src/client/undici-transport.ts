@@ -3,11 +3,12 @@ import { Pool, type Dispatcher } from 'undici'
 import { EXCERPT_BYTES, excerptOf } from '../core/body-excerpt.js'
 import { BodyDrains, startDeadline } from '../core/attempt-deadline.js'
 import { HTTPError } from './http-error.js'
-import { RateLimitPause, statusVerdict } from './retry-policy.js'
-import { noAnswer, sendWithRetries, type AttemptOutcome } from './send-loop.js'
+import { statusVerdict } from './retry-policy.js'
 import {
   batchHeaders,
+  noAnswer,
   RESPONSE_READ_BYTES,
+  type AttemptOutcome,
   type BatchBody,
   type BatchTransport,
   type TransportSettings,
@@ -52,20 +53,19 @@ function headersOf(raw: IncomingHttpHeaders): Headers {
 
 /**
  * The client's transport on Node: undici's `Pool.request` over keep-alive connections to the
- * endpoint's origin, with the retries, delays and 429 pause of {@link sendWithRetries} (the same
- * as the `fetch` transport's). Without `fetch`'s `Request`, web streams and combined signals, a
- * request costs a fraction of the CPU. Each attempt has one deadline, `timeout`, for connecting,
+ * endpoint's origin, one attempt per call (the client's retry loop runs above it, as above the
+ * `fetch` transports). Without `fetch`'s `Request`, web streams and combined signals, a request
+ * costs a fraction of the CPU. Each attempt has one deadline, `timeout`, for connecting,
  * the response headers and the body read after them; redirects are not followed.
  */
 export function createUndiciTransport(settings: TransportSettings): BatchTransport {
   const { origin, pathname } = new URL(settings.url)
   const pool = new Pool(origin)
   const headersFor = batchHeaders(settings)
-  const pause = new RateLimitPause()
   // Bodies of retried answers, read after their attempt: closing the transport cuts them short.
   const drains = new BodyDrains()
 
-  const attempt = async (body: BatchBody, signal: AbortSignal): Promise<AttemptOutcome> => {
+  const attempt = async (body: BatchBody, { signal }: { signal: AbortSignal }): Promise<AttemptOutcome> => {
     const deadline = startDeadline(settings.timeout)
     // close()'s deadline ends the attempt at once, and the reading of its body with it.
     const onClose = () => deadline.cancel()
@@ -112,7 +112,7 @@ export function createUndiciTransport(settings: TransportSettings): BatchTranspo
 
   return {
     name: 'undici',
-    send: (body, options) => sendWithRetries((signal) => attempt(body, signal), options, settings.retry, pause),
+    attempt,
     async close() {
       drains.cancelAll()
       await pool.close().catch(() => undefined)

@@ -1,4 +1,4 @@
-import { parseRetryAfter } from '../core/retry-after.js'
+import { isRetryableStatus, retryAfterMs } from '../core/retry-policy.js'
 import type { Clock } from '../core/clock.js'
 import { MAX_TIMER_MS } from '../core/timers.js'
 import { backoffDelay } from './callbacks.js'
@@ -85,10 +85,6 @@ const FAILURE_CODES: Record<TransportFailure, WebhookErrorCode> = {
   blocked: 'ERR_BLOCKED_TARGET',
 }
 
-function isRetryableStatus(status: number): boolean {
-  return status >= 500 || status === 408 || status === 429
-}
-
 /**
  * Records one attempt's response: 2xx delivers; 5xx, 408, 429, timeouts and network errors wait
  * for a retry; the rest fail. The attempt was counted when it was sent (`attempts`: requests sent).
@@ -108,7 +104,8 @@ export function recordAttempt(target: TargetState, response: WebhookResponse, no
     return
   }
   target.failure = { code: 'ERR_HTTP_STATUS', status: response.status }
-  if (isRetryableStatus(response.status)) target.retryAfterMs = parseRetryAfter(response.retryAfter, now)
+  // The shared rules (core/retry-policy.ts); the round waits the longer of this and its backoff.
+  if (isRetryableStatus(response.status)) target.retryAfterMs = retryAfterMs(response.retryAfter, now, MAX_TIMER_MS)
   else target.status = 'failed'
 }
 

@@ -379,3 +379,85 @@ describe('a large defaultContext in a page', () => {
     expect(new TextEncoder().encode(captured[0]?.body).length).toBeLessThanOrEqual(KEEPALIVE_BUDGET)
   })
 })
+
+describe('retries in a page that is hidden, shown and left', () => {
+  /** A `fetch` that answers every request with `status` (and `headers`), counting them. */
+  function answering(status: number, headers: Record<string, string> = {}) {
+    const requests: string[] = []
+    const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      requests.push(await new Request(input, init).text())
+      return new Response(null, { status, headers })
+    }) as typeof globalThis.fetch
+    return { requests, fetch }
+  }
+
+  /** One turn of the event loop: an attempt over an in-process fetch has ended by then, and any it caused has started. */
+  const turn = () => new Promise((resolve) => setTimeout(resolve, 0))
+
+  it('switching tabs during an outage spends one early attempt per batch, however often the page is hidden', async () => {
+    const page = browserLikeHost()
+    const { requests, fetch } = answering(503)
+    // Retries an hour apart: any attempt after the first is one the page's visibility caused.
+    const client = new Client('key', { endpoint: ENDPOINT, fetch, retry: { baseDelay: 3_600_000 } })
+    const errors: DeliveryError[] = []
+    client.on('error', (error) => errors.push(error))
+    client.track({ userId: 'u1', event: 'E' })
+    void client.flush()
+    await vi.waitFor(() => expect(requests).toHaveLength(1))
+    for (let toggle = 0; toggle < 12; toggle++) {
+      page.hide()
+      await turn()
+      page.show()
+      await turn()
+    }
+    // The first hiding sent the waiting batch at once; the other eleven left it waiting.
+    expect(requests).toHaveLength(2)
+    await client.close({ timeout: 0 })
+    expect(errors.map((error) => [error.code, error.attempts])).toEqual([['ERR_CLOSE_TIMEOUT', 2]])
+  })
+
+  it('never cuts a Retry-After wait short on hiding, and keeps the batch for the next page when the page is left during it', async () => {
+    const page = browserLikeHost()
+    const { requests, fetch } = answering(503, { 'retry-after': '3600' })
+    const client = new Client('key', {
+      endpoint: ENDPOINT,
+      fetch,
+      retry: { baseDelay: 1, maxRetryAfter: 3_600_000 },
+    })
+    const outcomes: unknown[] = []
+    client.track({ userId: 'u1', event: 'E', messageId: 'asked-to-wait' }, (error) => outcomes.push(error))
+    void client.flush()
+    await vi.waitFor(() => expect(requests).toHaveLength(1))
+    page.hide()
+    await turn()
+    expect(requests).toHaveLength(1)
+    page.leave()
+    await vi.waitFor(() =>
+      expect(keptIn(page.storage).map((message) => message['messageId'])).toEqual(['asked-to-wait']),
+    )
+    expect(requests).toHaveLength(1)
+    expect(outcomes).toEqual([])
+    expect(client.pending).toBe(0)
+  })
+
+  it('after a back-forward cache round trip, runs the callbacks of the messages the page kept and sent again', async () => {
+    const page = browserLikeHost()
+    const client = new Client('key', { endpoint: ENDPOINT, flushAfter: 60_000, flushAt: 1_000 })
+    const outcomes = new Map<string, unknown>()
+    for (let index = 0; index < 150; index++) {
+      const messageId = `m-${index}`
+      client.track({ userId: 'u1', event: 'E', properties: { index, pad }, messageId }, (error, outcome) =>
+        outcomes.set(messageId, error ?? outcome),
+      )
+    }
+    page.leave()
+    const kept = keptIn(page.storage).length
+    expect(kept).toBeGreaterThan(0)
+    page.comeBack()
+    await client.flush()
+    expect(new Set(ids(captured)).size).toBe(150)
+    // Every message, sent as the page was left or kept and sent once it came back, heard 'sent'.
+    expect(outcomes.size).toBe(150)
+    expect([...outcomes.values()].every((outcome) => outcome === 'sent')).toBe(true)
+  })
+})

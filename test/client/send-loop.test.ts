@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { resolveClientOptions } from '../../src/client/options.js'
 import { RateLimitPause } from '../../src/client/retry-policy.js'
-import { sendWithRetries, type AttemptOutcome } from '../../src/client/send-loop.js'
+import { NO_PAGE } from '../../src/client/page-exit.js'
+import { sendWithRetries } from '../../src/client/send-loop.js'
+import type { AttemptOutcome } from '../../src/client/transport.js'
 
 // What the retry loop does at close()'s deadline, with attempts that report what the test says:
 // the real transports are held to the rest of the contract in transport-conformance.test.ts.
@@ -20,7 +22,7 @@ describe("sendWithRetries at close()'s deadline", () => {
     const retries: number[] = []
     const result = await sendWithRetries(
       attempt,
-      { signal: deadline.signal, onRetry: (count) => retries.push(count), keepalive: false },
+      { signal: deadline.signal, onRetry: (count) => retries.push(count), waits: NO_PAGE.retryWaits() },
       retry,
       new RateLimitPause(),
     )
@@ -32,7 +34,7 @@ describe("sendWithRetries at close()'s deadline", () => {
     const first = new Error('socket hang up')
     const deadline = new AbortController()
     const outcomes: AttemptOutcome[] = [
-      { verdict: 'retry', status: 503, retryAfter: '0', error: first },
+      { verdict: 'retry', status: 503, retryAfter: null, error: first },
       { verdict: 'retry', status: undefined, retryAfter: null, error: new Error('aborted by the deadline') },
     ]
     let attempts = 0
@@ -42,8 +44,9 @@ describe("sendWithRetries at close()'s deadline", () => {
     }
     const result = await sendWithRetries(
       attempt,
-      { signal: deadline.signal, onRetry: () => undefined, keepalive: false },
-      retry,
+      { signal: deadline.signal, onRetry: () => undefined, waits: NO_PAGE.retryWaits() },
+      // A retry at once: the second attempt is the one the deadline cuts.
+      { ...retry, baseDelay: 0, maxDelay: 0 },
       new RateLimitPause(),
     )
     expect(result).toEqual({ ok: false, code: 'ERR_CLOSE_TIMEOUT', status: undefined, attempts: 2, error: first })

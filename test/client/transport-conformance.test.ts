@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createFetchTransport } from '../../src/client/fetch-transport.js'
 import { createKyTransport } from '../../src/client/ky-transport.js'
@@ -15,6 +16,7 @@ import { startHostileReceiver, type HostileReceiver } from '../helpers/hostile-r
 import { freePort } from '../helpers/ports.js'
 import { startRawServer, trickle, writeForever, type RawServer } from '../helpers/raw-server.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'
+import { senderOver } from '../helpers/transport-sender.js'
 
 // The contract every client transport keeps, run against real HTTP servers on loopback (msw does
 // not see undici's Pool): the `fetch` transport (ky) that browsers, Deno, Bun and Workers use, and
@@ -66,17 +68,18 @@ describe.each<[string, TransportFactory]>([
       writeKey: 'key',
       writeKeyIn: options.writeKeyIn ?? 'header',
       timeout: options.timeout ?? 5_000,
-      retry,
       fetch: undefined,
     })
     transports.push(transport)
+    // The client's retry loop over the transport's attempts, as the client runs it.
+    const sender = senderOver(transport, retry)
     const retries: Array<{ attempt: number; error: unknown }> = []
     const send = ({
       signal = new AbortController().signal,
       body = BODY,
       keepalive = false,
     } = {}): Promise<SendResult> =>
-      transport.send(body, { signal, onRetry: (attempt, error) => retries.push({ attempt, error }), keepalive })
+      sender(body, { signal, onRetry: (attempt, error) => retries.push({ attempt, error }), keepalive })
     return { send, retries }
   }
 
@@ -110,6 +113,13 @@ describe.each<[string, TransportFactory]>([
         expect(request.headers['authorization']).toBeUndefined()
         expect(request.raw.equals(Buffer.from(BODY))).toBe(true)
       }
+    })
+
+    it("leaves no listener on close()'s signal once the attempt is over", async () => {
+      const server = await sink((_request, index) => ({ status: index === 0 ? 503 : 200 }))
+      const signal = new AbortController().signal
+      expect(await transportTo(server.url).send({ signal })).toMatchObject({ ok: true, attempts: 2 })
+      expect(getEventListeners(signal, 'abort')).toEqual([])
     })
 
     it('ignores keepalive (a browser-only flag) and sends as usual', async () => {
@@ -148,6 +158,7 @@ describe.each<[string, TransportFactory]>([
         expect(result).toMatchObject({ code: 'ERR_REJECTED', status, attempts: 1, responseText: `refused: ${status}` })
         expect(result.error).toMatchObject({ name: 'HTTPError', response: { status } })
         expect(describeError(result.error)).toContain(String(status))
+        expect(describeError(result.error)).toContain(`POST ${server.url}/v1/batch`)
         expect(server.requests).toHaveLength(1)
         expect(retries).toEqual([])
       },
@@ -254,14 +265,30 @@ describe.each<[string, TransportFactory]>([
       expect(gap(server)).toBeLessThan(60_000)
     })
 
-    it('is not honoured on a 500: the backoff delay applies', async () => {
+    it('is honoured on a 500 too: any retried status may hold its retry back', async () => {
       const server = await sink((_request, index) => ({
         status: index === 0 ? 500 : 200,
-        headers: { 'retry-after': '3600' },
+        headers: { 'retry-after': '1' },
       }))
       expect(await transportTo(server.url).send()).toMatchObject({ ok: true, attempts: 2 })
-      expect(gap(server)).toBeLessThan(60_000)
+      expect(gap(server)).toBeGreaterThanOrEqual(990)
     })
+
+    it.each(['-30', '0', '1.5', '0x10'])(
+      'an invalid or zero Retry-After (%s) keeps the backoff delay: no retry at once',
+      async (header) => {
+        const server = await sink((_request, index) => ({
+          status: index === 0 ? 503 : 200,
+          headers: { 'retry-after': header },
+        }))
+        expect(await transportTo(server.url, { retry: { baseDelay: 300, maxDelay: 300 } }).send()).toMatchObject({
+          ok: true,
+          attempts: 2,
+        })
+        // 300 ms with jitter: 240 at the least.
+        expect(gap(server)).toBeGreaterThanOrEqual(230)
+      },
+    )
   })
 
   describe('the 429 pause', () => {

@@ -39,6 +39,10 @@ export function browserLikeHost(given: StorageArea | 'none' = new MemoryStorage(
       document.visibilityState = 'hidden'
       window.dispatchEvent(new Event('visibilitychange'))
     },
+    show() {
+      document.visibilityState = 'visible'
+      window.dispatchEvent(new Event('visibilitychange'))
+    },
     leave: () => window.dispatchEvent(new Event('pagehide')),
     comeBack: () => window.dispatchEvent(Object.assign(new Event('pageshow'), { persisted: true })),
   }

@@ -1,6 +1,7 @@
 import { resolveClientOptions, type ClientOptions } from '../../src/client/options.js'
 import { createKyTransport } from '../../src/client/ky-transport.js'
 import type { SendResult } from '../../src/client/transport.js'
+import { senderOver } from './transport-sender.js'
 
 /**
  * The client's transport (attempt timeout 10 s) over a fetch that `respond` answers, with no
@@ -23,11 +24,10 @@ export function fakeEndpoint(
     writeKey: 'key',
     writeKeyIn: 'header',
     timeout: 10_000,
-    retry: resolved,
     fetch,
   })
-  const send = (body: string): Promise<SendResult> =>
-    transport.send(body, { signal: new AbortController().signal, onRetry: () => undefined, keepalive: false })
+  const sender = senderOver(transport, resolved)
+  const send = (body: string): Promise<SendResult> => sender(body)
   /** Fake milliseconds between the n-th request with `body` and the one before it. */
   const gaps = (body: string) => {
     const times = requests.filter((request) => request.body === body).map((request) => request.at)

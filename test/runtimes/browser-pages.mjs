@@ -9,7 +9,7 @@ import { gunzipSync } from 'node:zlib'
 import { until } from './until.mjs'
 
 /** How many results {@link browserPageChecks} returns. */
-export const BROWSER_PAGE_CHECKS = 6
+export const BROWSER_PAGE_CHECKS = 8
 
 /** Events queued by the page that is left: some 600 bytes each, 150 KB in all (the keepalive quota is 64 KiB). */
 const LEAVING_EVENTS = 250
@@ -18,7 +18,8 @@ const WRITE_KEY = 'page-key'
 /**
  * An ingest API like a production one: CORS for any origin, the key in the header or the body,
  * gzip bodies; counts everything. Runs named `held-*` get no answer until `release(run)`: their
- * requests stay in flight, as on a slow network.
+ * requests stay in flight, as on a slow network. Runs named `down-*` answer 503 (an outage), and
+ * `down-wait-*` with `Retry-After: 3600`, exposed to the page's script as CORS requires.
  */
 async function startIngest() {
   const requests = []
@@ -56,6 +57,14 @@ async function startIngest() {
       const answer = () =>
         response.writeHead(200, { ...cors, 'content-type': 'application/json' }).end('{"success":true}')
       if (run.startsWith('held-')) held.set(run, [...(held.get(run) ?? []), answer])
+      else if (run.startsWith('down-'))
+        response
+          .writeHead(503, {
+            ...cors,
+            'access-control-expose-headers': 'retry-after',
+            ...(run.startsWith('down-wait-') ? { 'retry-after': '3600' } : {}),
+          })
+          .end()
       else answer()
     })
   })
@@ -144,6 +153,59 @@ const lateScript = (endpoint, options) => `
     if (document.visibilityState === 'hidden') client.track({ userId: 'u1', event: 'Page Hidden', messageId: 'late-hidden', properties: { pad } })
   })
   document.title = 'ready'
+`
+
+/**
+ * A page whose endpoint is down while the user switches tabs: one event, whose first attempt gets
+ * a 503; then 12 switches away and back, 60 ms apart. Retries are an hour apart (or the server asks
+ * for an hour), so every request after the first is one that hiding the page caused. The title
+ * ends as the number of requests the client started.
+ */
+const tabSwitchScript = (endpoint, retry) => `
+  const realFetch = window.fetch
+  window.started = 0
+  window.answered = 0
+  window.fetch = (...args) => {
+    window.started++
+    return realFetch(...args).finally(() => window.answered++)
+  }
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+  const client = new eventwire.Client(${JSON.stringify(WRITE_KEY)}, { endpoint: ${JSON.stringify(endpoint)}, retry: ${JSON.stringify(retry)} })
+  client.track({ userId: 'u1', event: 'Viewed' })
+  void client.flush()
+  // The first attempt's 503 is in; a task later the batch waits for its retry.
+  while (window.answered === 0) await sleep(10)
+  await sleep(0)
+  // As a user does: away and back, 60 ms apart (an early attempt on loopback ends well within that).
+  for (let toggle = 0; toggle < 12; toggle++) {
+    for (const state of ['hidden', 'visible']) {
+      Object.defineProperty(document, 'visibilityState', { value: state, configurable: true })
+      document.dispatchEvent(new Event('visibilitychange', { bubbles: true }))
+      await sleep(60)
+    }
+  }
+  // Any attempt the last switch caused has started a task after it.
+  await sleep(0)
+  document.title = 'requests ' + window.started
+`
+
+/**
+ * A page left into the back-forward cache and restored: 250 events with callbacks, a pagehide and
+ * a pageshow that say so (\`persisted\`), as the browser fires them. The title ends as how many
+ * callbacks ran once everything is sent.
+ */
+const bfcacheScript = (endpoint) => `
+  const client = new eventwire.Client(${JSON.stringify(WRITE_KEY)}, { endpoint: ${JSON.stringify(endpoint)}, flushAt: 10000, flushAfter: 600000 })
+  const pad = 'x'.repeat(500)
+  const heard = new Set()
+  for (let index = 0; index < ${LEAVING_EVENTS}; index++)
+    client.track({ userId: 'u1', event: 'Viewed', messageId: 'bf-' + index, properties: { index, pad } }, (error) => {
+      if (!error) heard.add(index)
+    })
+  window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: true }))
+  window.dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true }))
+  await client.flush()
+  document.title = 'callbacks ' + heard.size
 `
 
 /** The script of the page that is left: queue LEAVING_EVENTS, then say so in the title. */
@@ -299,6 +361,35 @@ export async function browserPageChecks({ browser, bundle, bin }) {
           )
         }
         return seen.join('; ')
+      },
+    )
+
+    await check(
+      'browser: switching tabs 12 times during an outage spends one early attempt, and none against a Retry-After',
+      async () => {
+        const started = {}
+        for (const [run, retry, expected] of [
+          ['down-tabs', { baseDelay: 3_600_000, maxDelay: 3_600_000 }, 2],
+          ['down-wait-tabs', { baseDelay: 1, maxRetryAfter: 3_600_000 }, 1],
+        ]) {
+          await open(tabSwitchScript(`${ingest.base}/${run}`, retry))
+          await page.waitForFunction(() => document.title.startsWith('requests '))
+          started[run] = Number((await page.title()).slice('requests '.length))
+          if (started[run] !== expected) throw new Error(`${run}: ${started[run]} requests, expected ${expected}`)
+        }
+        return `backoff: ${started['down-tabs']} requests (the first and one early); Retry-After: ${started['down-wait-tabs']} request`
+      },
+    )
+
+    await check(
+      'browser: after a back-forward cache round trip, every callback of the kept and re-sent events runs',
+      async () => {
+        await open(bfcacheScript(`${ingest.base}/bfcache`))
+        await page.waitForFunction(() => document.title.startsWith('callbacks '))
+        const heard = Number((await page.title()).slice('callbacks '.length))
+        await until(() => ingest.unique('bfcache') === LEAVING_EVENTS, `${LEAVING_EVENTS} events`)
+        if (heard !== LEAVING_EVENTS) throw new Error(`${heard} of ${LEAVING_EVENTS} callbacks ran`)
+        return `${heard} of ${LEAVING_EVENTS} callbacks ran, ${ingest.unique('bfcache')} events arrived`
       },
     )
 
