@@ -11,9 +11,12 @@ import { ValidationError } from '../../core/errors/validation-error.js'
  *
  * const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port: 6379 } })
  * try {
- *   await queue.enqueueBulk([{ type: 'track', userId: 'u1', event: 'Paid' }, { type: 'track', userId: 'u2' }])
+ *   await queue.enqueueBulk([
+ *     { type: 'track', userId: 'u1', event: 'Paid' },
+ *     { type: 'track', userId: '', event: 'Paid' },
+ *   ])
  * } catch (error) {
- *   if (error instanceof BulkValidationError) console.error(error.index, error.field) // 1 'event'
+ *   if (error instanceof BulkValidationError) console.error(error.index, error.field) // 1 'userId'
  * }
  * ```
  */
