@@ -256,17 +256,6 @@ describe.runIf(redis.available)('the job data format in Redis', () => {
       expect(byUrl[`${b.url}/`]).toMatchObject({ status: 'delivered', attempts: 2 })
     }
   })
-})
-
-describe.runIf(redis.available)('workers of two lists taking turns on one event', () => {
-  function workerOf(name: string, settings: ConstructorParameters<typeof WebhookWorker>[0]) {
-    const worker = new WebhookWorker(settings, {
-      connection: { host: '127.0.0.1', port: redis.server.port, maxRetriesPerRequest: null },
-      name,
-    })
-    open.push(worker)
-    return worker
-  }
 
   it('sends to a URL that a worker without it left superseded, when a worker that lists it takes the event', async () => {
     const x = await receiver(() => ({ status: 200 }))

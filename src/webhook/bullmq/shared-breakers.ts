@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { UrlKeys } from './url-keys.js'
 
 /** The commands shared breakers use: ioredis's, as BullMQ's connection has them. */
 export interface BreakerStore {
@@ -42,13 +42,12 @@ interface Reading {
  */
 export class SharedBreakers {
   readonly #store: () => Promise<BreakerStore>
-  readonly #prefix: string
   readonly #timeoutMs: number
   readonly #coolDownMs: number
   readonly #now: () => number
   readonly #failed: (error: Error) => void
   readonly #readings = new Map<string, Reading>()
-  readonly #keys = new Map<string, string>()
+  readonly #keys: UrlKeys
 
   /**
    * @param prefix - The queue's keys: `{prefix}:{name}`; breakers live under `{prefix}:{name}:breaker:`.
@@ -63,21 +62,11 @@ export class SharedBreakers {
     failed: (error: Error) => void
   }) {
     this.#store = options.store
-    this.#prefix = `${options.prefix}:breaker:`
+    this.#keys = new UrlKeys(`${options.prefix}:breaker:`)
     this.#timeoutMs = options.timeoutMs
     this.#coolDownMs = options.coolDownMs
     this.#now = options.now
     this.#failed = options.failed
-  }
-
-  /** A URL's key: hashed, so that any URL makes a short key of safe characters. */
-  #key(url: string): string {
-    let key = this.#keys.get(url)
-    if (key === undefined) {
-      key = this.#prefix + createHash('sha1').update(url).digest('hex')
-      this.#keys.set(url, key)
-    }
-    return key
   }
 
   /**
@@ -104,7 +93,7 @@ export class SharedBreakers {
 
   #read(url: string, reading: Reading, now: number): Promise<void> {
     reading.reading = this.#store()
-      .then((store) => store.get(this.#key(url)))
+      .then((store) => store.get(this.#keys.of(url)))
       .then(
         (value) => {
           const until = value === null ? undefined : Number(value)
@@ -128,21 +117,21 @@ export class SharedBreakers {
     const ttl = Math.max(1, openUntil - this.#now()) + this.#coolDownMs + 4 * this.#timeoutMs
     this.#store()
       .then((store) =>
-        Promise.all([store.set(this.#key(url), String(openUntil), 'PX', ttl), this.#endProbe(store, url)]),
+        Promise.all([store.set(this.#keys.of(url), String(openUntil), 'PX', ttl), this.#endProbe(store, url)]),
       )
       .catch((error: unknown) => this.#failed(error as Error))
   }
 
   /** The probe is over (its answer opened or closed the breaker): the next cool-down's may be claimed. */
   #endProbe(store: BreakerStore, url: string): Promise<number> {
-    return store.del(`${this.#key(url)}:probe`)
+    return store.del(`${this.#keys.of(url)}:probe`)
   }
 
   /** Tells every worker that `url`'s breaker is closed. */
   close(url: string): void {
     this.#remember(url, undefined)
     this.#store()
-      .then((store) => Promise.all([store.del(this.#key(url)), this.#endProbe(store, url)]))
+      .then((store) => Promise.all([store.del(this.#keys.of(url)), this.#endProbe(store, url)]))
       .catch((error: unknown) => this.#failed(error as Error))
   }
 
@@ -155,7 +144,7 @@ export class SharedBreakers {
   async claimProbe(url: string): Promise<{ claimed: boolean; openUntil?: number }> {
     try {
       const store = await this.#store()
-      const key = this.#key(url)
+      const key = this.#keys.of(url)
       const answer = Number(await store.eval(CLAIM, 2, key, `${key}:probe`, this.#now(), this.#timeoutMs + 1_000))
       if (answer > 0) {
         this.#remember(url, answer)

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { UrlKeys } from './url-keys.js'
 
 /** The command shared rates use: ioredis's `eval`, as BullMQ's connection has it. */
 export interface RateStore {
@@ -32,10 +32,9 @@ return 0
  */
 export class SharedRates {
   readonly #store: () => Promise<RateStore>
-  readonly #prefix: string
   readonly #interval: number
   readonly #tolerance: number
-  readonly #keys = new Map<string, string>()
+  readonly #keys: UrlKeys
   readonly #failed: (error: Error) => void
 
   /**
@@ -50,7 +49,7 @@ export class SharedRates {
   }) {
     this.#store = options.store
     this.#failed = options.failed
-    this.#prefix = `${options.prefix}:rate:`
+    this.#keys = new UrlKeys(`${options.prefix}:rate:`)
     this.#interval = 1000 / options.perSecond
     this.#tolerance = (Math.max(1, options.perSecond) - 1) * this.#interval
   }
@@ -58,15 +57,6 @@ export class SharedRates {
   /** ms between deliveries to one URL at the rate. */
   get interval(): number {
     return this.#interval
-  }
-
-  #key(url: string): string {
-    let key = this.#keys.get(url)
-    if (key === undefined) {
-      key = this.#prefix + createHash('sha1').update(url).digest('hex')
-      this.#keys.set(url, key)
-    }
-    return key
   }
 
   /**
@@ -77,7 +67,7 @@ export class SharedRates {
   async take(url: string): Promise<number> {
     try {
       const store = await this.#store()
-      const wait = await store.eval(TAKE, 1, this.#key(url), this.#interval, this.#tolerance)
+      const wait = await store.eval(TAKE, 1, this.#keys.of(url), this.#interval, this.#tolerance)
       return typeof wait === 'number' && wait > 0 ? wait : 0
     } catch (error) {
       this.#failed(error as Error)
