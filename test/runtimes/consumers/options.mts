@@ -20,7 +20,8 @@ client.on(
       | 'ERR_RETRIES_EXHAUSTED'
       | 'ERR_QUEUE_FULL'
       | 'ERR_CLOSE_TIMEOUT'
-      | 'ERR_PAGE_LEFT',
+      | 'ERR_PAGE_LEFT'
+      | 'ERR_INVALID_RESPONSE',
 )
 
 interface SignUp {
