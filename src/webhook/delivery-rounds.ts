@@ -2,6 +2,7 @@ import { signBody, type CallbackFailure } from './callbacks.js'
 import type { Endpoint } from './endpoint.js'
 import type { Engine } from './engine.js'
 import {
+  attemptNotice,
   attemptNotices,
   pendingTargets,
   retryNotices,
@@ -24,10 +25,6 @@ import { runUrlRound, type Admission } from './url-round.js'
 import type { Outgoing } from './sender.js'
 import type { WebhookResponse } from './transport.js'
 import { ValidationError } from '../core/errors/validation-error.js'
-
-function attemptsOf(state: DeliveryState): number[] {
-  return state.targets.map((target) => target.attempts)
-}
 
 function idWithDot(eventId: string): string {
   return `the event id ${JSON.stringify(eventId)} contains a ".", which Standard Webhooks does not allow in webhook-id (it separates what is signed). Give the event a messageId without one.`
@@ -147,17 +144,13 @@ export class DeliveryRounds {
     if (this.#engine.stamp !== undefined && outgoing.eventId.includes('.')) {
       return this.refuseUnsigned(state, { cause: new Error(idWithDot(outgoing.eventId)) })
     }
-    const before = this.#audience.listenerCount('attempt') > 0 ? attemptsOf(state) : undefined
-    const durations = before && new Map<Endpoint, number>()
-    const decision = await runUrlRound(state, this.#rules, admit, this.#sender(outgoing, durations))
-    if (before !== undefined) {
-      // Told: the URLs that were sent to and not aborted by another URL's 2xx.
-      const told = state.targets.filter(
-        (target, index) => target.attempts > (before[index] as number) && target.status !== 'superseded',
-      )
-      for (const notice of attemptNotices(state.eventId, told, durations)) this.#audience.emit('attempt', notice)
-    }
-    return decision
+    // Each attempt is told as it is answered; one aborted by another URL's 2xx is not.
+    const durations = this.#audience.listenerCount('attempt') > 0 ? new Map<Endpoint, number>() : undefined
+    const told =
+      durations &&
+      ((target: TargetState<Endpoint>) =>
+        this.#audience.emit('attempt', attemptNotice(state.eventId, target, durations.get(target.endpoint))))
+    return runUrlRound(state, this.#rules, admit, this.#sender(outgoing, durations), told)
   }
 
   /**

@@ -34,6 +34,8 @@ export function failsBreaker(response: WebhookResponse): boolean {
  * (attempts still out are aborted, the other URLs superseded); else a retry at the earliest
  * `dueAt` of the URLs still pending.
  *
+ * `answered` hears of each attempt as its answer is recorded, not at the round's end.
+ *
  * A URL whose window ends while its breaker is open fails with `ERR_CIRCUIT_OPEN`; one whose
  * window ends while its slots are taken keeps its last failure, or fails with `ERR_BACKLOG_FULL`
  * when it was never tried.
@@ -43,6 +45,7 @@ export async function runUrlRound<E>(
   rules: RoundRules,
   admit: (target: TargetState<E>) => Promise<Admission>,
   send: (endpoint: E, signal: AbortSignal | undefined) => Promise<WebhookResponse>,
+  answered?: (target: TargetState<E>) => void,
 ): Promise<RoundDecision> {
   state.rounds++
   const start = rules.now()
@@ -76,6 +79,8 @@ export async function runUrlRound<E>(
       if (ended) return
       // Date.now(): a Retry-After date is a wall-clock date; what comes out is a duration.
       recordAttempt(target, response, Date.now())
+      // Told as it is answered: a slow URL of the same event does not hold back the others' news.
+      answered?.(target)
       if (rules.mode === 'any' && target.status === 'delivered') {
         ended = true
         if (inFlight > 0) unwanted?.abort()

@@ -146,9 +146,15 @@ describe.runIf(redis.available)('a WebhookWorker with a bad URL beside a healthy
     const delivering = worker(name, { webhooks: [{ url: slow.url }, { url: good.url }], mode: 'each' })
     const delivered = new Set<string>()
     delivering.on('delivered', (result) => delivered.add(result.eventId))
+    // The healthy URL's attempts are told as they are answered, not when the held URL answers.
+    const toldAccepted = new Set<string>()
+    delivering.on('attempt', (notice) => {
+      if (notice.accepted && notice.url === `${good.url}/`) toldAccepted.add(notice.eventId)
+    })
     await delivering.ready()
     await Promise.all(Array.from({ length: 100 }, (_, index) => queue.enqueue(track(index))))
     await expect.poll(() => good.requests.length, { timeout: 10_000 }).toBe(100)
+    await expect.poll(() => toldAccepted.size, { timeout: 10_000 }).toBe(100)
     expect(slow.ids.length).toBeLessThanOrEqual(SLOTS)
     slow.answer()
     await expect.poll(() => delivered.size, { timeout: 20_000 }).toBe(100)
