@@ -24,10 +24,8 @@
 // `profile`: a directory; each worker process then runs with --cpu-prof into it.
 import { spawn } from 'node:child_process'
 import { createHmac } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort, startRedisServer } from './redis-server.mjs'
 
 const config = JSON.parse(process.argv[2] ?? '{}')
 const here = import.meta.dirname
@@ -166,37 +164,6 @@ async function producerRole({ variant, redisPort, events, batch, run }) {
   process.exit(0)
 }
 
-async function freePort() {
-  const server = createServer()
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address()
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
-/** redis-server on 127.0.0.1 with the append-only file on (durability 'strict' requires it), in a directory of its own. */
-async function startRedis(port) {
-  const dir = mkdtempSync(join(tmpdir(), 'eventwire-bench-redis-'))
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--daemonize', 'no']
-  args.push('--appendonly', 'yes', '--appendfsync', 'everysec')
-  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'inherit'] })
-  await new Promise((resolve, reject) => {
-    let output = ''
-    child.stdout.on('data', (chunk) => {
-      output += chunk
-      if (output.includes('Ready to accept connections')) resolve()
-    })
-    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)))
-  })
-  child.stdout.resume()
-  return {
-    stop: async () => {
-      if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve).kill())
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
-}
-
 async function startReceiver() {
   const child = spawn(process.execPath, [join(here, 'receiver.mjs'), '200', 'count'], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -282,7 +249,7 @@ async function orchestrate() {
   const { Queue } = await import('bullmq')
   const { WebhookQueue, DEFAULT_QUEUE_NAME } = await import(bullmqEntry)
   const { toWebhookPayload } = await import(webhookEntry)
-  const server = await startRedis(redisPort)
+  const server = await startRedisServer({ port: redisPort, args: ['--appendonly', 'yes', '--appendfsync', 'everysec'] })
   const receiver = await startReceiver()
   const connection = { host: '127.0.0.1', port: redisPort }
   const redis = new Redis(connection)

@@ -1,20 +1,6 @@
-// Bad neighbours, in a fresh process. Prints one JSON line.
-//
-//   node bench/neighbours-run.mjs '{"bad":true,"healthy":"http://127.0.0.1:PORT/in","events":20000,"rate":2000}'
-//
-// One engine, mode 'each', five URLs: a WebhookDestination, or with `"engine":"bullmq"` a
-// WebhookQueue and a WebhookWorker (concurrency 50) on a Redis this script starts. With `bad`, the
-// first URL is black-holed (accepts the connection, never answers) and the second answers after
-// 4.9 s (timeoutMs 5,000); without, both are healthy too. The three others are always the healthy
-// receiver (another process). The producer offers `rate` events/s; for the three healthy URLs it
-// reports the latency from deliver() or enqueue() to their 2xx (p50, p99) and their deliveries per
-// second until the last one arrived.
-import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer as createTcpServer } from 'node:net'
 import { createServer } from 'node:http'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { startRedisServer } from './redis-server.mjs'
 
 const config = JSON.parse(process.argv[2])
 const engine = config.engine ?? 'memory'
@@ -43,30 +29,6 @@ const settings = {
   sharedSecret: 's3cret',
 }
 
-/** A Redis of this run's own, without persistence: what is measured is the worker. */
-async function startRedis() {
-  const probe = createTcpServer()
-  const port = await new Promise((resolve) => probe.listen(0, '127.0.0.1', () => resolve(probe.address().port)))
-  await new Promise((resolve) => probe.close(resolve))
-  const dir = mkdtempSync(join(tmpdir(), 'neighbours-redis-'))
-  const server = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-    { stdio: ['ignore', 'pipe', 'ignore'] },
-  )
-  await new Promise((resolve, reject) => {
-    server.once('error', reject)
-    server.stdout.on('data', (chunk) => String(chunk).includes('Ready to accept connections') && resolve())
-  })
-  return {
-    port,
-    stop: () => {
-      server.kill('SIGKILL')
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
-}
-
 /** The engine under test: what sends an event, what emits 'attempt', and how it ends. */
 async function startEngine() {
   if (engine === 'memory') {
@@ -83,7 +45,8 @@ async function startEngine() {
     }
   }
   const { WebhookQueue, WebhookWorker } = await import(process.env.EVENTWIRE_BULLMQ_ENTRY ?? 'eventwire/webhook/bullmq')
-  const redis = await startRedis()
+  // Without persistence: what is measured is the worker.
+  const redis = await startRedisServer({ args: ['--appendonly', 'no'], signal: 'SIGKILL' })
   const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }
   const queue = new WebhookQueue({ connection, durability: 'best-effort' })
   const worker = new WebhookWorker(settings, { connection, concurrency: 50, durability: 'best-effort' })
@@ -99,7 +62,7 @@ async function startEngine() {
         Promise.all([worker.close(), queue.close()]),
         new Promise((resolve) => setTimeout(resolve, 2_000)),
       ])
-      redis.stop()
+      await redis.stop()
     },
   }
 }

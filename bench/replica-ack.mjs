@@ -1,14 +1,4 @@
-// What waitForReplicas costs: WebhookQueue.enqueue() rate on a Redis primary with one replica, on
-// 127.0.0.1, without and with `waitForReplicas: { count: 1 }`, alternated, one and 50 enqueues in
-// flight. Also how many WAITs Redis ran per enqueue (the group commit). Needs redis-server and a
-// build (npm run build).
-//
-//   node bench/replica-ack.mjs [--events 5000] [--pairs 3] [--port 0]
-import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { freePort, startRedisServer } from './redis-server.mjs'
 import { Redis } from 'ioredis'
 
 const args = process.argv.slice(2)
@@ -22,43 +12,6 @@ const PAIRS = option('pairs', 3)
 const PORT = option('port', 0)
 
 const { WebhookQueue } = await import(process.env.EVENTWIRE_BULLMQ_ENTRY ?? 'eventwire/webhook/bullmq')
-
-async function freePort() {
-  const server = createServer()
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address()
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
-/** A redis-server with the append-only file on (everysec), resolved once it accepts connections. */
-async function redisServer(port, extra = []) {
-  const dir = mkdtempSync(join(tmpdir(), 'eventwire-bench-redis-'))
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes']
-      .concat(['--appendfsync', 'everysec', '--repl-diskless-sync-delay', '0', '--shutdown-on-sigterm', 'force'])
-      .concat(extra),
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  )
-  await new Promise((resolve, reject) => {
-    let output = ''
-    child.stdout.on('data', (chunk) => {
-      output += chunk
-      if (output.includes('Ready to accept connections')) resolve()
-    })
-    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)))
-  })
-  return {
-    stop: async () => {
-      await new Promise((resolve) => {
-        child.once('exit', resolve)
-        child.kill('SIGTERM')
-      })
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
-}
 
 async function waits(redis) {
   const stats = await redis.info('commandstats')
@@ -96,6 +49,14 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 
 const primaryPort = PORT || (await freePort())
 const replicaPort = PORT ? PORT + 1 : await freePort()
+/** The append-only file on (everysec); replicas synced at once; a SIGTERM ends a node even mid-sync. */
+const redisServer = (port, extra) =>
+  startRedisServer({
+    port,
+    args: ['--appendonly', 'yes', '--appendfsync', 'everysec', '--repl-diskless-sync-delay', '0']
+      .concat(['--shutdown-on-sigterm', 'force'])
+      .concat(extra),
+  })
 const primary = await redisServer(primaryPort, ['--shutdown-timeout', '0'])
 const replica = await redisServer(replicaPort, ['--replicaof', '127.0.0.1', String(primaryPort)])
 const admin = new Redis({ host: '127.0.0.1', port: primaryPort })
