@@ -31,6 +31,7 @@ import {
   checkMiddleware,
   resolveClientOptions,
   type ClientOptions,
+  type OptionsPlatform,
   type PlanOption,
   type ResolvedClientOptions,
 } from './options.js'
@@ -46,7 +47,6 @@ import { batchBody, type Compression } from './batch-body.js'
 import { RateLimitPause } from './retry-policy.js'
 import { sendWithRetries } from './send-loop.js'
 import type { WatchExit } from './process-exit.js'
-import type { OtherName } from '../core/option-checks.js'
 
 /** What `'sent'` listeners receive: a batch the endpoint accepted. */
 export interface SentInfo {
@@ -108,11 +108,9 @@ export interface CloseOptions {
 export const DEFAULT_CLOSE_TIMEOUT = 30_000
 
 /** What a runtime's `platform/` module gives a client besides its transport and compressor. */
-export interface ClientPlatform {
+export interface ClientPlatform extends OptionsPlatform {
   /** Logs what the client still holds when the process ends (Node). */
   readonly watchExit?: WatchExit | undefined
-  /** Other clients' names for our options, named when one is given (server runtimes). */
-  readonly otherNames?: Readonly<Record<string, OtherName>> | undefined
 }
 
 /**
@@ -176,7 +174,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     platform: ClientPlatform = {},
   ) {
     super()
-    this.#options = resolveClientOptions(writeKey, options, platform.otherNames)
+    this.#options = resolveClientOptions(writeKey, options, platform)
     const deadline = this.#closeDeadline.signal
     deadline.addEventListener('abort', () => {
       for (const stop of this.#sendStops) stop.abort(deadline.reason)
@@ -191,14 +189,8 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     })
     const from = this.#options.compressFrom
     this.#compression = from === undefined || gzip === undefined ? undefined : { gzip, from }
-    if (this.#options.verbose) {
-      this.#options.logger.log(`sending to ${this.#options.batchUrl} with ${this.#transport.name}`)
-      if (this.#options.compressFrom !== undefined && gzip === undefined) {
-        this.#options.logger.log(
-          "compression 'gzip' is on but this runtime has no CompressionStream: batches go uncompressed",
-        )
-      }
-    }
+    this.#debug(`sending to ${this.#options.batchUrl} with ${this.#transport.name}`)
+    if (from !== undefined && gzip === undefined) this.#debug('no CompressionStream: batches go uncompressed')
     this.#holdings = new Holdings(this.#options)
     this.#maxBatchCount = this.#options.flushAt === 1 ? 1 : Number.POSITIVE_INFINITY
     this.#envelope = batchEnvelope(
@@ -408,7 +400,9 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
 
   protected override onListenerError(error: unknown): void {
     this.#options.logger.error(
-      `a listener threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      // The stack says where; anything else is worded by describeError, which cannot throw (a
+      // callback may throw a null-prototype object, which String() refuses).
+      `a listener threw: ${(error instanceof Error && error.stack) || describeError(error)}`,
     )
   }
 
@@ -516,7 +510,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     if (this.#dropped.push(message) > 1) return
     queueMicrotask(() => {
       const dropped = this.#dropped.splice(0)
-      this.#fail(dropped, this.#deliveryError('ERR_QUEUE_FULL', dropped, undefined))
+      this.#fail(dropped, 'ERR_QUEUE_FULL', undefined)
     })
   }
 
@@ -576,11 +570,9 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
    */
   #keepForNextPage(messages: readonly QueuedMessage[], result: Extract<SendResult, { ok: false }> | undefined): void {
     const kept = this.#page.keep(messages)
-    if (this.#options.verbose && kept > 0) {
-      this.#options.logger.log(`the page is going away: ${kept} message(s) kept in localStorage for the next page`)
-    }
+    if (kept > 0) this.#debug(`page left: ${kept} message(s) kept for the next page`)
     const lost = messages.slice(kept)
-    if (lost.length > 0) this.#fail(lost, this.#deliveryError('ERR_PAGE_LEFT', lost, result))
+    if (lost.length > 0) this.#fail(lost, 'ERR_PAGE_LEFT', result)
   }
 
   /** Takes every queued message out of the client (no longer held): for the caller to settle. */
@@ -609,7 +601,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     }
     if (taken < records.length) this.#page.keep(records.slice(taken))
     if (taken === 0) return
-    if (this.#options.verbose) this.#options.logger.log(`sending ${taken} message(s) a page kept as it went away`)
+    this.#debug(`sending ${taken} message(s) kept by a page`)
     this.#flushMark = this.#lastSeq
     this.#pump()
   }
@@ -623,17 +615,13 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     this.#sendStops.add(stop)
     page.hold(held)
     const onRetry = (attempt: number, error: unknown) => {
-      if (options.verbose) options.logger.log(`retrying batch ${batch.id} (retry ${attempt}): ${describeError(error)}`)
+      this.#debug(`retrying batch ${batch.id} (retry ${attempt}): ${describeError(error)}`)
       this.emit('retry', { batchId: batch.id, messages: batch.messages, attempt, error })
     }
     const waits = page.retryWaits()
     const sendBody = (body: BatchBody) => {
-      if (options.verbose) {
-        const gzipped = typeof body === 'string' ? '' : ` (${body.byteLength} gzipped)`
-        options.logger.log(
-          `sending batch ${batch.id}: ${batch.messages.length} message(s), ${batch.bytes} bytes${gzipped}`,
-        )
-      }
+      const gzipped = typeof body === 'string' ? '' : ` (${body.byteLength} gzipped)`
+      this.#debug(`sending batch ${batch.id}: ${batch.messages.length} message(s), ${batch.bytes} bytes${gzipped}`)
       return sendWithRetries(
         (signal) => this.#transport.attempt(body, { signal, keepalive: page.keepalive }),
         { signal: stop.signal, onRetry, waits },
@@ -642,8 +630,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
       )
     }
     const body = batchBody(batch, this.#compression, stop.signal, page, (error) => {
-      if (options.verbose)
-        options.logger.log(`could not gzip batch ${batch.id} (${describeError(error)}): sent uncompressed`)
+      this.#debug(`could not gzip batch ${batch.id} (${describeError(error)}): sent uncompressed`)
     })
     const sending =
       typeof body === 'string'
@@ -671,11 +658,8 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
   #settle(batch: Batch, result: SendResult): void {
     this.#inFlight.delete(batch)
     this.#holdings.release(batch.messages.length, batch.messageBytes)
-    const options = this.#options
     if (result.ok) {
-      if (options.verbose) {
-        options.logger.log(`batch ${batch.id} delivered: HTTP ${result.status} after ${result.attempts} attempt(s)`)
-      }
+      this.#debug(`batch ${batch.id} delivered: HTTP ${result.status} after ${result.attempts} attempt(s)`)
       this.emit('sent', {
         batchId: batch.id,
         messages: batch.messages,
@@ -689,22 +673,23 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     } else if (result.code === 'ERR_PAGE_LEFT') {
       this.#keepForNextPage(batch.messages, result)
     } else {
-      this.#fail(batch.messages, this.#deliveryError(result.code, batch.messages, result))
+      this.#fail(batch.messages, result.code, result)
     }
     this.#checkDrain()
     this.#pump()
   }
 
-  #deliveryError(
-    code: DeliveryErrorCode,
+  /**
+   * Reports undelivered messages as one {@link DeliveryError} with `code` (`result` is the failed
+   * send, none for the queue's own outcomes): `'error'` listeners and per-call callbacks, or the
+   * logger when nobody listens.
+   */
+  #fail(
     messages: readonly QueuedMessage[],
+    code: DeliveryErrorCode,
     result: Extract<SendResult, { ok: false }> | undefined,
-  ): DeliveryError {
-    return deliveryError(code, messages, result, this.#options)
-  }
-
-  /** Reports undelivered messages: `'error'` listeners and per-call callbacks, or the logger when nobody listens. */
-  #fail(messages: readonly QueuedMessage[], error: DeliveryError): void {
+  ): void {
+    const error = deliveryError(code, messages, result, this.#options)
     const listened = this.emit('error', error)
     let everyMessageHasCallback = true
     for (const message of messages) {
@@ -714,6 +699,11 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     if (this.#options.verbose || (!listened && !everyMessageHasCallback)) {
       this.#options.logger.error(`${error.code}: ${error.message}`)
     }
+  }
+
+  /** Writes a debug line when `verbose` is on (or `DEBUG=analytics`). Lines are made per batch, never per call. */
+  #debug(line: string): void {
+    if (this.#options.verbose) this.#options.logger.log(line)
   }
 
   #callBack(callback: MessageCallback, error: DeliveryError | undefined, outcome: MessageOutcome): void {
@@ -761,7 +751,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
       this.#closeDeadline.abort(new Error('close() timed out'))
       const left = this.#takeQueued()
       if (left.length > 0) {
-        this.#fail(left, this.#deliveryError('ERR_CLOSE_TIMEOUT', left, undefined))
+        this.#fail(left, 'ERR_CLOSE_TIMEOUT', undefined)
         this.#checkDrain()
       }
     }

@@ -3,7 +3,7 @@ import type { NoPlan, TrackingPlan } from '../core/plan.js'
 import { ClientBase } from './client-base.js'
 // Resolved per runtime by package.json "imports": undici and zlib on Node, ky (fetch in browsers)
 // and CompressionStream elsewhere; on Node, a word when the process exits with messages unsent.
-import { defaultTransport, gzip, otherNames, watchExit } from '#eventwire/client-transport'
+import { debugSetting, defaultTransport, gzip, otherNames, watchExit } from '#eventwire/client-transport'
 
 export type { ClientEvents, CloseOptions, PlanViolationInfo, RetryInfo, SentInfo } from './client-base.js'
 
@@ -43,6 +43,6 @@ export class Client<Plan extends TrackingPlan | NoPlan = NoPlan> extends ClientB
    * @throws {@link OptionsError} for a missing write key or an option it cannot use.
    */
   constructor(writeKey: string, options: ClientOptions & PlanOption<Plan> = {}) {
-    super(writeKey, options, defaultTransport, gzip, { watchExit, otherNames })
+    super(writeKey, options, defaultTransport, gzip, { watchExit, otherNames, debugSetting })
   }
 }

@@ -78,7 +78,7 @@ export function deliveryError(
     ERR_QUEUE_FULL: `Dropped ${count}: the queue is full (maxQueueSize ${context.maxQueueSize}, maxQueueBytes ${context.maxQueueBytes}). Wait for 'drain' when a call returns false, or raise the bounds.`,
     ERR_REJECTED: `${url} rejected a batch of ${count} with HTTP ${result?.status}${result?.responseText === undefined ? '' : ` (${result.responseText})`}; not retried. Check the write key and the payload.`,
     ERR_RETRIES_EXHAUSTED: `Could not deliver a batch of ${count} to ${url} after ${result?.attempts} attempt(s): ${describeError(result?.error)}.`,
-    ERR_PAGE_LEFT: `The page was left with ${count} that neither the browser's keepalive budget (64 KiB in flight) nor localStorage could take${context.storeOnPageHide ? '' : ' (storeOnPageHide is false)'}${result === undefined ? '' : ` (their request failed as the page was left: ${describeError(result.error)})`}; they are lost with the page. Flush earlier (flush() on a user action that navigates), or lower what is queued.`,
+    ERR_PAGE_LEFT: `The page was left with ${count} that neither the keepalive budget (64 KiB) nor localStorage could take${context.storeOnPageHide ? '' : ' (storeOnPageHide is false)'}${result?.error === undefined ? '' : ` (their request failed: ${describeError(result.error)})`}; they are lost. Call flush() earlier, on the action that leaves the page.`,
     ERR_CLOSE_TIMEOUT: `close() timed out before ${count} could be delivered to ${url}${
       result?.error === undefined ? '' : `; the last failed attempt: ${describeError(result.error)}`
     }.`,

@@ -190,6 +190,17 @@ export interface ResolvedClientOptions {
 /** The debug namespace, as in `DEBUG=analytics`. */
 export const DEBUG_NAMESPACE = 'analytics'
 
+/** What a runtime's `platform/` module tells the option checks. */
+export interface OptionsPlatform {
+  /** Other clients' names for our options, named when one is given (server runtimes). */
+  readonly otherNames?: Readonly<Record<string, OtherName>> | undefined
+  /**
+   * Reads the `debug` convention's setting where this runtime keeps it; none means debug logging
+   * is off unless `verbose` says otherwise.
+   */
+  readonly debugSetting?: (() => string) | undefined
+}
+
 /** The defaults of {@link ClientOptions}: the README's options table is checked against them (test/docs-facts.test.ts). */
 export const DEFAULTS = {
   endpoint: 'https://api.segment.io',
@@ -275,8 +286,27 @@ function resolveEndpoint(value: unknown): string {
   return `${url.href.replace(/\/+$/, '')}/v1/batch`
 }
 
+/** The names in `defaults` whose default is a number. */
+type NumberName<Defaults> = { [Name in keyof Defaults]: Defaults[Name] extends number ? Name : never }[keyof Defaults] &
+  string
+
+/**
+ * A whole-number option: `given[name]` checked to lie in [min, max], or its default. One call per
+ * option names it once, which keeps the browser bundle small.
+ */
+function wholeNumber<Defaults extends object>(
+  given: object,
+  defaults: Defaults,
+  name: NumberName<Defaults>,
+  min: number,
+  max?: number,
+  prefix = '',
+): number {
+  return integerOption(`${prefix}${name}`, (given as Record<string, unknown>)[name], defaults[name] as number, min, max)
+}
+
 function resolveFlushAt(options: ClientOptions): number {
-  const flushAt = integerOption('flushAt', options.flushAt, DEFAULTS.flushAt, 1)
+  const flushAt = wholeNumber(options, DEFAULTS, 'flushAt', 1)
   const size = integerOption('size', options.size, flushAt, 1)
   if (options.flushAt !== undefined && options.size !== undefined && flushAt !== size) {
     throw new OptionsError(
@@ -292,16 +322,10 @@ function resolveRetry(value: unknown): ResolvedRetryOptions {
   if (!isObject(value)) throw new OptionsError('retry', 'expected an object such as { limit: 10 }.')
   checkOptionNames(value, RETRY_OPTION_NAMES, {}, 'retry.')
   return {
-    limit: integerOption('retry.limit', value['limit'], DEFAULTS.retry.limit, 0, 1_000),
-    baseDelay: integerOption('retry.baseDelay', value['baseDelay'], DEFAULTS.retry.baseDelay, 0, MAX_TIMER_MS),
-    maxDelay: integerOption('retry.maxDelay', value['maxDelay'], DEFAULTS.retry.maxDelay, 0, MAX_TIMER_MS),
-    maxRetryAfter: integerOption(
-      'retry.maxRetryAfter',
-      value['maxRetryAfter'],
-      DEFAULTS.retry.maxRetryAfter,
-      0,
-      MAX_TIMER_MS,
-    ),
+    limit: wholeNumber(value, DEFAULTS.retry, 'limit', 0, 1_000, 'retry.'),
+    baseDelay: wholeNumber(value, DEFAULTS.retry, 'baseDelay', 0, MAX_TIMER_MS, 'retry.'),
+    maxDelay: wholeNumber(value, DEFAULTS.retry, 'maxDelay', 0, MAX_TIMER_MS, 'retry.'),
+    maxRetryAfter: wholeNumber(value, DEFAULTS.retry, 'maxRetryAfter', 0, MAX_TIMER_MS, 'retry.'),
   }
 }
 
@@ -352,13 +376,7 @@ function resolveDefaultContext(value: unknown): JsonObject | undefined {
 }
 
 function resolveCompression(given: ClientOptions): number | undefined {
-  const threshold = integerOption(
-    'compressionThreshold',
-    given.compressionThreshold,
-    DEFAULTS.compressionThreshold,
-    0,
-    MAX_BATCH_BYTES,
-  )
+  const threshold = wholeNumber(given, DEFAULTS, 'compressionThreshold', 0, MAX_BATCH_BYTES)
   return choiceOption('compression', given.compression, ['gzip', 'none']) === 'gzip' ? threshold : undefined
 }
 
@@ -383,7 +401,7 @@ function resolveMiddleware(value: unknown): readonly Middleware<unknown>[] {
 export function resolveClientOptions(
   writeKey: unknown,
   options: unknown,
-  otherNames: Readonly<Record<string, OtherName>> = {},
+  { otherNames = {}, debugSetting }: OptionsPlatform = {},
 ): ResolvedClientOptions {
   if (isObject(writeKey) && Object.hasOwn(writeKey, 'writeKey')) {
     // Segment's constructor shape, `new Analytics({ writeKey })`.
@@ -406,28 +424,22 @@ export function resolveClientOptions(
   const planCheck = choiceOption('planCheck', given.planCheck, ['refuse', 'report', 'off']) ?? DEFAULTS.planCheck
   const plan = given.plan === undefined ? undefined : planChecker(given.plan, planCheck)
   if (given.waitUntil !== undefined && typeof given.waitUntil !== 'function') {
-    throw new OptionsError('waitUntil', "expected the platform's waitUntil function, such as ctx.waitUntil.bind(ctx).")
+    throw new OptionsError('waitUntil', "expected a function, such as ctx.waitUntil.bind(ctx).")
   }
-  const maxQueueBytes = integerOption('maxQueueBytes', given.maxQueueBytes, DEFAULTS.maxQueueBytes, MAX_MESSAGE_BYTES)
-  const highWaterMark = integerOption('highWaterMark', given.highWaterMark, DEFAULTS.highWaterMark, 1)
+  const maxQueueBytes = wholeNumber(given, DEFAULTS, 'maxQueueBytes', MAX_MESSAGE_BYTES)
+  const highWaterMark = wholeNumber(given, DEFAULTS, 'highWaterMark', 1)
   return {
     batchUrl: resolveEndpoint(given.endpoint),
     flushAt: resolveFlushAt(given),
-    flushAfter: integerOption('flushAfter', given.flushAfter, DEFAULTS.flushAfter, 1, MAX_TIMER_MS),
-    timeout: integerOption('timeout', given.timeout, DEFAULTS.timeout, 1, MAX_TIMER_MS),
+    flushAfter: wholeNumber(given, DEFAULTS, 'flushAfter', 1, MAX_TIMER_MS),
+    timeout: wholeNumber(given, DEFAULTS, 'timeout', 1, MAX_TIMER_MS),
     retry: resolveRetry(given.retry),
-    maxConcurrentRequests: integerOption(
-      'maxConcurrentRequests',
-      given.maxConcurrentRequests,
-      DEFAULTS.maxConcurrentRequests,
-      1,
-      1_000,
-    ),
-    maxQueueSize: integerOption('maxQueueSize', given.maxQueueSize, DEFAULTS.maxQueueSize, 1),
+    maxConcurrentRequests: wholeNumber(given, DEFAULTS, 'maxConcurrentRequests', 1, 1_000),
+    maxQueueSize: wholeNumber(given, DEFAULTS, 'maxQueueSize', 1),
     maxQueueBytes,
     highWaterBytes: Math.min(highWaterMark, Math.floor(maxQueueBytes / 2)),
     logger: resolveLogger(given.logger),
-    verbose: given.verbose ?? isDebugEnabled(DEBUG_NAMESPACE),
+    verbose: given.verbose ?? isDebugEnabled(DEBUG_NAMESPACE, debugSetting?.() ?? ''),
     fetch: given.fetch,
     flushOnPageHide: given.flushOnPageHide ?? true,
     storeOnPageHide: given.storeOnPageHide ?? true,

@@ -124,13 +124,10 @@ export class PageKeepalive implements PageLifecycle {
       this.#state = 'visible'
       client.takeKept()
     }
-    host.addEventListener?.('visibilitychange', onVisibility)
-    host.addEventListener?.('pagehide', onHide)
-    host.addEventListener?.('pageshow', onShow)
+    const listeners = { visibilitychange: onVisibility, pagehide: onHide, pageshow: onShow }
+    for (const [type, listener] of Object.entries(listeners)) host.addEventListener?.(type, listener)
     this.#stop = () => {
-      host.removeEventListener?.('visibilitychange', onVisibility)
-      host.removeEventListener?.('pagehide', onHide)
-      host.removeEventListener?.('pageshow', onShow)
+      for (const [type, listener] of Object.entries(listeners)) host.removeEventListener?.(type, listener)
     }
   }
 

@@ -1,6 +1,5 @@
 import type { ResolvedRetryOptions } from './options.js'
 import { isRetryableStatus, retryAfterMs } from '../core/retry-policy.js'
-import { sleep } from '../core/timers.js'
 
 // The client's retry policy: which statuses are worth another attempt, how long to wait before
 // it, and the pause a 429 puts on every request. The statuses and the reading of `Retry-After`
@@ -68,13 +67,8 @@ export class RateLimitPause {
     this.#until = Math.max(this.#until, Date.now() + delay)
   }
 
-  /**
-   * Resolves once the pause is over (at once when there is none); rejects with the signal's reason
-   * as soon as `signal` aborts, or at once if it already has.
-   */
-  async waitOut(signal: AbortSignal): Promise<void> {
-    const wait = this.#until - Date.now()
-    if (wait > 0) await sleep(wait, signal)
-    else if (signal.aborted) throw signal.reason
+  /** How many ms of the pause are left: 0 when there is none. */
+  remaining(): number {
+    return Math.max(0, this.#until - Date.now())
   }
 }

@@ -66,11 +66,16 @@ export async function sendWithRetries(
     error,
   })
   for (let retries = 0; ; retries++) {
+    // The pause is a wait like a retry's (the page's: a page being left keeps the batch), and
+    // a server's wait, which hiding the page never cuts short.
+    const paused = pause.remaining()
     try {
-      await pause.waitOut(signal)
+      if (paused > 0 && !(await waits.wait(paused, paused, signal)))
+        return failed('ERR_PAGE_LEFT', undefined, lastFailure)
     } catch {
       return failed('ERR_CLOSE_TIMEOUT', undefined, lastFailure)
     }
+    if (signal.aborted) return failed('ERR_CLOSE_TIMEOUT', undefined, lastFailure)
     attempts++
     const outcome = await attempt(signal)
     if (outcome.verdict === 'delivered') return { ok: true, status: outcome.status, attempts }

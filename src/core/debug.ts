@@ -6,10 +6,9 @@ export interface Logger {
 
 /** Writes to the console, prefixed with the namespace as the `debug` package does. */
 export function consoleLogger(namespace: string): Logger {
-  return {
-    log: (message) => console.error(`  ${namespace} ${message}`),
-    error: (message) => console.error(`  ${namespace} ${message}`),
-  }
+  // Both to stderr, as the `debug` package writes: stdout stays the program's own output.
+  const write = (message: string) => console.error(`  ${namespace} ${message}`)
+  return { log: write, error: write }
 }
 
 /**
@@ -32,10 +31,23 @@ interface HostGlobals {
   localStorage?: { getItem(key: string): string | null }
 }
 
-/** Reads the `debug` convention's setting: `DEBUG` in the environment, `localStorage.debug` in browsers. */
-function readDebugSetting(): string {
+// Each host can refuse access (Deno without --allow-env, sandboxed storage): that reads as unset.
+
+/** The `debug` convention's setting in a browser: `localStorage.debug`. */
+export function readStoredDebugSetting(): string {
+  try {
+    return (globalThis as HostGlobals).localStorage?.getItem('debug') ?? ''
+  } catch {
+    return ''
+  }
+}
+
+/**
+ * The `debug` convention's setting on a server runtime: `DEBUG` in the environment (Node, Bun,
+ * Deno, Workers with Node compatibility), else `localStorage.debug` (Deno has one).
+ */
+export function readDebugSetting(): string {
   const host = globalThis as HostGlobals
-  // Each host can refuse access (Deno without --allow-env, sandboxed storage): treat that as unset.
   try {
     const value = host.process?.env?.['DEBUG']
     if (value !== undefined) return value
@@ -44,11 +56,7 @@ function readDebugSetting(): string {
     const value = host.Deno?.env?.get('DEBUG')
     if (value !== undefined) return value
   } catch {}
-  try {
-    return host.localStorage?.getItem('debug') ?? ''
-  } catch {
-    return ''
-  }
+  return readStoredDebugSetting()
 }
 
 function patternToRegExp(pattern: string): RegExp {
@@ -60,7 +68,7 @@ function patternToRegExp(pattern: string): RegExp {
  * Whether logging for `namespace` is on under the `debug` package's rules: a comma or space
  * separated list of names, `*` as a wildcard, and `-name` to exclude.
  */
-export function isDebugEnabled(namespace: string, setting: string = readDebugSetting()): boolean {
+export function isDebugEnabled(namespace: string, setting: string): boolean {
   let enabled = false
   for (const name of setting.split(/[\s,]+/)) {
     if (name === '') continue

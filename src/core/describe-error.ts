@@ -24,6 +24,15 @@ function describeOne(error: unknown): string {
  * ```
  */
 export function describeError(error: unknown): string {
+  // What is thrown may be anything, including an object whose toString or message getter throws.
+  try {
+    return describeChain(error)
+  } catch {
+    return 'a value that cannot be shown'
+  }
+}
+
+function describeChain(error: unknown): string {
   const parts = [
     error instanceof Error && error.name !== 'Error' ? `${error.name}: ${describeOne(error)}` : describeOne(error),
   ]

@@ -367,3 +367,27 @@ describe('credentials in the endpoint URL (property-based)', () => {
     )
   })
 })
+
+describe('callbacks and listeners that throw what cannot be shown', () => {
+  it.each(CLIENT_BUILDS)(
+    '%s: a null-prototype object thrown by a callback is logged; the client goes on',
+    async (_name, Build) => {
+      const lines: string[] = []
+      const fetch = (async () => Response.json({})) as typeof globalThis.fetch
+      const client = new Build('key', {
+        endpoint: 'https://ingest.test',
+        fetch,
+        logger: { log: () => undefined, error: (line) => lines.push(line) },
+      })
+      const sent: string[] = []
+      client.on('sent', (info) => sent.push(...info.messages.map((message) => message.messageId)))
+      client.track({ userId: 'u1', event: 'E', messageId: 'first' }, () => {
+        throw Object.create(null)
+      })
+      client.track({ userId: 'u1', event: 'E', messageId: 'second' })
+      await expect(client.close({ timeout: 5_000 })).resolves.toBeUndefined()
+      expect(sent).toEqual(['first', 'second'])
+      expect(lines).toEqual(['a listener threw: a value that cannot be shown'])
+    },
+  )
+})

@@ -48,6 +48,32 @@ afterEach(() => {
 })
 
 describe.each(CLIENTS)('%s', (_name, Made) => {
+  it.each<readonly [string, () => unknown]>([
+    ['a null-prototype object', () => Object.create(null)],
+    [
+      'an Error whose message getter throws',
+      () =>
+        Object.defineProperty(new Error(), 'message', {
+          get() {
+            throw new Error('no message')
+          },
+        }),
+    ],
+  ])('a fetch that throws %s: the outcome still says what happened, nothing crashes', async (_what, make) => {
+    const fetch = (async () => {
+      throw make()
+    }) as unknown as typeof globalThis.fetch
+    const client = new Made('key', { endpoint: 'https://ingest.test', fetch, retry: { limit: 0 } })
+    const errors: DeliveryError[] = []
+    client.on('error', (error) => errors.push(error))
+    client.track({ userId: 'u1', event: 'E' })
+    await expect(client.close({ timeout: 5_000 })).resolves.toBeUndefined()
+    expect(errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
+    expect(errors[0]?.message).toContain('a value that cannot be shown')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(unhandled).toEqual([])
+  })
+
   it.each(NOT_RESPONSES)('a fetch that resolves %s: ERR_INVALID_RESPONSE after one attempt', async (_what, value) => {
     let calls = 0
     const fetch = (async () => {

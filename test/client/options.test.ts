@@ -40,7 +40,8 @@ describe('Client options', () => {
   })
 
   it('refuses an option it does not know, naming ours where another client calls it differently', () => {
-    const attempt = (options: Record<string, unknown>) => () => resolveClientOptions('k', options, OTHER_CLIENTS_NAMES)
+    const attempt = (options: Record<string, unknown>) => () =>
+      resolveClientOptions('k', options, { otherNames: OTHER_CLIENTS_NAMES })
     expect(attempt({ host: 'http://127.0.0.1:8787' })).toThrow(
       'Invalid option `host`: no such option; use `endpoint` instead.',
     )

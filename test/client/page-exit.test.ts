@@ -440,6 +440,37 @@ describe('retries in a page that is hidden, shown and left', () => {
     expect(client.pending).toBe(0)
   })
 
+  it("keeps for the next page a batch waiting out another batch's 429 pause when the page is left", async () => {
+    const page = browserLikeHost()
+    const { requests, fetch } = answering(429, { 'retry-after': '3600' })
+    const client = new Client('key', {
+      endpoint: ENDPOINT,
+      fetch,
+      flushAt: 1,
+      maxConcurrentRequests: 2,
+      retry: { baseDelay: 1, maxRetryAfter: 3_600_000 },
+    })
+    const outcomes: unknown[] = []
+    client.track({ userId: 'u1', event: 'E', messageId: 'answered-429' }, (error) => outcomes.push(error))
+    await vi.waitFor(() => expect(requests).toHaveLength(1))
+    await turn()
+    // Sent while the endpoint asked for an hour's pause: it waits before its first attempt.
+    client.track({ userId: 'u1', event: 'E', messageId: 'paused' }, (error) => outcomes.push(error))
+    await turn()
+    expect(requests).toHaveLength(1)
+    page.leave()
+    await vi.waitFor(() =>
+      expect(
+        keptIn(page.storage)
+          .map((message) => message['messageId'])
+          .sort(),
+      ).toEqual(['answered-429', 'paused']),
+    )
+    expect(requests).toHaveLength(1)
+    expect(outcomes).toEqual([])
+    expect(client.pending).toBe(0)
+  })
+
   it('after a back-forward cache round trip, runs the callbacks of the messages the page kept and sent again', async () => {
     const page = browserLikeHost()
     const client = new Client('key', { endpoint: ENDPOINT, flushAfter: 60_000, flushAt: 1_000 })

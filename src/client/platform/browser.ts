@@ -1,3 +1,4 @@
+import { readStoredDebugSetting } from '../../core/debug.js'
 import { webGzip } from '../../core/gzip.js'
 import { createFetchTransport } from '../fetch-transport.js'
 import type { WatchExit } from '../process-exit.js'
@@ -17,3 +18,6 @@ export const watchExit: WatchExit | undefined = undefined
 
 /** Browsers: other clients' names for our options are server libraries' names; the bundle leaves them out. */
 export const otherNames = undefined
+
+/** A page keeps the setting in `localStorage.debug`. */
+export const debugSetting = readStoredDebugSetting

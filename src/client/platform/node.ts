@@ -1,6 +1,7 @@
 import { gzip as zlibGzip } from 'node:zlib'
 import type { Gzip } from '../../core/gzip.js'
 import type { Logger } from '../../core/debug.js'
+export { readDebugSetting as debugSetting } from '../../core/debug.js'
 import { lostAtExitLine, type HoldsMessages, type WatchExit } from '../process-exit.js'
 import { createKyTransport } from '../ky-transport.js'
 import type { TransportFactory } from '../transport.js'

@@ -1,3 +1,4 @@
+export { readDebugSetting as debugSetting } from '../../core/debug.js'
 import { webGzip } from '../../core/gzip.js'
 import { createKyTransport } from '../ky-transport.js'
 import type { WatchExit } from '../process-exit.js'
