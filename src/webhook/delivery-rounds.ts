@@ -3,8 +3,6 @@ import type { Endpoint } from './endpoint.js'
 import type { Engine } from './engine.js'
 import {
   attemptNotice,
-  attemptNotices,
-  pendingTargets,
   retryNotices,
   toDeliveryResult,
   type AttemptNotice,
@@ -15,7 +13,6 @@ import type { Clock } from '../core/clock.js'
 import {
   isDelivered,
   newDeliveryState,
-  runRound,
   type DeliveryState,
   type RoundDecision,
   type RoundRules,
@@ -56,9 +53,10 @@ export interface RoundAudience {
 export type Prepared = Outgoing | CallbackFailure
 
 /**
- * The delivery rounds of one engine's settings, the same for the in-memory destination and the
- * BullMQ worker: where each event starts, how its body is signed, what a round sends and what it
- * tells. The engines only decide where an event waits between rounds (a timer, or Redis).
+ * What both engines (the in-memory destination and the BullMQ worker) do with an event under one
+ * engine's settings: where it starts, how its body is signed, how it ends and what is told. The
+ * worker also runs its rounds here ({@link runUrls}); the in-memory engine sends through its lanes
+ * (`url-lanes.ts`).
  */
 export class DeliveryRounds {
   readonly #engine: Engine
@@ -110,25 +108,6 @@ export class DeliveryRounds {
       target.failure = { code: 'ERR_CALLBACK', callback: 'signer', cause: failure.cause }
     }
     return { kind: 'finished', delivered: isDelivered(state, this.#engine.settings.mode) }
-  }
-
-  /**
-   * Sends one round of `state` (see {@link runRound}), tells each attempt, and says what comes next.
-   * Under Standard Webhooks each request is signed as it leaves, with its own time (see
-   * `createSender`); an event whose id that scheme cannot carry ends as {@link refuseUnsigned} says.
-   */
-  async run(state: DeliveryState<Endpoint>, outgoing: Outgoing): Promise<RoundDecision> {
-    if (this.#engine.stamp !== undefined && outgoing.eventId.includes('.')) {
-      return this.refuseUnsigned(state, { cause: new Error(idWithDot(outgoing.eventId)) })
-    }
-    const attempted = this.#audience.listenerCount('attempt') > 0 ? pendingTargets(state) : undefined
-    const durations = attempted && new Map<Endpoint, number>()
-    const decision = await runRound(state, this.#rules, this.#sender(outgoing, durations))
-    // An attempt aborted because another URL accepted first (its URL superseded) is not reported.
-    const told = attempted?.filter((target) => target.status !== 'superseded')
-    if (told)
-      for (const notice of attemptNotices(state.eventId, told, durations)) this.#audience.emit('attempt', notice)
-    return decision
   }
 
   /**
