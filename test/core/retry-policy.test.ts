@@ -3,8 +3,8 @@ import { isRetryableStatus, retryAfterMs } from '../../src/core/retry-policy.js'
 import { resolveClientOptions } from '../../src/client/options.js'
 import { retryDelay, serverWait, statusVerdict } from '../../src/client/retry-policy.js'
 import { MAX_TIMER_MS } from '../../src/core/timers.js'
-import { newDeliveryState } from '../../src/webhook/round.js'
-import { runUrlRound } from '../../src/webhook/url-round.js'
+import { newDeliveryState } from '../../src/webhook/delivery/round.js'
+import { runUrlRound } from '../../src/webhook/delivery/url-round.js'
 import { askedUnder, RETRY_AFTER_ROWS, RETRYABLE_STATUSES, TABLE_NOW } from '../helpers/retry-policy-table.js'
 
 // One table (test/helpers/retry-policy-table.ts), three readers: the shared rules themselves, the

@@ -8,9 +8,9 @@ import {
   type RoundDecision,
   type RoundRules,
   type TargetState,
-} from '../../src/webhook/round.js'
-import { runUrlRound } from '../../src/webhook/url-round.js'
-import type { WebhookResponse } from '../../src/webhook/transport.js'
+} from '../../src/webhook/delivery/round.js'
+import { runUrlRound } from '../../src/webhook/delivery/url-round.js'
+import type { WebhookResponse } from '../../src/webhook/network/transport.js'
 
 // The rules of a delivery, on the state the engine keeps: what one answer means (both engines), and
 // what comes after a worker's round (runUrlRound: each URL on its own timeline). Time is pinned with a fake clock: these rules are about which instant

@@ -1,8 +1,8 @@
-import { createEndpoints, type Endpoint } from './endpoint.js'
-import { createSender, type Sender } from './sender.js'
+import { createEndpoints, type Endpoint } from '../network/endpoint.js'
+import { createSender, type Sender } from '../network/sender.js'
 import { resolveWebhookSettings, type ResolvedWebhookSettings, type WebhookSettings } from './settings.js'
-import { signWithEach, type HmacFormat, type Signer } from './signer.js'
-import type { WebhookTransport } from './transport.js'
+import { signWithEach, type HmacFormat, type Signer } from '../signing/signer.js'
+import type { WebhookTransport } from '../network/transport.js'
 
 /** The defaults a build of the webhook module brings: how it sends and how it signs. */
 export interface WebhookPlatform {

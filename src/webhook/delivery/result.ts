@@ -1,4 +1,4 @@
-import type { Endpoint } from './endpoint.js'
+import type { Endpoint } from '../network/endpoint.js'
 import { toWebhookError, type AttemptFailure } from './failure.js'
 import type { DeliveryState, TargetState } from './round.js'
 import type { WebhookError } from './webhook-error.js'

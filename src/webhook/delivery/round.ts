@@ -1,8 +1,8 @@
-import { isRetryableStatus, retryAfterMs } from '../core/retry-policy.js'
-import type { Clock } from '../core/clock.js'
-import { MAX_TIMER_MS } from '../core/timers.js'
+import { isRetryableStatus, retryAfterMs } from '../../core/retry-policy.js'
+import type { Clock } from '../../core/clock.js'
+import { MAX_TIMER_MS } from '../../core/timers.js'
 import type { AttemptFailure } from './failure.js'
-import type { TransportFailure, WebhookResponse } from './transport.js'
+import type { TransportFailure, WebhookResponse } from '../network/transport.js'
 import type { WebhookErrorCode } from './webhook-error.js'
 
 /**

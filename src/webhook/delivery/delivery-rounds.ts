@@ -1,5 +1,5 @@
 import { signBody, type CallbackFailure } from './callbacks.js'
-import type { Endpoint } from './endpoint.js'
+import type { Endpoint } from '../network/endpoint.js'
 import type { Engine } from './engine.js'
 import {
   attemptNotice,
@@ -9,7 +9,7 @@ import {
   type DeliveryResult,
   type RetryNotice,
 } from './result.js'
-import type { Clock } from '../core/clock.js'
+import type { Clock } from '../../core/clock.js'
 import {
   isDelivered,
   newDeliveryState,
@@ -19,9 +19,9 @@ import {
   type TargetState,
 } from './round.js'
 import { runUrlRound, type Admission } from './url-round.js'
-import type { Outgoing } from './sender.js'
-import type { WebhookResponse } from './transport.js'
-import { ValidationError } from '../core/errors/validation-error.js'
+import type { Outgoing } from '../network/sender.js'
+import type { WebhookResponse } from '../network/transport.js'
+import { ValidationError } from '../../core/errors/validation-error.js'
 
 function idWithDot(eventId: string): string {
   return `the event id ${JSON.stringify(eventId)} contains a ".", which Standard Webhooks does not allow in webhook-id (it separates what is signed). Give the event a messageId without one.`
