@@ -10,7 +10,7 @@ export type {
   WebhookEventInput,
   WebhookPlanOption,
   UrlStateNotice,
-} from './delivery/destination.js'
+} from './delivery/destination-base.js'
 export type { UrlBacklog } from './delivery/url-lanes.js'
 export type { CircuitState } from './delivery/circuit-breaker.js'
 export type {

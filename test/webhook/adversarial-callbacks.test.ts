@@ -9,7 +9,7 @@ import {
   type WebhookSettings,
   type WebhookTransport,
 } from '../../src/webhook/index.js'
-import { WebhookDestinationBase } from '../../src/webhook/delivery/destination.js'
+import { WebhookDestinationBase } from '../../src/webhook/delivery/destination-base.js'
 import type { WebhookPlatform } from '../../src/webhook/delivery/engine.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'
 

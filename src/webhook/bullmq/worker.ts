@@ -18,7 +18,7 @@ import { StoredJobWorker } from './stored-queue.js'
 import { SharedBreakers, type BreakerStore } from './shared-breakers.js'
 import { SharedRates, type RateStore } from './shared-rates.js'
 import { WorkerLanes, type WorkerUrlState } from './worker-lanes.js'
-import type { UrlStateNotice } from '../delivery/destination.js'
+import type { UrlStateNotice } from '../delivery/destination-base.js'
 
 /** Where the worker takes jobs from, and how many at once. */
 export interface WebhookWorkerOptions {
