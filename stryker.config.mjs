@@ -24,7 +24,7 @@ export default {
     'src/webhook/network/private-address.ts',
     'src/webhook/network/ip-address.ts',
     'src/webhook/event/payload.ts',
-    'src/webhook/delivery/round.ts',
+    'src/webhook/delivery/state.ts',
     'src/core/queue.ts',
     'src/client/holdings.ts',
     'src/webhook/delivery/scheduler.ts',

@@ -150,7 +150,7 @@ describe('package', () => {
         [
           "import { toWireMessage } from '../../core/validate.js'",
           "import type { Signer } from '../../webhook/signing/signer.js'",
-          "export { Engine } from '../../webhook/delivery/engine.js'",
+          "export { EngineParts } from '../../webhook/delivery/engine-parts.js'",
           "import '../../core/debug.js'",
           "const lazy = import('../../webhook/bullmq/worker.js')",
           "import { Client } from '../../index.js'",
@@ -167,7 +167,7 @@ describe('package', () => {
       [
         'src/core/validate.ts',
         'src/webhook/signing/signer.ts',
-        'src/webhook/delivery/engine.ts',
+        'src/webhook/delivery/engine-parts.ts',
         'src/core/debug.ts',
         'src/webhook/bullmq/worker.ts',
         'src/webhook/platform/node.ts',

@@ -3,7 +3,7 @@
  *
  * @module eventwire/webhook
  */
-export { WebhookDestination } from './delivery/webhook-destination.js'
+export { WebhookDestination } from './delivery/destination.js'
 export type {
   WebhookCloseOptions,
   WebhookDestinationEvents,

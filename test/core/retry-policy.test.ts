@@ -3,7 +3,7 @@ import { isRetryableStatus, retryAfterMs } from '../../src/core/retry-policy.js'
 import { resolveClientOptions } from '../../src/client/options.js'
 import { retryDelay, serverWait, statusVerdict } from '../../src/client/retry-policy.js'
 import { MAX_TIMER_MS } from '../../src/core/timers.js'
-import { newDeliveryState } from '../../src/webhook/delivery/round.js'
+import { newDeliveryState } from '../../src/webhook/delivery/state.js'
 import { runUrlRound } from '../../src/webhook/delivery/url-round.js'
 import { askedUnder, RETRY_AFTER_ROWS, RETRYABLE_STATUSES, TABLE_NOW } from '../helpers/retry-policy-table.js'
 

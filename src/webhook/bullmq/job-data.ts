@@ -1,5 +1,5 @@
 import type { Endpoint } from '../network/endpoint.js'
-import type { DeliveryState, TargetState } from '../delivery/round.js'
+import type { DeliveryState, TargetState } from '../delivery/state.js'
 import type { WebhookErrorCode } from '../delivery/webhook-error.js'
 
 /** A failure as Redis keeps it: code and status, without the in-memory cause. */

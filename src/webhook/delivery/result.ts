@@ -1,6 +1,6 @@
 import type { Endpoint } from '../network/endpoint.js'
 import { toWebhookError, type AttemptFailure } from './failure.js'
-import type { DeliveryState, TargetState } from './round.js'
+import type { DeliveryState, TargetState } from './state.js'
 import type { WebhookError } from './webhook-error.js'
 
 /** The fate of one event at one URL. `superseded`: another URL accepted the event first (mode `'any'`). */

@@ -8,7 +8,7 @@ import {
   type RoundDecision,
   type RoundRules,
   type TargetState,
-} from './round.js'
+} from './state.js'
 import type { WebhookResponse } from '../network/transport.js'
 
 /**

@@ -1,4 +1,4 @@
-import type { WebhookPlatform } from '../delivery/engine.js'
+import type { WebhookPlatform } from '../delivery/engine-parts.js'
 import { createNodeSigner } from '../signing/node-signer.js'
 import { createUndiciTransport } from '../network/undici-transport.js'
 

@@ -1,4 +1,4 @@
-import type { WebhookPlatform } from '../delivery/engine.js'
+import type { WebhookPlatform } from '../delivery/engine-parts.js'
 import { createFetchTransport } from '../network/fetch-transport.js'
 import { createWebCryptoSigner } from '../signing/signer.js'
 

@@ -8,7 +8,7 @@ import {
   type RoundDecision,
   type RoundRules,
   type TargetState,
-} from '../../src/webhook/delivery/round.js'
+} from '../../src/webhook/delivery/state.js'
 import { runUrlRound } from '../../src/webhook/delivery/url-round.js'
 import type { WebhookResponse } from '../../src/webhook/network/transport.js'
 

@@ -1,6 +1,6 @@
 import { signBody, type CallbackFailure } from './callbacks.js'
 import type { Endpoint } from '../network/endpoint.js'
-import type { Engine } from './engine.js'
+import type { EngineParts } from './engine-parts.js'
 import {
   attemptNotice,
   retryNotices,
@@ -17,7 +17,7 @@ import {
   type RoundDecision,
   type RoundRules,
   type TargetState,
-} from './round.js'
+} from './state.js'
 import { runUrlRound, type Admission } from './url-round.js'
 import type { Outgoing } from '../network/sender.js'
 import type { WebhookResponse } from '../network/transport.js'
@@ -59,7 +59,7 @@ export type Prepared = Outgoing | CallbackFailure
  * (`url-lanes.ts`).
  */
 export class DeliveryRounds {
-  readonly #engine: Engine
+  readonly #engine: EngineParts
   readonly #audience: RoundAudience
   readonly #rules: RoundRules
 
@@ -67,7 +67,7 @@ export class DeliveryRounds {
    * @param clock - What deadlines and due times are measured on: `monotonicNow` where they live in
    * memory, `Date.now` where they are stored.
    */
-  constructor(engine: Engine, audience: RoundAudience, clock: Clock) {
+  constructor(engine: EngineParts, audience: RoundAudience, clock: Clock) {
     this.#engine = engine
     this.#audience = audience
     this.#rules = { mode: engine.settings.mode, backoff: engine.settings.backoff, now: clock }

@@ -1,8 +1,8 @@
 // What the in-memory destination and the BullMQ worker share: signing, starting and finishing an
 // event, and what is told about it; the sending runs as the worker's rounds do (runUrls).
 import { describe, expect, it } from 'vitest'
-import { DeliveryRounds, type DeliveryEvents, type RoundAudience } from '../../src/webhook/delivery/delivery-rounds.js'
-import { createEngine } from '../../src/webhook/delivery/engine.js'
+import { DeliveryRounds, type DeliveryEvents, type RoundAudience } from '../../src/webhook/delivery/rounds.js'
+import { createEngine } from '../../src/webhook/delivery/engine-parts.js'
 import type { WebhookSettings } from '../../src/webhook/delivery/settings.js'
 import type { AttemptNotice } from '../../src/webhook/delivery/result.js'
 import type { Signer } from '../../src/webhook/signing/signer.js'
