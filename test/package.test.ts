@@ -149,8 +149,8 @@ describe('package', () => {
         probe,
         [
           "import { toWireMessage } from '../../core/validate.js'",
-          "import type { Signer } from '../../webhook/signer.js'",
-          "export { Engine } from '../../webhook/engine.js'",
+          "import type { Signer } from '../../webhook/signing/signer.js'",
+          "export { EngineParts } from '../../webhook/delivery/engine-parts.js'",
           "import '../../core/debug.js'",
           "const lazy = import('../../webhook/bullmq/worker.js')",
           "import { Client } from '../../index.js'",
@@ -166,8 +166,8 @@ describe('package', () => {
     ).toEqual(
       [
         'src/core/validate.ts',
-        'src/webhook/signer.ts',
-        'src/webhook/engine.ts',
+        'src/webhook/signing/signer.ts',
+        'src/webhook/delivery/engine-parts.ts',
         'src/core/debug.ts',
         'src/webhook/bullmq/worker.ts',
         'src/webhook/platform/node.ts',

@@ -3,26 +3,32 @@
  *
  * @module eventwire/webhook
  */
-export { WebhookDestination } from './webhook-destination.js'
+export { WebhookDestination } from './delivery/destination.js'
 export type {
   WebhookCloseOptions,
   WebhookDestinationEvents,
   WebhookEventInput,
   WebhookPlanOption,
   UrlStateNotice,
-} from './destination.js'
-export type { UrlBacklog } from './url-lanes.js'
-export type { CircuitState } from './circuit-breaker.js'
-export type { AttemptNotice, DeliveryResult, RetryNotice, WebhookUrlResult, WebhookUrlStatus } from './result.js'
-export type { WebhookEntry, WebhookSettings } from './settings.js'
-export { USER_AGENT } from './settings.js'
-export { toWebhookPayload } from './payload.js'
-export type { WebhookPayload } from './payload.js'
-export type { DeleteEvent, WebhookEvent, WebhookEventType } from './event.js'
-export { DESTINATION_NAME } from './integrations.js'
-export { signPayload, verifySignature } from './signature.js'
-export { verifyWebhook } from './verify-webhook.js'
-export { generateStandardSecret } from './standard-webhooks.js'
+} from './delivery/destination-base.js'
+export type { UrlBacklog } from './delivery/url-lanes.js'
+export type { CircuitState } from './delivery/circuit-breaker.js'
+export type {
+  AttemptNotice,
+  DeliveryResult,
+  RetryNotice,
+  WebhookUrlResult,
+  WebhookUrlStatus,
+} from './delivery/result.js'
+export type { WebhookEntry, WebhookSettings } from './delivery/settings.js'
+export { USER_AGENT } from './delivery/settings.js'
+export { toWebhookPayload } from './event/payload.js'
+export type { WebhookPayload } from './event/payload.js'
+export type { DeleteEvent, WebhookEvent, WebhookEventType } from './event/event.js'
+export { DESTINATION_NAME } from './event/integrations.js'
+export { signPayload, verifySignature } from './signing/signature.js'
+export { verifyWebhook } from './signing/verify-webhook.js'
+export { generateStandardSecret } from './signing/standard-webhooks.js'
 export type {
   PlannedPayloadFields,
   PlannedWebhookPayload,
@@ -33,13 +39,13 @@ export type {
   VerifiedWebhook,
   VerifyWebhookOptions,
   WebhookRefusal,
-} from './verify-webhook.js'
-export type { RawBody } from './signature.js'
-export { AudienceSync } from './audience.js'
-export { createFetchTransport } from './fetch-transport.js'
-export type { TransportFailure, WebhookRequest, WebhookResponse, WebhookTransport } from './transport.js'
-export { WebhookError } from './webhook-error.js'
-export type { WebhookErrorCode } from './webhook-error.js'
+} from './signing/verify-webhook.js'
+export type { RawBody } from './signing/signature.js'
+export { AudienceSync } from './event/audience.js'
+export { createFetchTransport } from './network/fetch-transport.js'
+export type { TransportFailure, WebhookRequest, WebhookResponse, WebhookTransport } from './network/transport.js'
+export { WebhookError } from './delivery/webhook-error.js'
+export type { WebhookErrorCode } from './delivery/webhook-error.js'
 export { EventwireError, isEventwireError } from '../core/errors/eventwire-error.js'
 export type { ErrorCode } from '../core/errors/eventwire-error.js'
 export { ClosedError } from '../core/errors/closed-error.js'

@@ -3,7 +3,8 @@ import { isRetryableStatus, retryAfterMs } from '../../src/core/retry-policy.js'
 import { resolveClientOptions } from '../../src/client/options.js'
 import { retryDelay, serverWait, statusVerdict } from '../../src/client/retry-policy.js'
 import { MAX_TIMER_MS } from '../../src/core/timers.js'
-import { newDeliveryState, runRound } from '../../src/webhook/round.js'
+import { newDeliveryState } from '../../src/webhook/delivery/state.js'
+import { runUrlRound } from '../../src/webhook/delivery/url-round.js'
 import { askedUnder, RETRY_AFTER_ROWS, RETRYABLE_STATUSES, TABLE_NOW } from '../helpers/retry-policy-table.js'
 
 // One table (test/helpers/retry-policy-table.ts), three readers: the shared rules themselves, the
@@ -43,13 +44,20 @@ describe("the client's retry delay", () => {
 })
 
 describe("the webhook engine's next round", () => {
+  const admitAll = () => Promise.resolve({ kind: 'attempt' as const, done: () => {} })
+
   it.each(RETRYABLE_STATUSES)('%i: retried %s', async (status, retried) => {
     const state = newDeliveryState('e1', [0], 60_000, TABLE_NOW)
-    const decision = await runRound(state, { mode: 'each', now: () => TABLE_NOW, backoff: () => 1_000 }, async () => ({
-      ok: true,
-      status,
-      retryAfter: null,
-    }))
+    const decision = await runUrlRound(
+      state,
+      { mode: 'each', now: () => TABLE_NOW, backoff: () => 1_000 },
+      admitAll,
+      async () => ({
+        ok: true,
+        status,
+        retryAfter: null,
+      }),
+    )
     expect(decision.kind).toBe(retried ? 'retry' : 'finished')
   })
 
@@ -57,11 +65,16 @@ describe("the webhook engine's next round", () => {
     vi.useFakeTimers({ now: TABLE_NOW, toFake: ['Date'] })
     const window = Number.MAX_SAFE_INTEGER - TABLE_NOW
     const state = newDeliveryState('e1', [0], window, TABLE_NOW)
-    const decision = await runRound(state, { mode: 'each', now: () => TABLE_NOW, backoff: () => 2_000 }, async () => ({
-      ok: true,
-      status: 503,
-      retryAfter: header,
-    }))
+    const decision = await runUrlRound(
+      state,
+      { mode: 'each', now: () => TABLE_NOW, backoff: () => 2_000 },
+      admitAll,
+      async () => ({
+        ok: true,
+        status: 503,
+        retryAfter: header,
+      }),
+    )
     expect(decision).toEqual({ kind: 'retry', dueAt: TABLE_NOW + Math.max(2_000, askedUnder(asks, MAX_TIMER_MS) ?? 0) })
   })
 })

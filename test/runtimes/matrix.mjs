@@ -55,7 +55,7 @@ const CHROMIUM = '/usr/bin/chromium'
  * once a page being left sends late calls at once and keeps batches whose request fails; 12,424
  * on 2026-11-25. 12,736 with issue 33: one early attempt per batch and Retry-After waits kept
  * in a page, callbacks after a bfcache restore, ERR_INVALID_RESPONSE, and the page lifecycle,
- * compression and error wording as modules of their own. 12,495 after cutting that back: the
+ * compression and error wording as modules of their own. 12,490 (packed) after cutting that back: the
  * debug setting read by the platform module (a page reads only `localStorage.debug`), each whole
  * number option named once, the 429 pause waiting through the page's waits instead of a timer of
  * its own, one debug-line helper, and shorter page-exit wording. The next feature in `Client`

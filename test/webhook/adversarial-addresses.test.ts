@@ -1,9 +1,9 @@
 import { BlockList, isIP } from 'node:net'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { parseIpAddress } from '../../src/webhook/ip-address.js'
-import { blockedRangeOf, isPrivateAddress } from '../../src/webhook/private-address.js'
-import { resolveWebhookSettings } from '../../src/webhook/settings.js'
+import { parseIpAddress } from '../../src/webhook/network/ip-address.js'
+import { blockedRangeOf, isPrivateAddress } from '../../src/webhook/network/private-address.js'
+import { resolveWebhookSettings } from '../../src/webhook/delivery/settings.js'
 import { OptionsError } from '../../src/webhook/index.js'
 
 // The ranges blockPrivateNetworks refuses, written out again as the specification (IANA's IPv4 and

@@ -9,8 +9,8 @@ import {
   type WebhookSettings,
   type WebhookTransport,
 } from '../../src/webhook/index.js'
-import { WebhookDestinationBase } from '../../src/webhook/destination.js'
-import type { WebhookPlatform } from '../../src/webhook/engine.js'
+import { WebhookDestinationBase } from '../../src/webhook/delivery/destination-base.js'
+import type { WebhookPlatform } from '../../src/webhook/delivery/engine-parts.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'
 
 // Every test here hands the engine a user callback that misbehaves. Two things must hold whatever

@@ -9,7 +9,7 @@ import {
   type WebhookTransport,
 } from '../../src/webhook/index.js'
 import { createUndiciTransport } from '../../src/webhook/node-only.js'
-import { classifyFailure } from '../../src/webhook/transport.js'
+import { classifyFailure } from '../../src/webhook/network/transport.js'
 import { certificates } from '../helpers/certs.js'
 import { startHostileReceiver, type HostileBehaviour, type HostileReceiver } from '../helpers/hostile-receiver.js'
 import { startSink, type Sink } from '../helpers/sink.js'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { toSnakeCase } from '../../src/webhook/audience.js'
+import { toSnakeCase } from '../../src/webhook/event/audience.js'
 import { AudienceSync, OptionsError } from '../../src/webhook/index.js'
 
 describe('AudienceSync', () => {

@@ -1,7 +1,7 @@
 // One URL's circuit breaker on a clock moved by hand: which attempt may start when, and what each
 // outcome does to it.
 import { describe, expect, it } from 'vitest'
-import { CircuitBreaker, type CircuitState } from '../../src/webhook/circuit-breaker.js'
+import { CircuitBreaker, type CircuitState } from '../../src/webhook/delivery/circuit-breaker.js'
 
 function breaker(failures = 3, coolDownMs = 1_000) {
   const changes: CircuitState[] = []

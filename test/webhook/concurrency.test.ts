@@ -2,7 +2,7 @@ import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createUndiciTransport } from '../../src/webhook/node-only.js'
-import type { WebhookDestinationBase } from '../../src/webhook/destination.js'
+import type { WebhookDestinationBase } from '../../src/webhook/delivery/destination-base.js'
 import { WebhookDestination, type WebhookTransport } from '../../src/webhook/index.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 

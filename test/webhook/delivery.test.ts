@@ -11,7 +11,7 @@ import {
   type WebhookEvent,
   type WebhookSettings,
 } from '../../src/webhook/index.js'
-import { WebhookDestinationBase } from '../../src/webhook/destination.js'
+import { WebhookDestinationBase } from '../../src/webhook/delivery/destination-base.js'
 import { freePort } from '../helpers/ports.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'
 

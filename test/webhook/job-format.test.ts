@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { WebhookQueue, WebhookWorker } from '../../src/webhook/bullmq/index.js'
 import { jobDataProblem } from '../../src/webhook/bullmq/job-data.js'
-import type { DeliveryResult } from '../../src/webhook/result.js'
+import type { DeliveryResult } from '../../src/webhook/delivery/result.js'
 import { freePort } from '../helpers/ports.js'
 import { redisForFile } from '../helpers/redis-suite.js'
 import { startSink, type Responder, type Sink } from '../helpers/sink.js'

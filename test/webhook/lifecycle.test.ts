@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { ClosedError, WebhookDestination, type DeliveryResult, type WebhookTransport } from '../../src/webhook/index.js'
 import { createUndiciTransport } from '../../src/webhook/node-only.js'
-import { MemoryRetryStore } from '../../src/webhook/retry-store.js'
-import { RetryScheduler } from '../../src/webhook/scheduler.js'
+import { MemoryRetryStore } from '../../src/webhook/delivery/retry-store.js'
+import { RetryScheduler } from '../../src/webhook/delivery/scheduler.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 
 let sink: Sink | undefined

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isEnabledFor } from '../../src/webhook/integrations.js'
+import { isEnabledFor } from '../../src/webhook/event/integrations.js'
 import { toWebhookPayload, ValidationError, type WebhookEvent } from '../../src/webhook/index.js'
 import { thrownBy } from '../helpers/thrown.js'
 

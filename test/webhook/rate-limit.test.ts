@@ -1,6 +1,6 @@
 // A URL's token bucket on a clock moved by hand: a burst of one second's worth, then the rate.
 import { describe, expect, it } from 'vitest'
-import { TokenBucket } from '../../src/webhook/rate-limit.js'
+import { TokenBucket } from '../../src/webhook/delivery/rate-limit.js'
 
 /** Takes as many tokens as the bucket gives at `now`, and says how many. */
 function drain(bucket: TokenBucket, now: number): number {

@@ -2,7 +2,7 @@
 // out is always the earliest, and a removed item never comes back.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { MemoryRetryStore } from '../../src/webhook/retry-store.js'
+import { MemoryRetryStore } from '../../src/webhook/delivery/retry-store.js'
 
 interface Item {
   readonly id: number

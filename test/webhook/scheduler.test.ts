@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { MAX_TIMER_MS } from '../../src/core/timers.js'
-import { MemoryRetryStore } from '../../src/webhook/retry-store.js'
-import { RetryScheduler } from '../../src/webhook/scheduler.js'
+import { MemoryRetryStore } from '../../src/webhook/delivery/retry-store.js'
+import { RetryScheduler } from '../../src/webhook/delivery/scheduler.js'
 
 // The scheduler's rules on a fake clock: which item runs at which instant is the subject, so the
 // clock is moved by hand instead of waited on.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { OptionsError, WebhookDestination, type WebhookSettings } from '../../src/webhook/index.js'
 import { MAX_TIMER_MS } from '../../src/core/timers.js'
-import { resolveWebhookSettings, USER_AGENT } from '../../src/webhook/settings.js'
+import { resolveWebhookSettings, USER_AGENT } from '../../src/webhook/delivery/settings.js'
 import { thrownBy } from '../helpers/thrown.js'
 
 function optionOf(settings: unknown): string | undefined {

@@ -1,10 +1,10 @@
 import { createHmac } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { createNodeSigner } from '../../src/webhook/node-signer.js'
+import { createNodeSigner } from '../../src/webhook/signing/node-signer.js'
 import { signPayload, verifySignature } from '../../src/webhook/index.js'
-import { createWebCryptoSigner } from '../../src/webhook/signer.js'
-import { constantTimeEqual, importSigningKey } from '../../src/webhook/signature.js'
+import { createWebCryptoSigner } from '../../src/webhook/signing/signer.js'
+import { constantTimeEqual, importSigningKey } from '../../src/webhook/signing/signature.js'
 
 const body = '{"version":1,"type":"track","userId":"u1","event":"Café ☕ 😀","properties":{}}'
 const secret = 's3cret'

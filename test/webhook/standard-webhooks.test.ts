@@ -1,9 +1,9 @@
 import { Webhook as StandardWebhook } from 'standardwebhooks'
 import { Webhook as SvixWebhook } from 'svix'
 import { describe, expect, it } from 'vitest'
-import { createNodeSigner } from '../../src/webhook/node-signer.js'
-import { createWebCryptoSigner } from '../../src/webhook/signer.js'
-import { signedContent, standardKey } from '../../src/webhook/standard-webhooks.js'
+import { createNodeSigner } from '../../src/webhook/signing/node-signer.js'
+import { createWebCryptoSigner } from '../../src/webhook/signing/signer.js'
+import { signedContent, standardKey } from '../../src/webhook/signing/standard-webhooks.js'
 import {
   generateStandardSecret,
   OptionsError,

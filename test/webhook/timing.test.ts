@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest'
-import { constantTimeEqual } from '../../src/webhook/signature.js'
+import { constantTimeEqual } from '../../src/webhook/signing/signature.js'
 
 /** A string that counts how many of its characters are read (through `charCodeAt`). */
 function counted(text: string): { value: string; reads(): number } {

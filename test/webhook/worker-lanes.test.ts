@@ -1,14 +1,14 @@
 // A worker process's slots and breaker per URL, on a clock the test moves: what is admitted, what
 // waits for a slot and for how long, and what is sent back to Redis for later.
 import { describe, expect, it, vi } from 'vitest'
-import type { CircuitState } from '../../src/webhook/circuit-breaker.js'
+import type { CircuitState } from '../../src/webhook/delivery/circuit-breaker.js'
 import {
   LANE_WAIT_MS,
   RETURN_HORIZON_MS,
   WorkerLanes,
   type WorkerLaneRules,
 } from '../../src/webhook/bullmq/worker-lanes.js'
-import type { Admission } from '../../src/webhook/url-round.js'
+import type { Admission } from '../../src/webhook/delivery/url-round.js'
 
 function lanesOf(rules: Partial<WorkerLaneRules> = {}) {
   const clock = { now: 1_000_000 }

@@ -1,6 +1,6 @@
-import type { Endpoint } from '../endpoint.js'
-import type { DeliveryState, TargetState } from '../round.js'
-import type { WebhookErrorCode } from '../webhook-error.js'
+import type { Endpoint } from '../network/endpoint.js'
+import type { DeliveryState, TargetState } from '../delivery/state.js'
+import type { WebhookErrorCode } from '../delivery/webhook-error.js'
 
 /** A failure as Redis keeps it: code and status, without the in-memory cause. */
 export interface StoredFailure {

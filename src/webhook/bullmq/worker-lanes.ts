@@ -1,6 +1,6 @@
 import { Queue } from '../../core/queue.js'
-import { CircuitBreaker, type BreakerRules, type CircuitState } from '../circuit-breaker.js'
-import type { Admission } from '../url-round.js'
+import { CircuitBreaker, type BreakerRules, type CircuitState } from '../delivery/circuit-breaker.js'
+import type { Admission } from '../delivery/url-round.js'
 import type { SharedBreakers } from './shared-breakers.js'
 import type { SharedRates } from './shared-rates.js'
 

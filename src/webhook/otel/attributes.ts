@@ -1,5 +1,5 @@
 import type { Attributes } from '@opentelemetry/api'
-import type { AttemptNotice } from '../result.js'
+import type { AttemptNotice } from '../delivery/result.js'
 
 /** The attribute names eventwire sets beside OpenTelemetry's own (`server.address`, `http.*`). */
 export const ATTR = {

@@ -1,6 +1,6 @@
-import type { WebhookPlatform } from '../engine.js'
-import { createNodeSigner } from '../node-signer.js'
-import { createUndiciTransport } from '../undici-transport.js'
+import type { WebhookPlatform } from '../delivery/engine-parts.js'
+import { createNodeSigner } from '../signing/node-signer.js'
+import { createUndiciTransport } from '../network/undici-transport.js'
 
 /**
  * What webhooks send and sign with on Node (`#eventwire/webhook-platform` under the "node" condition, see

@@ -1,6 +1,6 @@
-import type { WebhookPlatform } from '../engine.js'
-import { createFetchTransport } from '../fetch-transport.js'
-import { createWebCryptoSigner } from '../signer.js'
+import type { WebhookPlatform } from '../delivery/engine-parts.js'
+import { createFetchTransport } from '../network/fetch-transport.js'
+import { createWebCryptoSigner } from '../signing/signer.js'
 
 /**
  * What webhooks send and sign with everywhere but Node (`#eventwire/webhook-platform` in browsers, Deno,

@@ -4,14 +4,16 @@ import {
   isDelivered,
   newDeliveryState,
   recordAttempt,
-  runRound,
   type DeliveryState,
+  type RoundDecision,
+  type RoundRules,
   type TargetState,
-} from '../../src/webhook/round.js'
-import type { WebhookResponse } from '../../src/webhook/transport.js'
+} from '../../src/webhook/delivery/state.js'
+import { runUrlRound } from '../../src/webhook/delivery/url-round.js'
+import type { WebhookResponse } from '../../src/webhook/network/transport.js'
 
-// The rules of one delivery round, on the state the engine keeps (the in-memory destination and the
-// BullMQ worker share them). Time is pinned with a fake clock: these rules are about which instant
+// The rules of a delivery, on the state the engine keeps: what one answer means (both engines), and
+// what comes after a worker's round (runUrlRound: each URL on its own timeline). Time is pinned with a fake clock: these rules are about which instant
 // is chosen, not about waiting.
 const NOW = 1_700_000_000_000
 afterEach(() => {
@@ -135,11 +137,18 @@ describe('isDelivered', () => {
   })
 })
 
-describe('runRound: what comes after a round', () => {
+describe('runUrlRound: what comes after a round', () => {
   const every =
     (...responses: WebhookResponse[]) =>
     (index: number) =>
       Promise.resolve(responses[index] ?? answer(500))
+  /** Every URL due is let through: no breaker, no slots taken. */
+  const admitAll = () => Promise.resolve({ kind: 'attempt' as const, done: () => {} })
+  const urlRound = <E>(
+    state: DeliveryState<E>,
+    rules: RoundRules,
+    send: (endpoint: E, signal: AbortSignal | undefined) => Promise<WebhookResponse>,
+  ): Promise<RoundDecision> => runUrlRound(state, rules, admitAll, send)
 
   it('starts with every URL pending, and a deadline one retry window after the first attempt', () => {
     const state = newDeliveryState('e1', endpoints(3), 60_000, NOW)
@@ -156,11 +165,12 @@ describe('runRound: what comes after a round', () => {
     const state = newDeliveryState('e1', endpoints(2), 60_000, NOW)
     const sent: number[] = []
     const rules = { mode: 'each' as const, now: () => Date.now(), backoff: () => 1_000 }
-    await runRound(state, rules, (index) => {
+    await urlRound(state, rules, (index) => {
       sent.push(index)
       return Promise.resolve(index === 0 ? answer(200) : answer(500))
     })
-    await runRound(state, rules, (index) => {
+    vi.setSystemTime(NOW + 1_000)
+    await urlRound(state, rules, (index) => {
       sent.push(index)
       return Promise.resolve(answer(200))
     })
@@ -171,7 +181,7 @@ describe('runRound: what comes after a round', () => {
   it("finishes delivered in mode 'any' once one URL accepts, the others superseded", async () => {
     pinClock()
     const state = newDeliveryState('e1', endpoints(3), 60_000, NOW)
-    const decision = await runRound(
+    const decision = await urlRound(
       state,
       { mode: 'any', now: () => Date.now(), backoff: () => 1_000 },
       every(answer(503), answer(200), answer(404)),
@@ -185,13 +195,16 @@ describe('runRound: what comes after a round', () => {
     pinClock()
     const state = newDeliveryState('e1', endpoints(2), 60_000, NOW)
     let silent: AbortSignal | undefined
-    const decision = await runRound(
+    const decision = await urlRound(
       state,
       { mode: 'any', now: () => Date.now(), backoff: () => 1_000 },
       (index, signal) => {
         if (index === 1) return Promise.resolve(answer(200))
         silent = signal
-        return new Promise<WebhookResponse>(() => {})
+        // Silent until aborted, then answered as a transport answers an aborted request.
+        return new Promise<WebhookResponse>((resolve) =>
+          signal?.addEventListener('abort', () => resolve(broken('network', signal.reason))),
+        )
       },
     )
     expect(decision).toEqual({ kind: 'finished', delivered: true })
@@ -205,7 +218,7 @@ describe('runRound: what comes after a round', () => {
   it("keeps retrying the others in mode 'each' after one URL accepts", async () => {
     pinClock()
     const state = newDeliveryState('e1', endpoints(2), 60_000, NOW)
-    const decision = await runRound(
+    const decision = await urlRound(
       state,
       { mode: 'each', now: () => Date.now(), backoff: () => 1_000 },
       every(answer(200), answer(503)),
@@ -218,7 +231,7 @@ describe('runRound: what comes after a round', () => {
     pinClock()
     const state = newDeliveryState('e1', endpoints(2), 60_000, NOW)
     expect(
-      await runRound(
+      await urlRound(
         state,
         { mode: 'any', now: () => Date.now(), backoff: () => 1_000 },
         every(answer(404), answer(410)),
@@ -229,7 +242,7 @@ describe('runRound: what comes after a round', () => {
     })
   })
 
-  it('retries after backoff(round), counting rounds from 0', async () => {
+  it("retries after backoff(attempt), counting a URL's attempts from 0", async () => {
     pinClock()
     const state = newDeliveryState('e1', endpoints(1), 60_000, NOW)
     const asked: number[] = []
@@ -241,24 +254,26 @@ describe('runRound: what comes after a round', () => {
         return 1_000 * (attempt + 1)
       },
     }
-    expect(await runRound(state, rules, every(answer(500)))).toEqual({ kind: 'retry', dueAt: NOW + 1_000 })
-    expect(await runRound(state, rules, every(answer(500)))).toEqual({ kind: 'retry', dueAt: NOW + 2_000 })
+    expect(await urlRound(state, rules, every(answer(500)))).toEqual({ kind: 'retry', dueAt: NOW + 1_000 })
+    vi.setSystemTime(NOW + 1_000)
+    expect(await urlRound(state, rules, every(answer(500)))).toEqual({ kind: 'retry', dueAt: NOW + 3_000 })
     expect(asked).toEqual([0, 1])
   })
 
-  it('waits for the longest Retry-After of the pending URLs when it is longer than the backoff, but never for less', async () => {
+  it('waits for a Retry-After longer than the backoff, each URL its own, but never for less than the backoff', async () => {
     pinClock()
     const longer = newDeliveryState('e1', endpoints(2), 60_000, NOW)
     expect(
-      await runRound(
+      await urlRound(
         longer,
         { mode: 'each', now: () => Date.now(), backoff: () => 1_000 },
         every(answer(503, '3'), answer(429, '5')),
       ),
-    ).toEqual({ kind: 'retry', dueAt: NOW + 5_000 })
+    ).toEqual({ kind: 'retry', dueAt: NOW + 3_000 })
+    expect(longer.targets.map((entry) => entry.dueAt)).toEqual([NOW + 3_000, NOW + 5_000])
     const shorter = newDeliveryState('e2', endpoints(1), 60_000, NOW)
     expect(
-      await runRound(shorter, { mode: 'each', now: () => Date.now(), backoff: () => 9_000 }, every(answer(503, '3'))),
+      await urlRound(shorter, { mode: 'each', now: () => Date.now(), backoff: () => 9_000 }, every(answer(503, '3'))),
     ).toEqual({
       kind: 'retry',
       dueAt: NOW + 9_000,
@@ -269,7 +284,7 @@ describe('runRound: what comes after a round', () => {
     pinClock()
     const state = newDeliveryState('e1', endpoints(1), 10_000, NOW)
     expect(
-      await runRound(state, { mode: 'any', now: () => Date.now(), backoff: () => 25_000 }, every(answer(500))),
+      await urlRound(state, { mode: 'any', now: () => Date.now(), backoff: () => 25_000 }, every(answer(500))),
     ).toEqual({
       kind: 'retry',
       dueAt: NOW + 10_000,
@@ -280,7 +295,7 @@ describe('runRound: what comes after a round', () => {
     pinClock()
     const state = newDeliveryState('e1', endpoints(1), Number.MAX_SAFE_INTEGER - NOW, NOW)
     expect(
-      await runRound(state, { mode: 'any', now: () => Date.now(), backoff: () => 1e15 }, every(answer(500))),
+      await urlRound(state, { mode: 'any', now: () => Date.now(), backoff: () => 1e15 }, every(answer(500))),
     ).toEqual({
       kind: 'retry',
       dueAt: NOW + MAX_TIMER_MS,
@@ -290,7 +305,7 @@ describe('runRound: what comes after a round', () => {
   it('finishes failed at the deadline, each URL keeping its last failure; the deadline instant itself is past', async () => {
     pinClock()
     const state = newDeliveryState('e1', endpoints(2), 0, NOW)
-    const decision = await runRound(
+    const decision = await urlRound(
       state,
       { mode: 'each', now: () => Date.now(), backoff: () => 1_000 },
       every(answer(200), answer(503)),
@@ -302,7 +317,7 @@ describe('runRound: what comes after a round', () => {
     ])
     vi.setSystemTime(NOW - 1)
     const early = newDeliveryState('e2', endpoints(1), 0, NOW)
-    expect(await runRound(early, { mode: 'any', now: () => Date.now(), backoff: () => 5 }, every(answer(500)))).toEqual(
+    expect(await urlRound(early, { mode: 'any', now: () => Date.now(), backoff: () => 5 }, every(answer(500)))).toEqual(
       {
         kind: 'retry',
         dueAt: NOW,
@@ -314,7 +329,7 @@ describe('runRound: what comes after a round', () => {
     pinClock()
     const fault = new Error('backoff broke')
     const state = newDeliveryState('e1', endpoints(3), 60_000, NOW)
-    const decision = await runRound(
+    const decision = await urlRound(
       state,
       {
         mode: 'each',
@@ -344,7 +359,7 @@ describe('runRound: what comes after a round', () => {
     for (const delay of [Number.NaN, -1, Number.POSITIVE_INFINITY]) {
       const state = newDeliveryState('e1', endpoints(1), 60_000, NOW)
       expect(
-        await runRound(state, { mode: 'any', now: () => Date.now(), backoff: () => delay }, every(answer(503))),
+        await urlRound(state, { mode: 'any', now: () => Date.now(), backoff: () => delay }, every(answer(503))),
       ).toEqual({
         kind: 'finished',
         delivered: false,

@@ -1,7 +1,7 @@
-import { isoNow } from '../core/clock.js'
-import { ValidationError, type ValidationErrorCode } from '../core/errors/validation-error.js'
-import { isObject } from '../core/validate.js'
-import { checkJsonValue, type JsonObject } from '../core/json-value.js'
+import { isoNow } from '../../core/clock.js'
+import { ValidationError, type ValidationErrorCode } from '../../core/errors/validation-error.js'
+import { isObject } from '../../core/validate.js'
+import { checkJsonValue, type JsonObject } from '../../core/json-value.js'
 import type { WebhookEvent, WebhookEventType } from './event.js'
 
 /** A webhook request body, before serialization: the fields {@link toWebhookPayload} lists. */

@@ -1,9 +1,9 @@
-import { sendThrough, signBody, type CallbackFailure } from './callbacks.js'
+import { sendThrough, signBody, type CallbackFailure } from '../delivery/callbacks.js'
 import type { Endpoint } from './endpoint.js'
-import { Limiter } from './limiter.js'
-import type { ResolvedWebhookSettings } from './settings.js'
-import type { Signer } from './signer.js'
-import { signedContent, unixSeconds } from './standard-webhooks.js'
+import { Limiter } from '../delivery/limiter.js'
+import type { ResolvedWebhookSettings } from '../delivery/settings.js'
+import type { Signer } from '../signing/signer.js'
+import { signedContent, unixSeconds } from '../signing/standard-webhooks.js'
 import type { WebhookResponse, WebhookTransport } from './transport.js'
 
 /** What every attempt of one event carries. */

@@ -1,5 +1,5 @@
-import { Limiter } from './limiter.js'
-import type { ResolvedWebhook, ResolvedWebhookSettings } from './settings.js'
+import { Limiter } from '../delivery/limiter.js'
+import type { ResolvedWebhook, ResolvedWebhookSettings } from '../delivery/settings.js'
 
 /**
  * One configured URL with all that a request to it, and a report about it, need. Each delivery

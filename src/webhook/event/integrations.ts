@@ -1,4 +1,4 @@
-import { isObject } from '../core/validate.js'
+import { isObject } from '../../core/validate.js'
 
 /** The destination's name in a call's `integrations` object. */
 export const DESTINATION_NAME = 'Webhooks'

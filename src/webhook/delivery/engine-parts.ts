@@ -1,8 +1,8 @@
-import { createEndpoints, type Endpoint } from './endpoint.js'
-import { createSender, type Sender } from './sender.js'
+import { createEndpoints, type Endpoint } from '../network/endpoint.js'
+import { createSender, type Sender } from '../network/sender.js'
 import { resolveWebhookSettings, type ResolvedWebhookSettings, type WebhookSettings } from './settings.js'
-import { signWithEach, type HmacFormat, type Signer } from './signer.js'
-import type { WebhookTransport } from './transport.js'
+import { signWithEach, type HmacFormat, type Signer } from '../signing/signer.js'
+import type { WebhookTransport } from '../network/transport.js'
 
 /** The defaults a build of the webhook module brings: how it sends and how it signs. */
 export interface WebhookPlatform {
@@ -12,8 +12,8 @@ export interface WebhookPlatform {
   readonly signer: (format: HmacFormat, secret: string | Uint8Array) => Signer
 }
 
-/** What every delivery engine (in memory, BullMQ) runs on, read from the settings in one place. */
-export interface Engine {
+/** The parts every delivery engine (in memory, BullMQ) runs on, built from the settings in one place. */
+export interface EngineParts {
   readonly settings: ResolvedWebhookSettings
   /** The configured URLs, in the order configured: what each new delivery state targets. */
   readonly endpoints: readonly Endpoint[]
@@ -34,7 +34,7 @@ export interface Engine {
  *
  * @throws {@link OptionsError} naming the first setting it cannot use.
  */
-export function createEngine(settings: WebhookSettings, platform: WebhookPlatform): Engine {
+export function createEngine(settings: WebhookSettings, platform: WebhookPlatform): EngineParts {
   const resolved = resolveWebhookSettings(settings)
   const transport = resolved.transport ?? platform.transport({ blockPrivateNetworks: resolved.blockPrivateNetworks })
   const stamp = signerFor(platform, 'sha256-base64', resolved.standardKeys, (base64) => `v1,${base64}`, ' ')

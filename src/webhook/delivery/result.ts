@@ -1,6 +1,6 @@
-import type { Endpoint } from './endpoint.js'
+import type { Endpoint } from '../network/endpoint.js'
 import { toWebhookError, type AttemptFailure } from './failure.js'
-import type { DeliveryState, TargetState } from './round.js'
+import type { DeliveryState, TargetState } from './state.js'
 import type { WebhookError } from './webhook-error.js'
 
 /** The fate of one event at one URL. `superseded`: another URL accepted the event first (mode `'any'`). */
@@ -112,11 +112,6 @@ export interface AttemptNotice {
   readonly durationMs?: number | undefined
 }
 
-/** The targets the next round sends to. */
-export function pendingTargets<E>(state: DeliveryState<E>): TargetState<E>[] {
-  return state.targets.filter((target) => target.status === 'pending')
-}
-
 /** The notice of the request just answered at `target`, which holds its outcome; it took `durationMs`. */
 export function attemptNotice(eventId: string, target: TargetState<Endpoint>, durationMs?: number): AttemptNotice {
   const accepted = target.status === 'delivered'
@@ -129,17 +124,4 @@ export function attemptNotice(eventId: string, target: TargetState<Endpoint>, du
     error: !accepted && target.failure ? toWebhookError(target.failure, target.endpoint) : undefined,
     ...(durationMs === undefined ? {} : { durationMs }),
   }
-}
-
-/**
- * One notice per URL a round just sent to: `attempted`, from {@link pendingTargets} before the
- * round, are the same objects the round then updated; `durations` holds how long each URL's
- * request took, by endpoint.
- */
-export function attemptNotices(
-  eventId: string,
-  attempted: readonly TargetState<Endpoint>[],
-  durations?: ReadonlyMap<Endpoint, number>,
-): AttemptNotice[] {
-  return attempted.map((target) => attemptNotice(eventId, target, durations?.get(target.endpoint)))
 }

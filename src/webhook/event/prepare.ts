@@ -1,7 +1,7 @@
-import { ValidationError } from '../core/errors/validation-error.js'
-import { serializeMessage } from '../core/serialize.js'
-import { isObject, readingCallerData, toMessageId } from '../core/validate.js'
-import { checkPlanned, checkSchemaPlan, planViolationError, type SchemaPlan } from '../core/plan.js'
+import { ValidationError } from '../../core/errors/validation-error.js'
+import { serializeMessage } from '../../core/serialize.js'
+import { isObject, readingCallerData, toMessageId } from '../../core/validate.js'
+import { checkPlanned, checkSchemaPlan, planViolationError, type SchemaPlan } from '../../core/plan.js'
 import { isEnabledFor } from './integrations.js'
 import { toWebhookPayload } from './payload.js'
 

@@ -1,5 +1,5 @@
-import { describeError } from '../core/describe-error.js'
-import type { Endpoint } from './endpoint.js'
+import { describeError } from '../../core/describe-error.js'
+import type { Endpoint } from '../network/endpoint.js'
 import { WebhookError, type WebhookErrorCode } from './webhook-error.js'
 
 /**

@@ -1,4 +1,4 @@
-import { BodyDrains, RESPONSE_BODY_CAP, startDeadline } from '../core/attempt-deadline.js'
+import { BodyDrains, RESPONSE_BODY_CAP, startDeadline } from '../../core/attempt-deadline.js'
 import { blockedRangeOf } from './private-address.js'
 import { blockedAddressError, classifyFailure, type WebhookTransport } from './transport.js'
 

@@ -8,8 +8,8 @@ import {
   type RoundDecision,
   type RoundRules,
   type TargetState,
-} from './round.js'
-import type { WebhookResponse } from './transport.js'
+} from './state.js'
+import type { WebhookResponse } from '../network/transport.js'
 
 /**
  * What a round may do about one URL now: send (`'attempt'`, or `'probe'` for the one attempt an

@@ -1,4 +1,4 @@
-import { EventwireError } from '../core/errors/eventwire-error.js'
+import { EventwireError } from '../../core/errors/eventwire-error.js'
 
 /** Codes of {@link WebhookError}: why one request to one URL failed. */
 export type WebhookErrorCode =

@@ -1,17 +1,17 @@
-import type { Clock } from '../core/clock.js'
-import { Queue } from '../core/queue.js'
+import type { Clock } from '../../core/clock.js'
+import { Queue } from '../../core/queue.js'
 import { backoffDelay } from './callbacks.js'
 import { CircuitBreaker, type CircuitState } from './circuit-breaker.js'
 import { TokenBucket } from './rate-limit.js'
-import type { Endpoint } from './endpoint.js'
+import type { Endpoint } from '../network/endpoint.js'
 import { toWebhookError, type AttemptFailure } from './failure.js'
 import type { DeliveryResult } from './result.js'
 import { MemoryRetryStore, type Due } from './retry-store.js'
-import { backoffFailure, recordAttempt, retryDueAt, type DeliveryState, type TargetState } from './round.js'
+import { backoffFailure, recordAttempt, retryDueAt, type DeliveryState, type TargetState } from './state.js'
 import { RetryScheduler } from './scheduler.js'
-import type { Outgoing, Sender } from './sender.js'
+import type { Outgoing, Sender } from '../network/sender.js'
 import type { ResolvedWebhookSettings } from './settings.js'
-import type { WebhookResponse } from './transport.js'
+import type { WebhookResponse } from '../network/transport.js'
 
 /**
  * How long after its window's end a delivery may still leave, having waited for a slot of its

@@ -6,7 +6,7 @@ import type {
   PageMessage,
   ScreenMessage,
   TrackMessage,
-} from '../core/messages.js'
+} from '../../core/messages.js'
 
 /** A deletion request for a user: the receiver starts its own clean-up. */
 export interface DeleteEvent {

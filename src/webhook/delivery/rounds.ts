@@ -1,30 +1,27 @@
 import { signBody, type CallbackFailure } from './callbacks.js'
-import type { Endpoint } from './endpoint.js'
-import type { Engine } from './engine.js'
+import type { Endpoint } from '../network/endpoint.js'
+import type { EngineParts } from './engine-parts.js'
 import {
   attemptNotice,
-  attemptNotices,
-  pendingTargets,
   retryNotices,
   toDeliveryResult,
   type AttemptNotice,
   type DeliveryResult,
   type RetryNotice,
 } from './result.js'
-import type { Clock } from '../core/clock.js'
+import type { Clock } from '../../core/clock.js'
 import {
   isDelivered,
   newDeliveryState,
-  runRound,
   type DeliveryState,
   type RoundDecision,
   type RoundRules,
   type TargetState,
-} from './round.js'
+} from './state.js'
 import { runUrlRound, type Admission } from './url-round.js'
-import type { Outgoing } from './sender.js'
-import type { WebhookResponse } from './transport.js'
-import { ValidationError } from '../core/errors/validation-error.js'
+import type { Outgoing } from '../network/sender.js'
+import type { WebhookResponse } from '../network/transport.js'
+import { ValidationError } from '../../core/errors/validation-error.js'
 
 function idWithDot(eventId: string): string {
   return `the event id ${JSON.stringify(eventId)} contains a ".", which Standard Webhooks does not allow in webhook-id (it separates what is signed). Give the event a messageId without one.`
@@ -56,12 +53,13 @@ export interface RoundAudience {
 export type Prepared = Outgoing | CallbackFailure
 
 /**
- * The delivery rounds of one engine's settings, the same for the in-memory destination and the
- * BullMQ worker: where each event starts, how its body is signed, what a round sends and what it
- * tells. The engines only decide where an event waits between rounds (a timer, or Redis).
+ * What both engines (the in-memory destination and the BullMQ worker) do with an event under one
+ * engine's settings: where it starts, how its body is signed, how it ends and what is told. The
+ * worker also runs its rounds here ({@link runUrls}); the in-memory engine sends through its lanes
+ * (`url-lanes.ts`).
  */
 export class DeliveryRounds {
-  readonly #engine: Engine
+  readonly #engine: EngineParts
   readonly #audience: RoundAudience
   readonly #rules: RoundRules
 
@@ -69,7 +67,7 @@ export class DeliveryRounds {
    * @param clock - What deadlines and due times are measured on: `monotonicNow` where they live in
    * memory, `Date.now` where they are stored.
    */
-  constructor(engine: Engine, audience: RoundAudience, clock: Clock) {
+  constructor(engine: EngineParts, audience: RoundAudience, clock: Clock) {
     this.#engine = engine
     this.#audience = audience
     this.#rules = { mode: engine.settings.mode, backoff: engine.settings.backoff, now: clock }
@@ -110,25 +108,6 @@ export class DeliveryRounds {
       target.failure = { code: 'ERR_CALLBACK', callback: 'signer', cause: failure.cause }
     }
     return { kind: 'finished', delivered: isDelivered(state, this.#engine.settings.mode) }
-  }
-
-  /**
-   * Sends one round of `state` (see {@link runRound}), tells each attempt, and says what comes next.
-   * Under Standard Webhooks each request is signed as it leaves, with its own time (see
-   * `createSender`); an event whose id that scheme cannot carry ends as {@link refuseUnsigned} says.
-   */
-  async run(state: DeliveryState<Endpoint>, outgoing: Outgoing): Promise<RoundDecision> {
-    if (this.#engine.stamp !== undefined && outgoing.eventId.includes('.')) {
-      return this.refuseUnsigned(state, { cause: new Error(idWithDot(outgoing.eventId)) })
-    }
-    const attempted = this.#audience.listenerCount('attempt') > 0 ? pendingTargets(state) : undefined
-    const durations = attempted && new Map<Endpoint, number>()
-    const decision = await runRound(state, this.#rules, this.#sender(outgoing, durations))
-    // An attempt aborted because another URL accepted first (its URL superseded) is not reported.
-    const told = attempted?.filter((target) => target.status !== 'superseded')
-    if (told)
-      for (const notice of attemptNotices(state.eventId, told, durations)) this.#audience.emit('attempt', notice)
-    return decision
   }
 
   /**

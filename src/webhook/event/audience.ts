@@ -1,5 +1,5 @@
-import { OptionsError } from '../core/errors/options-error.js'
-import type { IdentifyMessage } from '../core/messages.js'
+import { OptionsError } from '../../core/errors/options-error.js'
+import type { IdentifyMessage } from '../../core/messages.js'
 
 /** Turns an audience name into its trait name: `'Big Spenders'` -> `'big_spenders'`. */
 export function toSnakeCase(name: string): string {

@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
 import { buildConnector, Pool } from 'undici'
-import { AttemptAborter, BodyDrains, RESPONSE_BODY_CAP, startDeadline } from '../core/attempt-deadline.js'
+import { AttemptAborter, BodyDrains, RESPONSE_BODY_CAP, startDeadline } from '../../core/attempt-deadline.js'
 import { blockedRangeOf } from './private-address.js'
 import { blockedAddressError, classifyFailure, type WebhookTransport } from './transport.js'
 

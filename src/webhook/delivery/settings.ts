@@ -1,17 +1,17 @@
-import { OptionsError } from '../core/errors/options-error.js'
+import { OptionsError } from '../../core/errors/options-error.js'
 import {
   checkOptionNames,
   choiceOption,
   integerOption,
   parseHttpUrl,
   withoutCredentials,
-} from '../core/option-checks.js'
-import { MAX_TIMER_MS } from '../core/timers.js'
-import { isObject } from '../core/validate.js'
-import { blockedRangeOf } from './private-address.js'
-import { standardKey, whyNotStandardSecret } from './standard-webhooks.js'
+} from '../../core/option-checks.js'
+import { MAX_TIMER_MS } from '../../core/timers.js'
+import { isObject } from '../../core/validate.js'
+import { blockedRangeOf } from '../network/private-address.js'
+import { standardKey, whyNotStandardSecret } from '../signing/standard-webhooks.js'
 import type { BreakerRules } from './circuit-breaker.js'
-import type { WebhookTransport } from './transport.js'
+import type { WebhookTransport } from '../network/transport.js'
 
 /** One receiving URL and the static headers added to every request sent to it. */
 export interface WebhookEntry {

@@ -1,5 +1,5 @@
-import { OptionsError } from '../core/errors/options-error.js'
-import type { JsonObject } from '../core/json-value.js'
+import { OptionsError } from '../../core/errors/options-error.js'
+import type { JsonObject } from '../../core/json-value.js'
 import {
   checkPlanned,
   checkSchemaPlan,
@@ -9,10 +9,10 @@ import {
   type SchemaIssue,
   type SchemaPlan,
   type TrackingPlan,
-} from '../core/plan.js'
-import { choiceOption, integerOption } from '../core/option-checks.js'
-import { isObject } from '../core/validate.js'
-import type { WebhookPayload } from './payload.js'
+} from '../../core/plan.js'
+import { choiceOption, integerOption } from '../../core/option-checks.js'
+import { isObject } from '../../core/validate.js'
+import type { WebhookPayload } from '../event/payload.js'
 import { checkableBytes, constantTimeEqual } from './signature.js'
 import type { HmacFormat, Signer } from './signer.js'
 import { SECRET_PREFIX, standardKey, unixSeconds, whyNotStandardSecret } from './standard-webhooks.js'

@@ -1,12 +1,12 @@
-// The rounds the in-memory destination and the BullMQ worker share: signing, sending, and what is
-// told about it. Both engines run exactly this, so what holds here holds for both.
+// What the in-memory destination and the BullMQ worker share: signing, starting and finishing an
+// event, and what is told about it; the sending runs as the worker's rounds do (runUrls).
 import { describe, expect, it } from 'vitest'
-import { DeliveryRounds, type DeliveryEvents, type RoundAudience } from '../../src/webhook/delivery-rounds.js'
-import { createEngine } from '../../src/webhook/engine.js'
-import type { WebhookSettings } from '../../src/webhook/settings.js'
-import type { AttemptNotice } from '../../src/webhook/result.js'
-import type { Signer } from '../../src/webhook/signer.js'
-import type { WebhookRequest, WebhookResponse } from '../../src/webhook/transport.js'
+import { DeliveryRounds, type DeliveryEvents, type RoundAudience } from '../../src/webhook/delivery/rounds.js'
+import { createEngine } from '../../src/webhook/delivery/engine-parts.js'
+import type { WebhookSettings } from '../../src/webhook/delivery/settings.js'
+import type { AttemptNotice } from '../../src/webhook/delivery/result.js'
+import type { Signer } from '../../src/webhook/signing/signer.js'
+import type { WebhookRequest, WebhookResponse } from '../../src/webhook/network/transport.js'
 
 /** One emitted event: its name and what it carried. */
 type Told = [event: keyof DeliveryEvents, told: unknown]
@@ -50,6 +50,9 @@ function rounds(
   return { rounds: new DeliveryRounds(engine, audience, () => Date.now()), requests, told }
 }
 
+/** Every URL due is let through: no breaker, no slots taken. */
+const admitAll = () => Promise.resolve({ kind: 'attempt' as const, done: () => {} })
+
 const a = 'http://a.test/'
 const b = 'http://b.test/'
 
@@ -67,7 +70,7 @@ describe('DeliveryRounds', () => {
     const prepared = engine.prepare('e1', '{}')
     expect(prepared).toEqual({ eventId: 'e1', body: '{}', signature: 'sig-2' })
     if ('cause' in prepared || prepared instanceof Promise) throw new Error('expected a signed body')
-    await engine.run(engine.start('e1'), prepared)
+    await engine.runUrls(engine.start('e1'), prepared, admitAll)
     expect(signed).toBe(1)
     expect(requests.map((request) => request.headers['x-signature'])).toEqual(['sig-2', 'sig-2'])
   })
@@ -78,7 +81,7 @@ describe('DeliveryRounds', () => {
       { answers: {}, delays: { [a]: 40 } },
     )
     const state = engine.start('e1')
-    await engine.run(state, { eventId: 'e1', body: '{}', signature: undefined })
+    await engine.runUrls(state, { eventId: 'e1', body: '{}', signature: undefined }, admitAll)
     const durations = Object.fromEntries(
       told.map(([, notice]) => [(notice as AttemptNotice).url, (notice as AttemptNotice).durationMs]),
     )
@@ -133,7 +136,7 @@ describe('DeliveryRounds', () => {
     const state = engine.start('e1')
     const prepared = engine.prepare('e1', '{}')
     if ('cause' in prepared || prepared instanceof Promise) throw new Error('expected an unsigned body')
-    expect((await engine.run(state, prepared)).kind).toBe('retry')
+    expect((await engine.runUrls(state, prepared, admitAll)).kind).toBe('retry')
     engine.refuseUnsigned(state, { cause: new Error('no key') })
     expect(state.targets.map((target) => [target.status, target.failure?.code])).toEqual([
       ['delivered', undefined],
@@ -147,7 +150,7 @@ describe('DeliveryRounds', () => {
     const settings = { webhooks: [{ url: a }, { url: b }], mode: 'each' as const, backoff: () => 1_000 }
     const heard = rounds(settings, { answers })
     const state = heard.rounds.start('e1')
-    const decision = await heard.rounds.run(state, { eventId: 'e1', body: '{}', signature: undefined })
+    const decision = await heard.rounds.runUrls(state, { eventId: 'e1', body: '{}', signature: undefined }, admitAll)
     if (decision.kind !== 'retry') throw new Error('expected a retry')
     heard.rounds.announceRetry(state, decision.dueAt)
     expect(heard.told).toMatchObject([
@@ -158,7 +161,7 @@ describe('DeliveryRounds', () => {
 
     const unheard = rounds(settings, { answers, listening: [] })
     const quiet = unheard.rounds.start('e1')
-    await unheard.rounds.run(quiet, { eventId: 'e1', body: '{}', signature: undefined })
+    await unheard.rounds.runUrls(quiet, { eventId: 'e1', body: '{}', signature: undefined }, admitAll)
     unheard.rounds.announceRetry(quiet, Date.now())
     expect(unheard.told).toEqual([])
   })
@@ -166,7 +169,7 @@ describe('DeliveryRounds', () => {
   it("reports a finished event by the mode's rule, as delivered or failed", async () => {
     const { rounds: engine, told } = rounds({ webhooks: [{ url: a }, { url: b }] }, { answers: { [a]: 404 } })
     const state = engine.start('e1')
-    expect(await engine.run(state, { eventId: 'e1', body: '{}', signature: undefined })).toEqual({
+    expect(await engine.runUrls(state, { eventId: 'e1', body: '{}', signature: undefined }, admitAll)).toEqual({
       kind: 'finished',
       delivered: true,
     })

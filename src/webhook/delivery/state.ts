@@ -1,9 +1,8 @@
-import { isRetryableStatus, retryAfterMs } from '../core/retry-policy.js'
-import type { Clock } from '../core/clock.js'
-import { MAX_TIMER_MS } from '../core/timers.js'
-import { backoffDelay } from './callbacks.js'
+import { isRetryableStatus, retryAfterMs } from '../../core/retry-policy.js'
+import type { Clock } from '../../core/clock.js'
+import { MAX_TIMER_MS } from '../../core/timers.js'
 import type { AttemptFailure } from './failure.js'
-import type { TransportFailure, WebhookResponse } from './transport.js'
+import type { TransportFailure, WebhookResponse } from '../network/transport.js'
 import type { WebhookErrorCode } from './webhook-error.js'
 
 /**
@@ -104,7 +103,7 @@ export function recordAttempt(target: TargetState, response: WebhookResponse, no
     return
   }
   target.failure = { code: 'ERR_HTTP_STATUS', status: response.status }
-  // The shared rules (core/retry-policy.ts); the round waits the longer of this and its backoff.
+  // The shared rules (core/retry-policy.ts); the URL waits the longer of this and its backoff.
   if (isRetryableStatus(response.status)) target.retryAfterMs = retryAfterMs(response.retryAfter, now, MAX_TIMER_MS)
   else target.status = 'failed'
 }
@@ -118,63 +117,6 @@ export function isDelivered(state: DeliveryState, mode: RoundRules['mode']): boo
     ? state.targets.some((target) => target.status === 'delivered')
     : state.targets.some((target) => target.status === 'delivered') &&
         state.targets.every((target) => target.status === 'delivered' || target.status === 'superseded')
-}
-
-/**
- * Sends one round (every URL still pending, in parallel) and decides what comes next: finished
- * when nothing is pending or, in mode `'any'`, at the first URL that accepts (the attempts still
- * out are aborted and their URLs superseded, not waited for);
- * else a retry after `backoff(round)` or a longer `Retry-After`, never past the deadline; finished
- * as failed once the deadline has passed, or when `backoff` gives no usable delay (`ERR_CALLBACK`).
- */
-export async function runRound<E>(
-  state: DeliveryState<E>,
-  rules: RoundRules,
-  send: (endpoint: E, signal: AbortSignal) => Promise<WebhookResponse>,
-): Promise<RoundDecision> {
-  state.rounds++
-  const attempts = state.targets.filter((target) => target.status === 'pending')
-  const unwanted = new AbortController()
-  await new Promise<void>((settled) => {
-    let left = attempts.length
-    if (left === 0) settled()
-    for (const target of attempts) {
-      target.attempts++
-      void send(target.endpoint, unwanted.signal).then((response) => {
-        // The round has ended at another URL's 2xx: this answer changes nothing.
-        if (unwanted.signal.aborted) return
-        // Date.now(): a Retry-After date is a wall-clock date; what comes out is a duration.
-        recordAttempt(target, response, Date.now())
-        if (rules.mode === 'any' && target.status === 'delivered') {
-          // Mode 'any' ends at the first 2xx: the attempts still out are aborted, not waited for.
-          unwanted.abort(new DOMException('another URL accepted the event', 'AbortError'))
-          settled()
-        } else if (--left === 0) settled()
-      })
-    }
-  })
-  const pending = state.targets.filter((target) => target.status === 'pending')
-  if (pending.length === 0 || (rules.mode === 'any' && state.targets.some((target) => target.status === 'delivered'))) {
-    for (const target of pending) target.status = 'superseded'
-    return { kind: 'finished', delivered: isDelivered(state, rules.mode) }
-  }
-  const now = rules.now()
-  if (now >= state.deadline) {
-    // The window is spent: each URL keeps its last failure.
-    for (const target of pending) target.status = 'failed'
-    return { kind: 'finished', delivered: isDelivered(state, rules.mode) }
-  }
-  let delay = backoffDelay(rules.backoff, state.rounds - 1)
-  if (typeof delay !== 'number') {
-    // No delay, no retry: each URL fails with the backoff's fault, keeping its last status.
-    for (const target of pending) {
-      target.status = 'failed'
-      target.failure = backoffFailure(delay.cause, target.failure)
-    }
-    return { kind: 'finished', delivered: isDelivered(state, rules.mode) }
-  }
-  for (const target of pending) delay = Math.max(delay, target.retryAfterMs ?? 0)
-  return { kind: 'retry', dueAt: retryDueAt(now, delay, state.deadline) }
 }
 
 /** What a URL fails with when `backoff` gave no usable delay: its fault, keeping the URL's last status. */

@@ -1,5 +1,5 @@
-import { WebhookDestinationBase, type WebhookPlanOption } from './destination.js'
-import type { NoPlan, TrackingPlan } from '../core/plan.js'
+import { WebhookDestinationBase, type WebhookPlanOption } from './destination-base.js'
+import type { NoPlan, TrackingPlan } from '../../core/plan.js'
 import type { WebhookSettings } from './settings.js'
 // Resolved per runtime by package.json "imports": undici and node:crypto on Node, fetch and Web Crypto elsewhere.
 import { defaultPlatform } from '#eventwire/webhook-platform'

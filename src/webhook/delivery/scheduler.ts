@@ -1,5 +1,5 @@
-import { monotonicNow, type Clock } from '../core/clock.js'
-import { MAX_TIMER_MS } from '../core/timers.js'
+import { monotonicNow, type Clock } from '../../core/clock.js'
+import { MAX_TIMER_MS } from '../../core/timers.js'
 import type { Due, RetryStore } from './retry-store.js'
 
 /**

@@ -1,5 +1,5 @@
-import type { Signer } from './signer.js'
-import type { TransportFailure, WebhookRequest, WebhookResponse, WebhookTransport } from './transport.js'
+import type { Signer } from '../signing/signer.js'
+import type { TransportFailure, WebhookRequest, WebhookResponse, WebhookTransport } from '../network/transport.js'
 
 // The engine calls functions it does not own: the `backoff` setting, a transport, a platform's
 // signer. Each is called here, and whatever it does (throw, reject, return garbage, never answer)
