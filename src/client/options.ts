@@ -424,7 +424,7 @@ export function resolveClientOptions(
   const planCheck = choiceOption('planCheck', given.planCheck, ['refuse', 'report', 'off']) ?? DEFAULTS.planCheck
   const plan = given.plan === undefined ? undefined : planChecker(given.plan, planCheck)
   if (given.waitUntil !== undefined && typeof given.waitUntil !== 'function') {
-    throw new OptionsError('waitUntil', "expected a function, such as ctx.waitUntil.bind(ctx).")
+    throw new OptionsError('waitUntil', 'expected a function, such as ctx.waitUntil.bind(ctx).')
   }
   const maxQueueBytes = wholeNumber(given, DEFAULTS, 'maxQueueBytes', MAX_MESSAGE_BYTES)
   const highWaterMark = wholeNumber(given, DEFAULTS, 'highWaterMark', 1)
