@@ -160,6 +160,47 @@ export const cases = [
     },
   },
   {
+    name: 'client: DEBUG=analytics turns on the debug log where the runtime keeps it (the environment; localStorage.debug in pages)',
+    async run(ctx) {
+      const { Client } = ctx.api
+      // Set where this runtime's platform module reads it; workerd without Node compatibility has no
+      // such place, and the client's debug log is then off unless `verbose` says otherwise.
+      const host = globalThis
+      let restore
+      if (host.document !== undefined) {
+        host.localStorage.setItem('debug', 'analytics')
+        restore = () => host.localStorage.removeItem('debug')
+      } else if (host.Deno !== undefined) {
+        host.Deno.env.set('DEBUG', 'analytics')
+        restore = () => host.Deno.env.delete('DEBUG')
+      } else if (host.process?.env !== undefined) {
+        host.process.env.DEBUG = 'analytics'
+        restore = () => delete host.process.env.DEBUG
+      } else {
+        return
+      }
+      const lines = []
+      try {
+        const logger = { log: (line) => lines.push(line), error: (line) => lines.push(line) }
+        const client = new Client(ctx.writeKey, { endpoint: `${ctx.base}/ingest/${ctx.run}-debug`, logger })
+        client.track({ userId: 'u1', event: 'E' })
+        await client.close()
+      } finally {
+        restore()
+      }
+      check(
+        lines.some((line) => line.startsWith('sending batch ')),
+        `expected a "sending batch" line, got ${JSON.stringify(lines)}`,
+      )
+      const quiet = []
+      const logger = { log: (line) => quiet.push(line), error: (line) => quiet.push(line) }
+      const client = new Client(ctx.writeKey, { endpoint: `${ctx.base}/ingest/${ctx.run}-quiet`, logger })
+      client.track({ userId: 'u1', event: 'E' })
+      await client.close()
+      check(quiet.length === 0, `without the setting, expected no lines, got ${JSON.stringify(quiet)}`)
+    },
+  },
+  {
     name: 'signPayload matches node:crypto HMAC-SHA1 vectors',
     async run(ctx) {
       const { signPayload } = ctx.api
