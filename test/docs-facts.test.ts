@@ -4,6 +4,7 @@
 // about the package (an example's size, a sample output).
 import { BREAKER_REFRESH_MS } from '../src/webhook/bullmq/shared-breakers.js'
 import { LANE_WAIT_MS, RETURN_HORIZON_MS } from '../src/webhook/bullmq/worker-lanes.js'
+import { CLOSE_MARGIN_MS } from '../src/webhook/bullmq/worker.js'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -171,6 +172,7 @@ const FACTS = new Set<string>([
   `${LANE_WAIT_MS} ms`,
   `${RETURN_HORIZON_MS / 1000} s`,
   `${BREAKER_REFRESH_MS / 1000} s`,
+  `${CLOSE_MARGIN_MS / 1000} s`,
 ])
 
 /** Measures on the pages that are not facts about the package, each with why. */

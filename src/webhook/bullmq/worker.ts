@@ -1,5 +1,7 @@
 import { DelayedError, UnrecoverableError, WaitingError, type ConnectionOptions, type Job } from 'bullmq'
 import { describeError } from '../../core/describe-error.js'
+import { timeoutOption } from '../../core/option-checks.js'
+import { setUnrefTimeout, settlesWithin } from '../../core/timers.js'
 import { Emitter } from '../../core/emitter.js'
 import { OptionsError } from '../../core/errors/options-error.js'
 import { DeliveryRounds, type DeliveryEvents } from '../delivery/rounds.js'
@@ -14,7 +16,9 @@ import { DurabilityWatch } from './durability-watch.js'
 import { restoreState, storeState, type WebhookJobData } from './job-data.js'
 import { resolveWorkerOptions } from './options.js'
 import { unreadableReason } from './stored-job.js'
-import { StoredJobWorker } from './stored-queue.js'
+import { FaultTolerantWorker } from './fault-tolerant-worker.js'
+import { isOutOfMemory } from './redis-fault.js'
+import { RedisFaultError } from './redis-fault-error.js'
 import { SharedBreakers, type BreakerStore } from './shared-breakers.js'
 import { SharedRates, type RateStore } from './shared-rates.js'
 import { WorkerLanes, type WorkerUrlState } from './worker-lanes.js'
@@ -41,6 +45,18 @@ export interface WebhookWorkerOptions {
    */
   durability?: Durability | undefined
 }
+
+/** What `WebhookWorker.close()` takes. */
+export interface WorkerCloseOptions {
+  /** How long to wait for the jobs in progress and Redis (ms). @defaultValue the attempt timeout plus 5 s */
+  timeout?: number | undefined
+}
+
+/** Time for Redis beyond an attempt's timeout before `close()` stops waiting. */
+export const CLOSE_MARGIN_MS = 5_000
+/** The first wait before a full Redis is probed again; it doubles up to {@link MAX_PROBE_MS}. */
+const FIRST_PROBE_MS = 1_000
+const MAX_PROBE_MS = 30_000
 
 /**
  * `maxPendingPerUrl` bounds the in-memory engine's backlog; a worker's backlog is Redis's, read
@@ -105,11 +121,18 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   readonly #transport: WebhookTransport
   readonly #rounds: DeliveryRounds
   readonly #lanes: WorkerLanes
-  readonly #worker: StoredJobWorker<WebhookJobData>
+  readonly #worker: FaultTolerantWorker<WebhookJobData>
   readonly #started: Promise<void>
   /** Redis's persistence, checked at start and on every reconnect. */
   readonly #durability: DurabilityWatch
   #closing: Promise<void> | undefined
+  /** The key a full Redis is probed with: in the queue's hash slot, expiring at once. */
+  readonly #probeKey: string
+  /** The wait before the next probe of a full Redis; `undefined` while Redis takes writes. */
+  #fullProbeMs: number | undefined
+  #probe: ReturnType<typeof setTimeout> | undefined
+  /** How long `close()` waits for the jobs in progress by default: an attempt's timeout, and time for Redis. */
+  readonly #closeTimeout: number
 
   /** @throws `OptionsError` naming the first setting (of `settings`) or option (of `options`) it cannot use. */
   constructor(settings: WebhookSettings, options: WebhookWorkerOptions) {
@@ -159,7 +182,9 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
               failed: (error) => this.#reportError(error),
             }),
     })
-    this.#worker = new StoredJobWorker<WebhookJobData>(resolved.name, (job, token) => this.#process(job, token), {
+    this.#probeKey = `${keys}:eventwire-write-probe`
+    this.#closeTimeout = timeoutMs + CLOSE_MARGIN_MS
+    this.#worker = new FaultTolerantWorker<WebhookJobData>(resolved.name, (job, token) => this.#process(job, token), {
       connection: resolved.connection,
       prefix: resolved.prefix,
       concurrency: resolved.concurrency,
@@ -170,7 +195,8 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       // Jobs are taken only once Redis's persistence has been checked.
       autorun: false,
     })
-    this.#worker.on('error', (error) => this.#reportError(error))
+    this.#worker.on('error', (error) => this.#onRedisError(error, undefined))
+    this.#worker.left = (job, fault) => this.#onRedisError(fault, job.id)
     this.#durability = new DurabilityWatch(resolved.durability, 'WebhookWorker', resolved.prefix, {
       warn: (message) => {
         if (!this.emit('warning', message)) console.warn(message)
@@ -180,9 +206,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
         this.#reportError(refusal)
         this.#worker.pause(true).catch((error: unknown) => this.#reportError(error as Error))
       },
-      accepted: () => {
-        if (this.#closing === undefined) void this.#worker.resume()
-      },
+      accepted: () => this.#resume(),
     })
     this.#started = this.#start()
     // The outcome is reported as 'error' and by ready(); nothing else waits for it.
@@ -204,6 +228,72 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
 
   #reportError(error: Error): void {
     if (!this.emit('error', error)) console.error('eventwire: webhook worker:', error.message)
+  }
+
+  /** Takes jobs again, unless Redis is still refused (durability), full, or the worker closing. */
+  #resume(): void {
+    if (this.#closing === undefined && this.#durability.refusal === undefined && this.#fullProbeMs === undefined)
+      void this.#worker.resume()
+  }
+
+  /**
+   * An error of BullMQ's or of a job's step. A job's fault leaves the job in Redis (see
+   * {@link FaultTolerantWorker}); a full Redis stops the worker: every step of every job would be
+   * refused, and BullMQ would try again and again at once, with an error each time.
+   */
+  #onRedisError(error: Error, jobId: string | undefined): void {
+    if (isOutOfMemory(error)) {
+      this.#redisFull(error)
+      return
+    }
+    if (jobId === undefined) {
+      this.#reportError(error)
+      return
+    }
+    this.#reportError(
+      new RedisFaultError(
+        `Redis refused a step of job ${jobId} (${describeError(error)}): the job is not failed for it. It stays in Redis and a worker takes it again once its lock expires (lockDuration, then up to stalledInterval); what was sent may be sent again.`,
+        jobId,
+        error,
+      ),
+    )
+  }
+
+  #redisFull(error: Error): void {
+    if (this.#fullProbeMs !== undefined || this.#closing !== undefined) return
+    this.#fullProbeMs = FIRST_PROBE_MS
+    this.#reportError(
+      new RedisFaultError(
+        `Redis is full and refuses writes (${describeError(error)}): this worker takes no job until Redis takes writes again, and checks every few seconds. Free memory or raise maxmemory: under maxmemory-policy noeviction a full Redis stops delivery as well as enqueue().`,
+        undefined,
+        error,
+      ),
+    )
+    this.#worker.pause(true).catch((paused: unknown) => this.#reportError(paused as Error))
+    this.#probeLater()
+  }
+
+  /** Tries one write that expires at once, after a wait that grows; the worker goes on when Redis takes it. */
+  #probeLater(): void {
+    const wait = this.#fullProbeMs ?? FIRST_PROBE_MS
+    this.#probe = setUnrefTimeout(() => {
+      this.#probe = undefined
+      void this.#probeNow(wait)
+    }, wait)
+  }
+
+  async #probeNow(waited: number): Promise<void> {
+    if (this.#closing !== undefined) return
+    try {
+      const client = await this.#worker.backend.client
+      await client.set(this.#probeKey, '1', { PX: 1_000 })
+    } catch {
+      this.#fullProbeMs = Math.min(waited * 2, MAX_PROBE_MS)
+      this.#probeLater()
+      return
+    }
+    this.#fullProbeMs = undefined
+    this.#resume()
   }
 
   /**
@@ -239,10 +329,23 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   /**
    * Stops taking jobs, lets the ones in progress finish their round (a retry goes back to Redis as
    * a delayed job), then releases connections. Safe to call more than once.
+   *
+   * Resolves by `timeout` (ms) even when Redis is down: jobs still in progress then stay in
+   * Redis, and a worker takes them again once their locks expire. @defaultValue the attempt
+   * timeout (`timeoutMs`) plus 5 s
    */
-  close(): Promise<void> {
-    this.#closing ??= this.#worker.close().then(() => this.#transport.close?.())
+  close(options: WorkerCloseOptions = {}): Promise<void> {
+    this.#closing ??= this.#shutdown(timeoutOption('timeout', options.timeout, this.#closeTimeout))
     return this.#closing
+  }
+
+  async #shutdown(timeout: number): Promise<void> {
+    clearTimeout(this.#probe)
+    const closed = this.#worker.close()
+    // Redis may never answer; whatever the close still says then, nobody waits for it.
+    closed.catch((error: unknown) => this.#reportError(error as Error))
+    if (!(await settlesWithin(closed, timeout))) this.#worker.disconnect().catch(() => undefined)
+    await this.#transport.close?.()
   }
 
   async #process(job: Job<WebhookJobData>, token: string | undefined): Promise<void> {
