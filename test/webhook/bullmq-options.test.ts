@@ -253,6 +253,9 @@ describe('a Redis Cluster connection', () => {
       expect(() => resolveQueueOptions({ connection, prefix: 'ew' })).toThrow('such as "{ew}"')
       // Redis hashes between the first { and the next }: an empty tag there means the whole key, whatever follows.
       expect(() => resolveQueueOptions({ connection, prefix: '{}{ew}' })).toThrow(OptionsError)
+      // The prefix suggested is a plain hash tag, not the given braces wrapped again.
+      expect(() => resolveQueueOptions({ connection, prefix: 'x{}y' })).toThrow('such as "{xy}"')
+      expect(() => resolveQueueOptions({ connection, prefix: '{}' })).toThrow('such as "{eventwire}"')
     } finally {
       connection.disconnect()
     }

@@ -105,7 +105,7 @@ function location(options: Record<string, unknown>): ResolvedQueueLocation {
   if ((connection as { isCluster?: unknown }).isCluster === true && hashTagOf(prefix) === undefined) {
     throw new OptionsError(
       'prefix',
-      `on a Redis Cluster every key of a queue must be in one slot: give a hash-tagged prefix such as ${shown(`{${prefix}}`)} (the same in every producer and worker), got ${shown(prefix)}.`,
+      `on a Redis Cluster every key of a queue must be in one slot: give a hash-tagged prefix such as ${shown(`{${prefix.replace(/[{}]/g, '') || 'eventwire'}}`)} (the same in every producer and worker), got ${shown(prefix)}.`,
     )
   }
   return {
