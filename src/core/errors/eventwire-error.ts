@@ -30,6 +30,7 @@ export type ErrorCode =
   | 'ERR_BACKLOG_FULL'
   | 'ERR_CIRCUIT_OPEN'
   | 'ERR_NOT_REPLICATED'
+  | 'ERR_REDIS_REFUSED'
 
 /**
  * Marks every eventwire error, whichever copy of the library made it. `Symbol.for` returns the
