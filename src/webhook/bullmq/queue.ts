@@ -490,6 +490,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
    * `enqueueTimeout` the connection is dropped instead. Safe to call more than once.
    */
   close(): Promise<void> {
+    this.#durability.stop()
     this.#closing ??= (async () => {
       const closed = this.#queue.close()
       closed.catch(() => undefined)
