@@ -65,7 +65,7 @@ export class DurabilityWatch {
   }
 
   /**
-   * Checks now and, once it passes, on every reconnect of `connection`.
+   * Checks now and, once it passes, on every reconnect of `connection` and every `everyMs`.
    *
    * @throws the refusal (as a rejection), under `strict`; a start that failed may be tried again.
    */

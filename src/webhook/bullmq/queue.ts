@@ -219,8 +219,8 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
 
   /**
    * `work`, or a `RedisRefusedError` as soon as Redis answers it with an error reply, or a
-   * `RedisTimeoutError` once `enqueueTimeout` has passed; `advice` says what to do then (given
-   * whether Redis refused: it then answered, and has not stored what it refused).
+   * `RedisTimeoutError` once `enqueueTimeout` has passed; `advice` says what to do then, given
+   * whether Redis refused (it answered) or did not answer in time.
    */
   async #bounded<T>(
     work: Promise<T>,
@@ -262,7 +262,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
    *   `ClosedError` (`ERR_CLOSED`) at once after `close()`;
    *   `RedisTimeoutError` when Redis did not store it within `enqueueTimeout`. Redis may still
    *   store it later, when it comes back: enqueueing it again with the same `messageId` is safe;
-   *   with `waitForReplicas`, `ReplicaAckError` when fewer replicas confirmed it (the same advice).
+   *   with `waitForReplicas`, `ReplicaAckError` when fewer replicas confirmed it (the same advice);
    *   `RedisRefusedError` (`ERR_REDIS_REFUSED`) as soon as Redis refuses it with an error reply:
    *   `OOM` (full, under `noeviction`), `READONLY`, `LOADING`, `CLUSTERDOWN`; the message says what to do.
    * @example
