@@ -1,8 +1,10 @@
 // Durable mode states what it needs from Redis and checks it: persistence at start, connection
 // errors as events, and an enqueue() that gives up in bounded time while Redis is down.
-import { Redis } from 'ioredis'
+import { Redis, ReplyError } from 'ioredis'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { OptionsError } from '../../src/core/errors/options-error.js'
+import { readPersistence } from '../../src/webhook/bullmq/durability.js'
+import { watchTiming } from '../../src/webhook/bullmq/durability-watch.js'
 import {
   RedisTimeoutError,
   WebhookQueue,
@@ -384,5 +386,100 @@ describe.runIf(withRedis)('the persistence check on every reconnect', () => {
     expect(second).toMatch(/maxmemory-policy allkeys-lru/)
     expect(second).not.toMatch(/appendonly/)
     expect(warnings).toHaveLength(2)
+  })
+})
+
+describe.runIf(withRedis)('the persistence check while connected (CONFIG SET, no reconnect)', () => {
+  const timing = { ...watchTiming }
+  afterEach(() => Object.assign(watchTiming, timing))
+
+  /** A Redis that passes strict, checked every 100 ms by what starts from now on, and a raw client of it. */
+  async function watchedRedis(): Promise<Redis> {
+    // The internal seam: a minute in production; the tests wait for the events, not the interval.
+    watchTiming.everyMs = 100
+    const redis = await redisWith({ persistent: true, appendfsync: 'everysec' })
+    const raw = new Redis({ host: '127.0.0.1', port: redis.port })
+    open.push({ close: async () => raw.disconnect() })
+    return raw
+  }
+  const nextRefusal = (emitter: { on(event: 'error', listener: (error: Error) => void): unknown }) =>
+    new Promise<Error>((resolve) =>
+      emitter.on('error', (error) => {
+        if (error instanceof OptionsError) resolve(error)
+      }),
+    )
+  const statusOf = (queue: WebhookQueue, index: number) =>
+    queue.enqueue(event(index)).then(
+      (result) => result.status,
+      (error: Error) => error.message,
+    )
+
+  it('refuses enqueue() under strict once appendonly is turned off, then an evicting policy, and stores again once fixed', async () => {
+    const raw = await watchedRedis()
+    const { queue } = queueOn(Number(raw.options.port))
+    expect((await queue.enqueue(event(1))).status).toBe('queued')
+
+    let refused = nextRefusal(queue)
+    await raw.config('SET', 'appendonly', 'no')
+    expect((await refused).message).toMatch(/WebhookQueue: it has appendonly no/)
+    await expect(queue.enqueue(event(2))).rejects.toMatchObject({ code: 'ERR_INVALID_OPTION', option: 'durability' })
+
+    await raw.config('SET', 'appendonly', 'yes')
+    await expect.poll(() => statusOf(queue, 3), { timeout: 10_000 }).toBe('queued')
+
+    refused = nextRefusal(queue)
+    await raw.config('SET', 'maxmemory-policy', 'allkeys-lru')
+    expect((await refused).message).toMatch(/maxmemory-policy allkeys-lru/)
+    await expect(queue.enqueue(event(4))).rejects.toThrow(/set maxmemory-policy noeviction/)
+    // Refused events were not stored: 1 and 3 only.
+    expect((await queue.counts()).waiting).toBe(2)
+  })
+
+  it('stops a worker taking jobs once a setting turns bad, and lets it go on once fixed', async () => {
+    const raw = await watchedRedis()
+    const port = Number(raw.options.port)
+    const sink = await startSink()
+    open.push(sink)
+    const { worker } = workerOn(port, sink.url)
+    await worker.ready()
+    const refused = nextRefusal(worker)
+    await raw.config('SET', 'maxmemory-policy', 'allkeys-lru')
+    expect((await refused).message).toMatch(/WebhookWorker: it has maxmemory-policy allkeys-lru/)
+
+    const { queue } = queueOn(port, { durability: 'best-effort' })
+    await queue.enqueue(event(1))
+    await raw.config('SET', 'maxmemory-policy', 'noeviction')
+    await expect.poll(() => sink.requests.length, { timeout: 10_000 }).toBe(1)
+  })
+
+  it('warns under best-effort, once, when a setting turns bad', async () => {
+    const raw = await watchedRedis()
+    const { queue, warnings } = queueOn(Number(raw.options.port), { durability: 'best-effort' })
+    await queue.ready()
+    const warned = new Promise<string>((resolve) => queue.once('warning', resolve))
+    await raw.config('SET', 'appendonly', 'no')
+    expect(await warned).toMatch(/best-effort.*appendonly no/)
+    expect((await queue.enqueue(event(1))).status).toBe('queued')
+    expect(warnings).toHaveLength(1)
+  })
+})
+
+describe('reading the persistence settings', () => {
+  const reply = (message: string) => new ReplyError(message) as Error
+
+  it('falls back to INFO when Redis refuses CONFIG with a reply', async () => {
+    const persistence = await readPersistence({
+      config: () => Promise.reject(reply("ERR unknown command 'CONFIG'")),
+      info: (section) =>
+        Promise.resolve(section === 'persistence' ? 'aof_enabled:1\r\n' : 'maxmemory_policy:noeviction\r\n'),
+    })
+    expect(persistence).toEqual({ appendonly: true, appendfsync: undefined, maxmemoryPolicy: 'noeviction' })
+  })
+
+  it('rejects, rather than answer "could not be read", when the connection fails: Redis said nothing', async () => {
+    const lost = new Error('Connection is closed.')
+    await expect(
+      readPersistence({ config: () => Promise.reject(lost), info: () => Promise.reject(lost) }),
+    ).rejects.toBe(lost)
   })
 })

@@ -31,6 +31,7 @@ export type ErrorCode =
   | 'ERR_CIRCUIT_OPEN'
   | 'ERR_NOT_REPLICATED'
   | 'ERR_REDIS_FAULT'
+  | 'ERR_REDIS_REFUSED'
 
 /**
  * Marks every eventwire error, whichever copy of the library made it. `Symbol.for` returns the

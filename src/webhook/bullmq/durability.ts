@@ -33,8 +33,20 @@ async function configValue(redis: RedisInspector, parameter: string): Promise<st
 }
 
 /**
+ * Whether Redis answered `error` (an ioredis `ReplyError`: a command renamed away, refused by an
+ * ACL): then it will not say, and another way is tried. Anything else (a connection lost, a
+ * command that ran out of retries) is rethrown: Redis said nothing about its settings, and
+ * reading that as "could not be read" would refuse a Redis that is only out of reach.
+ */
+function rethrowUnlessReply(error: unknown): void {
+  if (!(error instanceof Error && error.name === 'ReplyError')) throw error
+}
+
+/**
  * Reads Redis's persistence settings: `CONFIG GET appendonly` and `appendfsync`, else (CONFIG
  * disabled or renamed, as on managed services) `aof_enabled` from `INFO persistence`.
+ *
+ * @throws (as a rejection) what is not Redis's answer: a connection lost during the reads.
  */
 export async function readPersistence(redis: RedisInspector): Promise<RedisPersistence> {
   const maxmemoryPolicy = await readEvictionPolicy(redis)
@@ -42,13 +54,15 @@ export async function readPersistence(redis: RedisInspector): Promise<RedisPersi
     const appendonly = await configValue(redis, 'appendonly')
     if (appendonly !== undefined)
       return { appendonly: appendonly === 'yes', appendfsync: await configValue(redis, 'appendfsync'), maxmemoryPolicy }
-  } catch {
+  } catch (error) {
     // CONFIG is refused (renamed, ACL, managed Redis): INFO still says whether AOF is on.
+    rethrowUnlessReply(error)
   }
   try {
     const enabled = /^aof_enabled:(\d)/m.exec(await redis.info('persistence'))?.[1]
     return { appendonly: enabled === undefined ? undefined : enabled === '1', appendfsync: undefined, maxmemoryPolicy }
-  } catch {
+  } catch (error) {
+    rethrowUnlessReply(error)
     return { appendonly: undefined, appendfsync: undefined, maxmemoryPolicy }
   }
 }
@@ -58,12 +72,14 @@ async function readEvictionPolicy(redis: RedisInspector): Promise<string | undef
   try {
     const policy = await configValue(redis, 'maxmemory-policy')
     if (policy !== undefined) return policy
-  } catch {
+  } catch (error) {
     // CONFIG refused: INFO memory says it too.
+    rethrowUnlessReply(error)
   }
   try {
     return /^maxmemory_policy:(\S+)/m.exec(await redis.info('memory'))?.[1]
-  } catch {
+  } catch (error) {
+    rethrowUnlessReply(error)
     return undefined
   }
 }

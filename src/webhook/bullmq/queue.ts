@@ -13,6 +13,7 @@ import { DurabilityWatch } from './durability-watch.js'
 import { eventIdOfJob, jobIdOf, type StoredTarget, type WebhookJobData } from './job-data.js'
 import { resolveQueueOptions } from './options.js'
 import { BulkValidationError } from './bulk-validation-error.js'
+import { redisReplyOf, refusedBy } from './redis-refused-error.js'
 import { RedisTimeoutError } from './redis-timeout-error.js'
 import { StoreBatcher } from './store-batch.js'
 import { storeOnce, type EventToStore, type StoreOptions } from './store-once.js'
@@ -193,7 +194,8 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
    * the same, so calling this is optional: it reports a misconfigured Redis at start.
    *
    * @throws `OptionsError` (as a rejection) on `durability` when Redis would lose acknowledged
-   *   events under `strict`; `RedisTimeoutError` when Redis did not answer within `enqueueTimeout`.
+   *   events under `strict`; `RedisTimeoutError` when Redis did not answer within `enqueueTimeout`;
+   *   `RedisRefusedError` when it answered with an error reply (such as `LOADING`).
    */
   async ready(): Promise<void> {
     await this.#bounded(this.#check(), 'Could not reach Redis')
@@ -215,28 +217,35 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
     await this.#durability.verdict()
   }
 
-  /** `work`, or a `RedisTimeoutError` once `enqueueTimeout` has passed; `advice` says what to do then. */
-  async #bounded<T>(work: Promise<T>, what: string, advice = 'then try again'): Promise<T> {
+  /**
+   * `work`, or a `RedisRefusedError` as soon as Redis answers it with an error reply, or a
+   * `RedisTimeoutError` once `enqueueTimeout` has passed; `advice` says what to do then, given
+   * whether Redis refused (it answered) or did not answer in time.
+   */
+  async #bounded<T>(
+    work: Promise<T>,
+    what: string,
+    advice: (refused: boolean) => string = () => 'then try again',
+  ): Promise<T> {
     // Redis may still answer after the deadline; nobody waits for that outcome any more.
     work.catch(() => undefined)
     let failure: Error | undefined
     try {
       if (await settlesWithin(work, this.#timeoutMs)) return await work
     } catch (error) {
-      // Our own refusals (durability) stand; a connection that failed before the deadline is the
-      // same news as one that never answered, and gets the same typed error.
+      // Our own refusals (durability) stand.
       if (error instanceof EventwireError || !(error instanceof Error)) throw error
+      // Redis answered, with an error reply (OOM, READONLY, CLUSTERDOWN...): it is up, and refuses.
+      const reply = redisReplyOf(error)
+      if (reply !== undefined) throw refusedBy(reply, what, advice(true))
+      // A connection that failed before the deadline is the same news as one that never
+      // answered, and gets the same typed error.
       failure = error
     }
     const cause = failure ?? this.#lastError
     const last = cause === undefined ? 'no error reported yet' : `last error: ${cause.message}`
-    // A full Redis under noeviction refuses writes with OOM; in a transaction that reads EXECABORT.
-    const check =
-      cause !== undefined && /\b(OOM|EXECABORT)\b/.test(cause.message)
-        ? 'Redis refused the write: with maxmemory-policy noeviction a full Redis refuses every write (OOM). Free memory or raise maxmemory'
-        : 'Check that Redis is up and reachable'
     throw new RedisTimeoutError(
-      `${what} within ${this.#timeoutMs} ms (${last}). ${check}, ${advice}; raise enqueueTimeout to wait longer.`,
+      `${what} within ${this.#timeoutMs} ms (${last}). Check that Redis is up and reachable, ${advice(false)}; raise enqueueTimeout to wait longer.`,
       this.#timeoutMs,
       cause,
     )
@@ -253,7 +262,9 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
    *   `ClosedError` (`ERR_CLOSED`) at once after `close()`;
    *   `RedisTimeoutError` when Redis did not store it within `enqueueTimeout`. Redis may still
    *   store it later, when it comes back: enqueueing it again with the same `messageId` is safe;
-   *   with `waitForReplicas`, `ReplicaAckError` when fewer replicas confirmed it (the same advice).
+   *   with `waitForReplicas`, `ReplicaAckError` when fewer replicas confirmed it (the same advice);
+   *   `RedisRefusedError` (`ERR_REDIS_REFUSED`) as soon as Redis refuses it with an error reply:
+   *   `OOM` (full, under `noeviction`), `READONLY`, `LOADING`, `CLUSTERDOWN`; the message says what to do.
    * @example
    * ```ts
    * import { WebhookQueue } from 'eventwire/webhook/bullmq'
@@ -279,8 +290,8 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
    * twice in `events` is stored once: the later ones answer `'duplicate'`.
    *
    * @throws `BulkValidationError` (as a rejection; a `ValidationError` whose `index` is the
-   *   event's position) for the first event that cannot become a payload; `OptionsError` and
-   *   `RedisTimeoutError` as `enqueue()` does.
+   *   event's position) for the first event that cannot become a payload; `OptionsError`,
+   *   `RedisTimeoutError` and `RedisRefusedError` as `enqueue()` does.
    * @example
    * ```ts
    * import { WebhookQueue } from 'eventwire/webhook/bullmq'
@@ -333,20 +344,24 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
       await this.#check()
       return this.#replicated(events, () => this.#batcher.store(events))
     }
-    return this.#bounded(store(), what, this.#retryAdvice(events))
+    return this.#bounded(store(), what, (refused) => this.#retryAdvice(events, refused))
   }
 
   /**
-   * What to do after a timeout. Redis may still store the events once it answers: a retry is
-   * only safe when it names the same events, and stays safe after delivery only within the
-   * de-duplication window.
+   * What to do after a timeout or a refusal. After a timeout Redis may still store the events
+   * once it answers; after a refusal it may have stored some of them (a call of many transactions,
+   * a transaction Redis ran in part). A retry is only safe when it names the same events, and stays
+   * safe after delivery only within the de-duplication window.
    */
-  #retryAdvice(events: readonly CheckedEvent[]): string {
+  #retryAdvice(events: readonly CheckedEvent[], refused: boolean): string {
     const one = events.length === 1
-    if (!events.every((event) => event.named))
+    if (!events.every((event) => event.named)) {
+      if (refused)
+        return 'and give events a messageId before enqueueing them again: without a messageId, a second enqueue of an event Redis did store is a second event'
       return one
         ? 'and give events a messageId before enqueueing them again: this one may still be stored when Redis answers, and without a messageId a second enqueue is a second event'
         : 'and give events a messageId before enqueueing them again: these may still be stored when Redis answers, and without a messageId a second enqueue is a second event'
+    }
     const again = one
       ? 'then enqueue it again with the same messageId'
       : 'then enqueue them again with the same messageIds'
@@ -475,6 +490,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
    * `enqueueTimeout` the connection is dropped instead. Safe to call more than once.
    */
   close(): Promise<void> {
+    this.#durability.stop()
     this.#closing ??= (async () => {
       const closed = this.#queue.close()
       closed.catch(() => undefined)

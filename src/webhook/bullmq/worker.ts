@@ -341,6 +341,8 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
 
   async #shutdown(timeout: number): Promise<void> {
     clearTimeout(this.#probe)
+    // On a connection the worker shares, the once-a-minute check would go on after close.
+    this.#durability.stop()
     const closed = this.#worker.close()
     // Redis may never answer; whatever the close still says then, nobody waits for it.
     closed.catch((error: unknown) => this.#reportError(error as Error))
