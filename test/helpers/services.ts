@@ -24,6 +24,8 @@ export const REDIS: SystemService = {
     'test/bench-smoke.test.ts (the durable part)',
     'test/webhook/bullmq-cluster.test.ts',
     'test/webhook/replica-ack.test.ts',
+    'test/webhook/shared-breakers.test.ts',
+    'test/webhook/shared-rates.test.ts (the Redis half)',
   ],
 }
 

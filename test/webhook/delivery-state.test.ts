@@ -135,6 +135,11 @@ describe('isDelivered', () => {
     expect(isDelivered(withStatuses('failed', 'delivered'), 'each')).toBe(false)
     expect(isDelivered(withStatuses('delivered', 'delivered'), 'each')).toBe(true)
   })
+
+  it("does not wait in mode 'each' for a URL superseded, yet needs one URL that accepted the event", () => {
+    expect(isDelivered(withStatuses('delivered', 'superseded'), 'each')).toBe(true)
+    expect(isDelivered(withStatuses('superseded', 'superseded'), 'each')).toBe(false)
+  })
 })
 
 describe('runUrlRound: what comes after a round', () => {

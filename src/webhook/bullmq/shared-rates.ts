@@ -68,6 +68,7 @@ export class SharedRates {
     try {
       const store = await this.#store()
       const wait = await store.eval(TAKE, 1, this.#keys.of(url), this.#interval, this.#tolerance)
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: TAKE answers 0 or a wait above 0.
       return typeof wait === 'number' && wait > 0 ? wait : 0
     } catch (error) {
       this.#failed(error as Error)

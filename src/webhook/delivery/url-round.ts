@@ -52,6 +52,7 @@ export async function runUrlRound<E>(
   const due = state.targets.filter((target) => target.status === 'pending' && (target.dueAt ?? 0) <= start)
   // Only where a 2xx can leave other attempts to cut short: most rounds send to one URL, and an
   // abort signal per round (with the DOMException it throws) was most of a worker's overhead.
+  // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: a signal nothing can abort (mode 'each', one URL due) is never aborted.
   const unwanted = rules.mode === 'any' && due.length > 1 ? new AbortController() : undefined
   /** The event has ended at a 2xx (mode 'any'): what is still out changes nothing. */
   let ended = false
@@ -72,6 +73,7 @@ export async function runUrlRound<E>(
       target.attempts++
       inFlight++
       const response = await send(target.endpoint, unwanted?.signal)
+      // Stryker disable next-line UpdateOperator: the count only spares an abort when nothing is out, which aborts nothing.
       inFlight--
       // Aborted by us, not failed by the receiver: the breaker hears nothing against the URL.
       admission.done(!ended && failsBreaker(response))
@@ -83,6 +85,7 @@ export async function runUrlRound<E>(
       answered?.(target)
       if (rules.mode === 'any' && target.status === 'delivered') {
         ended = true
+        // Stryker disable next-line ConditionalExpression,EqualityOperator: an abort when nothing is out aborts nothing.
         if (inFlight > 0) unwanted?.abort()
         return
       }
@@ -108,7 +111,12 @@ export async function runUrlRound<E>(
       const last = target.failure
       const status = last?.status === undefined ? {} : { status: last.status }
       if (target.held === 'breaker') target.failure = { code: 'ERR_CIRCUIT_OPEN', cause: last?.cause, ...status }
-      else if (target.held === 'slots' && last === undefined) target.failure = { code: 'ERR_BACKLOG_FULL' }
+      else if (
+        // Stryker disable next-line ConditionalExpression: a URL never tried was held (a due URL is sent to or held), by its slots if not its breaker.
+        target.held === 'slots' &&
+        last === undefined
+      )
+        target.failure = { code: 'ERR_BACKLOG_FULL' }
     }
     return { kind: 'finished', delivered: isDelivered(state, rules.mode) }
   }

@@ -1,0 +1,245 @@
+// The breakers every worker of a queue shares, in a real Redis, on a clock the test moves: what a
+// worker reads and when, what an opening or a close writes, and who may probe after a cool-down.
+import { createHash } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { BREAKER_REFRESH_MS, type BreakerStore, SharedBreakers } from '../../src/webhook/bullmq/shared-breakers.js'
+import { redisForFile } from '../helpers/redis-suite.js'
+
+const redis = redisForFile({ persistent: false })
+const URL_A = 'https://hooks.example.com/a'
+const URL_B = 'https://hooks.example.com/b'
+const TIMEOUT_MS = 2_000
+const COOL_DOWN_MS = 1_000
+let queues = 0
+
+/** A gate a store's reads wait at while it is shut. */
+interface Gate {
+  shut(): void
+  open(): void
+}
+
+/**
+ * A worker's shared breakers on the file's Redis. `gets` counts the reads of a breaker, which can
+ * be held at `gate`; `errors` is what `failed` heard.
+ */
+function workerOf(prefix: string, clock: { now: number }) {
+  let gets = 0
+  let held: Promise<void> | undefined
+  let release = () => {}
+  const gate: Gate = {
+    shut: () => {
+      held = new Promise<void>((resolve) => {
+        release = resolve
+      })
+    },
+    open: () => {
+      held = undefined
+      release()
+    },
+  }
+  const store: BreakerStore = {
+    get: async (key) => {
+      gets++
+      await held
+      return redis.raw.get(key)
+    },
+    set: (key, value, px, ms) => redis.raw.set(key, value, px, ms),
+    del: (key) => redis.raw.del(key),
+    eval: (script, keys, ...args) => redis.raw.eval(script, keys, ...args),
+  }
+  const errors: Error[] = []
+  const breakers = new SharedBreakers({
+    store: async () => store,
+    prefix,
+    timeoutMs: TIMEOUT_MS,
+    coolDownMs: COOL_DOWN_MS,
+    now: () => clock.now,
+    failed: (error) => errors.push(error),
+  })
+  return { breakers, errors, gate, gets: () => gets }
+}
+
+/** Two workers of one new queue, on one clock. */
+function queueOf() {
+  const prefix = `bull:breakers-${++queues}`
+  const clock = { now: 1_700_000_000_000 }
+  const key = (url: string) => `${prefix}:breaker:${createHash('sha1').update(url).digest('hex')}`
+  return { prefix, clock, key, a: workerOf(prefix, clock), b: workerOf(prefix, clock) }
+}
+
+/** Shared breakers whose Redis is out of reach. */
+function unreachable() {
+  const errors: Error[] = []
+  const breakers = new SharedBreakers({
+    store: () => Promise.reject(new Error('no Redis')),
+    prefix: 'bull:down',
+    timeoutMs: TIMEOUT_MS,
+    coolDownMs: COOL_DOWN_MS,
+    now: () => 1_700_000_000_000,
+    failed: (error) => errors.push(error),
+  })
+  return { breakers, errors }
+}
+
+describe.runIf(redis.available)('SharedBreakers', () => {
+  it("waits for Redis the first time it is asked about a URL: another worker's opening, or nobody's", async () => {
+    const { clock, key, a, b } = queueOf()
+    a.breakers.open(URL_A, clock.now + 5_000)
+    await expect.poll(() => redis.raw.get(key(URL_A))).toBe(String(clock.now + 5_000))
+    expect(await b.breakers.openUntil(URL_A)).toBe(clock.now + 5_000)
+    expect(await b.breakers.openUntil(URL_B)).toBeUndefined()
+    expect(b.errors).toEqual([])
+  })
+
+  it('reads a URL once for everyone who asks before the first answer', async () => {
+    const { clock, key, b } = queueOf()
+    await redis.raw.set(key(URL_A), String(clock.now + 5_000))
+    b.gate.shut()
+    const asked = [b.breakers.openUntil(URL_A), b.breakers.openUntil(URL_A)]
+    b.gate.open()
+    expect(await Promise.all(asked)).toEqual([clock.now + 5_000, clock.now + 5_000])
+    expect(b.gets()).toBe(1)
+  })
+
+  it('answers from its last reading after that, and reads again in the background once it is BREAKER_REFRESH_MS old', async () => {
+    const { clock, key, b } = queueOf()
+    expect(await b.breakers.openUntil(URL_A)).toBeUndefined()
+    const until = clock.now + 5_000
+    await redis.raw.set(key(URL_A), String(until))
+    clock.now += BREAKER_REFRESH_MS - 1
+    expect(await b.breakers.openUntil(URL_A)).toBeUndefined()
+    expect(b.gets()).toBe(1)
+    clock.now += 1
+    // Due for a new reading: this answer is the old one, the next ones hear the new.
+    expect(await b.breakers.openUntil(URL_A)).toBeUndefined()
+    await expect.poll(() => b.breakers.openUntil(URL_A)).toBe(until)
+    expect(b.gets()).toBe(2)
+  })
+
+  it('does not start a second reading while one is under way', async () => {
+    const { clock, key, b } = queueOf()
+    expect(await b.breakers.openUntil(URL_A)).toBeUndefined()
+    const until = clock.now + 5_000
+    await redis.raw.set(key(URL_A), String(until))
+    clock.now += BREAKER_REFRESH_MS
+    b.gate.shut()
+    expect(await b.breakers.openUntil(URL_A)).toBeUndefined()
+    clock.now += BREAKER_REFRESH_MS
+    expect(await b.breakers.openUntil(URL_A)).toBeUndefined()
+    expect(b.gets()).toBe(2)
+    b.gate.open()
+    await expect.poll(() => b.breakers.openUntil(URL_A)).toBe(until)
+  })
+
+  it('asks Redis again, and waits for it, as long as the readings of a URL fail; the errors are heard', async () => {
+    const { prefix, clock, key } = queueOf()
+    await redis.raw.set(key(URL_A), String(clock.now + 5_000))
+    let fail = true
+    const errors: Error[] = []
+    const flaky = new SharedBreakers({
+      store: async () => {
+        if (fail) throw new Error('Redis is restarting')
+        return redis.raw
+      },
+      prefix,
+      timeoutMs: TIMEOUT_MS,
+      coolDownMs: COOL_DOWN_MS,
+      now: () => clock.now,
+      failed: (error) => errors.push(error),
+    })
+    expect(await flaky.openUntil(URL_A)).toBeUndefined()
+    expect(errors.map((error) => error.message)).toEqual(['Redis is restarting'])
+    fail = false
+    expect(await flaky.openUntil(URL_A)).toBe(clock.now + 5_000)
+  })
+
+  it('reads a value that is not a time as nobody holding the breaker open', async () => {
+    const { key, b } = queueOf()
+    await redis.raw.set(key(URL_A), 'open')
+    expect(await b.breakers.openUntil(URL_A)).toBeUndefined()
+  })
+
+  it('follows its own opening at once, and keeps the key through the cool-down and four timeouts after it', async () => {
+    const { clock, key, a } = queueOf()
+    const until = clock.now + 10_000
+    a.breakers.open(URL_A, until)
+    expect(await a.breakers.openUntil(URL_A)).toBe(until)
+    expect(a.gets()).toBe(0)
+    await expect.poll(() => redis.raw.get(key(URL_A))).toBe(String(until))
+    const ttl = 10_000 + COOL_DOWN_MS + 4 * TIMEOUT_MS
+    const left = await redis.raw.pttl(key(URL_A))
+    expect(left).toBeLessThanOrEqual(ttl)
+    expect(left).toBeGreaterThan(ttl - 1_000)
+  })
+
+  it('keeps an opening that is already over for the cool-down and four timeouts too', async () => {
+    const { clock, key, a } = queueOf()
+    a.breakers.open(URL_A, clock.now - 5_000)
+    await expect.poll(() => redis.raw.get(key(URL_A))).toBe(String(clock.now - 5_000))
+    const ttl = 1 + COOL_DOWN_MS + 4 * TIMEOUT_MS
+    const left = await redis.raw.pttl(key(URL_A))
+    expect(left).toBeLessThanOrEqual(ttl)
+    expect(left).toBeGreaterThan(ttl - 1_000)
+    expect(a.errors).toEqual([])
+  })
+
+  it('tells every worker of a close, in its own process at once', async () => {
+    const { clock, key, a, b } = queueOf()
+    a.breakers.open(URL_A, clock.now + 5_000)
+    await expect.poll(() => redis.raw.get(key(URL_A))).not.toBeNull()
+    a.breakers.close(URL_A)
+    expect(await a.breakers.openUntil(URL_A)).toBeUndefined()
+    await expect.poll(() => redis.raw.exists(key(URL_A))).toBe(0)
+    expect(await b.breakers.openUntil(URL_A)).toBeUndefined()
+    expect(a.gets()).toBe(0)
+  })
+
+  it('lets nobody probe while the breaker is open: says until when, and remembers it without reading', async () => {
+    const { clock, key, b } = queueOf()
+    await redis.raw.set(key(URL_A), String(clock.now + 5_000))
+    expect(await b.breakers.claimProbe(URL_A)).toEqual({ claimed: false, openUntil: clock.now + 5_000 })
+    expect(await b.breakers.openUntil(URL_A)).toBe(clock.now + 5_000)
+    expect(b.gets()).toBe(0)
+  })
+
+  it('lets one worker probe from the instant the cool-down ends, or when nobody holds the breaker', async () => {
+    const { clock, key, a, b } = queueOf()
+    await redis.raw.set(key(URL_A), String(clock.now))
+    expect(await a.breakers.claimProbe(URL_A)).toEqual({ claimed: true })
+    // Another worker probes: no time to tell.
+    expect(await b.breakers.claimProbe(URL_A)).toEqual({ claimed: false })
+    expect(await b.breakers.claimProbe(URL_B)).toEqual({ claimed: true })
+  })
+
+  it('holds a claimed probe for a timeout and a second', async () => {
+    const { key, a } = queueOf()
+    expect(await a.breakers.claimProbe(URL_A)).toEqual({ claimed: true })
+    const left = await redis.raw.pttl(`${key(URL_A)}:probe`)
+    expect(left).toBeLessThanOrEqual(TIMEOUT_MS + 1_000)
+    expect(left).toBeGreaterThan(TIMEOUT_MS)
+  })
+
+  it.each(['open', 'close'] as const)(
+    'ends the probe when its answer %ss the breaker: the next probe may be claimed',
+    async (how) => {
+      const { clock, a, b } = queueOf()
+      expect(await a.breakers.claimProbe(URL_A)).toEqual({ claimed: true })
+      if (how === 'open') a.breakers.open(URL_A, clock.now)
+      else a.breakers.close(URL_A)
+      await expect.poll(async () => (await b.breakers.claimProbe(URL_A)).claimed).toBe(true)
+      expect(a.errors).toEqual([])
+    },
+  )
+
+  it('works in its own process without Redis: no opening read, every probe claimed, each error heard', async () => {
+    const { breakers, errors } = unreachable()
+    expect(await breakers.openUntil(URL_A)).toBeUndefined()
+    expect(await breakers.claimProbe(URL_A)).toEqual({ claimed: true })
+    breakers.open(URL_A, 1_700_000_005_000)
+    expect(await breakers.openUntil(URL_A)).toBe(1_700_000_005_000)
+    breakers.close(URL_A)
+    expect(await breakers.openUntil(URL_A)).toBeUndefined()
+    await expect.poll(() => errors.length).toBe(4)
+    expect(errors.every((error) => error.message === 'no Redis')).toBe(true)
+  })
+})
