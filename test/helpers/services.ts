@@ -26,6 +26,11 @@ export const REDIS: SystemService = {
     'test/webhook/replica-ack.test.ts',
     'test/webhook/shared-breakers.test.ts',
     'test/webhook/shared-rates.test.ts (the Redis half)',
+    'test/webhook/bullmq-isolation.test.ts',
+    'test/webhook/enqueue-status.test.ts',
+    'test/webhook/metrics.test.ts (the BullMQ half)',
+    'test/webhook/redis-faults.test.ts',
+    'test/webhook/redis-refused.test.ts',
   ],
 }
 
