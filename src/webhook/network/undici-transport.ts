@@ -2,7 +2,8 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import { buildConnector, Pool } from 'undici'
 import { AttemptAborter, BodyDrains, RESPONSE_BODY_CAP, startDeadline } from '../../core/attempt-deadline.js'
 import { blockedRangeOf } from './private-address.js'
-import { blockedAddressError, classifyFailure, type WebhookTransport } from './transport.js'
+import { keepsItsPromise } from '../delivery/callbacks.js'
+import { blockedAddressError, classifyFailure, type WebhookRequest, type WebhookTransport } from './transport.js'
 
 /** Options of {@link createUndiciTransport}. */
 export interface UndiciTransportOptions {
@@ -107,6 +108,9 @@ const asSignal = (aborter: AttemptAborter): AbortSignal => aborter as unknown as
  */
 export function createUndiciTransport(options: UndiciTransportOptions = {}): WebhookTransport {
   const pools = new Map<string, Pool>()
+  /** The pools by each request's `url` as given (the same string every time): no key to build per request. */
+  const byUrl = new Map<string, Pool>()
+  const byGuardedUrl = new Map<string, Pool>()
   const drains = new BodyDrains()
   const poolFor = (origin: string, path: string, guarded: boolean): Pool => {
     const key = `${guarded ? 'guarded ' : ''}${origin}${path}`
@@ -118,18 +122,24 @@ export function createUndiciTransport(options: UndiciTransportOptions = {}): Web
     }
     return pool
   }
-  return {
+  const poolOf = (request: WebhookRequest): Pool => {
+    const guarded = options.blockPrivateNetworks === true || request.blockPrivateNetworks === true
+    const known = guarded ? byGuardedUrl : byUrl
+    let pool = known.get(request.url)
+    if (pool === undefined) {
+      pool = poolFor(request.origin, request.path, guarded)
+      known.set(request.url, pool)
+    }
+    return pool
+  }
+  return keepsItsPromise({
     async send(request) {
       const deadline = startDeadline(request.timeoutMs, new AttemptAborter())
       // No longer wanted (another URL accepted the event): end it now, freeing its connection.
       const unwanted = () => deadline.cancel()
       request.signal?.addEventListener('abort', unwanted, { once: true })
       try {
-        const response = await poolFor(
-          request.origin,
-          request.path,
-          options.blockPrivateNetworks === true || request.blockPrivateNetworks === true,
-        ).request({
+        const response = await poolOf(request).request({
           method: 'POST',
           path: request.path,
           headers: request.headers,
@@ -157,6 +167,8 @@ export function createUndiciTransport(options: UndiciTransportOptions = {}): Web
       drains.cancelAll()
       await Promise.all(Array.from(pools.values(), (pool) => pool.close()))
       pools.clear()
+      byUrl.clear()
+      byGuardedUrl.clear()
     },
-  }
+  })
 }
