@@ -22,21 +22,20 @@ interface Stamp {
 
 /**
  * The headers of one request: the URL's own, the event's stable `webhook-id` (the same on every
- * attempt, for receivers to de-duplicate on), and the signatures. Literal keys (not computed
- * ones) keep each a fast object clone.
+ * attempt, for receivers to de-duplicate on), and the signatures. A copy of the endpoint's shape
+ * for them (see {@link Endpoint.headerShapes}) with the values set.
  */
 function headersOf(endpoint: Endpoint, { eventId, signature }: Outgoing, standard?: Stamp): Record<string, string> {
+  const shapes = endpoint.headerShapes
+  let headers: Record<string, string>
   if (standard === undefined) {
-    return signature === undefined
-      ? { ...endpoint.headers, 'webhook-id': eventId }
-      : { ...endpoint.headers, 'webhook-id': eventId, 'x-signature': signature }
+    headers = signature === undefined ? { ...shapes.unsigned } : { ...shapes.signed }
+  } else {
+    headers = signature === undefined ? { ...shapes.standard } : { ...shapes.both }
+    headers['webhook-timestamp'] = standard.timestamp
+    headers['webhook-signature'] = standard.signature
   }
-  const headers: Record<string, string> = {
-    ...endpoint.headers,
-    'webhook-id': eventId,
-    'webhook-timestamp': standard.timestamp,
-    'webhook-signature': standard.signature,
-  }
+  headers['webhook-id'] = eventId
   if (signature !== undefined) headers['x-signature'] = signature
   return headers
 }
