@@ -1,5 +1,11 @@
 import type { Signer } from '../signing/signer.js'
-import type { TransportFailure, WebhookRequest, WebhookResponse, WebhookTransport } from '../network/transport.js'
+import {
+  keepsPromise,
+  type TransportFailure,
+  type WebhookRequest,
+  type WebhookResponse,
+  type WebhookTransport,
+} from '../network/transport.js'
 
 // The engine calls functions it does not own: the `backoff` setting, a transport, a platform's
 // signer. Each is called here, and whatever it does (throw, reject, return garbage, never answer)
@@ -98,29 +104,15 @@ function readResponse(value: unknown): WebhookResponse | undefined {
 }
 
 /**
- * Transports of eventwire's own whose promise is kept: `send()` never throws nor rejects,
- * resolves a {@link WebhookResponse}, and ends each attempt at its `timeoutMs` itself.
- * {@link sendThrough} sends through them as they are, without a guard timer and three promises
- * per attempt.
- */
-const KEPT_PROMISES = new WeakSet<WebhookTransport>()
-
-/** Marks a transport of eventwire's own as keeping the promise {@link sendThrough} would otherwise check. */
-export function keepsItsPromise<T extends WebhookTransport>(transport: T): T {
-  KEPT_PROMISES.add(transport)
-  return transport
-}
-
-/**
  * Sends one request through a transport, which may be the user's (one of eventwire's own that
- * {@link keepsItsPromise} is sent through as it is): a throw or a rejection is a
+ * keeps its promise, see `keepsItsPromise`, is sent through as it is): a throw or a rejection is a
  * network failure with the thrown value as `cause` (retried as network errors are), an answer that
  * is not a {@link WebhookResponse} is a network failure naming it, and a transport that has not
  * answered within the request's `timeoutMs` is a timeout: the engine does not take the transport's
  * word that it enforces the timeout.
  */
 export function sendThrough(transport: WebhookTransport, request: WebhookRequest): Promise<WebhookResponse> {
-  if (KEPT_PROMISES.has(transport)) return transport.send(request)
+  if (keepsPromise(transport)) return transport.send(request)
   let answer: Promise<WebhookResponse>
   try {
     answer = transport.send(request)

@@ -3,10 +3,10 @@ import { buildConnector, type Dispatcher, Pool } from 'undici'
 import { RESPONSE_BODY_CAP } from '../../core/attempt-deadline.js'
 import { setUnrefTimeout } from '../../core/timers.js'
 import { blockedRangeOf } from './private-address.js'
-import { keepsItsPromise } from '../delivery/callbacks.js'
 import {
   blockedAddressError,
   classifyFailure,
+  keepsItsPromise,
   type WebhookRequest,
   type WebhookResponse,
   type WebhookTransport,
