@@ -87,6 +87,16 @@ function peerChecked(connect: buildConnector.connector): buildConnector.connecto
   }
 }
 
+/** Whether a raw header name is `lower` (a lowercase name of letters and dashes), in any case. */
+function isName(name: Buffer, lower: string): boolean {
+  if (name.length !== lower.length) return false
+  for (let index = 0; index < lower.length; index++) {
+    // 0x20 lowercases an ASCII letter and leaves a dash as it is.
+    if (((name[index] as number) | 0x20) !== lower.charCodeAt(index)) return false
+  }
+  return true
+}
+
 /** What a cut-short attempt ends with, as undici's `abort` takes it. */
 const cutShort = (message: string, name: string): Error => new DOMException(message, name) as Error
 
@@ -159,15 +169,12 @@ class UndiciAttempt {
     let length = 0
     for (let index = 0; index < rawHeaders.length; index += 2) {
       const name = rawHeaders[index] as Buffer
-      // Only the two names that matter are decoded: 'retry-after' and 'content-length'.
-      if (name.length !== 11 && name.length !== 14) continue
-      const lower = name.toString('latin1').toLowerCase()
-      const value = (rawHeaders[index + 1] as Buffer).toString('latin1')
-      if (lower === 'retry-after') {
+      // Only the two names that matter are read, and neither is decoded to compare it.
+      if (isName(name, 'retry-after')) {
         // Sent twice, it says nothing usable.
-        retryAfter = seen ? null : value
+        retryAfter = seen ? null : (rawHeaders[index + 1] as Buffer).toString('latin1')
         seen = true
-      } else if (lower === 'content-length') length = Number(value)
+      } else if (isName(name, 'content-length')) length = Number((rawHeaders[index + 1] as Buffer).toString('latin1'))
     }
     const answer = this.#answer
     this.#answer = undefined
