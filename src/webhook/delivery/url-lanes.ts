@@ -209,8 +209,9 @@ export class UrlLanes {
       where: 'done',
       slot: undefined,
     }))
+    // Nothing here can end the event before its last URL is placed: each URL settles once, and
+    // the event ends once every URL has (or at a 2xx, which no attempt has had yet).
     for (const item of delivery.targets) {
-      if (delivery.finished) break
       if (this.#held(item.lane) >= this.#settings.maxPendingPerUrl) {
         this.#settle(item, 'failed', { code: 'ERR_BACKLOG_FULL' })
         continue
