@@ -6,16 +6,10 @@ import { setUnrefTimeout } from './timers.js'
  */
 export const RESPONSE_BODY_CAP = 64 * 1024
 
-/** What aborts an attempt: an `AbortController`, or a lighter stand-in with the same two members. */
-export interface Aborter<Signal> {
-  readonly signal: Signal
-  abort(reason: unknown): void
-}
-
 /** One attempt's deadline: connecting, the response headers and reading the body, all together. */
-export interface AttemptDeadline<Signal = AbortSignal> {
+export interface AttemptDeadline {
   /** Aborts the request, or the reading of its body, at the deadline. */
-  readonly signal: Signal
+  readonly signal: AbortSignal
   /** Whether the deadline passed. */
   readonly expired: () => boolean
   /** Stops the timer: the attempt is over. */
@@ -26,15 +20,10 @@ export interface AttemptDeadline<Signal = AbortSignal> {
 
 /**
  * Starts the deadline of an attempt that may take `timeoutMs`; its timer does not keep the process
- * alive. `controller` aborts the attempt when the deadline passes (an `AbortController` unless
- * the transport brings a lighter one, see {@link AttemptAborter}).
+ * alive.
  */
-export function startDeadline(timeoutMs: number): AttemptDeadline
-export function startDeadline<Signal>(timeoutMs: number, controller: Aborter<Signal>): AttemptDeadline<Signal>
-export function startDeadline(
-  timeoutMs: number,
-  controller: Aborter<unknown> = new AbortController(),
-): AttemptDeadline<unknown> {
+export function startDeadline(timeoutMs: number): AttemptDeadline {
+  const controller = new AbortController()
   let expired = false
   const timer = setUnrefTimeout(() => {
     expired = true
@@ -61,10 +50,10 @@ export class BodyDrains {
    * The drains still running, each at its index: removal swaps the last one in, so hundreds of
    * attempts a second add and remove without the rehashing (and garbage) a `Set` would cost.
    */
-  readonly #active: Array<{ deadline: AttemptDeadline<unknown>; index: number }> = []
+  readonly #active: Array<{ deadline: AttemptDeadline; index: number }> = []
 
   /** Reads a body in the background with `drain`, which settles when `deadline` aborts at the latest. */
-  start(deadline: AttemptDeadline<unknown>, drain: () => Promise<unknown>): void {
+  start(deadline: AttemptDeadline, drain: () => Promise<unknown>): void {
     const entry = { deadline, index: this.#active.length }
     this.#active.push(entry)
     const done = () => {
@@ -83,38 +72,5 @@ export class BodyDrains {
   /** Cuts every body still being read. */
   cancelAll(): void {
     for (const { deadline } of this.#active.splice(0)) deadline.cancel()
-  }
-}
-
-/**
- * The part of an `AbortSignal` that undici's `request()` and `body.dump()` use (`aborted`,
- * `reason`, `abort` listeners), as its own controller: what the webhook engine's undici transport
- * aborts an attempt with. Node's `AbortController` builds a full `EventTarget` per attempt, a
- * measurable share of a webhook request's CPU; this is a few fields. Not a general `AbortSignal`:
- * Node-only code hands it to undici and nothing else. (The client's undici transport keeps an
- * `AbortController`: it sends one request per batch, not per event.)
- */
-export class AttemptAborter implements Aborter<AttemptAborter> {
-  aborted = false
-  reason: unknown
-  #listeners: Array<() => void> = []
-
-  get signal(): AttemptAborter {
-    return this
-  }
-
-  addEventListener(_type: 'abort', listener: () => void): void {
-    this.#listeners.push(listener)
-  }
-
-  removeEventListener(_type: 'abort', listener: () => void): void {
-    this.#listeners = this.#listeners.filter((known) => known !== listener)
-  }
-
-  abort(reason: unknown): void {
-    if (this.aborted) return
-    this.aborted = true
-    this.reason = reason
-    for (const listener of this.#listeners.splice(0)) listener()
   }
 }

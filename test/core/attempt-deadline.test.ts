@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest'
-import { AttemptAborter, BodyDrains, startDeadline } from '../../src/core/attempt-deadline.js'
+import { BodyDrains, startDeadline } from '../../src/core/attempt-deadline.js'
 
 describe('startDeadline', () => {
   it('aborts its signal with a TimeoutError naming the limit once the time has passed, and says so', async () => {
@@ -20,29 +20,6 @@ describe('startDeadline', () => {
     await new Promise((resolve) => setTimeout(resolve, 30))
     expect(ended.signal.aborted).toBe(false)
     expect(ended.expired()).toBe(false)
-  })
-
-  it('aborts the controller it is given instead of an AbortController of its own', async () => {
-    const deadline = startDeadline(10, new AttemptAborter())
-    expect(deadline.signal).toBeInstanceOf(AttemptAborter)
-    await vi.waitFor(() => expect(deadline.signal.aborted).toBe(true))
-    expect(deadline.signal.reason).toMatchObject({ name: 'TimeoutError' })
-  })
-})
-
-describe('AttemptAborter: the part of AbortSignal undici uses', () => {
-  it('calls each abort listener once, with aborted and reason already set, and forgets removed ones', () => {
-    const aborter = new AttemptAborter()
-    const seen: string[] = []
-    const kept = () => seen.push(`kept ${aborter.aborted} ${String(aborter.reason)}`)
-    const removed = () => seen.push('removed')
-    aborter.signal.addEventListener('abort', kept)
-    aborter.signal.addEventListener('abort', removed)
-    aborter.signal.removeEventListener('abort', removed)
-    aborter.abort('why')
-    aborter.abort('again')
-    expect(seen).toEqual(['kept true why'])
-    expect(aborter.reason).toBe('why')
   })
 })
 

@@ -176,6 +176,20 @@ describe('every attempt ends within timeoutMs, whatever the receiver does', () =
     await vi.waitFor(() => expect(hostile?.closedByClient()).toBe(1), { timeout: 5_000 })
   })
 
+  it('answers an attempt still waiting for a connection at its own deadline, over undici Pool', async () => {
+    hostile = await startHostileReceiver('silent')
+    const transport = createUndiciTransport({ connections: 1 })
+    // The first takes the only connection and keeps it; the second waits for it past its deadline.
+    const holding = transport.send(requestTo(hostile.url, { timeoutMs: 600_000 }))
+    await hostile.received(1)
+    const queued = await transport.send(requestTo(hostile.url, { timeoutMs: 100 }))
+    expect(queued).toMatchObject({ ok: false, failure: 'timeout' })
+    expect(hostile.requests()).toBe(1)
+    await hostile.close()
+    expect(await holding).toMatchObject({ ok: false })
+    await transport.close?.()
+  })
+
   it('close({ timeout }) returns by its deadline while a receiver keeps a request open', async () => {
     hostile = await startHostileReceiver('silent')
     const destination = new WebhookDestination({ webhooks: [{ url: hostile.url }], timeoutMs: 600_000 })

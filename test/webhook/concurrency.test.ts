@@ -89,3 +89,37 @@ describe('maxConcurrencyPerUrl', () => {
     expect(most.get(new URL(slow.url).origin)).toBe(1)
   })
 })
+
+describe('maxConcurrency', () => {
+  it('holds with more URLs than it has slots: each URL keeps one slot, and the URLs take turns for them', async () => {
+    const slow = await holdingReceiver()
+    let total = 0
+    let most = 0
+    const inner = createUndiciTransport()
+    const transport: WebhookTransport = {
+      async send(request) {
+        most = Math.max(most, ++total)
+        try {
+          return await inner.send(request)
+        } finally {
+          total--
+        }
+      },
+      close: () => inner.close?.() ?? Promise.resolve(),
+    }
+    const destination: WebhookDestinationBase = new WebhookDestination({
+      webhooks: ['a', 'b', 'c'].map((path) => ({ url: `${slow.url}/${path}` })),
+      mode: 'each',
+      maxConcurrency: 2,
+      transport,
+    })
+    cleanups.push(() => destination.close({ timeout: 1_000 }))
+    const deliveries = ['a', 'b'].map((userId) => destination.deliver({ type: 'track', userId, event: 'E' }))
+    await expect.poll(() => slow.held()).toBe(2)
+    expect(total).toBe(2)
+    slow.release()
+    const results = await Promise.all(deliveries)
+    expect(results.map((result) => result.status)).toEqual(['delivered', 'delivered'])
+    expect(most).toBe(2)
+  })
+})

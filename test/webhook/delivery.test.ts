@@ -275,3 +275,33 @@ describe.each<[string, (settings: WebhookSettings) => WebhookDestinationBase]>([
     expect(Object.keys(deletion ?? {}).sort()).toEqual(['timestamp', 'type', 'userId'])
   })
 })
+
+describe('backoff', () => {
+  it('gets each URL its own retry count from 0, and waits what it returns', async () => {
+    // Per URL: how many attempts fail before one is answered 200.
+    const failuresBefore: Record<string, number> = { 'http://127.0.0.1:9/a': 3, 'http://127.0.0.1:9/b': 1 }
+    const sent: Record<string, number> = {}
+    const asked: number[] = []
+    const destination = new WebhookDestination({
+      webhooks: Object.keys(failuresBefore).map((url) => ({ url })),
+      mode: 'each',
+      backoff: (attempt) => {
+        asked.push(attempt)
+        return 1
+      },
+      transport: {
+        send: async (request) => {
+          sent[request.url] = (sent[request.url] ?? 0) + 1
+          const failing = (sent[request.url] as number) <= (failuresBefore[request.url] as number)
+          return { ok: true, status: failing ? 500 : 200, retryAfter: null }
+        },
+      },
+    })
+    destinations.push(destination)
+    const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'E' })
+    expect(result.status).toBe('delivered')
+    expect(result.urls.map((url) => url.attempts)).toEqual([4, 2])
+    expect(result.attempts).toBe(4)
+    expect([...asked].sort()).toEqual([0, 0, 1, 2])
+  })
+})

@@ -6,7 +6,7 @@ import { Emitter } from '../../core/emitter.js'
 import { OptionsError } from '../../core/errors/options-error.js'
 import { DeliveryRounds, type DeliveryEvents } from '../delivery/rounds.js'
 import { createEngine } from '../delivery/engine-parts.js'
-import type { Endpoint } from '../network/endpoint.js'
+import { headerShapesOf, type Endpoint } from '../network/endpoint.js'
 import { defaultPlatform } from '../platform/node.js'
 import type { WebhookUrlResult } from '../delivery/result.js'
 import type { WebhookSettings } from '../delivery/settings.js'
@@ -223,7 +223,15 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   /** An endpoint for a URL a job names and this worker no longer lists: reported, never sent to. */
   #retired(url: string): Endpoint {
     const first = this.#endpoints[0] as Endpoint
-    return { url, origin: '', path: '', headers: {}, timeoutMs: first.timeoutMs, limiter: first.limiter }
+    return {
+      url,
+      origin: '',
+      path: '',
+      headers: {},
+      timeoutMs: first.timeoutMs,
+      limiter: first.limiter,
+      headerShapes: headerShapesOf({}),
+    }
   }
 
   #reportError(error: Error): void {

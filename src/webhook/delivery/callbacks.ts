@@ -1,5 +1,11 @@
 import type { Signer } from '../signing/signer.js'
-import type { TransportFailure, WebhookRequest, WebhookResponse, WebhookTransport } from '../network/transport.js'
+import {
+  keepsPromise,
+  type TransportFailure,
+  type WebhookRequest,
+  type WebhookResponse,
+  type WebhookTransport,
+} from '../network/transport.js'
 
 // The engine calls functions it does not own: the `backoff` setting, a transport, a platform's
 // signer. Each is called here, and whatever it does (throw, reject, return garbage, never answer)
@@ -98,13 +104,15 @@ function readResponse(value: unknown): WebhookResponse | undefined {
 }
 
 /**
- * Sends one request through a transport, which may be the user's: a throw or a rejection is a
+ * Sends one request through a transport, which may be the user's (one of eventwire's own that
+ * keeps its promise, see `keepsItsPromise`, is sent through as it is): a throw or a rejection is a
  * network failure with the thrown value as `cause` (retried as network errors are), an answer that
  * is not a {@link WebhookResponse} is a network failure naming it, and a transport that has not
  * answered within the request's `timeoutMs` is a timeout: the engine does not take the transport's
  * word that it enforces the timeout.
  */
 export function sendThrough(transport: WebhookTransport, request: WebhookRequest): Promise<WebhookResponse> {
+  if (keepsPromise(transport)) return transport.send(request)
   let answer: Promise<WebhookResponse>
   try {
     answer = transport.send(request)

@@ -103,17 +103,17 @@ export class WebhookDestinationBase<
       // In memory, waits and windows live in this process: a monotonic clock keeps them honest.
       monotonicNow,
     )
-    this.#lanes = new UrlLanes(engine.settings, engine.endpoints, engine.send, monotonicNow, {
+    this.#lanes = new UrlLanes(engine.settings, engine.endpoints, engine.sendUnbounded, monotonicNow, {
       attempted: (delivery, target, durationMs) => {
         if (this.listenerCount('attempt') === 0) return
-        this.emit('attempt', attemptNotice(delivery.state.eventId, target, durationMs))
+        this.emit('attempt', attemptNotice(delivery.eventId, target, durationMs))
       },
       retrying: (delivery, target, dueAt) => {
         if (this.listenerCount('retry') === 0 || target.failure === undefined) return
-        this.emit('retry', retryNotice(delivery.state.eventId, target, target.failure, dueAt))
+        this.emit('retry', retryNotice(delivery.eventId, target, target.failure, dueAt))
       },
       finished: (delivery) => {
-        delivery.resolve(this.#rounds.finish(delivery.state, delivery.startedAt))
+        delivery.resolve(this.#rounds.finish(delivery, delivery.startedAt))
         if (--this.#outstanding === 0) this.#idle?.()
       },
       circuit: (url, circuit) => this.emit('url-state', { url, circuit }),
@@ -201,15 +201,15 @@ export class WebhookDestinationBase<
 
   /** Starts an event's first round, or ends it at once when its body could not be signed. */
   #begin(eventId: string, prepared: Prepared, startedAt: number): Promise<DeliveryResult> {
-    const state = this.#rounds.start(eventId)
     if ('cause' in prepared) {
       // Failed before it took a request slot: no round to wait for.
+      const state = this.#rounds.start(eventId)
       this.#rounds.refuseUnsigned(state, prepared)
       return Promise.resolve(this.#rounds.finish(state, startedAt))
     }
     return new Promise<DeliveryResult>((resolve) => {
       this.#outstanding++
-      this.#lanes.add({ state, outgoing: prepared, resolve, items: [], open: 0, finished: false, startedAt })
+      this.#lanes.add(prepared, startedAt, resolve)
     })
   }
 

@@ -1,5 +1,5 @@
 import { createEndpoints, type Endpoint } from '../network/endpoint.js'
-import { createSender, type Sender } from '../network/sender.js'
+import { createSender, createUnboundedSender, type Sender } from '../network/sender.js'
 import { resolveWebhookSettings, type ResolvedWebhookSettings, type WebhookSettings } from './settings.js'
 import { signWithEach, type HmacFormat, type Signer } from '../signing/signer.js'
 import type { WebhookTransport } from '../network/transport.js'
@@ -18,7 +18,10 @@ export interface EngineParts {
   /** The configured URLs, in the order configured: what each new delivery state targets. */
   readonly endpoints: readonly Endpoint[]
   readonly transport: WebhookTransport
+  /** Sends within `maxConcurrency` and each URL's `maxConcurrencyPerUrl` (the BullMQ worker). */
   readonly send: Sender
+  /** Sends at once: for a caller that bounds its requests itself (the in-memory lanes). */
+  readonly sendUnbounded: Sender
   /** The `X-Signature` of a body: one hex HMAC-SHA1 per `sharedSecret`, comma-separated. */
   readonly sign: Signer | undefined
   /**
@@ -43,6 +46,7 @@ export function createEngine(settings: WebhookSettings, platform: WebhookPlatfor
     endpoints: createEndpoints(resolved),
     transport,
     send: createSender(resolved, transport, stamp),
+    sendUnbounded: createUnboundedSender(resolved, transport, stamp),
     sign: signerFor(platform, 'sha1-hex', resolved.sharedSecrets, (hex) => hex, ','),
     stamp,
   }

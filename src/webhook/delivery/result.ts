@@ -43,18 +43,20 @@ export function toDeliveryResult(
   status: DeliveryResult['status'],
   durationMs?: number,
 ): DeliveryResult {
+  const urls = state.targets.map(urlResult)
+  // Two literals rather than a spread of an optional field: one object per result, not three.
+  return durationMs === undefined
+    ? { status, eventId: state.eventId, attempts: state.rounds, urls }
+    : { status, eventId: state.eventId, attempts: state.rounds, urls, durationMs }
+}
+
+function urlResult(target: TargetState<Endpoint>): WebhookUrlResult {
   return {
-    status,
-    eventId: state.eventId,
-    attempts: state.rounds,
-    urls: state.targets.map((target) => ({
-      url: target.endpoint.url,
-      status: target.status === 'pending' ? 'failed' : target.status,
-      attempts: target.attempts,
-      lastStatus: target.lastStatus,
-      lastError: target.failure && toWebhookError(target.failure, target.endpoint),
-    })),
-    ...(durationMs === undefined ? {} : { durationMs }),
+    url: target.endpoint.url,
+    status: target.status === 'pending' ? 'failed' : target.status,
+    attempts: target.attempts,
+    lastStatus: target.lastStatus,
+    lastError: target.failure && toWebhookError(target.failure, target.endpoint),
   }
 }
 

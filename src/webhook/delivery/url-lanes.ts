@@ -19,14 +19,16 @@ import type { WebhookResponse } from '../network/transport.js'
  */
 const SLOT_GRACE_MS = 1_000
 
-/** One event on its way through the lanes: its state, its bytes, and its URLs not settled yet. */
-export interface Delivery {
-  readonly state: DeliveryState<Endpoint>
-  readonly outgoing: Outgoing
+/**
+ * One event on its way through the lanes, in one object: its state (what a result reports), its
+ * bytes (shared by its URLs) and who waits for it. What a waiting delivery costs is mostly this
+ * object, its body and its id, and one {@link LaneItem} per URL.
+ */
+export interface Delivery extends DeliveryState<Endpoint>, Outgoing {
+  /** One item per configured URL, in the order configured: each is that URL's target state. */
+  targets: LaneItem[]
   /** Who waits for the event's outcome (`deliver()`'s promise). */
   readonly resolve: (result: DeliveryResult) => void
-  /** The lane items of its URLs, in the order of `state.targets`. */
-  readonly items: LaneItem[]
   /** URLs not settled yet (neither delivered, failed nor superseded). */
   open: number
   finished: boolean
@@ -35,19 +37,22 @@ export interface Delivery {
 }
 
 /**
- * One event at one URL, waiting or in flight: a few fields, the event's bytes shared through its
- * delivery. `where` says which count of its lane holds it.
+ * One event at one URL, waiting or in flight: the URL's target state (a few numbers and its last
+ * failure) and where the lanes hold it, the event's bytes shared through its delivery. `where`
+ * says which count of its lane holds it.
  */
-interface LaneItem extends Due {
+export interface LaneItem extends TargetState<Endpoint>, Due {
   readonly delivery: Delivery
-  readonly target: TargetState<Endpoint>
   readonly lane: UrlLane
   dueAt: number
   where: 'ready' | 'waiting' | 'flight' | 'done'
 }
 
+/** A delivery's targets until its items are made (they point back at it). */
+const NO_ITEMS: LaneItem[] = []
+
 /** One URL's lane: its queue of deliveries ready to send, its slots, its breaker. */
-class UrlLane {
+export class UrlLane {
   readonly endpoint: Endpoint
   readonly ready = new Queue<LaneItem>()
   /** Live items in `ready` (the queue may still hold items of events that have ended). */
@@ -62,11 +67,19 @@ class UrlLane {
   throttled: ReturnType<typeof setTimeout> | undefined
   /** In the dispatcher's rotation. */
   rotating = false
+  /** Tells that the breaker changed state: one function per lane, not one per attempt. */
+  readonly tell: (state: CircuitState) => void
 
-  constructor(endpoint: Endpoint, breaker: CircuitBreaker | undefined, rate: TokenBucket | undefined) {
+  constructor(
+    endpoint: Endpoint,
+    breaker: CircuitBreaker | undefined,
+    rate: TokenBucket | undefined,
+    circuit: LaneHooks['circuit'],
+  ) {
     this.endpoint = endpoint
     this.breaker = breaker
     this.rate = rate
+    this.tell = (state) => circuit(endpoint.url, state)
   }
 }
 
@@ -85,9 +98,9 @@ export interface UrlBacklog {
 /** What the lanes tell the engine that owns them. */
 export interface LaneHooks {
   /** After each request: `target` holds its outcome; the request took `durationMs`. */
-  attempted(delivery: Delivery, target: TargetState<Endpoint>, durationMs: number): void
+  attempted(delivery: Delivery, target: LaneItem, durationMs: number): void
   /** A URL of `delivery` will be tried again at `dueAt` (on the lanes' clock). */
-  retrying(delivery: Delivery, target: TargetState<Endpoint>, dueAt: number): void
+  retrying(delivery: Delivery, target: LaneItem, dueAt: number): void
   /** Every URL of `delivery` has settled, or one accepted it in mode `'any'`. */
   finished(delivery: Delivery): void
   /** A URL's breaker changed state. */
@@ -112,6 +125,8 @@ export class UrlLanes {
   readonly #rotation = new Queue<UrlLane>()
   readonly #slotsPerLane: number
   readonly #scheduler: RetryScheduler<LaneItem>
+  /** Requests in flight over every URL: at most `maxConcurrency`, however many URLs share it. */
+  #inFlight = 0
   #closing = false
 
   constructor(
@@ -130,6 +145,7 @@ export class UrlLanes {
         endpoint,
         settings.breaker && new CircuitBreaker(settings.breaker),
         settings.ratePerUrl === undefined ? undefined : new TokenBucket(settings.ratePerUrl, clock()),
+        (url, state) => this.#hooks.circuit(url, state),
       )
       this.#byEndpoint.set(endpoint, lane)
       return lane
@@ -162,21 +178,40 @@ export class UrlLanes {
   }
 
   /**
-   * Puts each pending URL of `delivery` in its lane. A lane at `maxPendingPerUrl` takes none: that
-   * URL fails at once with `ERR_BACKLOG_FULL`, and the event goes on at the others.
+   * Takes an event to every configured URL, its retry window starting now; `resolve` gets its
+   * result. A lane at `maxPendingPerUrl` takes none: that URL fails at once with
+   * `ERR_BACKLOG_FULL`, and the event goes on at the others.
    */
-  add(delivery: Delivery): void {
-    const { targets } = delivery.state
-    // Every URL counts before any settles: a URL refused here must not end the event early.
-    for (const target of targets) {
-      const lane = this.#byEndpoint.get(target.endpoint) as UrlLane
-      delivery.items.push({ delivery, target, lane, dueAt: 0, where: 'done' })
-      if (target.status === 'pending') delivery.open++
+  add(outgoing: Outgoing, startedAt: number, resolve: (result: DeliveryResult) => void): void {
+    const delivery: Delivery = {
+      eventId: outgoing.eventId,
+      body: outgoing.body,
+      signature: outgoing.signature,
+      deadline: this.#clock() + this.#settings.retryWindowMs,
+      rounds: 0,
+      targets: NO_ITEMS,
+      resolve,
+      // Every URL counts before any settles: a URL refused here must not end the event early.
+      open: this.#lanes.length,
+      finished: false,
+      startedAt,
     }
-    if (delivery.open === 0) this.#finish(delivery)
-    for (const item of delivery.items) {
-      if (delivery.finished) break
-      if (item.target.status !== 'pending') continue
+    delivery.targets = this.#lanes.map((lane) => ({
+      endpoint: lane.endpoint,
+      status: 'pending',
+      attempts: 0,
+      lastStatus: undefined,
+      failure: undefined,
+      retryAfterMs: undefined,
+      delivery,
+      lane,
+      dueAt: 0,
+      where: 'done',
+      slot: undefined,
+    }))
+    // Nothing here can end the event before its last URL is placed: each URL settles once, and
+    // the event ends once every URL has (or at a 2xx, which no attempt has had yet).
+    for (const item of delivery.targets) {
       if (this.#held(item.lane) >= this.#settings.maxPendingPerUrl) {
         this.#settle(item, 'failed', { code: 'ERR_BACKLOG_FULL' })
         continue
@@ -197,7 +232,7 @@ export class UrlLanes {
       if (item.where !== 'waiting') continue
       item.lane.waitingCount--
       item.where = 'done'
-      if (!item.delivery.finished && item.target.status === 'pending') this.#settle(item, 'failed', closedFailure(item))
+      if (!item.delivery.finished && item.status === 'pending') this.#settle(item, 'failed', closedFailure(item))
     }
     // What is queued behind a breaker that is not closed, or a rate, could not be sent for a
     // while: it ends now too, and no probe or timer outlives close().
@@ -229,7 +264,7 @@ export class UrlLanes {
 
   /** Waits until the open breaker lets a probe through, or the item's window ends, whichever comes first. */
   #waitForBreaker(item: LaneItem, breaker: CircuitBreaker): void {
-    this.#wait(item, Math.min(breaker.openUntil, item.delivery.state.deadline))
+    this.#wait(item, Math.min(breaker.openUntil, item.delivery.deadline))
   }
 
   #wait(item: LaneItem, dueAt: number): void {
@@ -250,12 +285,12 @@ export class UrlLanes {
     if (item.where !== 'waiting') return
     item.lane.waitingCount--
     item.where = 'done'
-    if (item.delivery.finished || item.target.status !== 'pending') return
+    if (item.delivery.finished || item.status !== 'pending') return
     const breaker = item.lane.breaker
     const now = this.#clock()
     if (breaker !== undefined && breaker.state === 'open' && now < breaker.openUntil) {
-      if (now >= item.delivery.state.deadline) {
-        const last = item.target.failure
+      if (now >= item.delivery.deadline) {
+        const last = item.failure
         this.#settle(item, 'failed', {
           code: 'ERR_CIRCUIT_OPEN',
           ...(last === undefined ? {} : { cause: toWebhookError(last, item.lane.endpoint) }),
@@ -275,9 +310,15 @@ export class UrlLanes {
     this.#rotation.push(lane)
   }
 
-  /** Starts one attempt per lane in turn while lanes have items ready and a slot free. */
+  /**
+   * Starts one attempt per lane in turn while lanes have items ready and a slot free, and
+   * `maxConcurrency` allows (with more URLs than it has slots, each URL still has one slot, and
+   * the lanes take turns for them).
+   */
   #dispatch(): void {
-    for (let lane = this.#rotation.shift(); lane !== undefined; lane = this.#rotation.shift()) {
+    while (this.#inFlight < this.#settings.maxConcurrency) {
+      const lane = this.#rotation.shift()
+      if (lane === undefined) return
       lane.rotating = false
       if (this.#peekReady(lane) === undefined) continue
       const wait = lane.rate?.wait(this.#clock()) ?? 0
@@ -290,17 +331,17 @@ export class UrlLanes {
         }, wait)
         continue
       }
-      const permit = lane.breaker?.allows(this.#clock(), (state) => this.#hooks.circuit(lane.endpoint.url, state))
+      const permit = lane.breaker?.allows(this.#clock(), lane.tell)
       if (permit === undefined && lane.breaker !== undefined) {
         // Open: what is ready waits in the scheduler; a probe is out: it stays queued for its answer.
         this.#parkReady(lane)
         continue
       }
       const item = this.#takeReady(lane) as LaneItem
-      if (this.#clock() > item.delivery.state.deadline + SLOT_GRACE_MS) {
+      if (this.#clock() > item.delivery.deadline + SLOT_GRACE_MS) {
         // Waited for a slot of its URL past its window: not sent (a probe permit goes unused).
         if (permit === 'probe') lane.breaker?.releaseProbe()
-        this.#settle(item, 'failed', item.target.failure ?? { code: 'ERR_BACKLOG_FULL' })
+        this.#settle(item, 'failed', item.failure ?? { code: 'ERR_BACKLOG_FULL' })
         this.#rotate(lane)
         continue
       }
@@ -313,7 +354,7 @@ export class UrlLanes {
   /** The lane's next live item, left in place; items of events that have ended are dropped on the way. */
   #peekReady(lane: UrlLane): LaneItem | undefined {
     for (let item = lane.ready.peek(); item !== undefined; item = lane.ready.peek()) {
-      if (item.where === 'ready' && !item.delivery.finished && item.target.status === 'pending') return item
+      if (item.where === 'ready' && !item.delivery.finished && item.status === 'pending') return item
       lane.ready.shift()
       if (item.where === 'ready') {
         lane.readyCount--
@@ -346,15 +387,16 @@ export class UrlLanes {
   }
 
   #attempt(item: LaneItem, probe: boolean): void {
-    const { lane, delivery, target } = item
+    const { lane, delivery } = item
     item.where = 'flight'
     lane.inFlight++
+    this.#inFlight++
     // Counted as sent: a request still in flight when another URL accepts the event is reported.
-    target.attempts++
-    if (target.attempts > delivery.state.rounds) delivery.state.rounds = target.attempts
+    item.attempts++
+    if (item.attempts > delivery.rounds) delivery.rounds = item.attempts
     // performance.now(): a request's time, below the millisecond on loopback.
     const sentAt = performance.now()
-    this.#send(lane.endpoint, delivery.outgoing).then(
+    this.#send(lane.endpoint, delivery).then(
       (response) => this.#answered(item, probe, response, performance.now() - sentAt),
       // A sender never rejects (sendThrough turns a throw into a network failure); if it did, it counts as one.
       (cause: unknown) =>
@@ -363,18 +405,19 @@ export class UrlLanes {
   }
 
   #answered(item: LaneItem, probe: boolean, response: WebhookResponse, durationMs: number): void {
-    const { lane, target, delivery } = item
+    const { lane, delivery } = item
     lane.inFlight--
+    this.#inFlight--
     item.where = 'done'
     const failed = !response.ok || response.status >= 500
-    lane.breaker?.record(failed, probe, this.#clock(), (state) => this.#hooks.circuit(lane.endpoint.url, state))
+    lane.breaker?.record(failed, probe, this.#clock(), lane.tell)
     if (lane.breaker?.state === 'open') this.#parkReady(lane)
-    if (!delivery.finished && target.status === 'pending') {
+    if (!delivery.finished && item.status === 'pending') {
       // Date.now(): a Retry-After date is a wall-clock date; what comes out is a duration.
-      recordAttempt(target, response, Date.now())
-      this.#hooks.attempted(delivery, target, durationMs)
-      if (target.status === 'pending') this.#retry(item)
-      else this.#settled(delivery, target)
+      recordAttempt(item, response, Date.now())
+      this.#hooks.attempted(delivery, item, durationMs)
+      if (item.status === 'pending') this.#retry(item)
+      else this.#settled(delivery, item)
     }
     this.#rotate(lane)
     this.#dispatch()
@@ -382,24 +425,24 @@ export class UrlLanes {
 
   /** Schedules the URL's next attempt, or ends it: window spent, closing, or a `backoff` that gave no delay. */
   #retry(item: LaneItem): void {
-    const { target, delivery } = item
+    const { delivery } = item
     const now = this.#clock()
     if (this.#closing) {
       this.#settle(item, 'failed', closedFailure(item))
       return
     }
-    if (now >= delivery.state.deadline) {
+    if (now >= delivery.deadline) {
       // The window is spent: the URL keeps its last failure.
-      this.#settle(item, 'failed', target.failure)
+      this.#settle(item, 'failed', item.failure)
       return
     }
-    const delay = backoffDelay(this.#settings.backoff, target.attempts - 1)
+    const delay = backoffDelay(this.#settings.backoff, item.attempts - 1)
     if (typeof delay !== 'number') {
-      this.#settle(item, 'failed', backoffFailure(delay.cause, target.failure))
+      this.#settle(item, 'failed', backoffFailure(delay.cause, item.failure))
       return
     }
-    const dueAt = retryDueAt(now, Math.max(delay, target.retryAfterMs ?? 0), delivery.state.deadline)
-    this.#hooks.retrying(delivery, target, dueAt)
+    const dueAt = retryDueAt(now, Math.max(delay, item.retryAfterMs ?? 0), delivery.deadline)
+    this.#hooks.retrying(delivery, item, dueAt)
     // A retry listener may have closed the destination: nothing more is scheduled then.
     if (this.#closing) {
       this.#settle(item, 'failed', closedFailure(item))
@@ -410,21 +453,21 @@ export class UrlLanes {
 
   /** Ends one URL of an event with `status` (and `failure`, when it failed). */
   #settle(item: LaneItem, status: 'failed', failure: AttemptFailure | undefined): void {
-    item.target.status = status
-    if (failure !== undefined) item.target.failure = failure
-    this.#settled(item.delivery, item.target)
+    item.status = status
+    if (failure !== undefined) item.failure = failure
+    this.#settled(item.delivery, item)
   }
 
   /** Counts a URL of `delivery` settled; ends the event when its mode says so. */
-  #settled(delivery: Delivery, target?: TargetState<Endpoint>): void {
+  #settled(delivery: Delivery, target: LaneItem): void {
     delivery.open--
-    const accepted = target?.status === 'delivered' && this.#settings.mode === 'any'
+    const accepted = target.status === 'delivered' && this.#settings.mode === 'any'
     if (accepted) {
       // The first URL to accept ends the event: the others are superseded, waiting or in flight
       // (an attempt in flight finishes in its own lane and is not reported).
-      for (const other of delivery.items) {
-        if (other.target.status !== 'pending') continue
-        other.target.status = 'superseded'
+      for (const other of delivery.targets) {
+        if (other.status !== 'pending') continue
+        other.status = 'superseded'
         this.#forget(other)
       }
       delivery.open = 0
@@ -453,7 +496,7 @@ export class UrlLanes {
 }
 
 /** A URL that will not be retried because the destination is closing: its last failure is the cause. */
-function closedFailure({ target }: LaneItem): AttemptFailure {
-  const cause = target.failure ? toWebhookError(target.failure, target.endpoint) : undefined
+function closedFailure(item: LaneItem): AttemptFailure {
+  const cause = item.failure ? toWebhookError(item.failure, item.endpoint) : undefined
   return { code: 'ERR_CLOSED', ...(cause ? { cause } : {}) }
 }

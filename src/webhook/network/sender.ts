@@ -22,21 +22,20 @@ interface Stamp {
 
 /**
  * The headers of one request: the URL's own, the event's stable `webhook-id` (the same on every
- * attempt, for receivers to de-duplicate on), and the signatures. Literal keys (not computed
- * ones) keep each a fast object clone.
+ * attempt, for receivers to de-duplicate on), and the signatures. A copy of the endpoint's shape
+ * for them (see {@link Endpoint.headerShapes}) with the values set.
  */
 function headersOf(endpoint: Endpoint, { eventId, signature }: Outgoing, standard?: Stamp): Record<string, string> {
+  const shapes = endpoint.headerShapes
+  let headers: Record<string, string>
   if (standard === undefined) {
-    return signature === undefined
-      ? { ...endpoint.headers, 'webhook-id': eventId }
-      : { ...endpoint.headers, 'webhook-id': eventId, 'x-signature': signature }
+    headers = signature === undefined ? { ...shapes.unsigned } : { ...shapes.signed }
+  } else {
+    headers = signature === undefined ? { ...shapes.standard } : { ...shapes.both }
+    headers['webhook-timestamp'] = standard.timestamp
+    headers['webhook-signature'] = standard.signature
   }
-  const headers: Record<string, string> = {
-    ...endpoint.headers,
-    'webhook-id': eventId,
-    'webhook-timestamp': standard.timestamp,
-    'webhook-signature': standard.signature,
-  }
+  headers['webhook-id'] = eventId
   if (signature !== undefined) headers['x-signature'] = signature
   return headers
 }
@@ -46,9 +45,8 @@ export type Sender = (endpoint: Endpoint, outgoing: Outgoing, signal?: AbortSign
 
 /**
  * A {@link Sender} over a transport, bounded overall and per URL (each endpoint's own limiter), in
- * arrival order. The in-memory destination admits rounds within its admission limit (the lower of
- * `maxConcurrency` and the URLs' bounds together) before they get here, so there these bounds
- * rarely queue; the BullMQ worker relies on them.
+ * arrival order: what the BullMQ worker sends with. The in-memory lanes bound their requests
+ * themselves (each URL's slots, a share of `maxConcurrency`) and send with {@link createUnboundedSender}.
  */
 export function createSender(
   settings: ResolvedWebhookSettings,
@@ -56,6 +54,7 @@ export function createSender(
   stamp: Signer | undefined,
 ): Sender {
   const overall = new Limiter(settings.maxConcurrency)
+  const send = createUnboundedSender(settings, transport, stamp)
   return async (endpoint, outgoing, signal) => {
     const { limiter } = endpoint
     // acquire() gives a promise only when there is a wait: a free slot costs no tick.
@@ -64,30 +63,48 @@ export function createSender(
     const place = overall.acquire()
     if (place !== undefined) await place
     try {
-      // Unwanted while it waited for its places (another URL accepted the event): not sent.
-      if (signal?.aborted) return { ok: false, failure: 'network', cause: signal.reason }
-      // Signed once the request may leave, not when its round began: a request that waited for
-      // its slot does not carry a timestamp that old.
-      let standard: Stamp | undefined
-      if (stamp !== undefined) {
-        const stamped = await stampOf(stamp, outgoing, settings.timeoutMs)
-        if (!('signature' in stamped)) return { ok: false, failure: 'network', cause: stamped.cause }
-        standard = stamped
-      }
-      return await sendThrough(transport, {
-        url: endpoint.url,
-        origin: endpoint.origin,
-        path: endpoint.path,
-        headers: headersOf(endpoint, outgoing, standard),
-        body: outgoing.body,
-        timeoutMs: endpoint.timeoutMs,
-        blockPrivateNetworks: settings.blockPrivateNetworks,
-        ...(signal === undefined ? {} : { signal }),
-      })
+      return await send(endpoint, outgoing, signal)
     } finally {
       overall.release()
       limiter.release()
     }
+  }
+}
+
+/**
+ * A {@link Sender} over a transport with no bounds of its own: its caller bounds the requests in
+ * flight. No async frame: without Standard Webhooks (or with a synchronous signer) an attempt is
+ * the transport's promise and nothing more.
+ */
+export function createUnboundedSender(
+  settings: ResolvedWebhookSettings,
+  transport: WebhookTransport,
+  stamp: Signer | undefined,
+): Sender {
+  const { blockPrivateNetworks } = settings
+  const post = (endpoint: Endpoint, outgoing: Outgoing, signal: AbortSignal | undefined, standard?: Stamp) =>
+    sendThrough(transport, {
+      url: endpoint.url,
+      origin: endpoint.origin,
+      path: endpoint.path,
+      headers: headersOf(endpoint, outgoing, standard),
+      body: outgoing.body,
+      timeoutMs: endpoint.timeoutMs,
+      blockPrivateNetworks,
+      signal,
+    })
+  return (endpoint, outgoing, signal) => {
+    // Unwanted while it waited for its places (another URL accepted the event): not sent.
+    if (signal?.aborted) return Promise.resolve({ ok: false, failure: 'network', cause: signal.reason })
+    if (stamp === undefined) return post(endpoint, outgoing, signal)
+    // Signed once the request may leave, not when its round began: a request that waited for
+    // its slot does not carry a timestamp that old.
+    const stamped = stampOf(stamp, outgoing, settings.timeoutMs)
+    const sendStamped = (standard: Stamp | CallbackFailure): Promise<WebhookResponse> =>
+      'signature' in standard
+        ? post(endpoint, outgoing, signal, standard)
+        : Promise.resolve({ ok: false, failure: 'network', cause: standard.cause })
+    return stamped instanceof Promise ? stamped.then(sendStamped) : sendStamped(stamped)
   }
 }
 

@@ -93,3 +93,22 @@ export function classifyFailure(error: unknown): TransportFailure {
   }
   return 'network'
 }
+
+/**
+ * Transports of eventwire's own whose promise is kept: `send()` never throws nor rejects,
+ * resolves a {@link WebhookResponse}, and ends each attempt at its `timeoutMs` itself. The engine's
+ * `sendThrough` sends through them as they are, without the guard timer and three promises per
+ * attempt it puts around a transport of the user's.
+ */
+const KEPT_PROMISES = new WeakSet<WebhookTransport>()
+
+/** Marks a transport of eventwire's own as keeping the promise `sendThrough` would otherwise check. */
+export function keepsItsPromise<T extends WebhookTransport>(transport: T): T {
+  KEPT_PROMISES.add(transport)
+  return transport
+}
+
+/** Whether `transport` is one of eventwire's own that {@link keepsItsPromise}. */
+export function keepsPromise(transport: WebhookTransport): boolean {
+  return KEPT_PROMISES.has(transport)
+}
