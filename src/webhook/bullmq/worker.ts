@@ -13,8 +13,8 @@ import type { WebhookSettings } from '../delivery/settings.js'
 import type { WebhookTransport } from '../network/transport.js'
 import type { Durability } from './durability.js'
 import { DurabilityWatch } from './durability-watch.js'
-import { restoreState, storeState, type WebhookJobData } from './job-data.js'
-import { resolveWorkerOptions } from './options.js'
+import { freshData, restoreState, storeState, type WebhookJobData } from './job-data.js'
+import { DEAD_LETTER_DEFAULTS, DEFAULT_DEDUP_WINDOW_MS, keepDeadLetters, resolveWorkerOptions } from './options.js'
 import { unreadableReason } from './stored-job.js'
 import { FaultTolerantWorker } from './fault-tolerant-worker.js'
 import { isOutOfMemory } from './redis-fault.js'
@@ -81,6 +81,11 @@ function slotsPerUrl(settings: WebhookSettings, endpoints: number, concurrency: 
   return settings.maxConcurrencyPerUrl ?? Math.max(1, Math.ceil(concurrency / endpoints))
 }
 
+/** The one command the worker sends itself after a delivery (see `WebhookWorker.#remember`). */
+interface MarkerStore {
+  set(key: string, value: string, expiry: 'PX', ms: number): Promise<unknown>
+}
+
 /**
  * The events a {@link WebhookWorker} emits: those of every delivery engine, as the in-memory one
  * emits them, plus BullMQ and Redis errors. No `skipped`: `WebhookQueue.enqueue()` skips events
@@ -125,6 +130,10 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   readonly #started: Promise<void>
   /** Redis's persistence, checked at start and on every reconnect. */
   readonly #durability: DurabilityWatch
+  /** Where a delivered event's id is remembered: `<prefix>:<name>:de:`, as BullMQ names its de-duplication keys. */
+  readonly #markers: string
+  /** The connection BullMQ completes jobs on, once connected. */
+  #store: MarkerStore | undefined
   #closing: Promise<void> | undefined
   /** The key a full Redis is probed with: in the queue's hash slot, expiring at once. */
   readonly #probeKey: string
@@ -194,7 +203,10 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       maxStalledCount: Number.MAX_SAFE_INTEGER,
       // Jobs are taken only once Redis's persistence has been checked.
       autorun: false,
+      // The dead letters' default retention; a job enqueued with another `deadLetters` carries its own.
+      removeOnFail: keepDeadLetters(DEAD_LETTER_DEFAULTS),
     })
+    this.#markers = `${this.#worker.keys.de}:`
     this.#worker.on('error', (error) => this.#onRedisError(error, undefined))
     this.#worker.left = (job, fault) => this.#onRedisError(fault, job.id)
     this.#durability = new DurabilityWatch(resolved.durability, 'WebhookWorker', resolved.prefix, {
@@ -215,7 +227,9 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
 
   async #start(): Promise<void> {
     await this.#worker.waitUntilReady()
-    await this.#durability.start(await this.#worker.backend.client)
+    const client = await this.#worker.backend.client
+    this.#store = client as unknown as MarkerStore
+    await this.#durability.start(client)
     if (this.#closing !== undefined) return
     this.#worker.run().catch((error: unknown) => this.#reportError(error as Error))
   }
@@ -358,6 +372,23 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     await this.#transport.close?.()
   }
 
+  /**
+   * Remembers a delivered event's id for what is left of its de-duplication window (counted from
+   * its enqueue), so that `enqueue()` answers `'duplicate'` once its job is gone. Written here
+   * rather than when it is enqueued, so that a waiting event costs Redis nothing for it; sent
+   * before BullMQ's completion, on the same connection, so that the id is never unknown in between.
+   * A job enqueued with BullMQ's own `deduplication` (by an earlier version) has its key already.
+   */
+  #remember(job: Job<WebhookJobData>, data: WebhookJobData): void {
+    if (job.opts.deduplication !== undefined || this.#store === undefined) return
+    const left = job.timestamp + (data.dedupWindowMs ?? DEFAULT_DEDUP_WINDOW_MS) - Date.now()
+    if (!(left > 0)) return
+    const jobId = job.id as string
+    this.#store.set(`${this.#markers}${jobId}`, jobId, 'PX', Math.ceil(left)).catch((error: unknown) => {
+      this.#reportError(error as Error)
+    })
+  }
+
   async #process(job: Job<WebhookJobData>, token: string | undefined): Promise<void> {
     // Taken by a fetch already under way when a reconnect found Redis falling short: back, unsent.
     if (this.#durability.refusal !== undefined) {
@@ -383,13 +414,14 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
         ? this.#rounds.refuseUnsigned(state, prepared)
         : await this.#rounds.runUrls(state, prepared, (target) => this.#lanes.admit(target.endpoint.url))
     // The state is written only for a job that stays in Redis: to be retried, or as a dead letter.
-    const keepState = () => job.updateData({ eventId: data.eventId, body: data.body, state: storeState(state) })
+    const keepState = () => job.updateData({ ...freshData(data), state: storeState(state) })
     if (decision.kind === 'retry') {
       await keepState()
       this.#rounds.announceRetry(state, decision.dueAt)
       await job.moveToDelayed(decision.dueAt, token)
       throw new DelayedError()
     }
+    if (decision.kind === 'finished' && decision.delivered) this.#remember(job, data)
     const result = this.#rounds.finish(state, job.timestamp)
     // Delivered: the job is removed on completion, so its state is not written first.
     if (result.status === 'delivered') return
