@@ -313,6 +313,12 @@ describe.runIf(redis.available)('enqueueBulk()', () => {
     await worker({ webhooks: [{ url: sink.url }] })
     await expect.poll(() => sink.requests.length, { timeout: 60_000 }).toBe(2_499)
     expect(new Set(sink.requests.map((request) => request.headers['webhook-id'])).size).toBe(2_499)
+    // Every delivered id is remembered (the worker writes those of one turn in one command), so
+    // all of them answer 'duplicate' once their jobs are gone.
+    await expect.poll(async () => (await producer.counts()).active, { timeout: 10_000 }).toBe(0)
+    const again = await producer.enqueueBulk(events)
+    expect(again.every((result) => result.status === 'duplicate')).toBe(true)
+    expect((await producer.counts()).waiting).toBe(0)
   })
 
   it('gathers the enqueue() calls of one turn, and answers each caller for its own events', async () => {
