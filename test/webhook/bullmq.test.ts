@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto'
 import { Queue } from 'bullmq'
+import { Redis } from 'ioredis'
 import { Webhook as StandardWebhook } from 'standardwebhooks'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
