@@ -399,9 +399,9 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
 
   /**
    * Holds this worker's writes to Redis until the event loop's next check phase, and sends them
-   * in one socket write: the completions of the jobs that end meanwhile, and the markers before
-   * them (a write to Redis cost more CPU than the commands in it). A cluster client writes to
-   * several sockets: it sends at once.
+   * in one socket write: the completions of the jobs that end meanwhile (a write to Redis cost
+   * more CPU than the commands in it). For jobs that end without a marker to write (see
+   * `#sendMarkers` for those that do). A cluster client writes to several sockets: it sends at once.
    */
   #holdWrites(): void {
     const stream = this.#store?.stream
@@ -447,7 +447,12 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     this.#markerKeys = []
     this.#markerArgs = []
     this.#remembered = undefined
-    this.#holdWrites()
+    // The markers and the completions that follow them leave in one socket write, as soon as the
+    // processors this resolves have returned: a tick queued from a microtask runs once the
+    // microtask queue is empty, and so after BullMQ's completions, which take microtasks only.
+    const stream = store.stream
+    stream?.cork()
+    queueMicrotask(() => process.nextTick(() => stream?.uncork()))
     const sent =
       keys.length === 1
         ? store.set(keys[0] as string, args[0] as string, 'PX', args[1] as number)
