@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto'
 import { Queue } from 'bullmq'
+import { Redis } from 'ioredis'
 import { Webhook as StandardWebhook } from 'standardwebhooks'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
@@ -214,6 +215,24 @@ describe.runIf(withRedis)('durable delivery on BullMQ and a real Redis', () => {
     expect((await producer.deadLetters()).every((letter) => letter.eventId.startsWith('gone-'))).toBe(true)
     expect(await producer.purgeDeadLetters()).toBe(2)
     expect((await producer.counts()).failed).toBe(0)
+  })
+
+  it('keeps a week of dead letters by default: a worker trims older ones when a later event fails', async () => {
+    const sink = await receiver(() => ({ status: 410 }))
+    const producer = queue()
+    await worker({ webhooks: [{ url: sink.url }] })
+    const raw = new Redis({ host: '127.0.0.1', port: redis.port })
+    open.push({ close: async () => raw.disconnect() })
+    await producer.enqueue({ type: 'identify', userId: 'u1', messageId: 'aged' })
+    await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(1)
+    // The job carries no retention of its own: the worker applies the default.
+    const failedSet = `bull:${name}:failed`
+    expect(await raw.hget(`bull:${name}:evt-aged`, 'opts')).not.toContain('removeOnFail')
+    // As if it had failed eight days ago.
+    await raw.zadd(failedSet, String(Date.now() - 8 * 24 * 3_600_000), 'evt-aged')
+    await producer.enqueue({ type: 'identify', userId: 'u2', messageId: 'recent' })
+    await expect.poll(() => raw.zrange(failedSet, '0', '-1'), { timeout: 10_000 }).toEqual(['evt-recent'])
+    expect(await raw.exists(`bull:${name}:evt-aged`)).toBe(0)
   })
 
   it('keeps the cause of a network failure in the dead letter, bounded and without control characters', async () => {

@@ -159,7 +159,8 @@ describe.runIf(redis.available)('the de-duplication window after delivery', () =
     await expect.poll(() => delivered, { timeout: 10_000 }).toEqual(['once'])
     // The job is gone (removed on completion); the id is remembered by its de-duplication key.
     const key = `bull:${name}:de:evt-once`
-    expect(await redis.raw.exists(`bull:${name}:evt-once`)).toBe(0)
+    // 'delivered' is told before BullMQ completes the job: its removal is waited for.
+    await expect.poll(() => redis.raw.exists(`bull:${name}:evt-once`), { timeout: 10_000 }).toBe(0)
     expect(await redis.raw.pttl(key)).toBeGreaterThan(0)
 
     expect((await producer.enqueue(identify('once'))).status).toBe('duplicate')
@@ -184,6 +185,73 @@ describe.runIf(redis.available)('the de-duplication window after delivery', () =
     expect(await redis.raw.exists(`bull:${name}:de:evt-twice`)).toBe(0)
     expect((await producer.enqueue(identify('twice'))).status).toBe('queued')
     await expect.poll(() => delivered, { timeout: 10_000 }).toEqual(['twice', 'twice'])
+  })
+})
+
+describe.runIf(redis.available)('what Redis keeps for the window, and when', () => {
+  it('keeps nothing for the window while an event waits; the worker writes it on delivery, counted from the enqueue', async () => {
+    const sink = await receiver()
+    const producer = queue()
+    const before = Date.now()
+    await producer.enqueue(identify('kept'))
+    const key = `bull:${name}:de:evt-kept`
+    // A waiting event is remembered by its job: no key of its own, no option for it in the job.
+    expect(await redis.raw.exists(key)).toBe(0)
+    expect(await redis.raw.hget(`bull:${name}:evt-kept`, 'opts')).toBe(
+      '{"jobId":"evt-kept","removeOnComplete":true,"attempts":0}',
+    )
+    const hub = await worker({ webhooks: [{ url: sink.url }] })
+    const delivered: string[] = []
+    hub.on('delivered', (result) => delivered.push(result.eventId))
+    await expect.poll(() => delivered, { timeout: 10_000 }).toEqual(['kept'])
+    await expect.poll(() => redis.raw.exists(`bull:${name}:evt-kept`), { timeout: 10_000 }).toBe(0)
+    // The rest of the default window (24 hours) from the first enqueue: no more.
+    const left = await redis.raw.pttl(key)
+    expect(left).toBeGreaterThan(0)
+    expect(left).toBeLessThanOrEqual(before + 86_400_000 - Date.now() + 1_000)
+    expect(await redis.raw.get(key)).toBe('evt-kept')
+  })
+
+  it('stores nothing for an id remembered after delivery, in enqueue() and enqueueBulk(), and leaves no trace of the check', async () => {
+    const sink = await receiver()
+    const producer = queue()
+    const hub = await worker({ webhooks: [{ url: sink.url }] })
+    const delivered: string[] = []
+    hub.on('delivered', (result) => delivered.push(result.eventId))
+    await producer.enqueue(identify('done'))
+    await expect.poll(() => delivered, { timeout: 10_000 }).toEqual(['done'])
+    await expect.poll(() => redis.raw.exists(`bull:${name}:evt-done`), { timeout: 10_000 }).toBe(0)
+    expect((await producer.enqueue(identify('done'))).status).toBe('duplicate')
+    const bulk = await producer.enqueueBulk([identify('done'), identify('fresh'), identify('done')])
+    expect(bulk.map((result) => result.status)).toEqual(['duplicate', 'queued', 'duplicate'])
+    await expect.poll(() => delivered, { timeout: 10_000 }).toEqual(['done', 'fresh'])
+    expect(sink.requests).toHaveLength(2)
+    // Only the window's key: no job, no stand-in, no list of them.
+    expect(await redis.raw.exists(`bull:${name}:evt-done`)).toBe(0)
+    expect(await redis.raw.exists(`bull:${name}:eventwire-held`)).toBe(0)
+    expect(await redis.raw.exists(`bull:${name}:de:evt-done`)).toBe(1)
+  })
+
+  it('leaves the key of an event enqueued with BullMQ deduplication (by an earlier version) as BullMQ set it', async () => {
+    const sink = await receiver()
+    const producer = queue()
+    await producer.ready()
+    const { Queue } = await import('bullmq')
+    const earlier = new Queue(name, { connection: { host: '127.0.0.1', port: redis.server.port } })
+    open.push(earlier)
+    const body = JSON.stringify({ version: 1, type: 'identify', userId: 'u1', timestamp: new Date().toISOString() })
+    await earlier.add(
+      'deliver',
+      { eventId: 'old', body },
+      { jobId: 'evt-old', removeOnComplete: true, deduplication: { id: 'evt-old', ttl: 60_000 } },
+    )
+    const hub = await worker({ webhooks: [{ url: sink.url }] })
+    const delivered: string[] = []
+    hub.on('delivered', (result) => delivered.push(result.eventId))
+    await expect.poll(() => delivered, { timeout: 10_000 }).toEqual(['old'])
+    await expect.poll(() => redis.raw.exists(`bull:${name}:evt-old`), { timeout: 10_000 }).toBe(0)
+    expect(await redis.raw.pttl(`bull:${name}:de:evt-old`)).toBeLessThanOrEqual(60_000)
+    expect((await producer.enqueue(identify('old'))).status).toBe('duplicate')
   })
 })
 
@@ -245,6 +313,12 @@ describe.runIf(redis.available)('enqueueBulk()', () => {
     await worker({ webhooks: [{ url: sink.url }] })
     await expect.poll(() => sink.requests.length, { timeout: 60_000 }).toBe(2_499)
     expect(new Set(sink.requests.map((request) => request.headers['webhook-id'])).size).toBe(2_499)
+    // Every delivered id is remembered (the worker writes those of one turn in one command), so
+    // all of them answer 'duplicate' once their jobs are gone.
+    await expect.poll(async () => (await producer.counts()).active, { timeout: 10_000 }).toBe(0)
+    const again = await producer.enqueueBulk(events)
+    expect(again.every((result) => result.status === 'duplicate')).toBe(true)
+    expect((await producer.counts()).waiting).toBe(0)
   })
 
   it('gathers the enqueue() calls of one turn, and answers each caller for its own events', async () => {

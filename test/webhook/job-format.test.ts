@@ -49,6 +49,14 @@ describe('the job data format, without Redis', () => {
       { slow: 1_699_996_460_000, closed: 1_699_996_460_000 },
     )
     expect(jobDataProblem('evt-order-1042', JSON.parse(stored))).toBeUndefined()
+    expect(jobDataProblem('evt-order-1042', { ...JSON.parse(FRESH), dedupWindowMs: 0 })).toBeUndefined()
+  })
+
+  it('is not an eventwire job with a window that is not a count of ms', () => {
+    for (const dedupWindowMs of [-1, 1.5, '60000', null])
+      expect(jobDataProblem('evt-order-1042', { ...JSON.parse(FRESH), dedupWindowMs })).toBe(
+        'its `dedupWindowMs` is not a count of ms',
+      )
   })
 })
 
@@ -80,6 +88,34 @@ describe.runIf(redis.available)('the job data format in Redis', () => {
     const job = await stored()
     expect(job['name']).toBe('deliver')
     expect(job['data']).toBe(FRESH)
+  })
+
+  it("stores a producer's own window and dead-letter retention in the job, and keeps the window through a round", async () => {
+    const name = `job-format-${++queues}`
+    const producer = new WebhookQueue({
+      connection: { host: '127.0.0.1', port: redis.server.port },
+      name,
+      dedupWindowMs: 60_000,
+      deadLetters: { maxCount: 10 },
+    })
+    open.push(producer)
+    await producer.enqueue(event)
+    const key = `bull:${name}:evt-order-1042`
+    const job = await redis.raw.hgetall(key)
+    expect(job['data']).toBe(`${FRESH.slice(0, -1)},"dedupWindowMs":60000}`)
+    expect(job['opts']).toBe(
+      '{"jobId":"evt-order-1042","removeOnComplete":true,"removeOnFail":{"age":604800,"count":10},"attempts":0}',
+    )
+    const slow = await receiver(() => ({ status: 503 }))
+    const worker = new WebhookWorker(
+      { webhooks: [{ url: slow.url }], backoff: () => 60_000 },
+      { connection: { host: '127.0.0.1', port: redis.server.port, maxRetriesPerRequest: null }, name },
+    )
+    open.push(worker)
+    await expect.poll(async () => (await producer.counts()).delayed, { timeout: 10_000 }).toBe(1)
+    const data = JSON.parse((await redis.raw.hget(key, 'data')) ?? '{}') as Record<string, unknown>
+    expect(Object.keys(data)).toEqual(['eventId', 'body', 'dedupWindowMs', 'state'])
+    expect(data['dedupWindowMs']).toBe(60_000)
   })
 
   it('stores the state of every URL after a round that is to be retried', async () => {

@@ -9,6 +9,7 @@ import {
   type WorkerLaneRules,
 } from '../../src/webhook/bullmq/worker-lanes.js'
 import type { Admission } from '../../src/webhook/delivery/url-round.js'
+import { UNREAD } from '../../src/webhook/bullmq/shared-breakers.js'
 
 function lanesOf(rules: Partial<WorkerLaneRules> = {}) {
   const clock = { now: 1_000_000 }
@@ -157,6 +158,43 @@ describe('WorkerLanes', () => {
     const { lanes, states } = lanesOf({ slotsPerUrl: 1, breaker: { failures: 1, coolDownMs: 1_000 } })
     sent(await lanes.admit('a')).done(false)
     expect(states).toEqual([])
+  })
+})
+
+describe('WorkerLanes.admitNow', () => {
+  it('answers at once with a free slot and a closed breaker, and through admit() otherwise', async () => {
+    const { lanes } = lanesOf({ slotsPerUrl: 1, breaker: { failures: 1, coolDownMs: 1_000 } })
+    const first = lanes.admitNow('a')
+    expect(first).not.toBeInstanceOf(Promise)
+    // The one slot is taken: it waits for it, as admit() does.
+    const second = lanes.admitNow('a')
+    expect(second).toBeInstanceOf(Promise)
+    sent(first as Admission).done(true)
+    // The failure opened the breaker; the waiting job is handed the slot and held by the breaker.
+    expect(await second).toMatchObject({ kind: 'wait', breaker: true })
+    expect(lanes.admitNow('a')).toBeInstanceOf(Promise)
+  })
+
+  it("follows the other workers' breaker as last read, and waits for the first reading", async () => {
+    let remote: number | undefined
+    let read = false
+    const shared = {
+      known: () => (read ? remote : UNREAD),
+      openUntil: async () => {
+        read = true
+        return remote
+      },
+      open: () => undefined,
+      close: () => undefined,
+    } as unknown as WorkerLaneRules['shared']
+    const { lanes, clock, states } = lanesOf({ breaker: { failures: 1, coolDownMs: 1_000 }, shared })
+    const first = lanes.admitNow('a')
+    expect(first).toBeInstanceOf(Promise)
+    sent(await first).done(false)
+    expect(lanes.admitNow('a')).not.toBeInstanceOf(Promise)
+    remote = clock.now + 1_000
+    expect(await lanes.admitNow('a')).toMatchObject({ kind: 'wait', breaker: true })
+    expect(states).toEqual(['open'])
   })
 })
 

@@ -22,11 +22,23 @@ export interface StoredState {
   readonly targets: readonly StoredTarget[]
 }
 
-/** What a BullMQ job carries: the event's id, its body (serialized once, by the producer) and, after the first round, its state. */
+/**
+ * What a BullMQ job carries: the event's id, its body (serialized once, by the producer) and, after
+ * the first round, its state. `dedupWindowMs` only when its producer's is not the default: how long
+ * from its enqueue its id is remembered once delivered (the worker writes that memory).
+ */
 export interface WebhookJobData {
   readonly eventId: string
   readonly body: string
+  readonly dedupWindowMs?: number
   readonly state?: StoredState
+}
+
+/** The job data without its state: what every round starts from, and what a re-drive stores again. */
+export function freshData(data: WebhookJobData): WebhookJobData {
+  return data.dedupWindowMs === undefined
+    ? { eventId: data.eventId, body: data.body }
+    : { eventId: data.eventId, body: data.body, dedupWindowMs: data.dedupWindowMs }
 }
 
 /** BullMQ job ids may not contain `:` nor look like integers; this keeps them unique per event id. */
@@ -158,6 +170,8 @@ export function jobDataProblem(jobId: string | undefined, data: unknown): string
   if (typeof eventId !== 'string' || eventId === '') return 'its `eventId` is not a non-empty string'
   if (jobIdOf(eventId) !== jobId) return `its \`eventId\` does not match its job id ${JSON.stringify(jobId)}`
   if (typeof fields['body'] !== 'string') return 'its `body` is not a string'
+  if (fields['dedupWindowMs'] !== undefined && !isCount(fields['dedupWindowMs']))
+    return 'its `dedupWindowMs` is not a count of ms'
   return stateProblem(fields['state'], eventId)
 }
 

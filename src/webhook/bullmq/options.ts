@@ -41,6 +41,14 @@ export interface ResolvedQueueOptions extends ResolvedQueueLocation {
 /** A week of dead letters, and at most 100,000 of them (some 2 KB of Redis each). */
 export const DEAD_LETTER_DEFAULTS = { maxAgeMs: 7 * 24 * 3_600_000, maxCount: 100_000 } as const
 
+/**
+ * BullMQ's `removeOnFail` for a `deadLetters` setting: its age in seconds. Workers apply it for the
+ * defaults; a job carries its own only when its producer's setting differs.
+ */
+export function keepDeadLetters(deadLetters: ResolvedQueueOptions['deadLetters']): { age: number; count: number } {
+  return { age: Math.ceil(deadLetters.maxAgeMs / 1000), count: deadLetters.maxCount }
+}
+
 /** A day: what ingest APIs in this field keep a message id for, and well over the default retry window of 4 hours. */
 export const DEFAULT_DEDUP_WINDOW_MS = 24 * 3_600_000
 

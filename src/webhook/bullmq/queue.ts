@@ -10,8 +10,8 @@ import type { WebhookEventInput, WebhookPlanOption } from '../delivery/destinati
 import { checkEvent, followPlan, takePlan } from '../event/prepare.js'
 import type { Durability } from './durability.js'
 import { DurabilityWatch } from './durability-watch.js'
-import { eventIdOfJob, jobIdOf, type StoredTarget, type WebhookJobData } from './job-data.js'
-import { resolveQueueOptions } from './options.js'
+import { eventIdOfJob, freshData, jobIdOf, type StoredTarget, type WebhookJobData } from './job-data.js'
+import { DEAD_LETTER_DEFAULTS, DEFAULT_DEDUP_WINDOW_MS, keepDeadLetters, resolveQueueOptions } from './options.js'
 import { BulkValidationError } from './bulk-validation-error.js'
 import { redisReplyOf, refusedBy } from './redis-refused-error.js'
 import { RedisTimeoutError } from './redis-timeout-error.js'
@@ -48,8 +48,8 @@ export interface WebhookQueueOptions {
    * How long Redis remembers a `messageId` from its first `enqueue()` (ms): enqueued again within
    * it, even after delivery, the event answers `'duplicate'` and is not sent again. While an
    * event is in Redis (waiting, retrying, being sent, or a dead letter) its id is remembered
-   * anyway. `0` remembers it no longer than that. Costs a small key per event for the window
-   * (see docs/durable-delivery.md). @defaultValue 86_400_000 (24 hours)
+   * anyway. `0` remembers it no longer than that. Costs a small key per delivered event, for the
+   * rest of the window (see docs/durable-delivery.md). @defaultValue 86_400_000 (24 hours)
    */
   dedupWindowMs?: number | undefined
   /**
@@ -141,8 +141,10 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   /** Redis's persistence, checked at start and on every reconnect. */
   readonly #durability: DurabilityWatch
   readonly #timeoutMs: number
-  /** How each job is kept: BullMQ's retention of failed jobs (from `deadLetters`) and the `dedupWindowMs`. */
+  /** How each job is kept where it differs from the workers' defaults: the retention of dead letters, the `dedupWindowMs`. */
   readonly #storing: StoreOptions
+  /** How long Redis remembers an id from its first enqueue (ms). */
+  readonly #dedupWindowMs: number
   /** Stores the events of the calls of one turn together, in as few transactions as it can. */
   readonly #batcher = new StoreBatcher((events) => storeOnce(this.#queue, events, this.#storing))
   /** The tracking plan every enqueued event must follow, if one was given. */
@@ -174,9 +176,15 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
       accepted: () => undefined,
     })
     this.#timeoutMs = resolved.enqueueTimeout
+    const { deadLetters, dedupWindowMs } = resolved
+    this.#dedupWindowMs = dedupWindowMs
+    // Workers apply the defaults: a job carries its own only when they differ (Redis bytes per job).
     this.#storing = {
-      removeOnFail: { age: Math.ceil(resolved.deadLetters.maxAgeMs / 1000), count: resolved.deadLetters.maxCount },
-      dedupWindowMs: resolved.dedupWindowMs,
+      removeOnFail:
+        deadLetters.maxAgeMs === DEAD_LETTER_DEFAULTS.maxAgeMs && deadLetters.maxCount === DEAD_LETTER_DEFAULTS.maxCount
+          ? undefined
+          : keepDeadLetters(deadLetters),
+      dedupWindowMs: dedupWindowMs === DEFAULT_DEDUP_WINDOW_MS ? undefined : dedupWindowMs,
     }
     this.#replicas = resolved.waitForReplicas && new ReplicaAck(resolved.waitForReplicas, resolved.prefix)
     this.#queue = new StoredJobQueue<WebhookJobData>(resolved.name, {
@@ -365,7 +373,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
     const again = one
       ? 'then enqueue it again with the same messageId'
       : 'then enqueue them again with the same messageIds'
-    return this.#storing.dedupWindowMs > 0
+    return this.#dedupWindowMs > 0
       ? `${again}: an id is stored once, and answers 'duplicate' when the first try reached Redis`
       : `${again}: an id is stored once while its event is in Redis, but with dedupWindowMs 0 one already delivered is sent again`
   }
@@ -444,7 +452,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
         `Dead letter ${JSON.stringify(eventId)} cannot be re-driven: ${unreadable}. Remove its job ${JSON.stringify(job.id)} from Redis (BullMQ's Queue.remove) and enqueue the event again.`,
       )
     }
-    await job.updateData({ eventId: job.data.eventId, body: job.data.body })
+    await job.updateData(freshData(job.data))
     await job.retry('failed')
     return true
   }

@@ -32,6 +32,9 @@ interface Reading {
   reading: Promise<void> | undefined
 }
 
+/** What {@link SharedBreakers.known} answers before a URL's first reading. */
+export const UNREAD: unique symbol = Symbol('unread')
+
 /**
  * The circuit breakers of every worker on a queue, in Redis: one key per URL, holding the epoch ms
  * until which it is open. A worker whose own run of failures opens a breaker writes it; every
@@ -76,18 +79,31 @@ export class SharedBreakers {
    * {@link BREAKER_REFRESH_MS}.
    */
   async openUntil(url: string): Promise<number | undefined> {
+    const known = this.known(url)
+    return known === UNREAD ? this.#firstReading(url) : known
+  }
+
+  /**
+   * {@link openUntil} without waiting: the last reading of `url`'s shared breaker (a read in the
+   * background when it is older than {@link BREAKER_REFRESH_MS}), or {@link UNREAD} before its
+   * first reading, which `openUntil` waits for.
+   */
+  known(url: string): number | undefined | typeof UNREAD {
+    const reading = this.#readings.get(url)
+    if (reading === undefined || reading.readAt === Number.NEGATIVE_INFINITY) return UNREAD
     const now = this.#now()
+    if (reading.reading === undefined && now - reading.readAt >= BREAKER_REFRESH_MS) void this.#read(url, reading, now)
+    return reading.openUntil
+  }
+
+  async #firstReading(url: string): Promise<number | undefined> {
     let reading = this.#readings.get(url)
     if (reading === undefined) {
       reading = { openUntil: undefined, readAt: Number.NEGATIVE_INFINITY, reading: undefined }
       this.#readings.set(url, reading)
     }
-    if (reading.readAt === Number.NEGATIVE_INFINITY) {
-      // Never read (or the reads failed): whoever asks waits for an answer, not only the first to ask.
-      await (reading.reading ?? this.#read(url, reading, now))
-    } else if (reading.reading === undefined && now - reading.readAt >= BREAKER_REFRESH_MS) {
-      void this.#read(url, reading, now)
-    }
+    // Never read (or the reads failed): whoever asks waits for an answer, not only the first to ask.
+    await (reading.reading ?? this.#read(url, reading, this.#now()))
     return reading.openUntil
   }
 

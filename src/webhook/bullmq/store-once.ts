@@ -15,36 +15,59 @@ export interface EventToStore {
   readonly body: string
 }
 
-/** How each job is kept. */
+/**
+ * How each job is kept, where it differs from what workers apply by default (a job without these
+ * fields costs Redis nothing for them).
+ */
 export interface StoreOptions {
-  /** BullMQ's retention of failed jobs (the dead letters), in seconds and jobs. */
-  readonly removeOnFail: { readonly age: number; readonly count: number }
-  /** How long Redis remembers an event id after it was stored (ms); 0 for no longer than its job. */
-  readonly dedupWindowMs: number
+  /** BullMQ's retention of failed jobs (the dead letters), in seconds and jobs; workers apply the defaults. */
+  readonly removeOnFail?: { readonly age: number; readonly count: number } | undefined
+  /** How long Redis remembers an event id after it was stored (ms), when not the default; 0 for no longer than its job. */
+  readonly dedupWindowMs?: number | undefined
 }
 
-/** The name the read below is defined under on BullMQ's Redis connection. */
+/** The names the scripts below are defined under on BullMQ's Redis connection. */
 const SEEN = 'eventwireSeen'
+const RELEASE = 'eventwireRelease'
 
 // Reads what Redis holds for each job id, as the first command of the transaction that adds the
 // jobs: nothing can come between the read and the adds, so the answer is the one the adds met.
-// KEYS[1]: the failed set. ARGV[1]: the job key prefix; ARGV[2]: the de-duplication key prefix;
-// ARGV[3..]: job ids. Job and de-duplication keys are built from the prefixes, as BullMQ's own
-// scripts build job keys: with a hash-tagged prefix they are in the slot of KEYS[1].
+// KEYS[1]: the failed set; KEYS[2]: the list of stand-ins (below). ARGV[1]: the job key prefix;
+// ARGV[2]: the de-duplication key prefix; ARGV[3..]: job ids. Job and de-duplication keys are built
+// from the prefixes, as BullMQ's own scripts build job keys: with a hash-tagged prefix they are in
+// the slot of KEYS[1].
 // Answers per id: 0 nothing, 1 a job in flight or an id remembered after delivery, 2 a dead letter.
+//
+// An id remembered after delivery (its de-duplication key, which the worker writes when it
+// delivers) has no job, and BullMQ's add would store it again. So its job key gets a stand-in for
+// the length of the transaction: BullMQ's add of an id whose job key exists is a no-op, as for a
+// job in Redis. The stand-in's key goes on KEYS[2], and RELEASE, the transaction's last command,
+// deletes it: nobody else sees it.
 const SEEN_LUA = `
 local answers = {}
 for i = 3, #ARGV do
   local id = ARGV[i]
-  if redis.call('EXISTS', ARGV[1] .. id) == 1 then
+  local job = ARGV[1] .. id
+  if redis.call('EXISTS', job) == 1 then
     if redis.call('ZSCORE', KEYS[1], id) then answers[i - 2] = 2 else answers[i - 2] = 1 end
   elseif redis.call('EXISTS', ARGV[2] .. id) == 1 then
     answers[i - 2] = 1
+    redis.call('HSET', job, 'standIn', 'eventwire')
+    redis.call('RPUSH', KEYS[2], job)
   else
     answers[i - 2] = 0
   end
 end
 return answers
+`
+
+// Deletes the stand-ins SEEN made (KEYS[1], the list of their keys) once the adds have run.
+const RELEASE_LUA = `
+local held = redis.call('LRANGE', KEYS[1], 0, -1)
+if #held == 0 then return 0 end
+for _, key in ipairs(held) do redis.call('DEL', key) end
+redis.call('DEL', KEYS[1])
+return #held
 `
 
 const OUTCOMES: readonly StoreOutcome[] = ['queued', 'duplicate', 'dead-letter']
@@ -53,9 +76,10 @@ const OUTCOMES: readonly StoreOutcome[] = ['queued', 'duplicate', 'dead-letter']
  * Stores events as BullMQ jobs, each id once, and says what Redis already had of each: one
  * transaction (MULTI) holds a read of every id and then BullMQ's own add of every job.
  *
- * BullMQ's add of an id whose job exists is a no-op that answers like a new one, and so is an add
- * whose de-duplication key (`deduplication.ttl`: the window after delivery) still exists; the read
- * before it tells them apart. A repeat of an id within `events` is a duplicate of the first.
+ * BullMQ's add of an id whose job exists is a no-op that answers like a new one; the read before it
+ * tells them apart, and makes the add of an id remembered after delivery a no-op too (see SEEN_LUA).
+ * A repeat of an id within `events` is a duplicate of the first. The window after delivery is the
+ * worker's to write, when it delivers: a waiting job costs Redis nothing for it.
  *
  * The transaction is one round trip, and all or nothing: a connection lost before `EXEC` stores
  * none of the events.
@@ -66,12 +90,13 @@ export async function storeOnce(
   options: StoreOptions,
 ): Promise<StoreOutcome[]> {
   const client = await queue.backend.client
-  defineSeen(client)
+  defineScripts(client)
   /** Each event id's position in `jobs`. */
   const positions = new Map<string, number>()
   /** Indexes (in `events`) of events whose id came earlier in `events`. */
   const repeats = new Set<number>()
   const jobs: StoredJob<WebhookJobData>[] = []
+  const { removeOnFail, dedupWindowMs: window } = options
   for (const [index, event] of events.entries()) {
     if (positions.has(event.eventId)) {
       repeats.add(index)
@@ -83,23 +108,24 @@ export async function storeOnce(
       new StoredJob<WebhookJobData>(
         queue,
         'deliver',
-        { eventId: event.eventId, body: event.body },
-        {
-          jobId,
-          removeOnComplete: true,
-          removeOnFail: options.removeOnFail,
-          // The key outlives the job: BullMQ keeps it after completion until its ttl.
-          ...(options.dedupWindowMs > 0 ? { deduplication: { id: jobId, ttl: options.dedupWindowMs } } : {}),
-        },
+        window === undefined
+          ? { eventId: event.eventId, body: event.body }
+          : { eventId: event.eventId, body: event.body, dedupWindowMs: window },
+        // removeOnFail only when not the workers' default (see WebhookWorker).
+        removeOnFail === undefined
+          ? { jobId, removeOnComplete: true }
+          : { jobId, removeOnComplete: true, removeOnFail },
         jobId,
       ),
     )
   }
   const keys = queue.keys
   const multi = client.multi()
-  multi.runCommand(SEEN, [keys.failed, keys[''], `${keys.de}:`, ...jobs.map((job) => job.id as string)])
+  const held = `${keys['']}eventwire-held`
+  multi.runCommand(SEEN, [keys.failed, held, keys[''], `${keys.de}:`, ...jobs.map((job) => job.id as string)])
   // Each add is queued on the transaction before its promise settles; none is sent before exec().
   await Promise.all(jobs.map((job) => job.addJob(multi)))
+  multi.runCommand(RELEASE, [held])
   const replies = await multi.exec()
   if (replies === null) throw new Error('Redis discarded the transaction that stores the events.')
   for (const [error] of replies) if (error) throw error
@@ -111,8 +137,9 @@ export async function storeOnce(
   )
 }
 
-/** Defines the read once per connection (BullMQ defines its own scripts on it the same way). */
-function defineSeen(client: IRedisClient): void {
+/** Defines the scripts once per connection (BullMQ defines its own scripts on it the same way). */
+function defineScripts(client: IRedisClient): void {
   if (SEEN in client) return
-  client.defineCommand(SEEN, { numberOfKeys: 1, lua: SEEN_LUA })
+  client.defineCommand(SEEN, { numberOfKeys: 2, lua: SEEN_LUA })
+  client.defineCommand(RELEASE, { numberOfKeys: 1, lua: RELEASE_LUA })
 }

@@ -13,8 +13,8 @@ import type { WebhookSettings } from '../delivery/settings.js'
 import type { WebhookTransport } from '../network/transport.js'
 import type { Durability } from './durability.js'
 import { DurabilityWatch } from './durability-watch.js'
-import { restoreState, storeState, type WebhookJobData } from './job-data.js'
-import { resolveWorkerOptions } from './options.js'
+import { freshData, restoreState, storeState, type WebhookJobData } from './job-data.js'
+import { DEAD_LETTER_DEFAULTS, DEFAULT_DEDUP_WINDOW_MS, keepDeadLetters, resolveWorkerOptions } from './options.js'
 import { unreadableReason } from './stored-job.js'
 import { FaultTolerantWorker } from './fault-tolerant-worker.js'
 import { isOutOfMemory } from './redis-fault.js'
@@ -81,6 +81,26 @@ function slotsPerUrl(settings: WebhookSettings, endpoints: number, concurrency: 
   return settings.maxConcurrencyPerUrl ?? Math.max(1, Math.ceil(concurrency / endpoints))
 }
 
+/** The name the markers' script is defined under on BullMQ's connection. */
+const REMEMBER = 'eventwireRemember'
+
+/** KEYS: marker keys; ARGV: for each, its value and its expiry in ms. */
+const REMEMBER_LUA = `
+for i = 1, #KEYS do
+  redis.call('SET', KEYS[i], ARGV[2 * i - 1], 'PX', ARGV[2 * i])
+end
+return #KEYS
+`
+
+/** The commands the worker sends itself after deliveries (see `WebhookWorker.#remember`), and its socket. */
+interface MarkerStore {
+  set(key: string, value: string, expiry: 'PX', ms: number): Promise<unknown>
+  [REMEMBER](count: number, ...keysThenArgs: (string | number)[]): Promise<unknown>
+  defineCommand(name: string, definition: { lua: string }): void
+  /** A single Redis's socket; a cluster client has none. */
+  readonly stream?: { cork(): void; uncork(): void } | undefined
+}
+
 /**
  * The events a {@link WebhookWorker} emits: those of every delivery engine, as the in-memory one
  * emits them, plus BullMQ and Redis errors. No `skipped`: `WebhookQueue.enqueue()` skips events
@@ -125,6 +145,16 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   readonly #started: Promise<void>
   /** Redis's persistence, checked at start and on every reconnect. */
   readonly #durability: DurabilityWatch
+  /** Where a delivered event's id is remembered: `<prefix>:<name>:de:`, as BullMQ names its de-duplication keys. */
+  readonly #markers: string
+  /** The connection BullMQ completes jobs on, once connected. */
+  #store: MarkerStore | undefined
+  /** The markers of the deliveries of this turn, and when they are sent (see `#remember`). */
+  #markerKeys: string[] = []
+  #markerArgs: (string | number)[] = []
+  #remembered: Promise<void> | undefined
+  /** Whether this turn's writes to Redis are being held, to leave in one write (see `#holdWrites`). */
+  #holding = false
   #closing: Promise<void> | undefined
   /** The key a full Redis is probed with: in the queue's hash slot, expiring at once. */
   readonly #probeKey: string
@@ -194,7 +224,10 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       maxStalledCount: Number.MAX_SAFE_INTEGER,
       // Jobs are taken only once Redis's persistence has been checked.
       autorun: false,
+      // The dead letters' default retention; a job enqueued with another `deadLetters` carries its own.
+      removeOnFail: keepDeadLetters(DEAD_LETTER_DEFAULTS),
     })
+    this.#markers = `${this.#worker.keys.de}:`
     this.#worker.on('error', (error) => this.#onRedisError(error, undefined))
     this.#worker.left = (job, fault) => this.#onRedisError(fault, job.id)
     this.#durability = new DurabilityWatch(resolved.durability, 'WebhookWorker', resolved.prefix, {
@@ -215,7 +248,13 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
 
   async #start(): Promise<void> {
     await this.#worker.waitUntilReady()
-    await this.#durability.start(await this.#worker.backend.client)
+    const client = await this.#worker.backend.client
+    const store = client as unknown as MarkerStore
+    // Once per connection, as BullMQ defines its own scripts (the number of keys comes first).
+    if (typeof (store as Partial<MarkerStore>)[REMEMBER] !== 'function')
+      store.defineCommand(REMEMBER, { lua: REMEMBER_LUA })
+    this.#store = store
+    await this.#durability.start(client)
     if (this.#closing !== undefined) return
     this.#worker.run().catch((error: unknown) => this.#reportError(error as Error))
   }
@@ -358,6 +397,69 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     await this.#transport.close?.()
   }
 
+  /**
+   * Holds this worker's writes to Redis until the event loop's next check phase, and sends them
+   * in one socket write: the completions of the jobs that end meanwhile (a write to Redis cost
+   * more CPU than the commands in it). For jobs that end without a marker to write (see
+   * `#sendMarkers` for those that do). A cluster client writes to several sockets: it sends at once.
+   */
+  #holdWrites(): void {
+    const stream = this.#store?.stream
+    if (this.#holding || stream === undefined) return
+    this.#holding = true
+    stream.cork()
+    setImmediate(() => {
+      this.#holding = false
+      stream.uncork()
+    })
+  }
+
+  /**
+   * Remembers a delivered event's id for what is left of its de-duplication window (counted from
+   * its enqueue), so that `enqueue()` answers `'duplicate'` once its job is gone. Written here
+   * rather than when it is enqueued, so that a waiting event costs Redis nothing for it. The ids
+   * of the jobs delivered in one turn of the event loop go in one command, sent before their
+   * processors return: BullMQ's completions follow on the same connection, so an id is never
+   * unknown in between. A job enqueued with BullMQ's own `deduplication` (by an earlier version)
+   * has its key already.
+   */
+  #remember(job: Job<WebhookJobData>, data: WebhookJobData): Promise<void> | undefined {
+    if (job.opts.deduplication !== undefined || this.#store === undefined) return undefined
+    const left = job.timestamp + (data.dedupWindowMs ?? DEFAULT_DEDUP_WINDOW_MS) - Date.now()
+    if (!(left > 0)) return undefined
+    const jobId = job.id as string
+    this.#markerKeys.push(`${this.#markers}${jobId}`)
+    this.#markerArgs.push(jobId, Math.ceil(left))
+    this.#remembered ??= new Promise((resolve) =>
+      setImmediate(() => {
+        this.#sendMarkers()
+        resolve()
+      }),
+    )
+    return this.#remembered
+  }
+
+  /** Sends the markers gathered since the last time, in one command (see `#remember`). */
+  #sendMarkers(): void {
+    const store = this.#store as MarkerStore
+    const keys = this.#markerKeys
+    const args = this.#markerArgs
+    this.#markerKeys = []
+    this.#markerArgs = []
+    this.#remembered = undefined
+    // The markers and the completions that follow them leave in one socket write, as soon as the
+    // processors this resolves have returned: a tick queued from a microtask runs once the
+    // microtask queue is empty, and so after BullMQ's completions, which take microtasks only.
+    const stream = store.stream
+    stream?.cork()
+    queueMicrotask(() => process.nextTick(() => stream?.uncork()))
+    const sent =
+      keys.length === 1
+        ? store.set(keys[0] as string, args[0] as string, 'PX', args[1] as number)
+        : store[REMEMBER](keys.length, ...keys, ...args)
+    sent.catch((error: unknown) => this.#reportError(error as Error))
+  }
+
   async #process(job: Job<WebhookJobData>, token: string | undefined): Promise<void> {
     // Taken by a fetch already under way when a reconnect found Redis falling short: back, unsent.
     if (this.#durability.refusal !== undefined) {
@@ -377,20 +479,25 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       ? restoreState(data.state, this.#endpoints, (url) => this.#retired(url))
       : this.#rounds.start(data.eventId)
     // The signature is not stored: each round signs again, once for all of its attempts.
-    const prepared = await this.#rounds.prepare(data.eventId, data.body)
+    const preparing = this.#rounds.prepare(data.eventId, data.body)
+    // A node:crypto signature is ready at once: no turn of the microtask queue for it.
+    const prepared = preparing instanceof Promise ? await preparing : preparing
     const decision =
       'cause' in prepared
         ? this.#rounds.refuseUnsigned(state, prepared)
-        : await this.#rounds.runUrls(state, prepared, (target) => this.#lanes.admit(target.endpoint.url))
+        : await this.#rounds.runUrls(state, prepared, (target) => this.#lanes.admitNow(target.endpoint.url))
     // The state is written only for a job that stays in Redis: to be retried, or as a dead letter.
-    const keepState = () => job.updateData({ eventId: data.eventId, body: data.body, state: storeState(state) })
+    const keepState = () => job.updateData({ ...freshData(data), state: storeState(state) })
     if (decision.kind === 'retry') {
       await keepState()
       this.#rounds.announceRetry(state, decision.dueAt)
       await job.moveToDelayed(decision.dueAt, token)
       throw new DelayedError()
     }
+    const remembered = decision.kind === 'finished' && decision.delivered ? this.#remember(job, data) : undefined
     const result = this.#rounds.finish(state, job.timestamp)
+    if (remembered !== undefined) await remembered
+    else this.#holdWrites()
     // Delivered: the job is removed on completion, so its state is not written first.
     if (result.status === 'delivered') return
     await keepState()

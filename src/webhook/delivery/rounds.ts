@@ -118,7 +118,7 @@ export class DeliveryRounds {
   async runUrls(
     state: DeliveryState<Endpoint>,
     outgoing: Outgoing,
-    admit: (target: TargetState<Endpoint>) => Promise<Admission>,
+    admit: (target: TargetState<Endpoint>) => Admission | Promise<Admission>,
   ): Promise<RoundDecision> {
     if (this.#engine.stamp !== undefined && outgoing.eventId.includes('.')) {
       return this.refuseUnsigned(state, { cause: new Error(idWithDot(outgoing.eventId)) })

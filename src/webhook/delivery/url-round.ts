@@ -43,7 +43,7 @@ export function failsBreaker(response: WebhookResponse): boolean {
 export async function runUrlRound<E>(
   state: DeliveryState<E>,
   rules: RoundRules,
-  admit: (target: TargetState<E>) => Promise<Admission>,
+  admit: (target: TargetState<E>) => Admission | Promise<Admission>,
   send: (endpoint: E, signal: AbortSignal | undefined) => Promise<WebhookResponse>,
   answered?: (target: TargetState<E>) => void,
 ): Promise<RoundDecision> {
@@ -59,7 +59,9 @@ export async function runUrlRound<E>(
   let inFlight = 0
   await Promise.all(
     due.map(async (target) => {
-      const admission = await admit(target)
+      const admitted = admit(target)
+      // Admitted at once (a free slot): no turn of the microtask queue for it.
+      const admission = admitted instanceof Promise ? await admitted : admitted
       if (ended) {
         if (admission.kind !== 'wait') admission.done(false)
         return
