@@ -64,6 +64,46 @@ describe("an attempt's durationMs", () => {
   })
 })
 
+describe('a delivery waiting for a slot of its URL', () => {
+  it('is still sent when its window has ended less than a second before a slot frees', async () => {
+    const transport = handTransport()
+    const windowMs = 100
+    const destination = destinationOf({
+      webhooks: [{ url: 'https://a.test/' }],
+      transport,
+      maxConcurrencyPerUrl: 1,
+      retryWindowMs: windowMs,
+    })
+    const started = performance.now()
+    const first = destination.deliver(track(0))
+    const second = destination.deliver(track(1))
+    await expect.poll(() => transport.held.length).toBe(1)
+    // The condition is time itself: the second event's window has ended while it waits.
+    await expect.poll(() => performance.now() - started > windowMs * 2).toBe(true)
+    transport.held[0]?.answer(200)
+    await expect.poll(() => transport.held.length).toBe(2)
+    transport.held[1]?.answer(200)
+    expect((await first).status).toBe('delivered')
+    expect((await second).urls[0]).toMatchObject({ status: 'delivered', attempts: 1 })
+  })
+})
+
+describe("a URL's breaker", () => {
+  it('counts a 500 answer as a failure', async () => {
+    const transport = handTransport()
+    const destination = destinationOf({
+      webhooks: [{ url: 'https://a.test/' }],
+      transport,
+      backoff: () => 60_000,
+      breaker: { failures: 1, coolDownMs: 60_000 },
+    })
+    void destination.deliver(track(0))
+    await expect.poll(() => transport.held.length).toBe(1)
+    transport.held[0]?.answer(500)
+    await expect.poll(() => destination.backlog()[0]?.circuit).toBe('open')
+  })
+})
+
 describe('close()', () => {
   it('ends at once what is queued behind a rate, sends none of it, and leaves no timer', async () => {
     const transport = handTransport()
