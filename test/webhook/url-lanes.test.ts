@@ -88,6 +88,40 @@ describe('a delivery waiting for a slot of its URL', () => {
   })
 })
 
+describe("mode 'any'", () => {
+  it('never sends a delivery queued at one URL once another URL accepted its event', async () => {
+    const slow = handTransport()
+    const destination = destinationOf({
+      webhooks: [{ url: 'https://slow.test/' }, { url: 'https://fast.test/' }],
+      maxConcurrencyPerUrl: 1,
+      backoff: () => 60_000,
+      transport: {
+        // The fast URL accepts every event but the third (u2), which stays for the slow one.
+        send: (request) =>
+          request.url.startsWith('https://slow.test')
+            ? slow.send(request)
+            : Promise.resolve({
+                ok: true,
+                status: request.body.includes('"userId":"u2"') ? 503 : 200,
+                retryAfter: null,
+              }),
+      },
+    })
+    const first = destination.deliver(track(0))
+    const second = destination.deliver(track(1))
+    const third = destination.deliver(track(2))
+    // The second event waits at the slow URL behind the first, and the fast one accepts it.
+    expect((await second).urls.map((url) => url.status)).toEqual(['superseded', 'delivered'])
+    expect((await first).status).toBe('delivered')
+    slow.held[0]?.answer(200)
+    // Behind the first at the slow URL, the next request is the third event's, not the second's.
+    await expect.poll(() => slow.held.length).toBe(2)
+    expect(slow.held[1]?.request.body).toContain('"userId":"u2"')
+    slow.held[1]?.answer(200)
+    expect((await third).urls.map((url) => url.status)).toEqual(['delivered', 'superseded'])
+  })
+})
+
 describe("a URL's breaker", () => {
   it('counts a 500 answer as a failure', async () => {
     const transport = handTransport()
@@ -152,7 +186,7 @@ describe('close()', () => {
     // probe and the two others stay queued for its answer.
     const later = [1, 2, 3].map((index) => destination.deliver(track(index)))
     await expect.poll(() => transport.held.length).toBe(2)
-    expect(destination.backlog()[0]).toMatchObject({ circuit: 'half-open', queued: 2, inFlight: 1 })
+    await expect.poll(() => destination.backlog()[0]).toMatchObject({ circuit: 'half-open', queued: 2, inFlight: 1 })
     const probe = [1, 2, 3].findIndex((index) => transport.held[1]?.request.body.includes(`"userId":"u${index}"`))
     expect(probe).not.toBe(-1)
     const queued = later.filter((_, index) => index !== probe)
