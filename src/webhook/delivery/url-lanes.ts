@@ -55,7 +55,7 @@ const NO_ITEMS: LaneItem[] = []
 export class UrlLane {
   readonly endpoint: Endpoint
   readonly ready = new Queue<LaneItem>()
-  /** Live items in `ready` (the queue may still hold items of events that have ended). */
+  /** Live items in `ready` (the queue may still hold items superseded while they waited in it). */
   readyCount = 0
   /** Items of this URL in the scheduler: waiting for a retry, or for the breaker. */
   waitingCount = 0
@@ -228,11 +228,11 @@ export class UrlLanes {
    */
   close(): void {
     this.#closing = true
+    // What the scheduler holds is waiting and pending, its event open (see #due).
     for (const item of this.#scheduler.stop()) {
-      if (item.where !== 'waiting') continue
       item.lane.waitingCount--
       item.where = 'done'
-      if (!item.delivery.finished && item.status === 'pending') this.#settle(item, 'failed', closedFailure(item))
+      this.#settle(item, 'failed', closedFailure(item))
     }
     // What is queued behind a breaker that is not closed, or a rate, could not be sent for a
     // while: it ends now too, and no probe or timer outlives close().
@@ -280,12 +280,14 @@ export class UrlLanes {
     this.#scheduler.schedule(item)
   }
 
-  /** An item whose time has come: to its lane, or ended when its window closed behind an open breaker. */
+  /**
+   * An item whose time has come: to its lane, or ended when its window closed behind an open
+   * breaker. It is still waiting, pending, its event open: an item leaves the scheduler only here,
+   * in close(), or cancelled by #forget when another URL accepts (nothing else settles a waiting URL).
+   */
   #due(item: LaneItem): void {
-    if (item.where !== 'waiting') return
     item.lane.waitingCount--
     item.where = 'done'
-    if (item.delivery.finished || item.status !== 'pending') return
     const breaker = item.lane.breaker
     const now = this.#clock()
     if (breaker !== undefined && breaker.state === 'open' && now < breaker.openUntil) {
@@ -351,15 +353,15 @@ export class UrlLanes {
     }
   }
 
-  /** The lane's next live item, left in place; items of events that have ended are dropped on the way. */
+  /**
+   * The lane's next live item, left in place. An item still marked `ready` is pending and its event
+   * open: what settles a queued URL takes it out (#takeReady), and #forget marks a superseded one
+   * `done` and uncounts it, so it is only dropped here.
+   */
   #peekReady(lane: UrlLane): LaneItem | undefined {
     for (let item = lane.ready.peek(); item !== undefined; item = lane.ready.peek()) {
-      if (item.where === 'ready' && !item.delivery.finished && item.status === 'pending') return item
+      if (item.where === 'ready') return item
       lane.ready.shift()
-      if (item.where === 'ready') {
-        lane.readyCount--
-        item.where = 'done'
-      }
     }
     return undefined
   }
