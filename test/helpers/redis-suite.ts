@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis'
-import { afterAll, beforeAll } from 'vitest'
+import { afterAll, afterEach, beforeAll } from 'vitest'
 import { startRedis, type RedisOptions, type RedisServer } from './redis.js'
 import { isInstalled, REDIS } from './services.js'
 
@@ -31,4 +31,33 @@ export function redisForFile(options: RedisOptions = { persistent: true }): Redi
     await redis.server.dispose()
   })
   return redis
+}
+
+/** What {@link redisPerTest} gives a test file: Redis servers and things to close, both ended after each test. */
+export interface RedisPerTest {
+  /** Closed after each test, before the servers stop. */
+  readonly open: Array<{ close(): Promise<void> }>
+  /** Starts a Redis of the test's own, removed after the test. */
+  redisWith(options: RedisOptions): Promise<RedisServer>
+}
+
+/**
+ * For files whose tests each need a Redis of their own settings (persistence, a replica, a full
+ * one): what a test opens is closed after it, then its servers stop and their folders go.
+ */
+export function redisPerTest(): RedisPerTest {
+  const open: Array<{ close(): Promise<void> }> = []
+  const servers: RedisServer[] = []
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((item) => item.close()))
+    await Promise.all(servers.splice(0).map((server) => server.dispose()))
+  })
+  return {
+    open,
+    async redisWith(options) {
+      const server = await startRedis(options)
+      servers.push(server)
+      return server
+    },
+  }
 }

@@ -13,24 +13,15 @@ import {
   type WebhookWorkerOptions,
 } from '../../src/webhook/bullmq/index.js'
 import { freePort } from '../helpers/ports.js'
-import { startRedis, type RedisOptions, type RedisServer } from '../helpers/redis.js'
+import { redisPerTest } from '../helpers/redis-suite.js'
 import { isInstalled, REDIS } from '../helpers/services.js'
 import { startSink } from '../helpers/sink.js'
 
 const withRedis = isInstalled(REDIS.executable)
-const open: Array<{ close(): Promise<void> }> = []
-const servers: RedisServer[] = []
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((item) => item.close()))
-  await Promise.all(servers.splice(0).map((server) => server.dispose()))
+const { open, redisWith } = redisPerTest()
+afterEach(() => {
   vi.restoreAllMocks()
 })
-
-async function redisWith(options: RedisOptions): Promise<RedisServer> {
-  const server = await startRedis(options)
-  servers.push(server)
-  return server
-}
 
 function queueOn(
   port: number,

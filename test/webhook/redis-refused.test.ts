@@ -3,7 +3,7 @@
 // no, naming the reply and the fix, with the reply as its cause; RedisTimeoutError (ERR_TIMEOUT)
 // stays for a Redis that is down.
 import { Redis, ReplyError } from 'ioredis'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   RedisRefusedError,
   RedisTimeoutError,
@@ -11,22 +11,11 @@ import {
   type WebhookQueueOptions,
 } from '../../src/webhook/bullmq/index.js'
 import { redisReplyOf, refusedBy } from '../../src/webhook/bullmq/redis-refused-error.js'
-import { startRedis, type RedisOptions, type RedisServer } from '../helpers/redis.js'
+import { redisPerTest } from '../helpers/redis-suite.js'
 import { isInstalled, REDIS } from '../helpers/services.js'
 
 const withRedis = isInstalled(REDIS.executable)
-const open: Array<{ close(): Promise<void> }> = []
-const servers: RedisServer[] = []
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((item) => item.close()))
-  await Promise.all(servers.splice(0).map((server) => server.dispose()))
-})
-
-async function redisWith(options: RedisOptions): Promise<RedisServer> {
-  const server = await startRedis(options)
-  servers.push(server)
-  return server
-}
+const { open, redisWith } = redisPerTest()
 
 function rawClient(port: number): Redis {
   const raw = new Redis({ host: '127.0.0.1', port })

@@ -2,26 +2,16 @@
 // that wrote it), and says so with a typed error when none confirms. On a single Redis with a
 // replica here; on a Redis Cluster in bullmq-cluster.test.ts.
 import { Redis } from 'ioredis'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ReplicaAckError, WebhookQueue } from '../../src/webhook/bullmq/index.js'
 import { jobIdOf } from '../../src/webhook/bullmq/job-data.js'
 import { ReplicaAck } from '../../src/webhook/bullmq/replica-ack.js'
-import { startRedis, type RedisOptions, type RedisServer } from '../helpers/redis.js'
+import type { RedisServer } from '../helpers/redis.js'
+import { redisPerTest } from '../helpers/redis-suite.js'
 import { isInstalled, REDIS } from '../helpers/services.js'
 
 const withRedis = isInstalled(REDIS.executable)
-const open: Array<{ close(): Promise<void> }> = []
-const servers: RedisServer[] = []
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((item) => item.close()))
-  await Promise.all(servers.splice(0).map((server) => server.dispose()))
-})
-
-async function redisWith(options: RedisOptions): Promise<RedisServer> {
-  const server = await startRedis(options)
-  servers.push(server)
-  return server
-}
+const { open, redisWith } = redisPerTest()
 
 function client(port: number): Redis {
   const redis = new Redis({ host: '127.0.0.1', port })
