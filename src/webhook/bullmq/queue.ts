@@ -5,6 +5,7 @@ import { EventwireError } from '../../core/errors/eventwire-error.js'
 import { ValidationError } from '../../core/errors/validation-error.js'
 import type { JsonObject } from '../../core/json-value.js'
 import { settlesWithin } from '../../core/timers.js'
+import { closeWithin } from './close-within.js'
 import type { NoPlan, SchemaPlan, TrackingPlan } from '../../core/plan.js'
 import type { WebhookEventInput, WebhookPlanOption } from '../delivery/destination-base.js'
 import { checkEvent, followPlan, takePlan } from '../event/prepare.js'
@@ -499,12 +500,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
    */
   close(): Promise<void> {
     this.#durability.stop()
-    this.#closing ??= (async () => {
-      const closed = this.#queue.close()
-      closed.catch(() => undefined)
-      // BullMQ's own disconnect waits for an 'end' that may not come while reconnecting: not awaited.
-      if (!(await settlesWithin(closed, this.#timeoutMs))) this.#queue.disconnect().catch(() => undefined)
-    })()
+    this.#closing ??= closeWithin(this.#queue, this.#timeoutMs)
     return this.#closing
   }
 }

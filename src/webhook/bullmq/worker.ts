@@ -1,7 +1,8 @@
 import { DelayedError, UnrecoverableError, WaitingError, type ConnectionOptions, type Job } from 'bullmq'
 import { describeError } from '../../core/describe-error.js'
 import { timeoutOption } from '../../core/option-checks.js'
-import { setUnrefTimeout, settlesWithin } from '../../core/timers.js'
+import { setUnrefTimeout } from '../../core/timers.js'
+import { closeWithin } from './close-within.js'
 import { Emitter } from '../../core/emitter.js'
 import { OptionsError } from '../../core/errors/options-error.js'
 import { DeliveryRounds, type DeliveryEvents } from '../delivery/rounds.js'
@@ -390,10 +391,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     clearTimeout(this.#probe)
     // On a connection the worker shares, the once-a-minute check would go on after close.
     this.#durability.stop()
-    const closed = this.#worker.close()
-    // Redis may never answer; whatever the close still says then, nobody waits for it.
-    closed.catch((error: unknown) => this.#reportError(error as Error))
-    if (!(await settlesWithin(closed, timeout))) this.#worker.disconnect().catch(() => undefined)
+    await closeWithin(this.#worker, timeout, (error) => this.#reportError(error as Error))
     await this.#transport.close?.()
   }
 
