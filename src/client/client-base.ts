@@ -189,8 +189,8 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     })
     const from = this.#options.compressFrom
     this.#compression = from === undefined || gzip === undefined ? undefined : { gzip, from }
-    this.#debug(`sending to ${this.#options.batchUrl} with ${this.#transport.name}`)
-    if (from !== undefined && gzip === undefined) this.#debug('no CompressionStream: batches go uncompressed')
+    this.#debug(() => `sending to ${this.#options.batchUrl} with ${this.#transport.name}`)
+    if (from !== undefined && gzip === undefined) this.#debug(() => 'no CompressionStream: batches go uncompressed')
     this.#holdings = new Holdings(this.#options)
     this.#maxBatchCount = this.#options.flushAt === 1 ? 1 : Number.POSITIVE_INFINITY
     this.#envelope = batchEnvelope(
@@ -570,7 +570,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
    */
   #keepForNextPage(messages: readonly QueuedMessage[], result: Extract<SendResult, { ok: false }> | undefined): void {
     const kept = this.#page.keep(messages)
-    if (kept > 0) this.#debug(`page left: ${kept} message(s) kept for the next page`)
+    if (kept > 0) this.#debug(() => `page left: ${kept} message(s) kept for the next page`)
     const lost = messages.slice(kept)
     if (lost.length > 0) this.#fail(lost, 'ERR_PAGE_LEFT', result)
   }
@@ -601,7 +601,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     }
     if (taken < records.length) this.#page.keep(records.slice(taken))
     if (taken === 0) return
-    this.#debug(`sending ${taken} message(s) kept by a page`)
+    this.#debug(() => `sending ${taken} message(s) kept by a page`)
     this.#flushMark = this.#lastSeq
     this.#pump()
   }
@@ -615,13 +615,15 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     this.#sendStops.add(stop)
     page.hold(held)
     const onRetry = (attempt: number, error: unknown) => {
-      this.#debug(`retrying batch ${batch.id} (retry ${attempt}): ${describeError(error)}`)
+      this.#debug(() => `retrying batch ${batch.id} (retry ${attempt}): ${describeError(error)}`)
       this.emit('retry', { batchId: batch.id, messages: batch.messages, attempt, error })
     }
     const waits = page.retryWaits()
     const sendBody = (body: BatchBody) => {
-      const gzipped = typeof body === 'string' ? '' : ` (${body.byteLength} gzipped)`
-      this.#debug(`sending batch ${batch.id}: ${batch.messages.length} message(s), ${batch.bytes} bytes${gzipped}`)
+      this.#debug(
+        () =>
+          `sending batch ${batch.id}: ${batch.messages.length} message(s), ${batch.bytes} bytes${typeof body === 'string' ? '' : ` (${body.byteLength} gzipped)`}`,
+      )
       return sendWithRetries(
         (signal) => this.#transport.attempt(body, { signal, keepalive: page.keepalive }),
         { signal: stop.signal, onRetry, waits },
@@ -630,7 +632,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
       )
     }
     const body = batchBody(batch, this.#compression, stop.signal, page, (error) => {
-      this.#debug(`could not gzip batch ${batch.id} (${describeError(error)}): sent uncompressed`)
+      this.#debug(() => `could not gzip batch ${batch.id} (${describeError(error)}): sent uncompressed`)
     })
     const sending =
       typeof body === 'string'
@@ -659,7 +661,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     this.#inFlight.delete(batch)
     this.#holdings.release(batch.messages.length, batch.messageBytes)
     if (result.ok) {
-      this.#debug(`batch ${batch.id} delivered: HTTP ${result.status} after ${result.attempts} attempt(s)`)
+      this.#debug(() => `batch ${batch.id} delivered: HTTP ${result.status} after ${result.attempts} attempt(s)`)
       this.emit('sent', {
         batchId: batch.id,
         messages: batch.messages,
@@ -701,9 +703,9 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     }
   }
 
-  /** Writes a debug line when `verbose` is on (or `DEBUG=analytics`). Lines are made per batch, never per call. */
-  #debug(line: string): void {
-    if (this.#options.verbose) this.#options.logger.log(line)
+  /** Writes a debug line when `verbose` is on (or `DEBUG=analytics`); the line is made only then. */
+  #debug(line: () => string): void {
+    if (this.#options.verbose) this.#options.logger.log(line())
   }
 
   #callBack(callback: MessageCallback, error: DeliveryError | undefined, outcome: MessageOutcome): void {
