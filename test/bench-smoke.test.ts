@@ -68,7 +68,11 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
       client: Array<{
         rows: Array<{ library: string; lost: number; requests: number; wireBytes: number; jsonBytes: number }>
       }>
-      webhooks: { rows: Array<{ requestsPerSecond: number }>; pending: { pending: number } }
+      webhooks: {
+        rows: Array<{ requestsPerSecond: number }>
+        pending: { pending: number }
+        attempted: { pending: number }
+      }
       plans: { cpuMicrosPerCall: Record<string, number> }
       signing: { sendCpuMicrosPerEvent: Record<string, number>; verifyCpuMicrosPerDelivery: Record<string, number> }
       gzip: { rows: Array<{ compressor: string; jsonBytes: number; gzipBytes: number; cpuMicros: number }> }
@@ -93,6 +97,7 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
     expect(results.webhooks.rows).toHaveLength(5)
     expect(results.webhooks.rows.every((row) => row.requestsPerSecond > 0)).toBe(true)
     expect(results.webhooks.pending.pending).toBe(1_000)
+    expect(results.webhooks.attempted.pending).toBe(1_000)
     expect(Object.keys(results.plans.cpuMicrosPerCall)).toEqual([
       'no plan',
       'Zod 4',

@@ -1,4 +1,4 @@
-import { monotonicNow } from '../../core/clock.js'
+import { monotonicNow, monotonicSince } from '../../core/clock.js'
 import { Emitter } from '../../core/emitter.js'
 import { ClosedError } from '../../core/errors/closed-error.js'
 import type { GroupInput, IdentifyInput, NoPlan, SchemaPlan, TrackInput, TrackingPlan } from '../../core/plan.js'
@@ -73,6 +73,9 @@ export class WebhookDestinationBase<
   readonly #rounds: DeliveryRounds
   /** One lane per URL: the unit of work is one attempt to one URL (see `url-lanes.ts`). */
   readonly #lanes: UrlLanes
+  /** The lanes' clock: ms since {@link #origin}, which is on the rounds' clock (`monotonicNow`). */
+  readonly #laneClock: () => number
+  readonly #origin: number
   /** Events accepted and not ended, and who waits for none to be left (close). */
   #outstanding = 0
   #idle: (() => void) | undefined
@@ -103,17 +106,22 @@ export class WebhookDestinationBase<
       // In memory, waits and windows live in this process: a monotonic clock keeps them honest.
       monotonicNow,
     )
-    this.#lanes = new UrlLanes(engine.settings, engine.endpoints, engine.sendUnbounded, monotonicNow, {
+    // The lanes count milliseconds from here: small integers, kept inside a waiting delivery's
+    // objects where epoch-sized times would be boxed (see monotonicSince).
+    const origin = monotonicNow()
+    this.#origin = origin
+    this.#laneClock = monotonicSince(origin)
+    this.#lanes = new UrlLanes(engine.settings, engine.endpoints, engine.sendUnbounded, this.#laneClock, {
       attempted: (delivery, target, durationMs) => {
         if (this.listenerCount('attempt') === 0) return
         this.emit('attempt', attemptNotice(delivery.eventId, target, durationMs))
       },
       retrying: (delivery, target, dueAt) => {
         if (this.listenerCount('retry') === 0 || target.failure === undefined) return
-        this.emit('retry', retryNotice(delivery.eventId, target, target.failure, dueAt))
+        this.emit('retry', retryNotice(delivery.eventId, target, target.failure, dueAt + origin))
       },
       finished: (delivery) => {
-        delivery.resolve(this.#rounds.finish(delivery, delivery.startedAt))
+        delivery.resolve(this.#rounds.finish(delivery, delivery.startedAt + origin))
         if (--this.#outstanding === 0) this.#idle?.()
       },
       circuit: (url, circuit) => this.emit('url-state', { url, circuit }),
@@ -181,8 +189,8 @@ export class WebhookDestinationBase<
       return Promise.reject(error)
     }
     const { eventId, body, enabled } = checked
-    // On the rounds' (monotonic) clock: the result's durationMs counts from here, signing included.
-    const startedAt = this.#rounds.now()
+    // On the lanes' clock: the result's durationMs counts from here, signing included.
+    const startedAt = this.#laneClock()
     if (!enabled) {
       const state = newDeliveryState(eventId, this.#endpoints, 0, Date.now())
       for (const target of state.targets) target.status = 'skipped'
@@ -205,7 +213,7 @@ export class WebhookDestinationBase<
       // Failed before it took a request slot: no round to wait for.
       const state = this.#rounds.start(eventId)
       this.#rounds.refuseUnsigned(state, prepared)
-      return Promise.resolve(this.#rounds.finish(state, startedAt))
+      return Promise.resolve(this.#rounds.finish(state, startedAt + this.#origin))
     }
     return new Promise<DeliveryResult>((resolve) => {
       this.#outstanding++

@@ -77,3 +77,48 @@ export function toWebhookError(
           )
   }
 }
+
+/**
+ * The failure one more delivery keeps after failing at a URL: `last`, the one the URL's previous
+ * failed delivery kept, when both say the same thing (code, status, the signer or backoff, and a
+ * cause of the same kind with the same message and code); else `failure`. A URL that refuses
+ * connections or times out fails every delivery waiting for it the same way, and each error
+ * carries a stack trace of some 400 bytes: kept once per URL instead of once per delivery.
+ */
+export function sharedFailure(failure: AttemptFailure, last: AttemptFailure | undefined): AttemptFailure {
+  if (
+    last === undefined ||
+    last.code !== failure.code ||
+    last.status !== failure.status ||
+    last.callback !== failure.callback ||
+    !sameCause(last.cause, failure.cause)
+  ) {
+    return failure
+  }
+  return last
+}
+
+/**
+ * Whether two causes say the same: both absent, or errors of one class with the same message and
+ * code. Read as data, never through a getter: a cause from a transport of the user's may be hostile.
+ */
+function sameCause(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (!(a instanceof Error) || !(b instanceof Error)) return false
+  try {
+    return (
+      Object.getPrototypeOf(a) === Object.getPrototypeOf(b) &&
+      ownValue(a, 'message') === ownValue(b, 'message') &&
+      ownValue(a, 'code') === ownValue(b, 'code') &&
+      ownValue(a, 'cause') === ownValue(b, 'cause')
+    )
+  } catch {
+    // A proxy's trap threw: not the same.
+    return false
+  }
+}
+
+function ownValue(error: Error, name: string): unknown {
+  const descriptor = Object.getOwnPropertyDescriptor(error, name)
+  return descriptor !== undefined && 'value' in descriptor ? descriptor.value : descriptor
+}

@@ -4,7 +4,7 @@ import { backoffDelay } from './callbacks.js'
 import { CircuitBreaker, type CircuitState } from './circuit-breaker.js'
 import { TokenBucket } from './rate-limit.js'
 import type { Endpoint } from '../network/endpoint.js'
-import { toWebhookError, type AttemptFailure } from './failure.js'
+import { sharedFailure, toWebhookError, type AttemptFailure } from './failure.js'
 import type { DeliveryResult } from './result.js'
 import { MemoryRetryStore, type Due } from './retry-store.js'
 import { backoffFailure, recordAttempt, retryDueAt, type DeliveryState, type TargetState } from './state.js'
@@ -39,13 +39,30 @@ export interface Delivery extends DeliveryState<Endpoint>, Outgoing {
 /**
  * One event at one URL, waiting or in flight: the URL's target state (a few numbers and its last
  * failure) and where the lanes hold it, the event's bytes shared through its delivery. `where`
- * says which count of its lane holds it.
+ * says which count of its lane holds it. A class, not a literal: its endpoint is its lane's, read
+ * through the prototype rather than held by each of a hundred thousand waiting items.
  */
-export interface LaneItem extends TargetState<Endpoint>, Due {
+export class LaneItem implements TargetState<Endpoint>, Due {
+  status: TargetState['status'] = 'pending'
+  attempts = 0
+  lastStatus: number | undefined = undefined
+  failure: AttemptFailure | undefined = undefined
+  retryAfterMs: number | undefined = undefined
   readonly delivery: Delivery
   readonly lane: UrlLane
-  dueAt: number
-  where: 'ready' | 'waiting' | 'flight' | 'done'
+  /** On the lanes' clock: small whole numbers, which V8 keeps in the object rather than boxed. */
+  dueAt = 0
+  where: 'ready' | 'waiting' | 'flight' | 'done' = 'done'
+  slot: number | undefined = undefined
+
+  constructor(delivery: Delivery, lane: UrlLane) {
+    this.delivery = delivery
+    this.lane = lane
+  }
+
+  get endpoint(): Endpoint {
+    return this.lane.endpoint
+  }
 }
 
 /** A delivery's targets until its items are made (they point back at it). */
@@ -67,6 +84,8 @@ export class UrlLane {
   throttled: ReturnType<typeof setTimeout> | undefined
   /** In the dispatcher's rotation. */
   rotating = false
+  /** The failure the URL's last failed attempt recorded: the next alike is kept as this one (see sharedFailure). */
+  lastFailure: AttemptFailure | undefined = undefined
   /** Tells that the breaker changed state: one function per lane, not one per attempt. */
   readonly tell: (state: CircuitState) => void
 
@@ -196,19 +215,7 @@ export class UrlLanes {
       finished: false,
       startedAt,
     }
-    delivery.targets = this.#lanes.map((lane) => ({
-      endpoint: lane.endpoint,
-      status: 'pending',
-      attempts: 0,
-      lastStatus: undefined,
-      failure: undefined,
-      retryAfterMs: undefined,
-      delivery,
-      lane,
-      dueAt: 0,
-      where: 'done',
-      slot: undefined,
-    }))
+    delivery.targets = this.#lanes.map((lane) => new LaneItem(delivery, lane))
     // Nothing here can end the event before its last URL is placed: each URL settles once, and
     // the event ends once every URL has (or at a 2xx, which no attempt has had yet).
     for (const item of delivery.targets) {
@@ -417,6 +424,7 @@ export class UrlLanes {
     if (!delivery.finished && item.status === 'pending') {
       // Date.now(): a Retry-After date is a wall-clock date; what comes out is a duration.
       recordAttempt(item, response, Date.now())
+      if (item.failure !== undefined) item.failure = lane.lastFailure = sharedFailure(item.failure, lane.lastFailure)
       this.#hooks.attempted(delivery, item, durationMs)
       if (item.status === 'pending') this.#retry(item)
       else this.#settled(delivery, item)
