@@ -13,6 +13,10 @@ describe('sharedFailure', () => {
   it('keeps the last failure for one that says the same, and the new one otherwise', () => {
     const last: AttemptFailure = { code: 'ERR_NETWORK', cause: refused() }
     expect(sharedFailure({ code: 'ERR_NETWORK', cause: refused() }, last)).toBe(last)
+    const wrapped = () =>
+      Object.assign(new Error('fetch failed', { cause: 'socket hang up' }), { code: 'UND_ERR_SOCKET' })
+    const lastWrapped: AttemptFailure = { code: 'ERR_NETWORK', cause: wrapped() }
+    expect(sharedFailure({ code: 'ERR_NETWORK', cause: wrapped() }, lastWrapped)).toBe(lastWrapped)
     const status: AttemptFailure = { code: 'ERR_HTTP_STATUS', status: 503 }
     expect(sharedFailure({ code: 'ERR_HTTP_STATUS', status: 503 }, status)).toBe(status)
 
@@ -24,7 +28,12 @@ describe('sharedFailure', () => {
         code: 'ERR_NETWORK',
         cause: Object.assign(new TypeError(`connect ECONNREFUSED 127.0.0.1:1`), { code: 'ECONNREFUSED' }),
       },
-      { code: 'ERR_NETWORK', cause: new Error('connect ECONNREFUSED 127.0.0.1:1', { cause: 'inner' }) },
+      {
+        code: 'ERR_NETWORK',
+        cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1', { cause: 'inner' }), {
+          code: 'ECONNREFUSED',
+        }),
+      },
       { code: 'ERR_NETWORK' },
       { code: 'ERR_NETWORK', cause: 'connect ECONNREFUSED 127.0.0.1:1' },
     ]
