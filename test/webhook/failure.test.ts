@@ -66,6 +66,17 @@ describe('sharedFailure', () => {
     })
     const fromProxy: AttemptFailure = { code: 'ERR_NETWORK', cause: hostile }
     expect(sharedFailure(fromProxy, { code: 'ERR_NETWORK', cause: new Error('x') })).toBe(fromProxy)
+
+    // A revoked proxy throws on every question, `instanceof` included.
+    const revoked = () => {
+      const { proxy, revoke } = Proxy.revocable({}, {})
+      revoke()
+      return proxy
+    }
+    const first: AttemptFailure = { code: 'ERR_NETWORK', cause: revoked() }
+    const second: AttemptFailure = { code: 'ERR_NETWORK', cause: revoked() }
+    expect(sharedFailure(second, first)).toBe(second)
+    expect(sharedFailure(first, { code: 'ERR_NETWORK', cause: new Error('x') })).toBe(first)
   })
 })
 
@@ -73,6 +84,28 @@ describe('deliveries failed alike at one URL', () => {
   const destinations: WebhookDestination[] = []
   afterEach(async () => {
     await Promise.all(destinations.splice(0).map((destination) => destination.close({ timeout: 100 })))
+  })
+
+  it("end, however hostile the cause a transport of the user's gives, and report it", async () => {
+    const transport: WebhookTransport = {
+      send: async (): Promise<WebhookResponse> => {
+        const { proxy, revoke } = Proxy.revocable({}, {})
+        revoke()
+        return { ok: false, failure: 'network', cause: proxy }
+      },
+    }
+    const destination = new WebhookDestination({
+      webhooks: [{ url: 'https://a.test/' }],
+      transport,
+      breaker: false,
+      backoff: () => 0,
+      retryWindowMs: 50,
+    })
+    destinations.push(destination)
+    const result = await destination.deliver({ type: 'track', userId: 'u', event: 'E' })
+    expect(result.status).toBe('failed')
+    expect(result.attempts).toBeGreaterThan(1)
+    expect(result.urls[0]?.lastError?.code).toBe('ERR_NETWORK')
   })
 
   it('report the one error the first of them kept, and a different failure reports its own', async () => {

@@ -190,6 +190,29 @@ describe("a URL's circuit breaker", () => {
     expect(storm.requests).toHaveLength(1)
   })
 
+  it("gives an event never sent behind the open breaker the URL's last failure as the cause", async () => {
+    const storm = await startSink(() => ({ status: 503 }))
+    open.push(storm)
+    const destination = destinationOf({
+      webhooks: [{ url: storm.url }],
+      backoff: () => 10,
+      retryWindowMs: 300,
+      breaker: { failures: 1, coolDownMs: 60_000 },
+    })
+    const states: UrlStateNotice[] = []
+    destination.on('url-state', (notice) => states.push(notice))
+    const first = destination.deliver(track(1))
+    await expect.poll(() => states.length).toBe(1)
+    const never = await destination.deliver(track(2))
+    await first
+    expect(never.status).toBe('failed')
+    expect(never.urls[0]?.attempts).toBe(0)
+    expect(never.urls[0]?.lastError).toMatchObject({ code: 'ERR_CIRCUIT_OPEN' })
+    expect(never.urls[0]?.lastError?.message).toContain('HTTP 503')
+    expect(never.urls[0]?.lastError?.cause).toMatchObject({ code: 'ERR_HTTP_STATUS', status: 503 })
+    expect(storm.requests).toHaveLength(1)
+  })
+
   it('is off with breaker: false: every retry is an attempt', async () => {
     const storm = await startSink(() => ({ status: 503 }))
     open.push(storm)

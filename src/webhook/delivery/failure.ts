@@ -104,16 +104,17 @@ export function sharedFailure(failure: AttemptFailure, last: AttemptFailure | un
  */
 function sameCause(a: unknown, b: unknown): boolean {
   if (a === b) return true
-  if (!(a instanceof Error) || !(b instanceof Error)) return false
   try {
     return (
+      a instanceof Error &&
+      b instanceof Error &&
       Object.getPrototypeOf(a) === Object.getPrototypeOf(b) &&
       ownValue(a, 'message') === ownValue(b, 'message') &&
       ownValue(a, 'code') === ownValue(b, 'code') &&
       ownValue(a, 'cause') === ownValue(b, 'cause')
     )
   } catch {
-    // A proxy's trap threw: not the same.
+    // A proxy's trap threw (instanceof reads the prototype too): not the same.
     return false
   }
 }

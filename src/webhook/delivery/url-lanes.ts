@@ -299,7 +299,8 @@ export class UrlLanes {
     const now = this.#clock()
     if (breaker !== undefined && breaker.state === 'open' && now < breaker.openUntil) {
       if (now >= item.delivery.deadline) {
-        const last = item.failure
+        // A delivery never sent while the breaker was open has no failure of its own: the URL's is why.
+        const last = item.failure ?? item.lane.lastFailure
         this.#settle(item, 'failed', {
           code: 'ERR_CIRCUIT_OPEN',
           ...(last === undefined ? {} : { cause: toWebhookError(last, item.lane.endpoint) }),
