@@ -41,6 +41,36 @@ describe('close()', () => {
   })
 })
 
+describe('close() at its deadline', () => {
+  it('ends what is still queued for a slot with ERR_CLOSED, unsent, and sends nothing after it resolves', async () => {
+    const held: Array<(status: number) => void> = []
+    const transport: WebhookTransport = {
+      send: () =>
+        new Promise((resolve) => {
+          held.push((status) => resolve({ ok: true, status, retryAfter: null }))
+        }),
+    }
+    const destination = new WebhookDestination({
+      webhooks: [{ url: 'https://a.test/' }],
+      transport,
+      maxConcurrencyPerUrl: 1,
+    })
+    const [first, ...queued] = [1, 2, 3].map((index) => destination.deliver({ type: 'identify', userId: `u${index}` }))
+    await expect.poll(() => held.length).toBe(1)
+    await destination.close({ timeout: 50 })
+    const ended = await Promise.all(queued)
+    for (const result of ended) {
+      expect(result.status).toBe('failed')
+      expect(result.urls[0]).toMatchObject({ attempts: 0, lastError: { code: 'ERR_CLOSED' } })
+    }
+    // The request in flight ends on its own, and frees a slot that nothing takes.
+    held[0]?.(200)
+    expect((await first)?.status).toBe('delivered')
+    expect(destination.backlog()[0]).toMatchObject({ queued: 0, inFlight: 0 })
+    expect(held).toHaveLength(1)
+  })
+})
+
 describe('concurrency', () => {
   /** The real undici transport, counting how many requests it has in flight at most. */
   function countingTransport(): { transport: WebhookTransport; peak: () => number } {

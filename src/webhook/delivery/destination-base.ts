@@ -223,8 +223,9 @@ export class WebhookDestinationBase<
 
   /**
    * Refuses new events, reports URLs waiting for a retry as failed (`ERR_CLOSED`: the in-memory
-   * store cannot keep them), sends what is queued, waits up to `timeout` ms for requests in flight,
-   * and releases connections. Safe to call more than once.
+   * store cannot keep them), sends what is queued for a slot and waits for it, up to `timeout` ms,
+   * and releases connections. At the deadline, what is still queued ends with `ERR_CLOSED`
+   * unsent: nothing is sent after `close()` resolves. Safe to call more than once.
    */
   close(options: WebhookCloseOptions = {}): Promise<void> {
     const timeout = timeoutOption('timeout', options.timeout, 10_000)
@@ -242,7 +243,12 @@ export class WebhookDestinationBase<
     const deadline = monotonicNow() + timeout
     if (await settlesWithin(settled, timeout))
       await settlesWithin(this.#closeTransport(), Math.max(0, deadline - monotonicNow()))
-    else void settled.then(() => this.#closeTransport())
+    else {
+      // The deadline: nothing more is sent. What is still queued for a slot ends now; requests in
+      // flight end within timeoutMs, and the connections are released after them.
+      this.#lanes.abandon()
+      void settled.then(() => this.#closeTransport())
+    }
   }
 
   /**

@@ -73,9 +73,10 @@ export interface WebhookSettings {
    */
   breaker?: { failures?: number | undefined; coolDownMs?: number | undefined } | false | undefined
   /**
-   * Most deliveries a second to one URL, for receivers that ask to be spared (off by default).
-   * Each URL gets its own budget, in bursts of up to one second's worth; what is over it waits in
-   * the URL's queue. In memory only: each `WebhookWorker` applies it on its own.
+   * Deliveries a second to one URL on average, for receivers that ask to be spared (off by
+   * default). Each URL gets its own budget; one that has been idle may take one second's worth at
+   * once on top of the rate. What is over it waits in the URL's queue. The workers of a BullMQ
+   * queue share each URL's budget through Redis.
    */
   ratePerUrl?: number | undefined
   /** How requests are sent. @defaultValue undici's `Pool` on Node, `fetch` elsewhere */

@@ -253,6 +253,20 @@ export class UrlLanes {
     }
   }
 
+  /**
+   * At close()'s deadline: what is still queued for a slot is not sent and ends now with
+   * `ERR_CLOSED`, so nothing leaves after close() has resolved. Requests in flight end on their
+   * own, within `timeoutMs`. Nothing enters a queue after close(): new events are refused and the
+   * scheduler has stopped.
+   */
+  abandon(): void {
+    for (const lane of this.#lanes) {
+      for (let item = this.#takeReady(lane); item !== undefined; item = this.#takeReady(lane)) {
+        this.#settle(item, 'failed', closedFailure(item))
+      }
+    }
+  }
+
   /** An item goes to its lane's queue, or waits in the scheduler while its breaker is open. */
   #enter(item: LaneItem): void {
     const breaker = item.lane.breaker

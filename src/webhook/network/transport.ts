@@ -16,8 +16,9 @@ export interface WebhookRequest {
   readonly blockPrivateNetworks?: boolean | undefined
   /**
    * Aborted when the answer is no longer wanted: another URL accepted the event first (mode
-   * `'any'`). A transport should end the request then, freeing its connection; one that ignores
-   * it only keeps the connection busy until the answer or `timeoutMs`.
+   * `'any'`, the BullMQ worker; `WebhookDestination` leaves such an attempt to finish in its
+   * URL's lane and sends no signal). A transport should end the request then, freeing its
+   * connection; one that ignores it only keeps the connection busy until the answer or `timeoutMs`.
    */
   readonly signal?: AbortSignal | undefined
 }
