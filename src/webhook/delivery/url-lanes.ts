@@ -420,11 +420,9 @@ export class UrlLanes {
     if (item.attempts > delivery.rounds) delivery.rounds = item.attempts
     // performance.now(): a request's time, below the millisecond on loopback.
     const sentAt = performance.now()
-    this.#send(lane.endpoint, delivery).then(
-      (response) => this.#answered(item, probe, response, performance.now() - sentAt),
-      // A sender never rejects (sendThrough turns a throw into a network failure); if it did, it counts as one.
-      (cause: unknown) =>
-        this.#answered(item, probe, { ok: false, failure: 'network', cause }, performance.now() - sentAt),
+    // The sender never rejects: every failure, a transport's throw or rejection included, is an answer.
+    void this.#send(lane.endpoint, delivery).then((response) =>
+      this.#answered(item, probe, response, performance.now() - sentAt),
     )
   }
 
@@ -468,11 +466,7 @@ export class UrlLanes {
     }
     const dueAt = retryDueAt(now, Math.max(delay, item.retryAfterMs ?? 0), delivery.deadline)
     this.#hooks.retrying(delivery, item, dueAt)
-    // A retry listener may have closed the destination: nothing more is scheduled then.
-    if (this.#closing) {
-      this.#settle(item, 'failed', closedFailure(item))
-      return
-    }
+    // A retry listener may have closed the destination: #wait schedules nothing then.
     this.#wait(item, dueAt)
   }
 
