@@ -152,7 +152,11 @@ describe('close()', () => {
     expect(destination.backlog()[0]).toMatchObject({ queued: 2, inFlight: 1 })
     transport.held[0]?.answer(200)
     await expect.poll(() => results.length).toBe(1)
-    await destination.close({ timeout: 1_000 })
+    // Long before close()'s deadline, which would end the queue anyway: the queue behind the rate
+    // ends when close() begins.
+    const closing = destination.close({ timeout: 10_000 })
+    await expect.poll(() => results.length).toBe(3)
+    await closing
     await Promise.all(deliveries)
     expect(results[0]?.status).toBe('delivered')
     for (const result of results.slice(1)) {
@@ -190,8 +194,11 @@ describe('close()', () => {
     const probe = [1, 2, 3].findIndex((index) => transport.held[1]?.request.body.includes(`"userId":"u${index}"`))
     expect(probe).not.toBe(-1)
     const queued = later.filter((_, index) => index !== probe)
-    const closing = destination.close({ timeout: 5_000 })
-    // The two queued behind the probe end before the probe answers.
+    const closing = destination.close({ timeout: 10_000 })
+    // The two queued behind the probe end before the probe answers, long before close()'s deadline.
+    let ended = 0
+    for (const delivery of queued) void delivery.then(() => ended++)
+    await expect.poll(() => ended).toBe(2)
     for (const result of await Promise.all(queued)) {
       expect(result.urls[0]).toMatchObject({ status: 'failed', attempts: 0 })
       expect(result.urls[0]?.lastError?.code).toBe('ERR_CLOSED')
