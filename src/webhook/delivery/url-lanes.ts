@@ -31,7 +31,6 @@ export interface Delivery extends DeliveryState<Endpoint>, Outgoing {
   readonly resolve: (result: DeliveryResult) => void
   /** URLs not settled yet (neither delivered, failed nor superseded). */
   open: number
-  finished: boolean
   /** When `deliver()` took the event, on the lanes' clock: the result's `durationMs` counts from here. */
   readonly startedAt: number
 }
@@ -212,7 +211,6 @@ export class UrlLanes {
       resolve,
       // Every URL counts before any settles: a URL refused here must not end the event early.
       open: this.#lanes.length,
-      finished: false,
       startedAt,
     }
     delivery.targets = this.#lanes.map((lane) => new LaneItem(delivery, lane))
@@ -436,10 +434,9 @@ export class UrlLanes {
     const failed = !response.ok || response.status >= 500
     lane.breaker?.record(failed, probe, this.#clock(), lane.tell)
     if (lane.breaker?.state === 'open') this.#parkReady(lane)
-    // An item in flight is pending exactly while its event is not finished: only a 2xx elsewhere in
-    // mode 'any' changes it, superseding the item and finishing the event.
-    // Stryker disable next-line ConditionalExpression,LogicalOperator: either half decides alone (see above).
-    if (!delivery.finished && item.status === 'pending') {
+    // An item in flight is pending exactly while its event is open: only a 2xx elsewhere in mode
+    // 'any' changes that, superseding the item (its answer is then not reported) and ending the event.
+    if (item.status === 'pending') {
       // Date.now(): a Retry-After date is a wall-clock date; what comes out is a duration.
       recordAttempt(item, response, Date.now())
       if (item.failure !== undefined) item.failure = lane.lastFailure = sharedFailure(item.failure, lane.lastFailure)
@@ -497,7 +494,9 @@ export class UrlLanes {
       }
       delivery.open = 0
     }
-    if (delivery.open === 0) this.#finish(delivery)
+    // Once per event, with no flag to say so: each URL settles once, while pending, and none is
+    // pending after the last (or after a 2xx in mode 'any').
+    if (delivery.open === 0) this.#hooks.finished(delivery)
   }
 
   /**
@@ -510,19 +509,8 @@ export class UrlLanes {
       item.lane.waitingCount--
       this.#scheduler.cancel(item)
     }
-    // Nothing else tells 'flight' from 'done' (the answer marks the item done).
-    // Stryker disable next-line ConditionalExpression: marking an item in flight done sooner changes nothing.
-    if (item.where !== 'flight') item.where = 'done'
-  }
-
-  #finish(delivery: Delivery): void {
-    // Called once per event: each URL settles once, while pending, and none is pending after the
-    // last (or after a 2xx in mode 'any'). So the flag changes nothing here nor in #answered.
-    // Stryker disable next-line ConditionalExpression: never true (see above).
-    if (delivery.finished) return
-    // Stryker disable next-line BooleanLiteral: never read to any effect (see above).
-    delivery.finished = true
-    this.#hooks.finished(delivery)
+    // An item in flight is counted by its lane until its answer; nothing reads its `where`.
+    item.where = 'done'
   }
 }
 

@@ -40,7 +40,11 @@ function headersOf(endpoint: Endpoint, { eventId, signature }: Outgoing, standar
   return headers
 }
 
-/** Sends an event's bytes to one endpoint, within the concurrency bounds. */
+/**
+ * Sends an event's bytes to one endpoint, within the concurrency bounds. Never rejects: every
+ * failure, a transport's throw or rejection included, is an answer (see `sendThrough`). The
+ * in-memory lanes count on it and keep no rejection handler.
+ */
 export type Sender = (endpoint: Endpoint, outgoing: Outgoing, signal?: AbortSignal) => Promise<WebhookResponse>
 
 /**
