@@ -28,9 +28,10 @@ export const monotonicNow: Clock = () => Math.floor(performance.timeOrigin + per
 
 /**
  * Whole milliseconds on {@link monotonicNow} since `origin`, as small integers while they fit in
- * 31 bits (24 days): V8 keeps such a number inside the object that holds it, where an epoch-sized
- * one, or any number a subtraction of two of them gave, is a 16-byte box of its own. For objects
- * kept by the hundred thousand (deliveries waiting for a retry).
+ * 30 bits (12 days; what every V8 build keeps unboxed): V8 keeps such a number inside the object
+ * that holds it, where an epoch-sized one, or any number a subtraction of two of them gave, is a
+ * 16-byte box of its own. Past that the count goes on, boxed. For objects kept by the hundred
+ * thousand (deliveries waiting for a retry).
  */
 export function monotonicSince(origin: number): Clock {
   return () => {

@@ -73,9 +73,6 @@ export class WebhookDestinationBase<
   readonly #rounds: DeliveryRounds
   /** One lane per URL: the unit of work is one attempt to one URL (see `url-lanes.ts`). */
   readonly #lanes: UrlLanes
-  /** The lanes' clock: ms since {@link #origin}, which is on the rounds' clock (`monotonicNow`). */
-  readonly #laneClock: () => number
-  readonly #origin: number
   /** Events accepted and not ended, and who waits for none to be left (close). */
   #outstanding = 0
   #idle: (() => void) | undefined
@@ -96,6 +93,11 @@ export class WebhookDestinationBase<
     this.#endpoints = engine.endpoints
     this.#urls = engine.endpoints.map((endpoint) => endpoint.url)
     this.#transport = engine.transport
+    // In memory, waits and windows live in this process: a monotonic clock keeps them honest. It
+    // counts milliseconds from here: small integers, kept inside a waiting delivery's objects
+    // where epoch-sized times would be boxed (see monotonicSince).
+    const origin = monotonicNow()
+    const clock = monotonicSince(origin)
     this.#rounds = new DeliveryRounds(
       engine,
       {
@@ -103,25 +105,20 @@ export class WebhookDestinationBase<
         // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
         emit: (event, ...args) => this.emit<keyof DeliveryEvents>(event, ...args),
       },
-      // In memory, waits and windows live in this process: a monotonic clock keeps them honest.
-      monotonicNow,
+      clock,
     )
-    // The lanes count milliseconds from here: small integers, kept inside a waiting delivery's
-    // objects where epoch-sized times would be boxed (see monotonicSince).
-    const origin = monotonicNow()
-    this.#origin = origin
-    this.#laneClock = monotonicSince(origin)
-    this.#lanes = new UrlLanes(engine.settings, engine.endpoints, engine.sendUnbounded, this.#laneClock, {
+    this.#lanes = new UrlLanes(engine.settings, engine.endpoints, engine.sendUnbounded, clock, {
       attempted: (delivery, target, durationMs) => {
         if (this.listenerCount('attempt') === 0) return
         this.emit('attempt', attemptNotice(delivery.eventId, target, durationMs))
       },
       retrying: (delivery, target, dueAt) => {
         if (this.listenerCount('retry') === 0 || target.failure === undefined) return
+        // A notice gives an epoch time.
         this.emit('retry', retryNotice(delivery.eventId, target, target.failure, dueAt + origin))
       },
       finished: (delivery) => {
-        delivery.resolve(this.#rounds.finish(delivery, delivery.startedAt + origin))
+        delivery.resolve(this.#rounds.finish(delivery, delivery.startedAt))
         if (--this.#outstanding === 0) this.#idle?.()
       },
       circuit: (url, circuit) => this.emit('url-state', { url, circuit }),
@@ -189,8 +186,8 @@ export class WebhookDestinationBase<
       return Promise.reject(error)
     }
     const { eventId, body, enabled } = checked
-    // On the lanes' clock: the result's durationMs counts from here, signing included.
-    const startedAt = this.#laneClock()
+    // On the rounds' (and lanes') clock: the result's durationMs counts from here, signing included.
+    const startedAt = this.#rounds.now()
     if (!enabled) {
       const state = newDeliveryState(eventId, this.#endpoints, 0, Date.now())
       for (const target of state.targets) target.status = 'skipped'
@@ -213,7 +210,7 @@ export class WebhookDestinationBase<
       // Failed before it took a request slot: no round to wait for.
       const state = this.#rounds.start(eventId)
       this.#rounds.refuseUnsigned(state, prepared)
-      return Promise.resolve(this.#rounds.finish(state, startedAt + this.#origin))
+      return Promise.resolve(this.#rounds.finish(state, startedAt))
     }
     return new Promise<DeliveryResult>((resolve) => {
       this.#outstanding++

@@ -99,8 +99,9 @@ export function sharedFailure(failure: AttemptFailure, last: AttemptFailure | un
 }
 
 /**
- * Whether two causes say the same: both absent, or errors of one class with the same message and
- * code. Read as data, never through a getter: a cause from a transport of the user's may be hostile.
+ * Whether two causes say the same: both absent, or errors of one class with the same own message,
+ * code and cause. Read as data, never through a getter (an accessor never matches): a cause from
+ * a transport of the user's may be hostile.
  */
 function sameCause(a: unknown, b: unknown): boolean {
   if (a === b) return true

@@ -12,6 +12,7 @@ import { RetryScheduler } from './scheduler.js'
 import type { Outgoing, Sender } from '../network/sender.js'
 import type { ResolvedWebhookSettings } from './settings.js'
 import type { WebhookResponse } from '../network/transport.js'
+import type { WebhookErrorCode } from './webhook-error.js'
 
 /**
  * How long after its window's end a delivery may still leave, having waited for a slot of its
@@ -312,11 +313,7 @@ export class UrlLanes {
     if (breaker !== undefined && breaker.state === 'open' && now < breaker.openUntil) {
       if (now >= item.delivery.deadline) {
         // A delivery never sent while the breaker was open has no failure of its own: the URL's is why.
-        const last = item.failure ?? item.lane.lastFailure
-        this.#settle(item, 'failed', {
-          code: 'ERR_CIRCUIT_OPEN',
-          ...(last === undefined ? {} : { cause: toWebhookError(last, item.lane.endpoint) }),
-        })
+        this.#settle(item, 'failed', endedBy('ERR_CIRCUIT_OPEN', item.failure ?? item.lane.lastFailure, item.endpoint))
         return
       }
       this.#waitForBreaker(item, breaker)
@@ -514,8 +511,12 @@ export class UrlLanes {
   }
 }
 
+/** A URL ended by `code` rather than by an answer: the last failure, if any, is the cause. */
+function endedBy(code: WebhookErrorCode, last: AttemptFailure | undefined, endpoint: Endpoint): AttemptFailure {
+  return last === undefined ? { code } : { code, cause: toWebhookError(last, endpoint) }
+}
+
 /** A URL that will not be retried because the destination is closing: its last failure is the cause. */
 function closedFailure(item: LaneItem): AttemptFailure {
-  const cause = item.failure ? toWebhookError(item.failure, item.endpoint) : undefined
-  return { code: 'ERR_CLOSED', ...(cause ? { cause } : {}) }
+  return endedBy('ERR_CLOSED', item.failure, item.endpoint)
 }
