@@ -41,12 +41,13 @@ export function createEngine(settings: WebhookSettings, platform: WebhookPlatfor
   const resolved = resolveWebhookSettings(settings)
   const transport = resolved.transport ?? platform.transport({ blockPrivateNetworks: resolved.blockPrivateNetworks })
   const stamp = signerFor(platform, 'sha256-base64', resolved.standardKeys, (base64) => `v1,${base64}`, ' ')
+  const sendUnbounded = createUnboundedSender(resolved, transport, stamp)
   return {
     settings: resolved,
     endpoints: createEndpoints(resolved),
     transport,
-    send: createSender(resolved, transport, stamp),
-    sendUnbounded: createUnboundedSender(resolved, transport, stamp),
+    send: createSender(resolved, sendUnbounded),
+    sendUnbounded,
     sign: signerFor(platform, 'sha1-hex', resolved.sharedSecrets, (hex) => hex, ','),
     stamp,
   }

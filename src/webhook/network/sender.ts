@@ -48,17 +48,12 @@ function headersOf(endpoint: Endpoint, { eventId, signature }: Outgoing, standar
 export type Sender = (endpoint: Endpoint, outgoing: Outgoing, signal?: AbortSignal) => Promise<WebhookResponse>
 
 /**
- * A {@link Sender} over a transport, bounded overall and per URL (each endpoint's own limiter), in
+ * `send` (an unbounded sender) bounded overall and per URL (each endpoint's own limiter), in
  * arrival order: what the BullMQ worker sends with. The in-memory lanes bound their requests
  * themselves (each URL's slots, a share of `maxConcurrency`) and send with {@link createUnboundedSender}.
  */
-export function createSender(
-  settings: ResolvedWebhookSettings,
-  transport: WebhookTransport,
-  stamp: Signer | undefined,
-): Sender {
+export function createSender(settings: ResolvedWebhookSettings, send: Sender): Sender {
   const overall = new Limiter(settings.maxConcurrency)
-  const send = createUnboundedSender(settings, transport, stamp)
   return async (endpoint, outgoing, signal) => {
     const { limiter } = endpoint
     // acquire() gives a promise only when there is a wait: a free slot costs no tick.
