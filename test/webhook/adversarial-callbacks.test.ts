@@ -423,3 +423,68 @@ describe('a platform signer that throws, rejects, returns garbage or never answe
     5_000,
   )
 })
+
+describe('a platform signer that fails when a waiting event is signed again for its retry', () => {
+  // An event with one URL lets its signature go while it waits, and has it made again when due.
+  const failures: Array<[string, () => string | Promise<string>]> = [
+    [
+      'throws',
+      () => {
+        throw new Error('key gone')
+      },
+    ],
+    ['rejects', () => Promise.reject(new Error('key gone'))],
+    ['never settles', () => new Promise<string>(() => {})],
+  ]
+
+  function retrying(signer: (call: number) => string | Promise<string>) {
+    const transport = scriptedTransport(async (call) => ({
+      ok: true,
+      status: call === 0 ? 503 : 200,
+      retryAfter: null,
+    }))
+    let calls = 0
+    const target = new WebhookDestinationBase(
+      { webhooks: [{ url: 'http://127.0.0.1:9/' }], sharedSecret: 's', timeoutMs: 50, backoff: () => 10 },
+      { transport: () => transport, signer: () => () => signer(calls++) },
+    )
+    destinations.push(target)
+    return { target, transport }
+  }
+
+  it.each(failures)(
+    'ends the URL with ERR_CALLBACK when the signer %s, sending nothing more',
+    async (_name, fail) => {
+      const { target, transport } = retrying((call) => (call === 0 ? 'first' : fail()))
+      const result = await target.deliver(track)
+      expect(result.status).toBe('failed')
+      expect(result.urls[0]).toMatchObject({ status: 'failed', attempts: 1, lastStatus: 503 })
+      expect(result.urls[0]?.lastError).toMatchObject({ code: 'ERR_CALLBACK' })
+      expect(result.urls[0]?.lastError?.message).toMatch(/signer/)
+      expect(transport.calls).toBe(1)
+    },
+    5_000,
+  )
+
+  it('ends a retry whose new signature comes after close() began with ERR_CLOSED, unsent', async () => {
+    let answer: ((signature: string) => void) | undefined
+    const { target, transport } = retrying((call) =>
+      call === 0 ? 'first' : new Promise<string>((resolve) => (answer = resolve)),
+    )
+    const pending = target.deliver(track)
+    await vi.waitFor(() => expect(answer).toBeDefined())
+    // Signing, the URL still counts as waiting.
+    expect(target.backlog()[0]).toMatchObject({ queued: 0, retrying: 1, inFlight: 0 })
+    const closing = target.close({ timeout: 1_000 })
+    answer?.('second')
+    const result = await pending
+    await closing
+    expect(result.urls[0]).toMatchObject({ status: 'failed', attempts: 1 })
+    expect(result.urls[0]?.lastError).toMatchObject({
+      code: 'ERR_CLOSED',
+      cause: { code: 'ERR_HTTP_STATUS', status: 503 },
+    })
+    expect(transport.calls).toBe(1)
+    expect(target.backlog()[0]).toMatchObject({ queued: 0, retrying: 0, inFlight: 0 })
+  }, 5_000)
+})

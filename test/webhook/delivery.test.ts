@@ -85,9 +85,9 @@ describe.each<[string, (settings: WebhookSettings) => WebhookDestinationBase]>([
     expect(sink.requests[0]?.headers).not.toHaveProperty('x-signature')
   })
 
-  it('retries a 500 later, then reports delivered with the attempts', async () => {
+  it('retries a 500 later, signed as the first attempt was, then reports delivered with the attempts', async () => {
     const sink = await receiver((_request, index) => ({ status: index < 2 ? 500 : 204 }))
-    const hub = destination({ webhooks: [{ url: sink.url }] })
+    const hub = destination({ webhooks: [{ url: sink.url }], sharedSecret: 's3cret' })
     const retries: RetryNotice[] = []
     hub.on('retry', (notice) => retries.push(notice))
     const result = await hub.deliver(track)
@@ -98,6 +98,11 @@ describe.each<[string, (settings: WebhookSettings) => WebhookDestinationBase]>([
     })
     expect(sink.requests).toHaveLength(3)
     expect(new Set(sink.requests.map((request) => request.body)).size).toBe(1)
+    // A waiting event lets its signature go and has it made again when due: the same value.
+    const signature = createHmac('sha1', 's3cret')
+      .update(sink.requests[0]?.raw ?? '')
+      .digest('hex')
+    expect(sink.requests.map((request) => request.headers['x-signature'])).toEqual([signature, signature, signature])
     expect(result.eventId).toMatch(/^[0-9a-f-]{36}$/)
     expect(sink.requests.map((request) => request.headers['webhook-id'])).toEqual([
       result.eventId,

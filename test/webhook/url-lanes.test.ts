@@ -287,30 +287,36 @@ describe('close(), then a breaker that opens', () => {
 })
 
 describe("an event's attempts", () => {
-  it('are the most any of its URLs made, whichever URL was tried last', async () => {
-    const slow = handTransport()
-    let sentToFast = 0
-    const destination = destinationOf({
-      webhooks: [{ url: 'https://fast.test/' }, { url: 'https://slow.test/' }],
-      mode: 'each',
-      backoff: () => 0,
-      transport: {
-        // The fast URL fails twice, then accepts; the slow one answers when the test says.
-        send: (request) =>
-          request.url.startsWith('https://slow.test')
-            ? slow.send(request)
-            : Promise.resolve({ ok: true, status: ++sentToFast < 3 ? 503 : 200, retryAfter: null }),
-      },
-    })
-    const delivery = destination.deliver(track(0))
-    await expect.poll(() => sentToFast).toBe(3)
-    slow.held[0]?.answer(503)
-    await expect.poll(() => slow.held.length).toBe(2)
-    slow.held[1]?.answer(200)
-    const result = await delivery
-    expect(result.urls.map((url) => url.attempts)).toEqual([3, 2])
-    expect(result.attempts).toBe(3)
-  })
+  it.each([
+    ['first', ['https://fast.test/', 'https://slow.test/'], [3, 2]],
+    ['second', ['https://slow.test/', 'https://fast.test/'], [2, 3]],
+  ])(
+    'are the most any of its URLs made, whichever URL was tried last (the busiest URL %s)',
+    async (_name, urls, each) => {
+      const slow = handTransport()
+      let sentToFast = 0
+      const destination = destinationOf({
+        webhooks: urls.map((url) => ({ url })),
+        mode: 'each',
+        backoff: () => 0,
+        transport: {
+          // The fast URL fails twice, then accepts; the slow one answers when the test says.
+          send: (request) =>
+            request.url.startsWith('https://slow.test')
+              ? slow.send(request)
+              : Promise.resolve({ ok: true, status: ++sentToFast < 3 ? 503 : 200, retryAfter: null }),
+        },
+      })
+      const delivery = destination.deliver(track(0))
+      await expect.poll(() => sentToFast).toBe(3)
+      slow.held[0]?.answer(503)
+      await expect.poll(() => slow.held.length).toBe(2)
+      slow.held[1]?.answer(200)
+      const result = await delivery
+      expect(result.urls.map((url) => url.attempts)).toEqual(each)
+      expect(result.attempts).toBe(3)
+    },
+  )
 })
 
 describe('maxConcurrency, shared by the URLs', () => {
@@ -627,5 +633,41 @@ describe('a retry listener that closes the destination', () => {
     expect(result.urls[0]?.lastError?.cause).toMatchObject({ code: 'ERR_HTTP_STATUS', status: 503 })
     expect(destination.pendingRetries).toBe(0)
     await closing
+  })
+})
+
+describe("an event's X-Signature", () => {
+  it('stays with an event of several URLs while one URL waits for a retry and another is queued for a slot', async () => {
+    const transport = handTransport()
+    const destination = destinationOf({
+      webhooks: [{ url: 'https://a.test/' }, { url: 'https://b.test/' }],
+      transport,
+      mode: 'each',
+      sharedSecret: 's3cret',
+      maxConcurrencyPerUrl: 1,
+      backoff: () => 60_000,
+    })
+    const retried: string[] = []
+    destination.on('retry', (notice) => retried.push(notice.url))
+    const first = destination.deliver(track(1))
+    const second = destination.deliver(track(2))
+    // Each URL holds the first event; the second waits for a slot at each.
+    await expect.poll(() => transport.held.length).toBe(2)
+    const atA = (held: Held) => held.request.url === 'https://a.test/'
+    transport.held.find(atA)?.answer(200)
+    await expect.poll(() => transport.held.length).toBe(3)
+    // The second event fails at A and waits for its retry, while it is still queued at B.
+    transport.held.filter(atA)[1]?.answer(503)
+    await expect.poll(() => retried).toEqual(['https://a.test/'])
+    transport.held.find((held) => !atA(held))?.answer(200)
+    await expect.poll(() => transport.held.length).toBe(4)
+    const [, , , queuedAtB] = transport.held
+    expect(queuedAtB?.request.url).toBe('https://b.test/')
+    expect(queuedAtB?.request.headers['x-signature']).toMatch(/^[0-9a-f]{40}$/)
+    expect(queuedAtB?.request.headers['x-signature']).toBe(transport.held[2]?.request.headers['x-signature'])
+    queuedAtB?.answer(200)
+    await destination.close({ timeout: 100 })
+    expect((await first).status).toBe('delivered')
+    expect((await second).urls.map((url) => url.status)).toEqual(['failed', 'delivered'])
   })
 })

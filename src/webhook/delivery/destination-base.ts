@@ -107,7 +107,7 @@ export class WebhookDestinationBase<
       },
       clock,
     )
-    this.#lanes = new UrlLanes(engine.settings, engine.endpoints, engine.sendUnbounded, clock, {
+    this.#lanes = new UrlLanes(engine.settings, engine.endpoints, engine.sendUnbounded, engine.sign, clock, {
       attempted: (delivery, target, durationMs) => {
         if (this.listenerCount('attempt') === 0) return
         this.emit('attempt', attemptNotice(delivery.eventId, target, durationMs))

@@ -1,6 +1,6 @@
 import type { Clock } from '../../core/clock.js'
 import { Queue } from '../../core/queue.js'
-import { backoffDelay } from './callbacks.js'
+import { backoffDelay, signBody, type CallbackFailure } from './callbacks.js'
 import { CircuitBreaker, type CircuitState } from './circuit-breaker.js'
 import { TokenBucket } from './rate-limit.js'
 import type { Endpoint } from '../network/endpoint.js'
@@ -13,6 +13,7 @@ import type { Outgoing, Sender } from '../network/sender.js'
 import type { ResolvedWebhookSettings } from './settings.js'
 import type { WebhookResponse } from '../network/transport.js'
 import type { WebhookErrorCode } from './webhook-error.js'
+import type { Signer } from '../signing/signer.js'
 
 /**
  * How long after its window's end a delivery may still leave, having waited for a slot of its
@@ -21,52 +22,104 @@ import type { WebhookErrorCode } from './webhook-error.js'
 const SLOT_GRACE_MS = 1_000
 
 /**
- * One event on its way through the lanes, in one object: its state (what a result reports), its
- * bytes (shared by its URLs) and who waits for it. What a waiting delivery costs is mostly this
- * object, its body and its id, and one {@link LaneItem} per URL.
- */
-export interface Delivery extends DeliveryState<Endpoint>, Outgoing {
-  /** One item per configured URL, in the order configured: each is that URL's target state. */
-  targets: LaneItem[]
-  /** Who waits for the event's outcome (`deliver()`'s promise). */
-  readonly resolve: (result: DeliveryResult) => void
-  /** URLs not settled yet (neither delivered, failed nor superseded). */
-  open: number
-  /** When `deliver()` took the event, on the lanes' clock: the result's `durationMs` counts from here. */
-  readonly startedAt: number
-}
-
-/**
  * One event at one URL, waiting or in flight: the URL's target state (a few numbers and its last
- * failure) and where the lanes hold it, the event's bytes shared through its delivery. `where`
- * says which count of its lane holds it. A class, not a literal: its endpoint is its lane's, read
- * through the prototype rather than held by each of a hundred thousand waiting items.
+ * failure) and where the lanes hold it, the event's bytes shared through its {@link Delivery}.
+ * `where` says which count of its lane holds it. Its endpoint is its lane's, read through the
+ * prototype rather than held by each of a hundred thousand waiting items.
  */
-export class LaneItem implements TargetState<Endpoint>, Due {
+export abstract class LaneItem implements TargetState<Endpoint>, Due {
   status: TargetState['status'] = 'pending'
   attempts = 0
   lastStatus: number | undefined = undefined
   failure: AttemptFailure | undefined = undefined
   retryAfterMs: number | undefined = undefined
-  readonly delivery: Delivery
   readonly lane: UrlLane
   /** On the lanes' clock: small whole numbers, which V8 keeps in the object rather than boxed. */
   dueAt = 0
-  where: 'ready' | 'waiting' | 'flight' | 'done' = 'done'
+  /** `signing`: due, and waiting for its signature to be made again (see {@link UrlLanes}). */
+  where: 'ready' | 'waiting' | 'signing' | 'flight' | 'done' = 'done'
   slot: number | undefined = undefined
 
-  constructor(delivery: Delivery, lane: UrlLane) {
-    this.delivery = delivery
+  constructor(lane: UrlLane) {
     this.lane = lane
   }
 
   get endpoint(): Endpoint {
     return this.lane.endpoint
   }
+
+  /** The event this item carries to its URL. */
+  abstract get delivery(): Delivery
 }
 
-/** A delivery's targets until its items are made (they point back at it). */
-const NO_ITEMS: LaneItem[] = []
+/** An event at its second to fifth URL: the first is its {@link Delivery} itself. */
+class OtherUrlItem extends LaneItem {
+  readonly delivery: Delivery
+
+  constructor(delivery: Delivery, lane: UrlLane) {
+    super(lane)
+    this.delivery = delivery
+  }
+}
+
+/**
+ * One event on its way through the lanes, and the item of its first URL. Most destinations have
+ * one URL: a delivery waiting for it is then this one object, with its body, its id and the
+ * promise `deliver()` returned, and no list of items. The event's other URLs have items of their
+ * own ({@link others}). Its state is what a result reports; its bytes are shared by its URLs.
+ */
+export class Delivery extends LaneItem implements DeliveryState<Endpoint>, Outgoing {
+  readonly eventId: string
+  readonly body: string
+  /**
+   * The `X-Signature`, when signed. An event with one URL lets it go while it waits for a time,
+   * and has it made again when due: a few microseconds, against its bytes held for hours.
+   */
+  signature: string | undefined
+  readonly deadline: number
+  /** URLs not settled yet (neither delivered, failed nor superseded). */
+  open: number
+  /** When `deliver()` took the event, on the lanes' clock: the result's `durationMs` counts from here. */
+  readonly startedAt: number
+  /** Who waits for the event's outcome (`deliver()`'s promise). */
+  readonly resolve: (result: DeliveryResult) => void
+  /** The items of the URLs after the first, in the order configured; none with one URL. */
+  others: readonly LaneItem[] | undefined = undefined
+
+  constructor(
+    lane: UrlLane,
+    outgoing: Outgoing,
+    deadline: number,
+    urls: number,
+    startedAt: number,
+    resolve: (result: DeliveryResult) => void,
+  ) {
+    super(lane)
+    this.eventId = outgoing.eventId
+    this.body = outgoing.body
+    this.signature = outgoing.signature
+    this.deadline = deadline
+    this.open = urls
+    this.startedAt = startedAt
+    this.resolve = resolve
+  }
+
+  get delivery(): Delivery {
+    return this
+  }
+
+  /** One item per configured URL, in the order configured: each is that URL's target state. */
+  get targets(): LaneItem[] {
+    return this.others === undefined ? [this] : [this, ...this.others]
+  }
+
+  /** The most attempts any URL made: a result's `attempts`. */
+  get rounds(): number {
+    let most = this.attempts
+    for (const other of this.others ?? []) most = Math.max(most, other.attempts)
+    return most
+  }
+}
 
 /** One URL's lane: its queue of deliveries ready to send, its slots, its breaker. */
 export class UrlLane {
@@ -136,6 +189,8 @@ export interface LaneHooks {
 export class UrlLanes {
   readonly #settings: ResolvedWebhookSettings
   readonly #send: Sender
+  /** Makes the `X-Signature` again for a delivery that let it go while it waited. */
+  readonly #sign: Signer | undefined
   readonly #clock: Clock
   readonly #hooks: LaneHooks
   readonly #lanes: UrlLane[]
@@ -152,11 +207,13 @@ export class UrlLanes {
     settings: ResolvedWebhookSettings,
     endpoints: readonly Endpoint[],
     send: Sender,
+    sign: Signer | undefined,
     clock: Clock,
     hooks: LaneHooks,
   ) {
     this.#settings = settings
     this.#send = send
+    this.#sign = sign
     this.#clock = clock
     this.#hooks = hooks
     this.#lanes = endpoints.map((endpoint) => {
@@ -202,19 +259,17 @@ export class UrlLanes {
    * `ERR_BACKLOG_FULL`, and the event goes on at the others.
    */
   add(outgoing: Outgoing, startedAt: number, resolve: (result: DeliveryResult) => void): void {
-    const delivery: Delivery = {
-      eventId: outgoing.eventId,
-      body: outgoing.body,
-      signature: outgoing.signature,
-      deadline: this.#clock() + this.#settings.retryWindowMs,
-      rounds: 0,
-      targets: NO_ITEMS,
-      resolve,
-      // Every URL counts before any settles: a URL refused here must not end the event early.
-      open: this.#lanes.length,
+    const lanes = this.#lanes
+    // Every URL counts before any settles: a URL refused here must not end the event early.
+    const delivery = new Delivery(
+      lanes[0] as UrlLane,
+      outgoing,
+      this.#clock() + this.#settings.retryWindowMs,
+      lanes.length,
       startedAt,
-    }
-    delivery.targets = this.#lanes.map((lane) => new LaneItem(delivery, lane))
+      resolve,
+    )
+    if (lanes.length > 1) delivery.others = lanes.slice(1).map((lane) => new OtherUrlItem(delivery, lane))
     // Nothing here can end the event before its last URL is placed: each URL settles once, and
     // the event ends once every URL has (or at a 2xx, which no attempt has had yet).
     for (const item of delivery.targets) {
@@ -298,6 +353,9 @@ export class UrlLanes {
     item.dueAt = dueAt
     item.lane.waitingCount++
     this.#scheduler.schedule(item)
+    // Alone at its only URL, nothing else of the event needs the signature until it is due again.
+    const { delivery } = item
+    if (delivery.others === undefined) delivery.signature = undefined
   }
 
   /**
@@ -319,6 +377,45 @@ export class UrlLanes {
       this.#waitForBreaker(item, breaker)
       return
     }
+    this.#return(item)
+  }
+
+  /** A due item back to its lane, its event signed again first if it let the signature go (#wait). */
+  #return(item: LaneItem): void {
+    const { delivery } = item
+    if (delivery.signature !== undefined || this.#sign === undefined) {
+      this.#enter(item)
+      this.#dispatch()
+      return
+    }
+    const signing = signBody(this.#sign, delivery.body, this.#settings.timeoutMs)
+    if (!(signing instanceof Promise)) {
+      this.#signed(item, signing)
+      return
+    }
+    // Web Crypto answers in a promise, within timeoutMs: the item waits for it, counted as waiting.
+    // Only an event with one URL lets its signature go, so nothing else can settle it meanwhile.
+    item.where = 'signing'
+    item.lane.waitingCount++
+    void signing.then((signature) => {
+      item.lane.waitingCount--
+      item.where = 'done'
+      this.#signed(item, signature)
+    })
+  }
+
+  /** Queues a due item with its new signature; without one it is not sent, and its URL fails as at the first attempt. */
+  #signed(item: LaneItem, signature: string | CallbackFailure): void {
+    if (typeof signature !== 'string') {
+      this.#settle(item, 'failed', { code: 'ERR_CALLBACK', callback: 'signer', cause: signature.cause })
+      return
+    }
+    if (this.#closing) {
+      // Signed after close() began: nothing enters a queue now (see abandon).
+      this.#settle(item, 'failed', closedFailure(item))
+      return
+    }
+    item.delivery.signature = signature
     this.#enter(item)
     this.#dispatch()
   }
@@ -413,8 +510,6 @@ export class UrlLanes {
     this.#inFlight++
     // Counted as sent: a request still in flight when another URL accepts the event is reported.
     item.attempts++
-    // Stryker disable next-line EqualityOperator: at equal counts it writes the same number.
-    if (item.attempts > delivery.rounds) delivery.rounds = item.attempts
     // performance.now(): a request's time, below the millisecond on loopback.
     const sentAt = performance.now()
     // The sender never rejects: every failure, a transport's throw or rejection included, is an answer.
