@@ -459,7 +459,8 @@ describe('a platform signer that fails when a waiting event is signed again for 
       const result = await target.deliver(track)
       expect(result.status).toBe('failed')
       expect(result.urls[0]).toMatchObject({ status: 'failed', attempts: 1, lastStatus: 503 })
-      expect(result.urls[0]?.lastError).toMatchObject({ code: 'ERR_CALLBACK' })
+      // As when backoff fails it: the signer's fault, with the URL's last status.
+      expect(result.urls[0]?.lastError).toMatchObject({ code: 'ERR_CALLBACK', status: 503 })
       expect(result.urls[0]?.lastError?.message).toMatch(/signer/)
       expect(transport.calls).toBe(1)
     },
@@ -475,6 +476,7 @@ describe('a platform signer that fails when a waiting event is signed again for 
     await vi.waitFor(() => expect(answer).toBeDefined())
     // Signing, the URL still counts as waiting.
     expect(target.backlog()[0]).toMatchObject({ queued: 0, retrying: 1, inFlight: 0 })
+    expect(target.pendingRetries).toBe(1)
     const closing = target.close({ timeout: 1_000 })
     answer?.('second')
     const result = await pending

@@ -4,6 +4,8 @@ import { createUndiciTransport } from '../../src/webhook/node-only.js'
 import { MemoryRetryStore } from '../../src/webhook/delivery/retry-store.js'
 import { RetryScheduler } from '../../src/webhook/delivery/scheduler.js'
 import { startSink, type Sink } from '../helpers/sink.js'
+import { WebhookDestinationBase } from '../../src/webhook/delivery/destination-base.js'
+import { defaultPlatform as webPlatform } from '../../src/webhook/platform/web.js'
 
 let sink: Sink | undefined
 afterEach(async () => {
@@ -68,6 +70,71 @@ describe('close() at its deadline', () => {
     expect((await first)?.status).toBe('delivered')
     expect(destination.backlog()[0]).toMatchObject({ queued: 0, inFlight: 0 })
     expect(held).toHaveLength(1)
+  })
+})
+
+describe('close() with a signer that answers in a promise (Web Crypto: browsers, Deno, Bun, Workers)', () => {
+  it('waits for events deliver() took before it, still being signed, and sends them before it resolves', async () => {
+    sink = await startSink(() => ({ status: 200 }))
+    const destination = new WebhookDestinationBase(
+      { webhooks: [{ url: sink.url }], sharedSecret: 's3cret' },
+      webPlatform,
+    )
+    const deliveries = Array.from({ length: 20 }, (_, index) =>
+      destination.deliver({ type: 'identify', userId: `u${index}` }),
+    )
+    await destination.close()
+    const sentBeforeClose = sink.requests.length
+    const results = await Promise.all(deliveries)
+    expect(results.map((result) => result.status)).toEqual(Array(20).fill('delivered'))
+    expect(sentBeforeClose).toBe(20)
+  })
+
+  it('ends an event whose signature comes after its deadline with ERR_CLOSED, unsent', async () => {
+    let sign: ((signature: string) => void) | undefined
+    const transport = {
+      calls: 0,
+      send: async () => {
+        transport.calls++
+        return { ok: true as const, status: 200, retryAfter: null }
+      },
+    }
+    const destination = new WebhookDestinationBase(
+      { webhooks: [{ url: 'https://a.test/' }], sharedSecret: 's3cret', transport },
+      { transport: () => transport, signer: () => () => new Promise<string>((resolve) => (sign = resolve)) },
+    )
+    const delivery = destination.deliver({ type: 'identify', userId: 'u1' })
+    await destination.close({ timeout: 20 })
+    sign?.('a1b2')
+    const result = await delivery
+    expect(result.urls[0]).toMatchObject({ status: 'failed', attempts: 0, lastError: { code: 'ERR_CLOSED' } })
+    expect(transport.calls).toBe(0)
+  })
+
+  it('ends an event signed after close() began at a URL its rate holds back with ERR_CLOSED, as close() ends those queued', async () => {
+    const signatures: Array<(signature: string) => void> = []
+    const transport = {
+      calls: 0,
+      send: async () => {
+        transport.calls++
+        return { ok: true as const, status: 200, retryAfter: null }
+      },
+    }
+    const destination = new WebhookDestinationBase(
+      { webhooks: [{ url: 'https://a.test/' }], sharedSecret: 's3cret', transport, ratePerUrl: 1 },
+      { transport: () => transport, signer: () => () => new Promise<string>((resolve) => signatures.push(resolve)) },
+    )
+    const first = destination.deliver({ type: 'identify', userId: 'u1' })
+    const second = destination.deliver({ type: 'identify', userId: 'u2' })
+    await expect.poll(() => signatures.length).toBe(2)
+    signatures[0]?.('a1')
+    expect((await first).status).toBe('delivered')
+    // The first took the URL's token for this second: the second could not leave for a while.
+    const closing = destination.close({ timeout: 60_000 })
+    signatures[1]?.('b2')
+    await closing
+    expect((await second).urls[0]).toMatchObject({ status: 'failed', attempts: 0, lastError: { code: 'ERR_CLOSED' } })
+    expect(transport.calls).toBe(1)
   })
 })
 

@@ -119,7 +119,7 @@ export class WebhookDestinationBase<
       },
       finished: (delivery) => {
         delivery.resolve(this.#rounds.finish(delivery, delivery.startedAt))
-        if (--this.#outstanding === 0) this.#idle?.()
+        this.#settledOne()
       },
       circuit: (url, circuit) => this.emit('url-state', { url, circuit }),
     })
@@ -195,6 +195,8 @@ export class WebhookDestinationBase<
       this.emit('skipped', result)
       return Promise.resolve(result)
     }
+    // Counted from here, not once signed: close() waits for an event Web Crypto is still signing.
+    this.#outstanding++
     const preparing = this.#rounds.prepare(eventId, body)
     // A synchronous signer (node:crypto) needs no tick; Web Crypto's does. Not an async function:
     // its frame and outer promise would stay alive for as long as the event waits (hours, when
@@ -210,12 +212,16 @@ export class WebhookDestinationBase<
       // Failed before it took a request slot: no round to wait for.
       const state = this.#rounds.start(eventId)
       this.#rounds.refuseUnsigned(state, prepared)
-      return Promise.resolve(this.#rounds.finish(state, startedAt))
+      const result = this.#rounds.finish(state, startedAt)
+      this.#settledOne()
+      return Promise.resolve(result)
     }
-    return new Promise<DeliveryResult>((resolve) => {
-      this.#outstanding++
-      this.#lanes.add(prepared, startedAt, resolve)
-    })
+    return new Promise<DeliveryResult>((resolve) => this.#lanes.add(prepared, startedAt, resolve))
+  }
+
+  /** An event counted by deliver() has its outcome: close() may be waiting for the last one. */
+  #settledOne(): void {
+    if (--this.#outstanding === 0) this.#idle?.()
   }
 
   /**

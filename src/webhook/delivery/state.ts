@@ -119,11 +119,18 @@ export function isDelivered(state: DeliveryState, mode: RoundRules['mode']): boo
         state.targets.every((target) => target.status === 'delivered' || target.status === 'superseded')
 }
 
-/** What a URL fails with when `backoff` gave no usable delay: its fault, keeping the URL's last status. */
-export function backoffFailure(cause: unknown, last: AttemptFailure | undefined): AttemptFailure {
+/**
+ * What a URL fails with when a callback failed it between attempts (`backoff` gave no usable
+ * delay, or the signer could not sign its retry): its fault, keeping the URL's last status.
+ */
+export function callbackFailure(
+  callback: 'backoff' | 'signer',
+  cause: unknown,
+  last: AttemptFailure | undefined,
+): AttemptFailure {
   return {
     code: 'ERR_CALLBACK',
-    callback: 'backoff',
+    callback,
     cause,
     ...(last?.status === undefined ? {} : { status: last.status }),
   }

@@ -7,7 +7,7 @@ import type { Endpoint } from '../network/endpoint.js'
 import { sharedFailure, toWebhookError, type AttemptFailure } from './failure.js'
 import type { DeliveryResult } from './result.js'
 import { MemoryRetryStore, type Due } from './retry-store.js'
-import { backoffFailure, recordAttempt, retryDueAt, type DeliveryState, type TargetState } from './state.js'
+import { callbackFailure, recordAttempt, retryDueAt, type DeliveryState, type TargetState } from './state.js'
 import { RetryScheduler } from './scheduler.js'
 import type { Outgoing, Sender } from '../network/sender.js'
 import type { ResolvedWebhookSettings } from './settings.js'
@@ -201,7 +201,11 @@ export class UrlLanes {
   readonly #scheduler: RetryScheduler<LaneItem>
   /** Requests in flight over every URL: at most `maxConcurrency`, however many URLs share it. */
   #inFlight = 0
+  /** Items due whose signature is being made again (Web Crypto): still waiting for their retry. */
+  #signing = 0
   #closing = false
+  /** close()'s deadline has passed: nothing is sent any more. */
+  #abandoned = false
 
   constructor(
     settings: ResolvedWebhookSettings,
@@ -235,7 +239,7 @@ export class UrlLanes {
 
   /** Deliveries waiting for a time (a retry, or a breaker's cool-down), over all URLs. */
   get waiting(): number {
-    return this.#scheduler.size
+    return this.#scheduler.size + this.#signing
   }
 
   #held(lane: UrlLane): number {
@@ -279,6 +283,10 @@ export class UrlLanes {
       }
       this.#enter(item)
     }
+    // An event signed after close() began (Web Crypto signs in a promise) is sent as what was
+    // queued then is; after close()'s deadline, nothing is.
+    if (this.#abandoned) this.abandon()
+    else if (this.#closing) this.#endUnsendable()
     this.#dispatch()
   }
 
@@ -295,8 +303,14 @@ export class UrlLanes {
       item.where = 'done'
       this.#settle(item, 'failed', closedFailure(item))
     }
-    // What is queued behind a breaker that is not closed, or a rate, could not be sent for a
-    // while: it ends now too, and no probe or timer outlives close().
+    this.#endUnsendable()
+  }
+
+  /**
+   * What is queued behind a breaker that is not closed, or a rate, could not be sent for a while:
+   * once closing, it ends now, and no probe or timer outlives close().
+   */
+  #endUnsendable(): void {
     for (const lane of this.#lanes) {
       clearTimeout(lane.throttled)
       lane.throttled = undefined
@@ -310,10 +324,11 @@ export class UrlLanes {
   /**
    * At close()'s deadline: what is still queued for a slot is not sent and ends now with
    * `ERR_CLOSED`, so nothing leaves after close() has resolved. Requests in flight end on their
-   * own, within `timeoutMs`. Nothing enters a queue after close(): new events are refused and the
-   * scheduler has stopped.
+   * own, within `timeoutMs`. Nothing waits to enter a queue afterwards: new events are refused,
+   * the scheduler has stopped, and an event whose signature comes later ends as it arrives (see add).
    */
   abandon(): void {
+    this.#abandoned = true
     for (const lane of this.#lanes) {
       for (let item = this.#takeReady(lane); item !== undefined; item = this.#takeReady(lane)) {
         this.#settle(item, 'failed', closedFailure(item))
@@ -397,8 +412,10 @@ export class UrlLanes {
     // Only an event with one URL lets its signature go, so nothing else can settle it meanwhile.
     item.where = 'signing'
     item.lane.waitingCount++
+    this.#signing++
     void signing.then((signature) => {
       item.lane.waitingCount--
+      this.#signing--
       item.where = 'done'
       this.#signed(item, signature)
     })
@@ -407,7 +424,7 @@ export class UrlLanes {
   /** Queues a due item with its new signature; without one it is not sent, and its URL fails as at the first attempt. */
   #signed(item: LaneItem, signature: string | CallbackFailure): void {
     if (typeof signature !== 'string') {
-      this.#settle(item, 'failed', { code: 'ERR_CALLBACK', callback: 'signer', cause: signature.cause })
+      this.#settle(item, 'failed', callbackFailure('signer', signature.cause, item.failure))
       return
     }
     if (this.#closing) {
@@ -555,7 +572,7 @@ export class UrlLanes {
     }
     const delay = backoffDelay(this.#settings.backoff, item.attempts - 1)
     if (typeof delay !== 'number') {
-      this.#settle(item, 'failed', backoffFailure(delay.cause, item.failure))
+      this.#settle(item, 'failed', callbackFailure('backoff', delay.cause, item.failure))
       return
     }
     const dueAt = retryDueAt(now, Math.max(delay, item.retryAfterMs ?? 0), delivery.deadline)

@@ -1,6 +1,6 @@
 import { backoffDelay } from './callbacks.js'
 import {
-  backoffFailure,
+  callbackFailure,
   isDelivered,
   recordAttempt,
   retryDueAt,
@@ -95,7 +95,7 @@ export async function runUrlRound<E>(
       const delay = backoffDelay(rules.backoff, target.attempts - 1)
       if (typeof delay !== 'number') {
         target.status = 'failed'
-        target.failure = backoffFailure(delay.cause, target.failure)
+        target.failure = callbackFailure('backoff', delay.cause, target.failure)
         return
       }
       target.dueAt = retryDueAt(rules.now(), Math.max(delay, target.retryAfterMs ?? 0), state.deadline)
