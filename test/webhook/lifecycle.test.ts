@@ -90,8 +90,8 @@ describe('close() with a signer that answers in a promise (Web Crypto: browsers,
     expect(sentBeforeClose).toBe(20)
   })
 
-  it('ends an event whose signature comes after its deadline with ERR_CLOSED, unsent', async () => {
-    let sign: ((signature: string) => void) | undefined
+  /** A transport that accepts every request and counts them. */
+  function acceptingTransport(): WebhookTransport & { calls: number } {
     const transport = {
       calls: 0,
       send: async () => {
@@ -99,6 +99,12 @@ describe('close() with a signer that answers in a promise (Web Crypto: browsers,
         return { ok: true as const, status: 200, retryAfter: null }
       },
     }
+    return transport
+  }
+
+  it('ends an event whose signature comes after its deadline with ERR_CLOSED, unsent', async () => {
+    let sign: ((signature: string) => void) | undefined
+    const transport = acceptingTransport()
     const destination = new WebhookDestinationBase(
       { webhooks: [{ url: 'https://a.test/' }], sharedSecret: 's3cret', transport },
       { transport: () => transport, signer: () => () => new Promise<string>((resolve) => (sign = resolve)) },
@@ -113,13 +119,7 @@ describe('close() with a signer that answers in a promise (Web Crypto: browsers,
 
   it('ends an event signed after close() began at a URL its rate holds back with ERR_CLOSED, as close() ends those queued', async () => {
     const signatures: Array<(signature: string) => void> = []
-    const transport = {
-      calls: 0,
-      send: async () => {
-        transport.calls++
-        return { ok: true as const, status: 200, retryAfter: null }
-      },
-    }
+    const transport = acceptingTransport()
     const destination = new WebhookDestinationBase(
       { webhooks: [{ url: 'https://a.test/' }], sharedSecret: 's3cret', transport, ratePerUrl: 1 },
       { transport: () => transport, signer: () => () => new Promise<string>((resolve) => signatures.push(resolve)) },
