@@ -188,7 +188,7 @@ function webhookScenario(receiver, failing) {
         secret: 's3cret',
         deliveries: pendingCount,
         attempted: attemptedFirst,
-        settleMs: smoke ? 0 : 60_000,
+        settleMs: smoke ? 0 : 120_000,
       },
       ['--expose-gc'],
     )
