@@ -66,7 +66,7 @@ export function toWebhookError(
         ? new WebhookError(
             code,
             url,
-            `The platform's signer failed (${describeError(cause)}); nothing was sent to ${url}. A signer must return the signature as a string of visible ASCII, within timeoutMs.`,
+            `The platform's signer failed (${describeError(cause)}), and nothing is sent unsigned: ${url} got no further request. A signer must return the signature as a string of visible ASCII, within timeoutMs.`,
             details,
           )
         : new WebhookError(
