@@ -437,7 +437,7 @@ describe('a platform signer that fails when a waiting event is signed again for 
     ['never settles', () => new Promise<string>(() => {})],
   ]
 
-  function retrying(signer: (call: number) => string | Promise<string>) {
+  function retrying(signer: (call: number) => string | Promise<string>, urls = 1) {
     const transport = scriptedTransport(async (call) => ({
       ok: true,
       status: call === 0 ? 503 : 200,
@@ -445,7 +445,13 @@ describe('a platform signer that fails when a waiting event is signed again for 
     }))
     let calls = 0
     const target = new WebhookDestinationBase(
-      { webhooks: [{ url: 'http://127.0.0.1:9/' }], sharedSecret: 's', timeoutMs: 50, backoff: () => 10 },
+      {
+        webhooks: Array.from({ length: urls }, (_, index) => ({ url: `http://127.0.0.1:9/${index}` })),
+        mode: 'each',
+        sharedSecret: 's',
+        timeoutMs: 50,
+        backoff: () => 10,
+      },
       { transport: () => transport, signer: () => () => signer(calls++) },
     )
     destinations.push(target)
@@ -466,6 +472,18 @@ describe('a platform signer that fails when a waiting event is signed again for 
     },
     5_000,
   )
+
+  it('is not asked again for an event with several URLs: it keeps its signature while one URL waits', async () => {
+    const signed: number[] = []
+    const { target, transport } = retrying((call) => {
+      signed.push(call)
+      return 'kept'
+    }, 2)
+    const result = await target.deliver(track)
+    expect(result.status).toBe('delivered')
+    expect(transport.calls).toBe(3)
+    expect(signed).toEqual([0])
+  }, 5_000)
 
   it('ends a retry whose new signature comes after close() began with ERR_CLOSED, unsent', async () => {
     let answer: ((signature: string) => void) | undefined
@@ -488,5 +506,6 @@ describe('a platform signer that fails when a waiting event is signed again for 
     })
     expect(transport.calls).toBe(1)
     expect(target.backlog()[0]).toMatchObject({ queued: 0, retrying: 0, inFlight: 0 })
+    expect(target.pendingRetries).toBe(0)
   }, 5_000)
 })
