@@ -123,7 +123,9 @@ describe('DeliveryRounds', () => {
       [a, 'failed', 'ERR_CALLBACK'],
       [b, 'failed', 'ERR_CALLBACK'],
     ])
-    expect(result.urls[0]?.lastError?.message).toMatch(/The platform's signer failed .*nothing is sent unsigned: http:\/\/a\S* got no further request/)
+    expect(result.urls[0]?.lastError?.message).toMatch(
+      /The platform's signer failed .*nothing is sent unsigned: http:\/\/a\S* got no further request/,
+    )
     expect(told).toEqual([['failed', result]])
     expect(requests).toEqual([])
   })
