@@ -428,7 +428,7 @@ export class UrlLanes {
       return
     }
     if (this.#closing) {
-      // Signed after close() began: nothing enters a queue now (see abandon).
+      // Signed after close() began: a URL waiting for its retry ends, as close() ended the others.
       this.#settle(item, 'failed', closedFailure(item))
       return
     }
