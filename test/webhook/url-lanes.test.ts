@@ -40,6 +40,23 @@ function destinationOf(settings: ConstructorParameters<typeof WebhookDestination
   return destination
 }
 
+/** One hand-answered URL whose breaker opens at its first failure, for a minute unless told. */
+function oneUrlBehindBreaker({
+  coolDownMs = 60_000,
+  ...settings
+}: Omit<ConstructorParameters<typeof WebhookDestination>[0], 'webhooks' | 'transport' | 'breaker'> & {
+  coolDownMs?: number
+}) {
+  const transport = handTransport()
+  const destination = destinationOf({
+    webhooks: [{ url: 'https://a.test/' }],
+    transport,
+    breaker: { failures: 1, coolDownMs },
+    ...settings,
+  })
+  return { transport, destination }
+}
+
 const track = (index: number) => ({ type: 'track' as const, userId: `u${index}`, event: 'E' })
 const liveTimers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length
 
@@ -124,13 +141,7 @@ describe("mode 'any'", () => {
 
 describe("a URL's breaker", () => {
   it('counts a 500 answer as a failure', async () => {
-    const transport = handTransport()
-    const destination = destinationOf({
-      webhooks: [{ url: 'https://a.test/' }],
-      transport,
-      backoff: () => 60_000,
-      breaker: { failures: 1, coolDownMs: 60_000 },
-    })
+    const { transport, destination } = oneUrlBehindBreaker({ backoff: () => 60_000 })
     void destination.deliver(track(0))
     await expect.poll(() => transport.held.length).toBe(1)
     transport.held[0]?.answer(500)
@@ -171,14 +182,11 @@ describe('close()', () => {
   })
 
   it("ends at once what is queued behind a breaker's probe, and sends none of it when the probe succeeds", async () => {
-    const transport = handTransport()
     const coolDownMs = 50
-    const destination = destinationOf({
-      webhooks: [{ url: 'https://a.test/' }],
-      transport,
+    const { transport, destination } = oneUrlBehindBreaker({
       maxConcurrencyPerUrl: 4,
       backoff: () => 60_000,
-      breaker: { failures: 1, coolDownMs },
+      coolDownMs,
     })
     const states: string[] = []
     destination.on('url-state', (notice) => states.push(notice.circuit))
@@ -218,14 +226,7 @@ const heldAt = (transport: { held: Held[] }, origin: string) =>
 
 describe("a URL's breaker, closed again by a straggler's success", () => {
   it('lets deliveries through at once, new ones and retries, though its cool-down has not ended', async () => {
-    const transport = handTransport()
-    const destination = destinationOf({
-      webhooks: [{ url: 'https://a.test/' }],
-      transport,
-      maxConcurrencyPerUrl: 2,
-      backoff: () => 0,
-      breaker: { failures: 1, coolDownMs: 60_000 },
-    })
+    const { transport, destination } = oneUrlBehindBreaker({ maxConcurrencyPerUrl: 2, backoff: () => 0 })
     const states: string[] = []
     destination.on('url-state', (notice) => states.push(notice.circuit))
     const first = destination.deliver(track(0))
@@ -251,14 +252,7 @@ describe("a URL's breaker, closed again by a straggler's success", () => {
 
 describe('close(), then a breaker that opens', () => {
   it('ends at once what is queued behind it, sends none of it, and retries nothing, nor says it would', async () => {
-    const transport = handTransport()
-    const destination = destinationOf({
-      webhooks: [{ url: 'https://a.test/' }],
-      transport,
-      maxConcurrencyPerUrl: 1,
-      backoff: () => 0,
-      breaker: { failures: 1, coolDownMs: 60_000 },
-    })
+    const { transport, destination } = oneUrlBehindBreaker({ maxConcurrencyPerUrl: 1, backoff: () => 0 })
     const retries: string[] = []
     destination.on('retry', (notice) => retries.push(notice.eventId))
     const first = destination.deliver(track(0))
@@ -480,13 +474,10 @@ describe("close(), with a URL's breaker open", () => {
 
 describe("a URL's breaker and its lane", () => {
   it('is not opened again by the failure of a request sent before it opened, while its probe is out', async () => {
-    const transport = handTransport()
-    const destination = destinationOf({
-      webhooks: [{ url: 'https://a.test/' }],
-      transport,
+    const { transport, destination } = oneUrlBehindBreaker({
       maxConcurrencyPerUrl: 3,
       backoff: () => 60_000,
-      breaker: { failures: 1, coolDownMs: 20 },
+      coolDownMs: 20,
     })
     const states: string[] = []
     destination.on('url-state', (notice) => states.push(notice.circuit))
@@ -510,14 +501,7 @@ describe("a URL's breaker and its lane", () => {
   })
 
   it('moves what is queued behind a rate to wait for the breaker when it opens', async () => {
-    const transport = handTransport()
-    const destination = destinationOf({
-      webhooks: [{ url: 'https://a.test/' }],
-      transport,
-      ratePerUrl: 0.1,
-      backoff: () => 60_000,
-      breaker: { failures: 1, coolDownMs: 60_000 },
-    })
+    const { transport, destination } = oneUrlBehindBreaker({ ratePerUrl: 0.1, backoff: () => 60_000 })
     for (let index = 0; index < 3; index++) void destination.deliver(track(index))
     await expect.poll(() => transport.held.length).toBe(1)
     expect(destination.backlog()[0]).toMatchObject({ queued: 2, retrying: 0, inFlight: 1 })
