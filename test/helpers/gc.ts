@@ -2,7 +2,8 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 
 setFlagsFromString('--expose-gc')
-const collectGarbage = runInNewContext('gc') as () => void
+/** A full garbage collection, without starting the process with --expose-gc. */
+export const collectGarbage = runInNewContext('gc') as () => void
 
 /**
  * How many of the watched objects are still alive after a full garbage collection: what some

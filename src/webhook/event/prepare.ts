@@ -39,13 +39,23 @@ export function checkEvent(event: unknown): CheckedEvent {
     // The id travels as the Webhook-Id header: the client's rule, so that an id it sent is never refused here.
     const messageId = input['messageId']
     const eventId = toMessageId(messageId === '' ? undefined : messageId, `${String(input['type'])} event`)
-    // Node's randomUUID() joins a new id from twenty pieces, which V8 keeps as a tree of about
-    // fourteen string objects (490 bytes on the heap against 70 flat) for as long as the id lives:
-    // hours, for an event waiting for a retry. Reading a character makes V8 copy it into one flat
-    // string. (Here, not in the shared rule: the client's browser bundle has no room for it.)
-    eventId.charCodeAt(0)
-    return { eventId, body, enabled: isEnabledFor(integrations) }
+    return { eventId: flattened(eventId), body, enabled: isEnabledFor(integrations) }
   })
+}
+
+/** Matches every id: {@link flattened} runs it for its side effect. */
+const ANYTHING = /^/
+
+/**
+ * The id as one flat string. Node's `randomUUID()` joins a new id from twenty pieces, and V8 keeps
+ * such a string as a tree of about fourteen objects (480 bytes on the heap against 56 flat) for as
+ * long as it lives: hours, for an event waiting for a retry. A regular expression reads only flat
+ * strings, so V8 flattens its subject first, and the tree is collected. Reading one character (`charCodeAt`) did this up to Node 20; V8 12 (Node 22) no longer
+ * flattens there. (Here, not in the shared rule: the client's browser bundle has no room for it.)
+ */
+function flattened(id: string): string {
+  ANYTHING.test(id)
+  return id
 }
 
 /**
