@@ -50,8 +50,9 @@ const ANYTHING = /^/
  * The id as one flat string. Node's `randomUUID()` joins a new id from twenty pieces, and V8 keeps
  * such a string as a tree of about fourteen objects (480 bytes on the heap against 56 flat) for as
  * long as it lives: hours, for an event waiting for a retry. A regular expression reads only flat
- * strings, so V8 flattens its subject first, and the tree is collected. Reading one character (`charCodeAt`) did this up to Node 20; V8 12 (Node 22) no longer
- * flattens there. (Here, not in the shared rule: the client's browser bundle has no room for it.)
+ * strings, so V8 flattens its subject first, and the tree is collected. Reading one character
+ * (`charCodeAt`) did this up to Node 20; V8 12 (Node 22) no longer flattens there. (Here, not in
+ * the shared rule: the client's browser bundle has no room for it.)
  */
 function flattened(id: string): string {
   ANYTHING.test(id)
