@@ -6,8 +6,16 @@ const webhook = require('eventwire/webhook')
 
 const node = !globalThis.Bun
 const nodeOnly = node ? { ...require('eventwire/webhook/node'), ...require('eventwire/webhook/bullmq') } : {}
+/** Node: a full garbage collection, without starting the process with --expose-gc. */
+function garbageCollector() {
+  require('node:v8').setFlagsFromString('--expose-gc')
+  return require('node:vm').runInNewContext('gc')
+}
+const collectGarbage = node ? garbageCollector() : undefined
 import('./conformance.mjs')
-  .then(({ runInProcess }) => runInProcess({ ...client, ...webhook, ...nodeOnly }, process.argv.slice(2), node))
+  .then(({ runInProcess }) =>
+    runInProcess({ ...client, ...webhook, ...nodeOnly }, process.argv.slice(2), node, collectGarbage),
+  )
   .then((results) => {
     console.log(JSON.stringify(results))
     process.exit(0)

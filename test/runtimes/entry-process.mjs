@@ -9,7 +9,15 @@ const node = !globalThis.Deno && !globalThis.Bun
 const nodeOnly = node
   ? { ...(await import('eventwire/webhook/node')), ...(await import('eventwire/webhook/bullmq')) }
   : {}
+/** Node: a full garbage collection, without starting the process with --expose-gc. */
+async function garbageCollector() {
+  const { setFlagsFromString } = await import('node:v8')
+  const { runInNewContext } = await import('node:vm')
+  setFlagsFromString('--expose-gc')
+  return runInNewContext('gc')
+}
+const collectGarbage = node ? await garbageCollector() : undefined
 const args = globalThis.Deno?.args ?? globalThis.process.argv.slice(2)
-console.log(JSON.stringify(await runInProcess({ ...client, ...webhook, ...nodeOnly }, args, node)))
+console.log(JSON.stringify(await runInProcess({ ...client, ...webhook, ...nodeOnly }, args, node, collectGarbage)))
 if (globalThis.Deno) globalThis.Deno.exit(0)
 else globalThis.process.exit(0)
