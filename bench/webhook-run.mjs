@@ -1,8 +1,10 @@
 // One webhook scenario in a fresh process. Prints one JSON line.
 //
 //   node bench/webhook-run.mjs '{"mode":"eventwire","urls":["http://127.0.0.1:PORT/in"],"secret":"s","deliveries":20000}'
-// modes: eventwire | undici (the floor: Pool.request) | fetch | pending (memory) | sign (per-op cost)
+// modes: eventwire | undici (the floor: Pool.request) | fetch | pending (memory) | pending-floor (the
+// same memory on the floor) | sign (per-op cost)
 import { createHmac } from 'node:crypto'
+import { getHeapSpaceStatistics } from 'node:v8'
 
 const config = JSON.parse(process.argv[2])
 const webhookEntry = process.env.EVENTWIRE_WEBHOOK_ENTRY ?? 'eventwire/webhook'
@@ -14,6 +16,9 @@ const event = (index) => ({
   properties: { index, total: 42.5, currency: 'EUR' },
 })
 const hmac = (body, secret) => createHmac('sha1', secret).update(body).digest('hex')
+const youngMb = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size / 2 ** 20
+/** The young generation's size before any scenario ran: what "settled" waits to see again. */
+const youngAtStartMb = youngMb()
 
 /** Runs `total` jobs with `inFlight` at a time. */
 async function pool(total, inFlight, job) {
@@ -35,6 +40,32 @@ async function throughput(run) {
     wallMs,
     perSecond: (config.deliveries * config.urls.length) / (wallMs / 1000),
     cpuMs: (cpu.user + cpu.system) / 1000,
+  }
+}
+
+/**
+ * The memory a process holds right after its deliveries were queued (after a GC), and again once
+ * settled: the burst grows V8's young generation (to 32 MB), which V8 keeps until its memory
+ * reducer runs, some seconds after allocation calms down. A process holding these deliveries for an
+ * hour looks like the second. Waits for that, at most `settleMs`.
+ */
+async function memoryHeld() {
+  globalThis.gc?.()
+  const memory = process.memoryUsage()
+  const settleStarted = performance.now()
+  while (youngMb() > youngAtStartMb && performance.now() - settleStarted < (config.settleMs ?? 0)) {
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+  const settledAfterMs = youngMb() > youngAtStartMb ? null : Math.round(performance.now() - settleStarted)
+  globalThis.gc?.()
+  const settled = process.memoryUsage()
+  return {
+    heapMb: memory.heapUsed / 2 ** 20,
+    rssMb: memory.rss / 2 ** 20,
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+    settledAfterMs,
+    settledHeapMb: settled.heapUsed / 2 ** 20,
+    settledRssMb: settled.rss / 2 ** 20,
   }
 }
 
@@ -79,9 +110,6 @@ if (config.mode === 'eventwire') {
     }),
   )
 } else if (config.mode === 'pending') {
-  const { getHeapSpaceStatistics } = await import('node:v8')
-  const youngMb = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size / 2 ** 20
-  const youngAtStartMb = youngMb()
   const destination = new WebhookDestination({
     webhooks: [{ url: config.urls[0] }],
     sharedSecret: config.secret,
@@ -92,30 +120,61 @@ if (config.mode === 'eventwire') {
   })
   const deliveries = Array.from({ length: config.deliveries }, (_, index) => destination.deliver(event(index)))
   while (destination.pendingRetries < config.deliveries) await new Promise((resolve) => setTimeout(resolve, 50))
-  const pending = destination.pendingRetries
-  globalThis.gc?.()
-  const memory = process.memoryUsage()
-  // The burst of deliver() calls grows V8's young generation (to 32 MB), which V8 keeps until its
-  // memory reducer runs, some seconds after allocation calms down: what a process holding these
-  // deliveries for an hour looks like. Waits for that (at most settleMs), then measures again.
-  const settleStarted = performance.now()
-  while (youngMb() > youngAtStartMb && performance.now() - settleStarted < (config.settleMs ?? 0)) {
-    await new Promise((resolve) => setTimeout(resolve, 250))
-  }
-  const settledAfterMs = youngMb() > youngAtStartMb ? null : Math.round(performance.now() - settleStarted)
-  globalThis.gc?.()
-  const settled = process.memoryUsage()
-  result = {
-    pending,
-    heapMb: memory.heapUsed / 2 ** 20,
-    rssMb: memory.rss / 2 ** 20,
-    peakRssMb: process.resourceUsage().maxRSS / 1024,
-    settledAfterMs,
-    settledHeapMb: settled.heapUsed / 2 ** 20,
-    settledRssMb: settled.rss / 2 ** 20,
-  }
+  result = { pending: destination.pendingRetries, ...(await memoryHeld()) }
   await destination.close({ timeout: 1_000 })
   await Promise.all(deliveries)
+} else if (config.mode === 'pending-floor') {
+  // What any engine must hold for a delivery waiting for its retry, on the undici floor: its id,
+  // its body, the promise its caller awaits and that promise's resolver, and a record of as many
+  // fields as eventwire's own. Each is sent once with Pool.request; nothing else is kept.
+  const { randomUUID } = await import('node:crypto')
+  const { Pool } = await import('undici')
+  class Held {
+    status = 'pending'
+    attempts = 0
+    lastStatus = undefined
+    failure = undefined
+    retryAfterMs = undefined
+    lane = undefined
+    dueAt = 0
+    where = 'ready'
+    slot = undefined
+    signature = undefined
+    deadline = 0
+    open = 1
+    startedAt = 0
+    others = undefined
+    constructor(id, body, resolve) {
+      this.id = id
+      this.body = body
+      this.resolve = resolve
+    }
+  }
+  const flatten = /^/
+  const held = new Array(config.deliveries)
+  const deliveries = Array.from({ length: config.deliveries }, (_, index) => {
+    const id = randomUUID()
+    // Flat, as eventwire keeps it (see checkEvent).
+    flatten.test(id)
+    const body = JSON.stringify(toWebhookPayload(event(index)))
+    return new Promise((resolve) => {
+      held[index] = new Held(id, body, resolve)
+    })
+  })
+  const target = new URL(config.urls[0])
+  const connection = new Pool(target.origin, { connections: 50 })
+  await pool(config.deliveries, 50, async (index) => {
+    const delivery = held[index]
+    const headers = { 'content-type': 'application/json', 'x-signature': hmac(delivery.body, config.secret) }
+    const response = await connection.request({ method: 'POST', path: target.pathname, headers, body: delivery.body })
+    await response.body.dump()
+    delivery.attempts = 1
+    delivery.lastStatus = response.statusCode
+  })
+  result = { pending: held.length, ...(await memoryHeld()) }
+  for (const delivery of held) delivery.resolve(delivery.lastStatus)
+  await Promise.all(deliveries)
+  await connection.close()
 } else if (config.mode === 'sign') {
   const body = JSON.stringify(toWebhookPayload(event(1)))
   const signature = hmac(body, 's3cret')

@@ -72,6 +72,7 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
         rows: Array<{ requestsPerSecond: number }>
         pending: { pending: number }
         attempted: { pending: number }
+        floorHolding: { pending: number }
       }
       plans: { cpuMicrosPerCall: Record<string, number> }
       signing: { sendCpuMicrosPerEvent: Record<string, number>; verifyCpuMicrosPerDelivery: Record<string, number> }
@@ -98,6 +99,7 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
     expect(results.webhooks.rows.every((row) => row.requestsPerSecond > 0)).toBe(true)
     expect(results.webhooks.pending.pending).toBe(1_000)
     expect(results.webhooks.attempted.pending).toBe(1_000)
+    expect(results.webhooks.floorHolding.pending).toBe(1_000)
     expect(Object.keys(results.plans.cpuMicrosPerCall)).toEqual([
       'no plan',
       'Zod 4',
