@@ -7,15 +7,11 @@
 //   node bench/receiver.mjs 500   # prints its port
 //   node --expose-gc bench/old-garbage.mjs '{"url":"http://127.0.0.1:PORT/in","deliveries":100000}'
 import { Session } from 'node:inspector/promises'
+import { smallOrderEvent } from './typical-event.mjs'
 
 const config = JSON.parse(process.argv[2])
 const { WebhookDestination } = await import(process.env.EVENTWIRE_WEBHOOK_ENTRY ?? 'eventwire/webhook')
-const event = (index) => ({
-  type: 'track',
-  userId: `user-${index % 1000}`,
-  event: 'Order Completed',
-  properties: { index, total: 42.5, currency: 'EUR' },
-})
+const event = smallOrderEvent
 
 const session = new Session()
 session.connect()

@@ -8,3 +8,11 @@ export const orderProperties = (index) => ({
     { sku: 'SKU-2', price: 20, quantity: 2 },
   ],
 })
+
+/** The event the webhook throughput and memory scenarios send (webhook-run.mjs, old-garbage.mjs): a smaller order. */
+export const smallOrderEvent = (index) => ({
+  type: 'track',
+  userId: `user-${index % 1000}`,
+  event: 'Order Completed',
+  properties: { index, total: 42.5, currency: 'EUR' },
+})

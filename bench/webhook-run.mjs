@@ -5,16 +5,12 @@
 // same memory on the floor) | sign (per-op cost)
 import { createHmac } from 'node:crypto'
 import { getHeapSpaceStatistics } from 'node:v8'
+import { smallOrderEvent } from './typical-event.mjs'
 
 const config = JSON.parse(process.argv[2])
 const webhookEntry = process.env.EVENTWIRE_WEBHOOK_ENTRY ?? 'eventwire/webhook'
 const { WebhookDestination, signPayload, verifySignature, toWebhookPayload } = await import(webhookEntry)
-const event = (index) => ({
-  type: 'track',
-  userId: `user-${index % 1000}`,
-  event: 'Order Completed',
-  properties: { index, total: 42.5, currency: 'EUR' },
-})
+const event = smallOrderEvent
 const hmac = (body, secret) => createHmac('sha1', secret).update(body).digest('hex')
 const youngMb = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size / 2 ** 20
 /** The young generation's size before any scenario ran: what "settled" waits to see again. */

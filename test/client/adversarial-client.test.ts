@@ -1,10 +1,9 @@
 import fc from 'fast-check'
-import { setFlagsFromString } from 'node:v8'
 import { createGzip } from 'node:zlib'
-import { runInNewContext } from 'node:vm'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Client, type DeliveryError, OptionsError, type ClientOptions, type SentInfo } from '../../src/index.js'
 import { CLIENT_BUILDS } from '../helpers/builds.js'
+import { collectGarbage } from '../helpers/gc.js'
 import { RESPONSE_READ_BYTES } from '../../src/client/transport.js'
 import { startRawServer, trickle, writeForever, type RawBehaviour, type RawServer } from '../helpers/raw-server.js'
 import { thrownBy } from '../helpers/thrown.js'
@@ -40,12 +39,6 @@ async function sendOneAgainst(Build: typeof Client, behaviour: RawBehaviour, opt
   client.track({ userId: 'u1', event: 'E' })
   await client.flush()
   return outcomes
-}
-
-/** A full garbage collection, without starting the process with --expose-gc. */
-function collectGarbage(): void {
-  setFlagsFromString('--expose-gc')
-  ;(runInNewContext('gc') as () => void)()
 }
 
 const OK_HEAD = 'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n'
