@@ -18,6 +18,8 @@ import { MAX_WEBHOOKS, resolveWebhookSettings } from '../src/webhook/delivery/se
 import { DEFAULT_QUEUE_NAME } from '../src/webhook/bullmq/queue.js'
 import { REPLICA_WAIT_DEFAULT_MS, resolveQueueOptions, resolveWorkerOptions } from '../src/webhook/bullmq/options.js'
 import { DEFAULT_COUNTS_TIMEOUT } from '../src/webhook/otel/instrument.js'
+import { DEFAULT_IDLE_MS } from '../src/webhook/network/http1-connection.js'
+import { MAX_HEAD_BYTES } from '../src/webhook/network/http1-response.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const pages = [
@@ -173,6 +175,8 @@ const FACTS = new Set<string>([
   `${RETURN_HORIZON_MS / 1000} s`,
   `${BREAKER_REFRESH_MS / 1000} s`,
   `${CLOSE_MARGIN_MS / 1000} s`,
+  `${DEFAULT_IDLE_MS / 1000} s`,
+  `${MAX_HEAD_BYTES / 1024} KiB`,
 ])
 
 /** Measures on the pages that are not facts about the package, each with why. */

@@ -5,16 +5,18 @@ import {
   createFetchTransport,
   OptionsError,
   WebhookDestination,
-  type WebhookRequest,
   type WebhookTransport,
 } from '../../src/webhook/index.js'
 import { createUndiciTransport } from '../../src/webhook/node-only.js'
+import { createHttp1Transport } from '../../src/webhook/network/http1-transport.js'
 import { classifyFailure } from '../../src/webhook/network/transport.js'
 import { certificates } from '../helpers/certs.js'
+import { requestTo } from '../helpers/webhook-request.js'
 import { startHostileReceiver, type HostileBehaviour, type HostileReceiver } from '../helpers/hostile-receiver.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 
 const transports: Array<[string, () => WebhookTransport]> = [
+  ['eventwire HTTP/1.1 (the Node default)', () => createHttp1Transport()],
   ['undici Pool', () => createUndiciTransport()],
   ['fetch', () => createFetchTransport()],
 ]
@@ -27,19 +29,6 @@ afterEach(async () => {
   sink = undefined
   hostile = undefined
 })
-
-function requestTo(url: string, extra: Partial<WebhookRequest> = {}): WebhookRequest {
-  const parsed = new URL(url)
-  return {
-    url,
-    origin: parsed.origin,
-    path: parsed.pathname,
-    headers: { 'content-type': 'application/json' },
-    body: '{}',
-    timeoutMs: 2_000,
-    ...extra,
-  }
-}
 
 describe('blockPrivateNetworks: literal addresses, at construction and again before connecting', () => {
   it.each(transports)(
@@ -176,9 +165,12 @@ describe('every attempt ends within timeoutMs, whatever the receiver does', () =
     await vi.waitFor(() => expect(hostile?.closedByClient()).toBe(1), { timeout: 5_000 })
   })
 
-  it('answers an attempt still waiting for a connection at its own deadline, over undici Pool', async () => {
+  it.each<[string, () => WebhookTransport]>([
+    ['eventwire HTTP/1.1 (the Node default)', () => createHttp1Transport({ connections: 1 })],
+    ['undici Pool', () => createUndiciTransport({ connections: 1 })],
+  ])('answers an attempt still waiting for a connection at its own deadline, over %s', async (_name, make) => {
     hostile = await startHostileReceiver('silent')
-    const transport = createUndiciTransport({ connections: 1 })
+    const transport = make()
     // The first takes the only connection and keeps it; the second waits for it past its deadline.
     const holding = transport.send(requestTo(hostile.url, { timeoutMs: 600_000 }))
     await hostile.received(1)

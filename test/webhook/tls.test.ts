@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createFetchTransport, WebhookDestination, type WebhookTransport } from '../../src/webhook/index.js'
 import { createUndiciTransport } from '../../src/webhook/node-only.js'
+import { createHttp1Transport } from '../../src/webhook/network/http1-transport.js'
 import { certificates } from '../helpers/certs.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 
@@ -16,6 +17,7 @@ afterAll(async () => {
 
 describe('HTTPS receivers', () => {
   it.each<[string, () => WebhookTransport]>([
+    ['eventwire HTTP/1.1 (the Node default)', () => createHttp1Transport()],
     ['undici Pool', () => createUndiciTransport()],
     ['fetch', () => createFetchTransport()],
   ])(

@@ -1,8 +1,8 @@
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
 import { buildConnector, type Dispatcher, Pool } from 'undici'
 import { RESPONSE_BODY_CAP } from '../../core/attempt-deadline.js'
 import { setUnrefTimeout } from '../../core/timers.js'
 import { blockedRangeOf } from './private-address.js'
+import { publicOnlyLookup } from './public-lookup.js'
 import {
   blockedAddressError,
   classifyFailure,
@@ -29,24 +29,6 @@ export interface UndiciTransportOptions {
    * @defaultValue false
    */
   blockPrivateNetworks?: boolean | undefined
-}
-
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
-
-/** `dns.lookup`, refusing every answer that contains a non-public address (checked after resolution, so DNS tricks do not get through). */
-function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, '')
-    for (const entry of addresses) {
-      const range = blockedRangeOf(entry.address)
-      if (range !== undefined)
-        return callback(blockedAddressError(`${hostname} resolves to ${entry.address}`, range), '')
-    }
-    const [first] = addresses
-    if (options.all) callback(null, addresses)
-    else if (first) callback(null, first.address, first.family)
-    else callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '')
-  })
 }
 
 /**

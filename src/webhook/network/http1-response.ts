@@ -1,0 +1,297 @@
+import { RESPONSE_BODY_CAP } from '../../core/attempt-deadline.js'
+
+/** Most bytes a response's head (status line and headers) may take: Node's and undici's default. */
+export const MAX_HEAD_BYTES = 16 * 1024
+
+/** Most bytes of a chunk-size line or of a chunked body's trailers. */
+const MAX_LINE_BYTES = 4 * 1024
+
+/** The code of the error a response that breaks HTTP/1.1's framing ends its attempt with. */
+export const HTTP_PROTOCOL_CODE = 'ERR_EVENTWIRE_HTTP_PROTOCOL'
+
+/** A response that is not HTTP/1.1 as RFC 9112 frames it: the attempt fails as a network failure. */
+export function protocolError(what: string): Error {
+  return Object.assign(new Error(`the receiver's response is not valid HTTP/1.1: ${what}`), {
+    code: HTTP_PROTOCOL_CODE,
+  })
+}
+
+/** What a response's head says: its status, and what the connection may do after its body. */
+export interface ResponseHead {
+  readonly status: number
+  /** `Retry-After` as sent; `null` when absent or sent twice (then it says nothing usable). */
+  readonly retryAfter: string | null
+  /** The receiver lets the connection carry another request after this response. */
+  readonly keepAlive: boolean
+  /** The receiver's `Keep-Alive: timeout=N`, in ms; `undefined` without one. */
+  readonly idleMs: number | undefined
+}
+
+/** What the connection does next, after a chunk is read. */
+export type ReadOutcome = 'more' | 'complete' | 'over-cap'
+
+enum Phase {
+  Head,
+  Length,
+  ChunkSize,
+  ChunkData,
+  ChunkEnd,
+  Trailers,
+  UntilClose,
+  Done,
+}
+
+const CR = 13
+const LF = 10
+
+/**
+ * Reads one HTTP/1.1 response from a connection's chunks: the head, then the body framed by
+ * `Content-Length`, chunked transfer coding or the connection's end (RFC 9112 section 6.3). The
+ * body is counted and dropped, never kept; past {@link RESPONSE_BODY_CAP} bytes the connection is
+ * closed instead of read further. Interim (1xx) heads are skipped. Only the few header fields that
+ * decide the answer and the framing are looked at.
+ */
+export class ResponseReader {
+  #phase = Phase.Head
+  /** Bytes of a head or line split across chunks, kept until its end arrives. */
+  #held: Buffer | undefined = undefined
+  /** Bytes left of the body (`Content-Length`) or of the current chunk. */
+  #remaining = 0
+  #bodyBytes = 0
+  /** Bytes of the CRLF that ends a chunk's data already read. */
+  #chunkEndSeen = 0
+  #trailerBytes = 0
+  #reusable = true
+  /** The final (non-1xx) head, once read. */
+  head: ResponseHead | undefined = undefined
+
+  /** Whether the connection may carry another request once this response is complete. */
+  get reusable(): boolean {
+    return this.#reusable && this.head?.keepAlive === true
+  }
+
+  /** Reads the next chunk of the connection. Throws {@link protocolError} on a malformed response. */
+  read(chunk: Buffer): ReadOutcome {
+    let at = 0
+    while (at < chunk.length) {
+      switch (this.#phase) {
+        case Phase.Head: {
+          at = this.#readHead(chunk, at)
+          if ((this.#phase as Phase) === Phase.Length && this.#remaining > RESPONSE_BODY_CAP) return 'over-cap'
+          break
+        }
+        case Phase.Length: {
+          const taken = Math.min(this.#remaining, chunk.length - at)
+          at += taken
+          this.#remaining -= taken
+          if (this.#remaining === 0) this.#phase = Phase.Done
+          break
+        }
+        case Phase.UntilClose: {
+          this.#bodyBytes += chunk.length - at
+          at = chunk.length
+          if (this.#bodyBytes > RESPONSE_BODY_CAP) return 'over-cap'
+          break
+        }
+        case Phase.ChunkSize:
+          at = this.#readChunkSize(chunk, at)
+          break
+        case Phase.ChunkData: {
+          const taken = Math.min(this.#remaining, chunk.length - at)
+          at += taken
+          this.#remaining -= taken
+          this.#bodyBytes += taken
+          if (this.#bodyBytes > RESPONSE_BODY_CAP) return 'over-cap'
+          if (this.#remaining === 0) this.#phase = Phase.ChunkEnd
+          break
+        }
+        case Phase.ChunkEnd: {
+          const expected = this.#chunkEndSeen === 0 ? CR : LF
+          if (chunk[at] !== expected) throw protocolError('a chunk does not end with CRLF')
+          at++
+          if (++this.#chunkEndSeen === 2) {
+            this.#chunkEndSeen = 0
+            this.#phase = Phase.ChunkSize
+          }
+          break
+        }
+        case Phase.Trailers:
+          at = this.#readTrailers(chunk, at)
+          break
+        case Phase.Done:
+          // Bytes after the response: nothing was asked for them. The connection is not reused.
+          this.#reusable = false
+          return 'complete'
+      }
+    }
+    return this.#phase === Phase.Done ? 'complete' : 'more'
+  }
+
+  /** The connection ended: whether that completes the response (a body that runs to the end). */
+  ended(): boolean {
+    if (this.#phase === Phase.UntilClose) this.#phase = Phase.Done
+    return this.#phase === Phase.Done
+  }
+
+  /** Whether any byte of a response arrived. */
+  get started(): boolean {
+    return this.head !== undefined || this.#held !== undefined
+  }
+
+  /** Joins `chunk` from `at` to the bytes held from earlier chunks. */
+  #joined(chunk: Buffer, at: number): Buffer {
+    const rest = at === 0 ? chunk : chunk.subarray(at)
+    return this.#held === undefined ? rest : Buffer.concat([this.#held, rest])
+  }
+
+  #readHead(chunk: Buffer, at: number): number {
+    const bytes = this.#joined(chunk, at)
+    const heldBefore = bytes.length - (chunk.length - at)
+    const end = bytes.indexOf('\r\n\r\n', 0, 'latin1')
+    if (end < 0) {
+      if (bytes.length > MAX_HEAD_BYTES) throw protocolError(`its head is over ${MAX_HEAD_BYTES} bytes`)
+      this.#held = Buffer.from(bytes)
+      return chunk.length
+    }
+    if (end > MAX_HEAD_BYTES) throw protocolError(`its head is over ${MAX_HEAD_BYTES} bytes`)
+    this.#held = undefined
+    this.#takeHead(bytes.toString('latin1', 0, end))
+    return at + end + 4 - heldBefore
+  }
+
+  #takeHead(text: string): void {
+    const lineEnd = text.indexOf('\r\n')
+    const statusLine = lineEnd < 0 ? text : text.slice(0, lineEnd)
+    const match = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: |$)/.exec(statusLine)
+    if (match === null) throw protocolError(`the status line is ${JSON.stringify(statusLine.slice(0, 40))}`)
+    const status = Number(match[2])
+    // 1xx: an interim answer (100 Continue, 103 Early Hints); the final one follows. 101 would
+    // switch protocols, which no webhook request asks for.
+    if (status === 101) throw protocolError('101 Switching Protocols was not asked for')
+    if (status < 200) return
+    const fields = lineEnd < 0 ? new HeadFields() : readFields(text, lineEnd + 2)
+    const http10 = match[1] === '0'
+    this.head = {
+      status,
+      retryAfter: fields.retryAfter,
+      keepAlive: !fields.close && (!http10 || fields.keepAliveToken),
+      idleMs: fields.idleMs,
+    }
+    if (status === 204 || status === 304) this.#phase = Phase.Done
+    else if (fields.chunked) {
+      this.#phase = Phase.ChunkSize
+      // Content-Length beside Transfer-Encoding: a request smuggling shape; read as chunked, never reused.
+      if (fields.length !== undefined) this.#reusable = false
+    } else if (fields.transferEncoding || fields.length === undefined) {
+      this.#phase = Phase.UntilClose
+      this.#reusable = false
+    } else {
+      this.#remaining = fields.length
+      this.#phase = fields.length === 0 ? Phase.Done : Phase.Length
+    }
+  }
+
+  /** Reads a line ending in CRLF from `chunk` at `at`; `undefined` while its end has not arrived. */
+  #line(chunk: Buffer, at: number): { line: string; next: number } | undefined {
+    const bytes = this.#joined(chunk, at)
+    const heldBefore = bytes.length - (chunk.length - at)
+    const end = bytes.indexOf('\r\n', 0, 'latin1')
+    if (end < 0) {
+      if (bytes.length > MAX_LINE_BYTES)
+        throw protocolError(`a line of its chunked body is over ${MAX_LINE_BYTES} bytes`)
+      this.#held = Buffer.from(bytes)
+      return undefined
+    }
+    this.#held = undefined
+    return { line: bytes.toString('latin1', 0, end), next: at + end + 2 - heldBefore }
+  }
+
+  #readChunkSize(chunk: Buffer, at: number): number {
+    const read = this.#line(chunk, at)
+    if (read === undefined) return chunk.length
+    const size = /^([0-9A-Fa-f]{1,8})[\t ]*(?:;.*)?$/.exec(read.line)
+    if (size === null) throw protocolError(`a chunk size is ${JSON.stringify(read.line.slice(0, 40))}`)
+    this.#remaining = Number.parseInt(size[1] as string, 16)
+    this.#phase = this.#remaining === 0 ? Phase.Trailers : Phase.ChunkData
+    return read.next
+  }
+
+  #readTrailers(chunk: Buffer, at: number): number {
+    const read = this.#line(chunk, at)
+    if (read === undefined) return chunk.length
+    this.#trailerBytes += read.line.length + 2
+    if (this.#trailerBytes > MAX_HEAD_BYTES) throw protocolError(`its trailers are over ${MAX_HEAD_BYTES} bytes`)
+    if (read.line === '') this.#phase = Phase.Done
+    return read.next
+  }
+}
+
+/** The header fields of a head that matter here. */
+class HeadFields {
+  retryAfter: string | null = null
+  retryAfterSeen = false
+  length: number | undefined = undefined
+  transferEncoding = false
+  chunked = false
+  close = false
+  keepAliveToken = false
+  idleMs: number | undefined = undefined
+}
+
+/** Reads the header fields of a head from `start` (after the status line). */
+function readFields(text: string, start: number): HeadFields {
+  const fields = new HeadFields()
+  let at = start
+  while (at < text.length) {
+    let end = text.indexOf('\r\n', at)
+    if (end < 0) end = text.length
+    const colon = text.indexOf(':', at)
+    const first = text.charCodeAt(at)
+    // Obsolete line folding (a line that starts with a space or tab) and a line without a name.
+    if (first === 32 || first === 9 || colon < 0 || colon > end || colon === at)
+      throw protocolError(`a header line is ${JSON.stringify(text.slice(at, Math.min(end, at + 40)))}`)
+    readField(fields, text, at, colon, text.slice(colon + 1, end).trim())
+    at = end + 2
+  }
+  return fields
+}
+
+function readField(fields: HeadFields, text: string, at: number, colon: number, value: string): void {
+  // Only names of the lengths that matter are lowercased and compared.
+  switch (colon - at) {
+    case 14:
+      if (text.slice(at, colon).toLowerCase() !== 'content-length') return
+      if (!/^\d{1,15}$/.test(value)) throw protocolError(`Content-Length is ${JSON.stringify(value.slice(0, 40))}`)
+      if (fields.length !== undefined && fields.length !== Number(value))
+        throw protocolError('it has two different Content-Length values')
+      fields.length = Number(value)
+      return
+    case 17: {
+      if (text.slice(at, colon).toLowerCase() !== 'transfer-encoding') return
+      fields.transferEncoding = true
+      const codings = value.toLowerCase().split(',')
+      // Chunked only as the final coding frames the body; anything else runs to the connection's end.
+      fields.chunked = codings[codings.length - 1]?.trim() === 'chunked'
+      return
+    }
+    case 10: {
+      const name = text.slice(at, colon).toLowerCase()
+      if (name === 'connection') {
+        for (const token of value.toLowerCase().split(',')) {
+          const option = token.trim()
+          if (option === 'close') fields.close = true
+          else if (option === 'keep-alive') fields.keepAliveToken = true
+        }
+      } else if (name === 'keep-alive') {
+        const timeout = /(?:^|[,\s])timeout\s*=\s*(\d{1,6})/i.exec(value)
+        if (timeout !== null) fields.idleMs = Number(timeout[1]) * 1000
+      }
+      return
+    }
+    case 11:
+      if (text.slice(at, colon).toLowerCase() !== 'retry-after') return
+      fields.retryAfter = fields.retryAfterSeen ? null : value
+      fields.retryAfterSeen = true
+      return
+  }
+}

@@ -1,0 +1,21 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
+import { blockedRangeOf } from './private-address.js'
+import { blockedAddressError } from './transport.js'
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
+
+/** `dns.lookup`, refusing every answer that contains a non-public address (checked after resolution, so DNS tricks do not get through). */
+export function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, '')
+    for (const entry of addresses) {
+      const range = blockedRangeOf(entry.address)
+      if (range !== undefined)
+        return callback(blockedAddressError(`${hostname} resolves to ${entry.address}`, range), '')
+    }
+    const [first] = addresses
+    if (options.all) callback(null, addresses)
+    else if (first) callback(null, first.address, first.family)
+    else callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '')
+  })
+}

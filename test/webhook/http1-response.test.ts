@@ -1,0 +1,163 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { RESPONSE_BODY_CAP } from '../../src/core/attempt-deadline.js'
+import { HTTP_PROTOCOL_CODE, MAX_HEAD_BYTES, ResponseReader } from '../../src/webhook/network/http1-response.js'
+
+/** Reads `text` (Latin-1) in the chunks `cuts` splits it into; what the reader made of it. */
+function readIn(text: string, cuts: number[] = []) {
+  const bytes = Buffer.from(text, 'latin1')
+  const reader = new ResponseReader()
+  const points = [...new Set(cuts.filter((cut) => cut > 0 && cut < bytes.length))].sort((a, b) => a - b)
+  let outcome = 'more'
+  let from = 0
+  for (const to of [...points, bytes.length]) {
+    outcome = reader.read(bytes.subarray(from, to))
+    from = to
+    if (outcome !== 'more') break
+  }
+  return { reader, outcome }
+}
+
+const OK = 'HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n\r\nhello'
+const CHUNKED =
+  'HTTP/1.1 503 Busy\r\nTransfer-Encoding: chunked\r\nRetry-After: 7\r\n\r\n' +
+  '5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nx-trailer: 1\r\n\r\n'
+
+describe('ResponseReader: framing (RFC 9112 section 6.3)', () => {
+  it('reads a Content-Length response: its status, and a connection fit for another request', () => {
+    const { reader, outcome } = readIn(OK)
+    expect(outcome).toBe('complete')
+    expect(reader.head).toEqual({ status: 200, retryAfter: null, keepAlive: true, idleMs: undefined })
+    expect(reader.reusable).toBe(true)
+  })
+
+  it('reads a chunked response with extensions and trailers, and its Retry-After', () => {
+    const { reader, outcome } = readIn(CHUNKED)
+    expect(outcome).toBe('complete')
+    expect(reader.head).toMatchObject({ status: 503, retryAfter: '7' })
+    expect(reader.reusable).toBe(true)
+  })
+
+  it('reads the same response however the connection splits it (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(OK, CHUNKED, 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n'),
+        fc.array(fc.nat({ max: 200 }), { maxLength: 12 }),
+        (text, cuts) => {
+          const whole = readIn(text)
+          const split = readIn(text, cuts)
+          expect(split.outcome).toBe('complete')
+          expect(split.reader.head).toEqual(whole.reader.head)
+          expect(split.reader.reusable).toBe(whole.reader.reusable)
+        },
+      ),
+    )
+  })
+
+  it('skips interim 1xx heads and answers with the final one', () => {
+    const { reader, outcome } = readIn(
+      'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\nHTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n',
+    )
+    expect(outcome).toBe('complete')
+    expect(reader.head?.status).toBe(202)
+  })
+
+  it('reads a body without a length to the connection’s end, and does not reuse the connection', () => {
+    const { reader, outcome } = readIn('HTTP/1.1 200 OK\r\n\r\nsome body')
+    expect(outcome).toBe('more')
+    expect(reader.head?.status).toBe(200)
+    expect(reader.ended()).toBe(true)
+    expect(reader.reusable).toBe(false)
+  })
+
+  it('knows a response cut short by the connection’s end from one that ran to it', () => {
+    const cut = readIn('HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nhal')
+    expect(cut.outcome).toBe('more')
+    expect(cut.reader.ended()).toBe(false)
+    expect(new ResponseReader().ended()).toBe(false)
+  })
+
+  it.each([
+    ['HTTP/1.1 204 No Content\r\n\r\n', true],
+    ['HTTP/1.1 304 Not Modified\r\n\r\n', true],
+    ['HTTP/1.1 200 OK\r\nConnection: close\r\ncontent-length: 0\r\n\r\n', false],
+    ['HTTP/1.1 200 OK\r\nConnection: Keep-Alive, Close\r\ncontent-length: 0\r\n\r\n', false],
+    ['HTTP/1.0 200 OK\r\ncontent-length: 0\r\n\r\n', false],
+    ['HTTP/1.0 200 OK\r\nConnection: keep-alive\r\ncontent-length: 0\r\n\r\n', true],
+    ['HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n', false],
+    // Both framings: read as chunked, and never trusted with another request.
+    ['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n', false],
+    // Bytes nobody asked for after the response.
+    ['HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\nHTTP/1.1 200 OK\r\n\r\n', false],
+  ])('%j: reusable %s', (text, reusable) => {
+    const { reader } = readIn(text)
+    expect(reader.head?.status).toBeGreaterThanOrEqual(200)
+    reader.ended()
+    expect(reader.reusable).toBe(reusable)
+  })
+
+  it('takes the receiver’s Keep-Alive timeout, and Retry-After only when sent once', () => {
+    const { reader } = readIn('HTTP/1.1 429 Slow\r\nKeep-Alive: max=5, timeout=3\r\ncontent-length: 0\r\n\r\n')
+    expect(reader.head).toMatchObject({ status: 429, idleMs: 3_000, retryAfter: null })
+    const twice = readIn('HTTP/1.1 429 Slow\r\nRetry-After: 1\r\nretry-after: 2\r\ncontent-length: 0\r\n\r\n')
+    expect(twice.reader.head?.retryAfter).toBeNull()
+  })
+})
+
+describe('ResponseReader: what it will not read', () => {
+  it.each([
+    ['a status line that is not HTTP/1.x', 'HTTP/2 200\r\n\r\n'],
+    ['a status of two digits', 'HTTP/1.1 20 OK\r\n\r\n'],
+    ['garbage', 'hello there\r\n\r\n'],
+    ['101, never asked for', 'HTTP/1.1 101 Switching Protocols\r\nupgrade: x\r\n\r\n'],
+    ['a folded header line', 'HTTP/1.1 200 OK\r\nx-a: 1\r\n  folded\r\n\r\n'],
+    ['a header line without a name', 'HTTP/1.1 200 OK\r\n: value\r\n\r\n'],
+    ['a header line without a colon', 'HTTP/1.1 200 OK\r\njust text\r\n\r\n'],
+    ['two different Content-Length values', 'HTTP/1.1 200 OK\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n'],
+    ['a Content-Length that is not a number', 'HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n'],
+    ['a chunk size that is not hex', 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n'],
+    ['a chunk without its CRLF', 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\nab\r\n'],
+  ])('%s: a protocol error', (_what, text) => {
+    expect(() => readIn(text)).toThrow(expect.objectContaining({ code: HTTP_PROTOCOL_CODE }))
+  })
+
+  it('keeps the head of a response whose body then breaks the framing', () => {
+    const reader = new ResponseReader()
+    expect(() => reader.read(Buffer.from('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n'))).toThrow()
+    expect(reader.head?.status).toBe(200)
+  })
+
+  it(`refuses a head over ${MAX_HEAD_BYTES} bytes, even one that never ends`, () => {
+    const long = `HTTP/1.1 200 OK\r\nx-long: ${'a'.repeat(MAX_HEAD_BYTES)}`
+    expect(() => readIn(long, [100, 5_000, 10_000])).toThrow(expect.objectContaining({ code: HTTP_PROTOCOL_CODE }))
+    expect(() => readIn(`${long}\r\n\r\n`)).toThrow(/over 16384 bytes/)
+  })
+
+  it('refuses endless trailers and an endless chunk-size line', () => {
+    const trailers = `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n0\r\n${'x-t: 1\r\n'.repeat(3_000)}`
+    expect(() => readIn(trailers)).toThrow(/trailers are over/)
+    const line = `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1${'0'.repeat(5_000)}`
+    expect(() => readIn(line)).toThrow(/line of its chunked body/)
+  })
+
+  it.each([
+    ['a Content-Length over the cap, at once', `HTTP/1.1 200 OK\r\ncontent-length: ${RESPONSE_BODY_CAP + 1}\r\n\r\n`],
+    [
+      'a chunked body past the cap',
+      `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${'4000\r\n'}${'x'.repeat(0x4000)}\r\n`.repeat(1) +
+        `${'4000\r\n'}${'x'.repeat(0x4000)}\r\n`.repeat(4),
+    ],
+    ['a body to the end past the cap', `HTTP/1.1 200 OK\r\n\r\n${'x'.repeat(RESPONSE_BODY_CAP + 1)}`],
+  ])('%s: stops reading (over-cap) with the head kept', (_what, text) => {
+    const { reader, outcome } = readIn(text)
+    expect(outcome).toBe('over-cap')
+    expect(reader.head?.status).toBe(200)
+  })
+
+  it('reads a body of exactly the cap', () => {
+    const { outcome } = readIn(
+      `HTTP/1.1 200 OK\r\ncontent-length: ${RESPONSE_BODY_CAP}\r\n\r\n${'x'.repeat(RESPONSE_BODY_CAP)}`,
+    )
+    expect(outcome).toBe('complete')
+  })
+})

@@ -1,0 +1,273 @@
+import { spawn } from 'node:child_process'
+import { createServer, type Server, type Socket } from 'node:net'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { WebhookDestination, type WebhookRequest } from '../../src/webhook/index.js'
+import { DEFAULT_IDLE_MS } from '../../src/webhook/network/http1-connection.js'
+import { createHttp1Transport } from '../../src/webhook/network/http1-transport.js'
+import { certificates } from '../helpers/certs.js'
+import { startSink, type Sink } from '../helpers/sink.js'
+import { requestTo as baseRequest } from '../helpers/webhook-request.js'
+
+/**
+ * A raw receiver on 127.0.0.1: `answer` gets each request's head and body as they arrived on a
+ * connection (its 0-based number, and the request's number on it) and writes what it likes.
+ */
+interface RawReceiver {
+  readonly url: string
+  readonly connections: () => number
+  readonly requests: Array<{ connection: number; head: string; body: string }>
+  /** Connections the client ended or reset. */
+  readonly closedByClient: () => number
+  close(): Promise<void>
+}
+
+type Answer = (socket: Socket, connection: number, nth: number) => void
+
+async function startRaw(answer: Answer): Promise<RawReceiver> {
+  const requests: RawReceiver['requests'] = []
+  let connections = 0
+  let closedByClient = 0
+  const sockets = new Set<Socket>()
+  const server: Server = createServer((socket) => {
+    const connection = connections++
+    sockets.add(socket)
+    let nth = 0
+    let pending = Buffer.alloc(0)
+    // The client ended (FIN) or reset the connection; a connection the receiver destroys itself sees neither.
+    let closed = false
+    const byClient = () => {
+      if (!closed) closedByClient++
+      closed = true
+    }
+    socket.on('end', byClient)
+    socket.on('error', byClient)
+    socket.on('close', () => sockets.delete(socket))
+    socket.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk])
+      for (;;) {
+        const end = pending.indexOf('\r\n\r\n')
+        if (end < 0) return
+        const head = pending.toString('latin1', 0, end)
+        const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0)
+        if (pending.length < end + 4 + length) return
+        const body = pending.toString('utf8', end + 4, end + 4 + length)
+        pending = pending.subarray(end + 4 + length)
+        requests.push({ connection, head, body })
+        answer(socket, connection, nth++)
+      }
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  return {
+    url: `http://127.0.0.1:${port}/in`,
+    connections: () => connections,
+    requests,
+    closedByClient: () => closedByClient,
+    async close() {
+      for (const socket of sockets) socket.destroy()
+      await new Promise((resolve) => server.close(resolve))
+    },
+  }
+}
+
+const ok = (socket: Socket, extra = '') => socket.write(`HTTP/1.1 200 OK\r\ncontent-length: 2\r\n${extra}\r\nok`)
+
+/** A request with a body whose UTF-8 length is not its length in characters. */
+const requestTo = (url: string, extra: Partial<WebhookRequest> = {}): WebhookRequest =>
+  baseRequest(url, { body: '{"a":"é"}', timeoutMs: 5_000, ...extra })
+
+let receiver: RawReceiver | undefined
+let sink: Sink | undefined
+afterEach(async () => {
+  await receiver?.close()
+  await sink?.close()
+  receiver = undefined
+  sink = undefined
+})
+
+describe('eventwire HTTP/1.1 transport: connections', () => {
+  it('sends one request per write with its exact UTF-8 length, and keeps one connection alive for a run of them', async () => {
+    receiver = await startRaw((socket) => ok(socket))
+    const transport = createHttp1Transport()
+    for (let index = 0; index < 20; index++) {
+      expect(await transport.send(requestTo(receiver.url))).toEqual({ ok: true, status: 200, retryAfter: null })
+    }
+    await transport.close?.()
+    expect(receiver.connections()).toBe(1)
+    expect(receiver.requests).toHaveLength(20)
+    const [first] = receiver.requests
+    expect(first?.head).toMatch(/^POST \/in HTTP\/1\.1\r\nhost: 127\.0\.0\.1:\d+\r\ncontent-length: 10\r\n/)
+    expect(first?.body).toBe('{"a":"é"}')
+  })
+
+  it('opens at most `connections` to a URL; the rest wait in line for one', async () => {
+    const held: Socket[] = []
+    receiver = await startRaw((socket) => held.push(socket))
+    const transport = createHttp1Transport({ connections: 3 })
+    const sent = Array.from({ length: 10 }, () => transport.send(requestTo(receiver!.url)))
+    await vi.waitFor(() => expect(receiver?.requests).toHaveLength(3))
+    expect(receiver.connections()).toBe(3)
+    // Each answer frees a connection for the next in line.
+    for (let answered = 0; answered < 10; answered++) {
+      await vi.waitFor(() => expect(held.length).toBeGreaterThan(answered))
+      ok(held[answered] as Socket)
+    }
+    expect(await Promise.all(sent)).toHaveLength(10)
+    expect(receiver.connections()).toBe(3)
+    await transport.close?.()
+  })
+
+  it('sends once more, on a new connection, a request whose kept-alive connection the receiver closed before answering', async () => {
+    // Each connection answers its first request and drops the next unanswered: a receiver that
+    // closed an idle connection just as the request went out on it.
+    receiver = await startRaw((socket, _connection, nth) => (nth === 0 ? ok(socket) : socket.destroy()))
+    const transport = createHttp1Transport()
+    expect(await transport.send(requestTo(receiver.url))).toMatchObject({ ok: true, status: 200 })
+    expect(await transport.send(requestTo(receiver.url))).toMatchObject({ ok: true, status: 200 })
+    expect(receiver.connections()).toBe(2)
+    expect(receiver.requests.map((request) => request.connection)).toEqual([0, 0, 1])
+    await transport.close?.()
+  })
+
+  it('does not send again a request whose new connection closed before answering: a network failure', async () => {
+    receiver = await startRaw((socket) => socket.destroy())
+    const transport = createHttp1Transport()
+    const response = await transport.send(requestTo(receiver.url))
+    expect(response).toMatchObject({ ok: false, failure: 'network' })
+    expect(receiver.requests).toHaveLength(1)
+    await transport.close?.()
+  })
+
+  it('opens a new connection when the receiver says its connections idle out within a second', async () => {
+    receiver = await startRaw((socket) => ok(socket, 'keep-alive: timeout=1\r\n'))
+    const transport = createHttp1Transport()
+    await transport.send(requestTo(receiver.url))
+    await transport.send(requestTo(receiver.url))
+    expect(receiver.connections()).toBe(2)
+    await transport.close?.()
+  })
+
+  it('closes a connection left idle past the receiver’s keep-alive timeout less a second', async () => {
+    receiver = await startRaw((socket) => ok(socket, 'keep-alive: timeout=2\r\n'))
+    const transport = createHttp1Transport()
+    await transport.send(requestTo(receiver.url))
+    await vi.waitFor(() => expect(receiver?.closedByClient()).toBe(1), { timeout: 5_000 })
+    await transport.close?.()
+  })
+
+  it('does not keep the process alive with idle connections', async () => {
+    sink = await startSink()
+    const script = `
+      import { createHttp1Transport } from ${JSON.stringify(new URL('../../src/webhook/network/http1-transport.ts', import.meta.url).pathname)}
+      const url = ${JSON.stringify(`${sink.url}/in`)}
+      const parsed = new URL(url)
+      const response = await createHttp1Transport().send({ url, origin: parsed.origin, path: parsed.pathname, headers: {}, body: '{}', timeoutMs: 5000 })
+      const answered = performance.now()
+      process.on('exit', () => console.log(response.status, Math.round(performance.now() - answered)))
+    `
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let output = ''
+    child.stdout.on('data', (chunk) => {
+      output += chunk
+    })
+    const code = await new Promise((resolve) => child.on('exit', resolve))
+    const [status, idleForMs] = output.trim().split(' ').map(Number)
+    expect(status).toBe(200)
+    expect(code).toBe(0)
+    // It exited with its connection idle: before the transport's own idle timeout could close it.
+    expect(idleForMs).toBeLessThan(DEFAULT_IDLE_MS)
+    expect(sink.requests).toHaveLength(1)
+  })
+
+  it('refuses a request whose header value holds a line break, sending nothing, and goes on', async () => {
+    receiver = await startRaw((socket) => ok(socket))
+    const transport = createHttp1Transport()
+    const split = await transport.send(requestTo(receiver.url, { headers: { 'x-a': 'b\r\nx-injected: 1' } }))
+    expect(split).toMatchObject({ ok: false, failure: 'network' })
+    expect(String((split as { cause?: Error }).cause?.message)).toMatch(/x-a header's value holds a line break/)
+    expect(await transport.send(requestTo(receiver.url))).toMatchObject({ ok: true, status: 200 })
+    expect(receiver.requests).toHaveLength(1)
+    expect(receiver.requests[0]?.head).not.toContain('x-injected')
+    await transport.close?.()
+  })
+
+  it('writes obs-text header values as Latin-1 bytes and the body as UTF-8', async () => {
+    receiver = await startRaw((socket) => ok(socket))
+    const transport = createHttp1Transport()
+    await transport.send(requestTo(receiver.url, { headers: { 'x-name': 'café' } }))
+    expect(receiver.requests[0]?.head).toContain('x-name: café')
+    expect(receiver.requests[0]?.body).toBe('{"a":"é"}')
+    await transport.close?.()
+  })
+
+  it('ends an attempt no longer wanted: its connection closes and the answer is a network failure', async () => {
+    receiver = await startRaw(() => {})
+    const transport = createHttp1Transport()
+    const unwanted = new AbortController()
+    const sent = transport.send(requestTo(receiver.url, { signal: unwanted.signal }))
+    await vi.waitFor(() => expect(receiver?.requests).toHaveLength(1))
+    unwanted.abort()
+    expect(await sent).toMatchObject({ ok: false, failure: 'network' })
+    await vi.waitFor(() => expect(receiver?.closedByClient()).toBe(1))
+    await transport.close?.()
+  })
+
+  it('closes idle connections on close(), lets a request in flight finish, and refuses requests after', async () => {
+    let answerLater: Socket | undefined
+    receiver = await startRaw((socket, connection) => {
+      if (connection === 0) ok(socket)
+      else answerLater = socket
+    })
+    const transport = createHttp1Transport()
+    await transport.send(requestTo(receiver.url))
+    const other = createHttp1Transport()
+    const inFlight = other.send(requestTo(receiver.url))
+    await vi.waitFor(() => expect(answerLater).toBeDefined())
+    await transport.close?.()
+    await vi.waitFor(() => expect(receiver?.closedByClient()).toBe(1))
+    const closing = other.close?.()
+    ok(answerLater as Socket)
+    expect(await inFlight).toMatchObject({ ok: true, status: 200 })
+    await closing
+    expect(await other.send(requestTo(receiver.url))).toMatchObject({ ok: false, failure: 'network' })
+  })
+
+  it('connects to a literal IPv6 address', async (context) => {
+    const server = createServer((socket) =>
+      socket.once('data', () => socket.end('HTTP/1.1 204 No Content\r\nconnection: close\r\n\r\n')),
+    )
+    const listening = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false))
+      server.listen(0, '::1', () => resolve(true))
+    })
+    if (!listening) return context.skip()
+    const { port } = server.address() as { port: number }
+    const transport = createHttp1Transport()
+    expect(await transport.send(requestTo(`http://[::1]:${port}/in`))).toMatchObject({ ok: true, status: 204 })
+    await transport.close?.()
+    await new Promise((resolve) => server.close(resolve))
+  })
+})
+
+describe('eventwire HTTP/1.1 transport: TLS', () => {
+  it('delivers to a receiver whose certificate it trusts, checking the name, and refuses a wrong name', async () => {
+    sink = await startSink(() => ({ status: 200 }), { tls: certificates.selfSigned })
+    const trusting = createHttp1Transport({ tls: { ca: certificates.selfSigned.cert } })
+    const destination = new WebhookDestination({ webhooks: [{ url: `${sink.url}/in` }], transport: trusting })
+    expect((await destination.deliver({ type: 'track', userId: 'u1', event: 'E' })).status).toBe('delivered')
+    await destination.close()
+    const wrong = await startSink(() => ({ status: 200 }), { tls: certificates.wrongHost })
+    try {
+      const transport = createHttp1Transport({ tls: { ca: certificates.ca } })
+      const response = await transport.send(requestTo(`${wrong.url}/in`))
+      expect(response).toMatchObject({ ok: false, failure: 'tls' })
+      expect(wrong.requests).toHaveLength(0)
+      await transport.close?.()
+    } finally {
+      await wrong.close()
+    }
+  })
+})
