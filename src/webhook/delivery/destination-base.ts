@@ -81,7 +81,7 @@ export class WebhookDestinationBase<
   #closing: Promise<void> | undefined
 
   /**
-   * @param platform - What it sends and signs with: undici and `node:crypto` on Node, `fetch` and
+   * @param platform - What it sends and signs with: HTTP/1.1 on `node:net` and `node:crypto` on Node, `fetch` and
    * Web Crypto elsewhere (`platform/`).
    * @throws {@link OptionsError} naming the first setting it cannot use.
    */

@@ -1,7 +1,7 @@
 import { WebhookDestinationBase, type WebhookPlanOption } from './destination-base.js'
 import type { NoPlan, TrackingPlan } from '../../core/plan.js'
 import type { WebhookSettings } from './settings.js'
-// Resolved per runtime by package.json "imports": undici and node:crypto on Node, fetch and Web Crypto elsewhere.
+// Resolved per runtime by package.json "imports": HTTP/1.1 on node:net and node:crypto on Node, fetch and Web Crypto elsewhere.
 import { defaultPlatform } from '#eventwire/webhook-platform'
 
 /**
@@ -11,9 +11,10 @@ import { defaultPlatform } from '#eventwire/webhook-platform'
  * retried for up to `retryWindowMs` (4 hours) from the first attempt; other statuses and
  * untrusted certificates fail at once.
  *
- * On Node it sends with undici's `Pool` and signs with `node:crypto`; in browsers, Deno, Bun and
- * Workers it sends with `fetch` and signs with Web Crypto (there `blockPrivateNetworks` can check
- * literal addresses only: fetch gives no hook into name resolution). The runtime picks the
+ * On Node it sends with HTTP/1.1 of its own on `node:net` and signs with `node:crypto`; in
+ * browsers, Deno, Bun and Workers it sends with `fetch` and signs with Web Crypto (there
+ * `blockPrivateNetworks` can check literal addresses only: fetch gives no hook into name
+ * resolution). The runtime picks the
  * platform (package.json "imports"); the API is the same.
  *
  * @example

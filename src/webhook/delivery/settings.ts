@@ -79,7 +79,7 @@ export interface WebhookSettings {
    * queue share each URL's budget through Redis.
    */
   ratePerUrl?: number | undefined
-  /** How requests are sent. @defaultValue undici's `Pool` on Node, `fetch` elsewhere */
+  /** How requests are sent. @defaultValue eventwire's HTTP/1.1 transport on Node, `fetch` elsewhere */
   transport?: WebhookTransport | undefined
   /**
    * Refuse targets that are not on the public internet (SSRF guard: loopback, private, link-local,

@@ -32,8 +32,8 @@ export type WebhookResponse =
 export type TransportFailure = 'timeout' | 'network' | 'tls' | 'blocked'
 
 /**
- * Sends webhook requests. eventwire uses undici's `Pool` on Node and `fetch` elsewhere; pass your
- * own (for a private CA, a proxy, a test double) as the `transport` setting.
+ * Sends webhook requests. eventwire uses HTTP/1.1 of its own on Node and `fetch` elsewhere; pass
+ * your own (for a private CA, a proxy, a test double) as the `transport` setting.
  */
 export interface WebhookTransport {
   send(request: WebhookRequest): Promise<WebhookResponse>
