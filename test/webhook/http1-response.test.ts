@@ -54,6 +54,16 @@ describe('ResponseReader: framing (RFC 9112 section 6.3)', () => {
     )
   })
 
+  it('takes a bare LF as a line’s end, as RFC 9112 allows, in the head and in a chunked body', () => {
+    const bare = readIn(CHUNKED.replaceAll('\r\n', '\n'), [3, 40, 70, 80])
+    expect(bare.outcome).toBe('complete')
+    expect(bare.reader.head).toEqual(readIn(CHUNKED).reader.head)
+    const mixed = readIn('HTTP/1.1 200 OK\ncontent-length: 2\r\nretry-after: 3\n\r\nok')
+    expect(mixed.outcome).toBe('complete')
+    expect(mixed.reader.head).toMatchObject({ status: 200, retryAfter: '3' })
+    expect(mixed.reader.reusable).toBe(true)
+  })
+
   it('skips interim 1xx heads and answers with the final one', () => {
     const { reader, outcome } = readIn(
       'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\nHTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n',
@@ -148,6 +158,10 @@ describe('ResponseReader: what it will not read', () => {
         `${'4000\r\n'}${'x'.repeat(0x4000)}\r\n`.repeat(4),
     ],
     ['a body to the end past the cap', `HTTP/1.1 200 OK\r\n\r\n${'x'.repeat(RESPONSE_BODY_CAP + 1)}`],
+    [
+      'a chunk size past the cap, at once',
+      'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\nx\r\nFFFFFFF\r\n',
+    ],
   ])('%s: stops reading (over-cap) with the head kept', (_what, text) => {
     const { reader, outcome } = readIn(text)
     expect(outcome).toBe('over-cap')

@@ -130,6 +130,18 @@ describe('eventwire HTTP/1.1 transport: connections', () => {
     await transport.close?.()
   })
 
+  it('does not send again a request whose kept-alive connection closed after a byte of an answer (a 1xx)', async () => {
+    receiver = await startRaw((socket, _connection, nth) => {
+      if (nth === 0) ok(socket)
+      else socket.end('HTTP/1.1 100 Continue\r\n\r\n')
+    })
+    const transport = createHttp1Transport()
+    await transport.send(requestTo(receiver.url))
+    expect(await transport.send(requestTo(receiver.url))).toMatchObject({ ok: false, failure: 'network' })
+    expect(receiver.requests).toHaveLength(2)
+    await transport.close?.()
+  })
+
   it('does not send again a request whose new connection closed before answering: a network failure', async () => {
     receiver = await startRaw((socket) => socket.destroy())
     const transport = createHttp1Transport()

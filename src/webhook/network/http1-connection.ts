@@ -50,6 +50,8 @@ export class Http1Connection implements Carrier {
   #attempt: Http1Attempt | undefined = undefined
   #reader = new ResponseReader()
   #carried = 0
+  /** A byte of an answer to the current request arrived. */
+  #heard = false
   #gone = false
   /** When it last became idle, on the monotonic clock, and how long it may stay so. */
   idleSince = 0
@@ -87,6 +89,7 @@ export class Http1Connection implements Carrier {
       return
     }
     this.#attempt = attempt
+    this.#heard = false
     attempt.carrier = this
     // Nothing of an answer may arrive before the request: a new reader per request.
     if (this.#carried++ > 0) this.#reader = new ResponseReader()
@@ -117,6 +120,7 @@ export class Http1Connection implements Carrier {
       this.destroy()
       return
     }
+    this.#heard = true
     let outcome: ReturnType<ResponseReader['read']>
     try {
       outcome = this.#reader.read(chunk)
@@ -167,7 +171,7 @@ export class Http1Connection implements Carrier {
     this.destroy()
     if (attempt === undefined) return
     attempt.carrier = undefined
-    if (!attempt.answered && !this.#reader.started && this.#carried > 1 && !attempt.resent) {
+    if (!attempt.answered && !this.#heard && this.#carried > 1 && !attempt.resent) {
       attempt.resent = true
       this.#owner.resend(attempt)
       return

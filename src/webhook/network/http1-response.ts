@@ -58,8 +58,8 @@ export class ResponseReader {
   /** Bytes left of the body (`Content-Length`) or of the current chunk. */
   #remaining = 0
   #bodyBytes = 0
-  /** Bytes of the CRLF that ends a chunk's data already read. */
-  #chunkEndSeen = 0
+  /** The CR of the CRLF that ends a chunk's data was read. */
+  #chunkCrSeen = false
   #trailerBytes = 0
   #reusable = true
   /** The final (non-1xx) head, once read. */
@@ -95,6 +95,9 @@ export class ResponseReader {
         }
         case Phase.ChunkSize:
           at = this.#readChunkSize(chunk, at)
+          // A chunk that would take the body past the cap is not waited for.
+          if ((this.#phase as Phase) === Phase.ChunkData && this.#bodyBytes + this.#remaining > RESPONSE_BODY_CAP)
+            return 'over-cap'
           break
         case Phase.ChunkData: {
           const taken = Math.min(this.#remaining, chunk.length - at)
@@ -106,13 +109,13 @@ export class ResponseReader {
           break
         }
         case Phase.ChunkEnd: {
-          const expected = this.#chunkEndSeen === 0 ? CR : LF
-          if (chunk[at] !== expected) throw protocolError('a chunk does not end with CRLF')
-          at++
-          if (++this.#chunkEndSeen === 2) {
-            this.#chunkEndSeen = 0
+          // CRLF, or a bare LF, which RFC 9112 lets a recipient take as a line's end.
+          const byte = chunk[at++]
+          if (byte === CR && !this.#chunkCrSeen) this.#chunkCrSeen = true
+          else if (byte === LF) {
+            this.#chunkCrSeen = false
             this.#phase = Phase.ChunkSize
-          }
+          } else throw protocolError('a chunk does not end with CRLF')
           break
         }
         case Phase.Trailers:
@@ -133,11 +136,6 @@ export class ResponseReader {
     return this.#phase === Phase.Done
   }
 
-  /** Whether any byte of a response arrived. */
-  get started(): boolean {
-    return this.head !== undefined || this.#held !== undefined
-  }
-
   /** Joins `chunk` from `at` to the bytes held from earlier chunks. */
   #joined(chunk: Buffer, at: number): Buffer {
     const rest = at === 0 ? chunk : chunk.subarray(at)
@@ -147,21 +145,21 @@ export class ResponseReader {
   #readHead(chunk: Buffer, at: number): number {
     const bytes = this.#joined(chunk, at)
     const heldBefore = bytes.length - (chunk.length - at)
-    const end = bytes.indexOf('\r\n\r\n', 0, 'latin1')
-    if (end < 0) {
+    const end = headEnd(bytes)
+    if (end === undefined) {
       if (bytes.length > MAX_HEAD_BYTES) throw protocolError(`its head is over ${MAX_HEAD_BYTES} bytes`)
       this.#held = Buffer.from(bytes)
       return chunk.length
     }
-    if (end > MAX_HEAD_BYTES) throw protocolError(`its head is over ${MAX_HEAD_BYTES} bytes`)
+    if (end.text > MAX_HEAD_BYTES) throw protocolError(`its head is over ${MAX_HEAD_BYTES} bytes`)
     this.#held = undefined
-    this.#takeHead(bytes.toString('latin1', 0, end))
-    return at + end + 4 - heldBefore
+    this.#takeHead(bytes.toString('latin1', 0, end.text))
+    return at + end.next - heldBefore
   }
 
   #takeHead(text: string): void {
-    const lineEnd = text.indexOf('\r\n')
-    const statusLine = lineEnd < 0 ? text : text.slice(0, lineEnd)
+    const lineEnd = text.indexOf('\n')
+    const statusLine = lineEnd < 0 ? text : text.slice(0, withoutCr(text, lineEnd))
     const match = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: |$)/.exec(statusLine)
     if (match === null) throw protocolError(`the status line is ${JSON.stringify(statusLine.slice(0, 40))}`)
     const status = Number(match[2])
@@ -169,7 +167,7 @@ export class ResponseReader {
     // switch protocols, which no webhook request asks for.
     if (status === 101) throw protocolError('101 Switching Protocols was not asked for')
     if (status < 200) return
-    const fields = lineEnd < 0 ? new HeadFields() : readFields(text, lineEnd + 2)
+    const fields = lineEnd < 0 ? new HeadFields() : readFields(text, lineEnd + 1)
     const http10 = match[1] === '0'
     this.head = {
       status,
@@ -191,11 +189,11 @@ export class ResponseReader {
     }
   }
 
-  /** Reads a line ending in CRLF from `chunk` at `at`; `undefined` while its end has not arrived. */
+  /** Reads a line ending in CRLF (or LF) from `chunk` at `at`; `undefined` while its end has not arrived. */
   #line(chunk: Buffer, at: number): { line: string; next: number } | undefined {
     const bytes = this.#joined(chunk, at)
     const heldBefore = bytes.length - (chunk.length - at)
-    const end = bytes.indexOf('\r\n', 0, 'latin1')
+    const end = bytes.indexOf(LF)
     if (end < 0) {
       if (bytes.length > MAX_LINE_BYTES)
         throw protocolError(`a line of its chunked body is over ${MAX_LINE_BYTES} bytes`)
@@ -203,7 +201,8 @@ export class ResponseReader {
       return undefined
     }
     this.#held = undefined
-    return { line: bytes.toString('latin1', 0, end), next: at + end + 2 - heldBefore }
+    const line = bytes.toString('latin1', 0, end > 0 && bytes[end - 1] === CR ? end - 1 : end)
+    return { line, next: at + end + 1 - heldBefore }
   }
 
   #readChunkSize(chunk: Buffer, at: number): number {
@@ -226,6 +225,24 @@ export class ResponseReader {
   }
 }
 
+/**
+ * Where the head in `bytes` ends: `text`, the end of its last line (before its CRLF), and `next`,
+ * the first byte after the empty line that ends it; `undefined` while that line has not arrived.
+ * Lines may end in a bare LF, which RFC 9112 lets a recipient take as a line's end.
+ */
+function headEnd(bytes: Buffer): { text: number; next: number } | undefined {
+  for (let lf = bytes.indexOf(LF); lf >= 0; lf = bytes.indexOf(LF, lf + 1)) {
+    const after = bytes[lf + 1] === CR ? lf + 2 : lf + 1
+    if (bytes[after] === LF) return { text: lf > 0 && bytes[lf - 1] === CR ? lf - 1 : lf, next: after + 1 }
+  }
+  return undefined
+}
+
+/** The end of the line whose LF is at `lf` in `text`, before a CR that precedes it. */
+function withoutCr(text: string, lf: number): number {
+  return lf > 0 && text.charCodeAt(lf - 1) === CR ? lf - 1 : lf
+}
+
 /** The header fields of a head that matter here. */
 class HeadFields {
   retryAfter: string | null = null
@@ -243,15 +260,16 @@ function readFields(text: string, start: number): HeadFields {
   const fields = new HeadFields()
   let at = start
   while (at < text.length) {
-    let end = text.indexOf('\r\n', at)
-    if (end < 0) end = text.length
+    let next = text.indexOf('\n', at)
+    if (next < 0) next = text.length
+    const end = withoutCr(text, next)
     const colon = text.indexOf(':', at)
     const first = text.charCodeAt(at)
     // Obsolete line folding (a line that starts with a space or tab) and a line without a name.
     if (first === 32 || first === 9 || colon < 0 || colon > end || colon === at)
       throw protocolError(`a header line is ${JSON.stringify(text.slice(at, Math.min(end, at + 40)))}`)
     readField(fields, text, at, colon, text.slice(colon + 1, end).trim())
-    at = end + 2
+    at = next + 1
   }
   return fields
 }
