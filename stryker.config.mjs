@@ -36,6 +36,7 @@ export default {
     'src/webhook/bullmq/worker-lanes.ts',
     'src/webhook/bullmq/shared-breakers.ts',
     'src/webhook/bullmq/shared-rates.ts',
+    'src/webhook/network/http1-response.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/index.html' },

@@ -106,7 +106,53 @@ describe('ResponseReader: framing (RFC 9112 section 6.3)', () => {
     expect(reader.reusable).toBe(reusable)
   })
 
+  it('reads a status line without a reason phrase', () => {
+    expect(readIn('HTTP/1.1 202\r\ncontent-length: 0\r\n\r\n').reader.head?.status).toBe(202)
+    expect(readIn('HTTP/1.1 202\r\n\r\n').reader.head?.status).toBe(202)
+  })
+
+  it('reads a chunk size with whitespace after it, and the same Content-Length sent twice', () => {
+    expect(readIn('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2 \t\r\nok\r\n0\r\n\r\n').outcome).toBe(
+      'complete',
+    )
+    const twice = readIn('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nContent-Length: 2\r\n\r\nok')
+    expect(twice.outcome).toBe('complete')
+    expect(twice.reader.reusable).toBe(true)
+  })
+
+  it.each([
+    [
+      'Transfer-Encoding: gzip, chunked',
+      'HTTP/1.1 200 OK\r\ntransfer-encoding: gzip, chunked\r\n\r\n0\r\n\r\n',
+      'complete',
+      true,
+    ],
+    // A final coding other than chunked runs to the connection's end, whatever Content-Length says.
+    [
+      'Transfer-Encoding: gzip beside Content-Length',
+      'HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\ncontent-length: 0\r\n\r\n',
+      'more',
+      false,
+    ],
+  ])('%s', (_what, text, outcome, reusable) => {
+    const read = readIn(text)
+    expect(read.outcome).toBe(outcome)
+    expect(read.reader.reusable).toBe(reusable)
+  })
+
+  it('looks only at the fields it names, not at others of the same length', () => {
+    const { reader, outcome } = readIn(
+      'HTTP/1.0 200 OK\r\nx-custom-heade: not a length\r\nx-transfer-encode: chunked\r\nx-retry-aft: 9\r\n' +
+        'x-request1: timeout=9\r\nconnection: upgrade\r\ncontent-length: 2\r\n\r\nok',
+    )
+    expect(outcome).toBe('complete')
+    expect(reader.head).toEqual({ status: 200, retryAfter: null, keepAlive: false, idleMs: undefined })
+  })
+
   it('takes the receiver’s Keep-Alive timeout, and Retry-After only when sent once', () => {
+    expect(readIn('HTTP/1.1 200 OK\r\nKeep-Alive: timeout = 10\r\ncontent-length: 0\r\n\r\n').reader.head?.idleMs).toBe(
+      10_000,
+    )
     const { reader } = readIn('HTTP/1.1 429 Slow\r\nKeep-Alive: max=5, timeout=3\r\ncontent-length: 0\r\n\r\n')
     expect(reader.head).toMatchObject({ status: 429, idleMs: 3_000, retryAfter: null })
     const twice = readIn('HTTP/1.1 429 Slow\r\nRetry-After: 1\r\nretry-after: 2\r\ncontent-length: 0\r\n\r\n')
@@ -116,19 +162,69 @@ describe('ResponseReader: framing (RFC 9112 section 6.3)', () => {
 
 describe('ResponseReader: what it will not read', () => {
   it.each([
-    ['a status line that is not HTTP/1.x', 'HTTP/2 200\r\n\r\n'],
-    ['a status of two digits', 'HTTP/1.1 20 OK\r\n\r\n'],
-    ['garbage', 'hello there\r\n\r\n'],
-    ['101, never asked for', 'HTTP/1.1 101 Switching Protocols\r\nupgrade: x\r\n\r\n'],
-    ['a folded header line', 'HTTP/1.1 200 OK\r\nx-a: 1\r\n  folded\r\n\r\n'],
-    ['a header line without a name', 'HTTP/1.1 200 OK\r\n: value\r\n\r\n'],
-    ['a header line without a colon', 'HTTP/1.1 200 OK\r\njust text\r\n\r\n'],
-    ['two different Content-Length values', 'HTTP/1.1 200 OK\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n'],
-    ['a Content-Length that is not a number', 'HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n'],
-    ['a chunk size that is not hex', 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n'],
-    ['a chunk without its CRLF', 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\nab\r\n'],
-  ])('%s: a protocol error', (_what, text) => {
-    expect(() => readIn(text)).toThrow(expect.objectContaining({ code: HTTP_PROTOCOL_CODE }))
+    ['a status line that is not HTTP/1.x', 'HTTP/2 200\r\n\r\n', 'the status line is "HTTP/2 200"'],
+    ['a status of four digits', 'HTTP/1.1 2000\r\n\r\n', 'the status line is "HTTP/1.1 2000"'],
+    ['a status line after other bytes', 'xHTTP/1.1 200 OK\r\n\r\n', 'the status line is "xHTTP/1.1 200 OK"'],
+    ['a long status line, named by its start', `${'y'.repeat(60)}\r\n\r\n`, `the status line is "${'y'.repeat(40)}"`],
+    ['a line folded with a tab', 'HTTP/1.1 200 OK\r\nx-a: 1\r\n\tx-b: 2\r\n\r\n', 'a header line is "\\tx-b: 2"'],
+    [
+      'a header line without a colon before one with',
+      'HTTP/1.1 200 OK\r\njust text\r\nx-a: 1\r\n\r\n',
+      'a header line is "just text"',
+    ],
+    [
+      'a long header line, named by its start',
+      `HTTP/1.1 200 OK\r\n${'z'.repeat(60)}\r\n\r\n`,
+      `a header line is "${'z'.repeat(40)}"`,
+    ],
+    [
+      'a Content-Length with more after its digits',
+      'HTTP/1.1 200 OK\r\ncontent-length: 5x\r\n\r\n',
+      'Content-Length is "5x"',
+    ],
+    [
+      'a chunk size after other bytes',
+      'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nx5\r\n',
+      'a chunk size is "x5"',
+    ],
+    [
+      'a chunk size with more after it',
+      'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5 x\r\n',
+      'a chunk size is "5 x"',
+    ],
+    ['a status of two digits', 'HTTP/1.1 20 OK\r\n\r\n', 'the status line is "HTTP/1.1 20 OK"'],
+    ['garbage', 'hello there\r\n\r\n', 'the status line is "hello there"'],
+    [
+      '101, never asked for',
+      'HTTP/1.1 101 Switching Protocols\r\nupgrade: x\r\n\r\n',
+      '101 Switching Protocols was not asked for',
+    ],
+    ['a folded header line', 'HTTP/1.1 200 OK\r\nx-a: 1\r\n  folded\r\n\r\n', 'a header line is "  folded"'],
+    ['a header line without a name', 'HTTP/1.1 200 OK\r\n: value\r\n\r\n', 'a header line is ": value"'],
+    ['a header line without a colon', 'HTTP/1.1 200 OK\r\njust text\r\n\r\n', 'a header line is "just text"'],
+    [
+      'two different Content-Length values',
+      'HTTP/1.1 200 OK\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n',
+      'it has two different Content-Length values',
+    ],
+    [
+      'a Content-Length that is not a number',
+      'HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n',
+      'Content-Length is "-1"',
+    ],
+    [
+      'a chunk size that is not hex',
+      'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n',
+      'a chunk size is "zz"',
+    ],
+    [
+      'a chunk without its CRLF',
+      'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\nab\r\n',
+      'a chunk does not end with CRLF',
+    ],
+  ])('%s: a protocol error that says so', (_what, text, message) => {
+    expect(() => readIn(text)).toThrow(expect.objectContaining({ code: 'ERR_EVENTWIRE_HTTP_PROTOCOL' }))
+    expect(() => readIn(text)).toThrow(`the receiver's response is not valid HTTP/1.1: ${message}`)
   })
 
   it('keeps the head of a response whose body then breaks the framing', () => {
@@ -168,10 +264,27 @@ describe('ResponseReader: what it will not read', () => {
     expect(reader.head?.status).toBe(200)
   })
 
-  it('reads a body of exactly the cap', () => {
-    const { outcome } = readIn(
-      `HTTP/1.1 200 OK\r\ncontent-length: ${RESPONSE_BODY_CAP}\r\n\r\n${'x'.repeat(RESPONSE_BODY_CAP)}`,
-    )
-    expect(outcome).toBe('complete')
+  it('reads a body of exactly the cap, however it is framed', () => {
+    const body = 'x'.repeat(RESPONSE_BODY_CAP)
+    expect(readIn(`HTTP/1.1 200 OK\r\ncontent-length: ${RESPONSE_BODY_CAP}\r\n\r\n${body}`).outcome).toBe('complete')
+    expect(readIn(`HTTP/1.1 200 OK\r\n\r\n${body}`).outcome).toBe('more')
+    const chunked = `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${RESPONSE_BODY_CAP.toString(16)}\r\n${body}\r\n0\r\n\r\n`
+    expect(readIn(chunked).outcome).toBe('complete')
+    expect(readIn(chunked, [200, 30_000]).outcome).toBe('complete')
+  })
+
+  it('takes a head, trailers and a chunk-size line of exactly their limits', () => {
+    const head = 'HTTP/1.1 200 OK\r\ncontent-length: 0\r\nx: '
+    const full = `${head}${'a'.repeat(MAX_HEAD_BYTES - head.length)}\r\n\r\n`
+    expect(readIn(full).outcome).toBe('complete')
+    expect(() => readIn(`${head}${'a'.repeat(MAX_HEAD_BYTES - head.length + 1)}\r\n\r\n`)).toThrow(/head is over/)
+    // Trailers of 16,384 bytes with the empty line that ends them: 2,047 lines of 8, one of 6, and 2.
+    const trailers = `${'x-t: 1\r\n'.repeat(2_047)}x: 1\r\n\r\n`
+    expect(readIn(`HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n0\r\n${trailers}`).outcome).toBe('complete')
+    expect(() => readIn(`HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n0\r\nz${trailers}`)).toThrow(/trailers/)
+    const reader = new ResponseReader()
+    reader.read(Buffer.from('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n'))
+    expect(reader.read(Buffer.from('0'.repeat(4_096)))).toBe('more')
+    expect(() => reader.read(Buffer.from('0'))).toThrow(/line of its chunked body is over 4096 bytes/)
   })
 })
