@@ -42,8 +42,9 @@ async function throughput(run) {
 /**
  * The memory a process holds right after its deliveries were queued (after a GC), and again once
  * settled: the burst grows V8's young generation (to 32 MB), which V8 keeps until its memory
- * reducer runs, some seconds after allocation calms down. A process holding these deliveries for an
- * hour looks like the second. Waits for that, at most `settleMs`.
+ * reducer runs, some seconds after allocation calms down, or at its next collection once it has.
+ * A process holding these deliveries for an hour looks like the second. Waits for that, at most
+ * `settleMs`, then collects (the next collection of a calm process) and reads RSS once it is steady.
  */
 async function memoryHeld() {
   globalThis.gc?.()
@@ -54,7 +55,7 @@ async function memoryHeld() {
   }
   const settledAfterMs = youngMb() > youngAtStartMb ? null : Math.round(performance.now() - settleStarted)
   globalThis.gc?.()
-  const settled = process.memoryUsage()
+  const settled = { ...process.memoryUsage(), rss: await rssOnceSteady() }
   return {
     heapMb: memory.heapUsed / 2 ** 20,
     rssMb: memory.rss / 2 ** 20,
@@ -63,6 +64,22 @@ async function memoryHeld() {
     settledHeapMb: settled.heapUsed / 2 ** 20,
     settledRssMb: settled.rss / 2 ** 20,
   }
+}
+
+/**
+ * RSS once it has stopped falling: a collection that shrinks the young generation gives its pages
+ * back to the system a moment after it returns. Three readings 250 ms apart within half a MB, at most 5 s.
+ */
+async function rssOnceSteady() {
+  let last = process.memoryUsage().rss
+  let steady = 0
+  for (let waited = 0; waited < 5_000 && steady < 2; waited += 250) {
+    await new Promise((resolve) => setTimeout(resolve, 250))
+    const now = process.memoryUsage().rss
+    steady = last - now < 2 ** 19 ? steady + 1 : 0
+    last = now
+  }
+  return last
 }
 
 let result
@@ -106,9 +123,14 @@ if (config.mode === 'eventwire') {
     }),
   )
 } else if (config.mode === 'pending') {
+  // `"transport":"undici"`: the same over createUndiciTransport(), the Node default until
+  // eventwire had an HTTP/1.1 transport of its own.
+  const undici =
+    config.transport === 'undici' ? (await import('eventwire/webhook/node')).createUndiciTransport() : undefined
   const destination = new WebhookDestination({
     webhooks: [{ url: config.urls[0] }],
     sharedSecret: config.secret,
+    ...(undici ? { transport: undici } : {}),
     backoff: () => 3_600_000,
     // "attempted": each delivery has had its attempt and waits for its retry. Otherwise the
     // defaults: the failing URL's breaker opens and most deliveries wait for it, unsent.
