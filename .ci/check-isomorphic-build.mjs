@@ -1,11 +1,16 @@
 // Fails when the builds meant for browsers, Deno, Bun and Workers (dist/index.*, dist/webhook.*, dist/webhook-otel.*)
 // load a Node-only module, directly, through the chunks they import, or through a platform import
 // (`#eventwire/client-transport`, `#eventwire/webhook-platform`) as package.json "imports" resolves it for those
-// runtimes (the "default" and "browser" conditions). Resolved under "node", the same walk must find undici.
+// runtimes (the "default" and "browser" conditions). Resolved under "node", the same walk must find what the Node
+// platform sends with (undici for the client, node:net for webhooks).
 import { readFileSync } from 'node:fs'
+import { builtinModules } from 'node:module'
 import { dirname, join } from 'node:path'
 
-const NODE_ONLY = /^(undici|bullmq|ioredis|node:.*)$/
+// Node's own modules with or without `node:` (tsup writes `node:net` as `net`), and the Node-only packages.
+const NODE_BUILTINS = new Set(builtinModules)
+const isNodeOnly = (specifier) =>
+  /^(undici|bullmq|ioredis|node:.*)$/.test(specifier) || NODE_BUILTINS.has(specifier.split('/')[0])
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\(\s*)["']([^"']+)["']/g
 const { imports } = JSON.parse(readFileSync('package.json', 'utf8'))
 
@@ -14,7 +19,7 @@ function offenders(file, condition, seen = new Set()) {
   seen.add(file)
   const found = []
   for (const [, specifier] of readFileSync(file, 'utf8').matchAll(SPECIFIER)) {
-    if (NODE_ONLY.test(specifier)) found.push(`${file} imports ${specifier}`)
+    if (isNodeOnly(specifier)) found.push(`${file} imports ${specifier}`)
     else if (specifier.startsWith('./')) found.push(...offenders(join(dirname(file), specifier), condition, seen))
     else if (specifier.startsWith('#')) {
       const target = imports[specifier]?.[condition]?.[file.endsWith('.cjs') ? 'require' : 'import']
@@ -28,8 +33,10 @@ function offenders(file, condition, seen = new Set()) {
 const ISOMORPHIC = ['dist/index.js', 'dist/index.cjs', 'dist/webhook.js', 'dist/webhook.cjs']
 const found = ISOMORPHIC.flatMap((file) => [...offenders(file, 'default'), ...offenders(file, 'browser')])
 for (const file of ISOMORPHIC) {
-  if (!offenders(file, 'node').some((line) => line.endsWith(' imports undici'))) {
-    console.error(`check-isomorphic-build: found no undici import below ${file} under "node"; the check is blind`)
+  if (!offenders(file, 'node').some((line) => / imports (undici|(node:)?net)$/.test(line))) {
+    console.error(
+      `check-isomorphic-build: found no undici or node:net import below ${file} under "node"; the check is blind`,
+    )
     process.exit(1)
   }
 }
