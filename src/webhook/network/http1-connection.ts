@@ -54,7 +54,7 @@ export class Http1Connection implements Carrier {
   #heard = false
   #gone = false
   /** When it last became idle, on the monotonic clock, and how long it may stay so. */
-  idleSince = 0
+  #idleSince = 0
   idleMs = DEFAULT_IDLE_MS
 
   constructor(socket: Socket, owner: ConnectionOwner, host: string) {
@@ -107,9 +107,14 @@ export class Http1Connection implements Carrier {
     this.#socket.destroy()
   }
 
+  /** How much longer it may stay idle, in ms: none left at 0 or below. */
+  idleLeft(now: number): number {
+    return this.#idleSince + this.idleMs - now
+  }
+
   /** Keeps it open without keeping the process alive while it waits idle. */
   idle(now: number): void {
-    this.idleSince = now
+    this.#idleSince = now
     this.#socket.unref()
   }
 
@@ -132,17 +137,13 @@ export class Http1Connection implements Carrier {
     }
     this.#answer(attempt)
     if (outcome === 'complete') this.#complete(this.#reader.reusable)
-    else if (outcome === 'over-cap') {
-      // Answered already: the rest of a body this long is not worth reading.
-      this.#attempt = undefined
-      attempt.end()
-      this.destroy()
-    }
+    // Answered already: the rest of a body this long is not worth reading.
+    else if (outcome === 'over-cap') this.#complete(false)
   }
 
   #answer(attempt: Http1Attempt): void {
     const head = this.#reader.head
-    if (head !== undefined && !attempt.answered) attempt.answerWith(head)
+    if (head !== undefined && !attempt.answered) attempt.answerHead(head)
   }
 
   #complete(reusable: boolean): void {

@@ -3,7 +3,8 @@ import { type ConnectionOptions, connect as tlsConnect } from 'node:tls'
 import { monotonicNow } from '../../core/clock.js'
 import { Queue } from '../../core/queue.js'
 import { setUnrefTimeout } from '../../core/timers.js'
-import { cutShort, type Http1Attempt } from './http1-attempt.js'
+import type { Http1Attempt } from './http1-attempt.js'
+import { cutShort } from './timed-attempt.js'
 import { type ConnectionOwner, Http1Connection } from './http1-connection.js'
 import { blockedRangeOf } from './private-address.js'
 import { publicOnlyLookup } from './public-lookup.js'
@@ -123,7 +124,7 @@ export class Http1Pool implements ConnectionOwner {
   #takeIdle(): Http1Connection | undefined {
     const now = monotonicNow()
     for (let connection = this.#idle.pop(); connection !== undefined; connection = this.#idle.pop()) {
-      if (connection.usable && now - connection.idleSince < connection.idleMs) return connection
+      if (connection.usable && connection.idleLeft(now) > 0) return connection
       connection.destroy()
     }
     return undefined
@@ -135,7 +136,7 @@ export class Http1Pool implements ConnectionOwner {
     let soonest = Number.POSITIVE_INFINITY
     for (let index = this.#idle.length - 1; index >= 0; index--) {
       const connection = this.#idle[index] as Http1Connection
-      const left = connection.idleSince + connection.idleMs - now
+      const left = connection.idleLeft(now)
       if (left <= 0) {
         this.#idle.splice(index, 1)
         connection.destroy()

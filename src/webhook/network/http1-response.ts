@@ -159,7 +159,7 @@ export class ResponseReader {
 
   #takeHead(text: string): void {
     const lineEnd = text.indexOf('\n')
-    const statusLine = lineEnd < 0 ? text : text.slice(0, withoutCr(text, lineEnd))
+    const statusLine = lineEnd < 0 ? text : text.slice(0, withoutCr(text.charCodeAt(lineEnd - 1), lineEnd))
     const match = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: |$)/.exec(statusLine)
     if (match === null) throw protocolError(`the status line is ${JSON.stringify(statusLine.slice(0, 40))}`)
     const status = Number(match[2])
@@ -201,7 +201,7 @@ export class ResponseReader {
       return undefined
     }
     this.#held = undefined
-    const line = bytes.toString('latin1', 0, end > 0 && bytes[end - 1] === CR ? end - 1 : end)
+    const line = bytes.toString('latin1', 0, withoutCr(bytes[end - 1], end))
     return { line, next: at + end + 1 - heldBefore }
   }
 
@@ -233,14 +233,14 @@ export class ResponseReader {
 function headEnd(bytes: Buffer): { text: number; next: number } | undefined {
   for (let lf = bytes.indexOf(LF); lf >= 0; lf = bytes.indexOf(LF, lf + 1)) {
     const after = bytes[lf + 1] === CR ? lf + 2 : lf + 1
-    if (bytes[after] === LF) return { text: lf > 0 && bytes[lf - 1] === CR ? lf - 1 : lf, next: after + 1 }
+    if (bytes[after] === LF) return { text: withoutCr(bytes[lf - 1], lf), next: after + 1 }
   }
   return undefined
 }
 
-/** The end of the line whose LF is at `lf` in `text`, before a CR that precedes it. */
-function withoutCr(text: string, lf: number): number {
-  return lf > 0 && text.charCodeAt(lf - 1) === CR ? lf - 1 : lf
+/** The end of a line whose LF is at `lf`, before the CR that may precede it (`before`, the code there). */
+function withoutCr(before: number | undefined, lf: number): number {
+  return before === CR ? lf - 1 : lf
 }
 
 /** The header fields of a head that matter here. */
@@ -262,7 +262,7 @@ function readFields(text: string, start: number): HeadFields {
   while (at < text.length) {
     let next = text.indexOf('\n', at)
     if (next < 0) next = text.length
-    const end = withoutCr(text, next)
+    const end = withoutCr(text.charCodeAt(next - 1), next)
     const colon = text.indexOf(':', at)
     const first = text.charCodeAt(at)
     // Obsolete line folding (a line that starts with a space or tab) and a line without a name.

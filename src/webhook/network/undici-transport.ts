@@ -1,11 +1,10 @@
 import { buildConnector, type Dispatcher, Pool } from 'undici'
 import { RESPONSE_BODY_CAP } from '../../core/attempt-deadline.js'
-import { setUnrefTimeout } from '../../core/timers.js'
 import { blockedRangeOf } from './private-address.js'
 import { publicOnlyLookup } from './public-lookup.js'
+import { cutShort, TimedAttempt } from './timed-attempt.js'
 import {
   blockedAddressError,
-  classifyFailure,
   keepsItsPromise,
   type WebhookRequest,
   type WebhookResponse,
@@ -79,9 +78,6 @@ function isName(name: Buffer, lower: string): boolean {
   return true
 }
 
-/** What a cut-short attempt ends with, as undici's `abort` takes it. */
-const cutShort = (message: string, name: string): Error => new DOMException(message, name) as Error
-
 /**
  * One attempt as undici's dispatcher sees it (its handler): the status and `Retry-After` answer
  * it; the body is then read and dropped, at most {@link RESPONSE_BODY_CAP} bytes (a longer one, or
@@ -90,19 +86,14 @@ const cutShort = (message: string, name: string): Error => new DOMException(mess
  * responses (a response stream, parsed headers, an abort signal and its listeners, an async
  * resource) an attempt does not need, and it was a third of the transport's CPU per request.
  */
-class UndiciAttempt {
-  /** Gets the answer; unset once answered. */
-  #answer: ((response: WebhookResponse) => void) | undefined
+class UndiciAttempt extends TimedAttempt {
   /** undici's abort, once the request has a connection. */
   #abort: ((reason: Error) => void) | undefined
   /** Why it was cut short before it had a connection: it is aborted as soon as it gets one. */
   #reason: Error | undefined
-  #expired = false
   #ended = false
   #read = 0
-  readonly #timer: ReturnType<typeof setTimeout>
   readonly #reading: Reading
-  readonly #signal: AbortSignal | undefined
   /** Where {@link Reading} holds it while its body is read after the answer. */
   index = -1
 
@@ -112,18 +103,9 @@ class UndiciAttempt {
     reading: Reading,
     signal: AbortSignal | undefined,
   ) {
-    this.#answer = answer
+    super(answer, timeoutMs, signal)
     this.#reading = reading
-    this.#timer = setUnrefTimeout(() => {
-      this.#expired = true
-      this.cancel(cutShort(`no complete answer within ${timeoutMs} ms`, 'TimeoutError'))
-    }, timeoutMs)
-    this.#signal = signal
-    // No longer wanted (another URL accepted the event): end it now, freeing its connection.
-    signal?.addEventListener('abort', this.#unwanted, { once: true })
   }
-
-  readonly #unwanted = (): void => this.cancel(cutShort('the attempt is no longer wanted', 'AbortError'))
 
   /**
    * Ends the attempt now: at its deadline, when it is no longer wanted, or when the transport
@@ -134,7 +116,7 @@ class UndiciAttempt {
     if (this.#abort !== undefined) this.#abort(reason)
     else {
       this.#reason ??= reason
-      this.#fail(reason)
+      this.fail(reason)
     }
   }
 
@@ -158,10 +140,8 @@ class UndiciAttempt {
         seen = true
       } else if (isName(name, 'content-length')) length = Number((rawHeaders[index + 1] as Buffer).toString('latin1'))
     }
-    const answer = this.#answer
-    this.#answer = undefined
     this.#reading.add(this)
-    answer?.({ ok: true, status: statusCode, retryAfter })
+    this.answerWith(statusCode, retryAfter)
     if (length > RESPONSE_BODY_CAP) this.cancel(cutShort('the response body is over the cap', 'AbortError'))
     return true
   }
@@ -177,22 +157,14 @@ class UndiciAttempt {
   }
 
   onError(cause: Error): void {
-    this.#fail(cause)
+    this.fail(cause)
     this.#end()
-  }
-
-  #fail(cause: unknown): void {
-    const answer = this.#answer
-    if (answer === undefined) return
-    this.#answer = undefined
-    answer({ ok: false, failure: this.#expired ? 'timeout' : classifyFailure(cause), cause })
   }
 
   #end(): void {
     if (this.#ended) return
     this.#ended = true
-    clearTimeout(this.#timer)
-    this.#signal?.removeEventListener('abort', this.#unwanted)
+    this.stopTimers()
     this.#reading.remove(this)
   }
 }
