@@ -14,6 +14,7 @@ const config = mergeConfig(
         'test/cli/**',
         'test/runtimes/**',
         'test/webhook/bullmq-processes.test.ts',
+        'test/webhook/clock-skew.test.ts',
         'test/bench-smoke.test.ts',
         'test/error-guard.test.ts',
         'test/package.test.ts',

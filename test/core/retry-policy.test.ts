@@ -44,7 +44,7 @@ describe("the client's retry delay", () => {
 })
 
 describe("the webhook engine's next round", () => {
-  const admitAll = () => Promise.resolve({ kind: 'attempt' as const, done: () => {} })
+  const admitAll = () => Promise.resolve({ kind: 'attempt' as const, answered: () => {}, unused: () => {} })
 
   it.each(RETRYABLE_STATUSES)('%i: retried %s', async (status, retried) => {
     const state = newDeliveryState('e1', [0], 60_000, TABLE_NOW)

@@ -148,7 +148,7 @@ describe('runUrlRound: what comes after a round', () => {
     (index: number) =>
       Promise.resolve(responses[index] ?? answer(500))
   /** Every URL due is let through: no breaker, no slots taken. */
-  const admitAll = () => Promise.resolve({ kind: 'attempt' as const, done: () => {} })
+  const admitAll = () => Promise.resolve({ kind: 'attempt' as const, answered: () => {}, unused: () => {} })
   const urlRound = <E>(
     state: DeliveryState<E>,
     rules: RoundRules,

@@ -51,7 +51,7 @@ function rounds(
 }
 
 /** Every URL due is let through: no breaker, no slots taken. */
-const admitAll = () => Promise.resolve({ kind: 'attempt' as const, done: () => {} })
+const admitAll = () => Promise.resolve({ kind: 'attempt' as const, answered: () => {}, unused: () => {} })
 
 const a = 'http://a.test/'
 const b = 'http://b.test/'

@@ -4,7 +4,8 @@
 // retry rules common to both engines, are in delivery-state.test.ts.)
 import { describe, expect, it } from 'vitest'
 import { newDeliveryState, type RoundRules, type TargetState } from '../../src/webhook/delivery/state.js'
-import { failsBreaker, runUrlRound, type Admission } from '../../src/webhook/delivery/url-round.js'
+import { runUrlRound, type Admission } from '../../src/webhook/delivery/url-round.js'
+import { failsBreaker } from '../../src/webhook/delivery/url-policy.js'
 import type { WebhookResponse } from '../../src/webhook/network/transport.js'
 
 const START = 1_000_000
@@ -25,32 +26,24 @@ function worldOf(mode: RoundRules['mode'] = 'each', windowMs = 60_000, count = 2
     windowMs,
     START,
   )
-  /** What each sent attempt told its lane when done, by URL. */
-  const done: Array<[number, boolean]> = []
+  /**
+   * What each admitted attempt told its lane, by URL: whether its answer counts against the URL
+   * (an answer nobody wanted counts for nothing), or `'unused'` for a permit given back unsent.
+   */
+  const done: Array<[number, boolean | 'unused']> = []
+  const admission = (target: TargetState<number>, kind: 'attempt' | 'probe' = 'attempt'): Admission => ({
+    kind,
+    answered: (response, heard) => done.push([target.endpoint, heard && failsBreaker(response)]),
+    unused: () => done.push([target.endpoint, 'unused']),
+  })
   const attempt =
     (kind: 'attempt' | 'probe' = 'attempt') =>
     (target: TargetState<number>): Promise<Admission> =>
-      Promise.resolve({ kind, done: (failed) => done.push([target.endpoint, failed]) })
-  return { clock, rules, state, done, attempt }
+      Promise.resolve(admission(target, kind))
+  return { clock, rules, state, done, attempt, admission }
 }
 
 const wait = (until: number, breaker: boolean): Promise<Admission> => Promise.resolve({ kind: 'wait', until, breaker })
-
-describe('failsBreaker: what counts against a URL', () => {
-  it.each<[string, WebhookResponse, boolean]>([
-    ['a timeout', broken('timeout'), true],
-    ['a network error', broken('network'), true],
-    ['an untrusted certificate', broken('tls'), false],
-    ['a blocked address', broken('blocked'), false],
-    ['a 500', answer(500), true],
-    ['a 503', answer(503), true],
-    ['a 499', answer(499), false],
-    ['a 429', answer(429), false],
-    ['a 200', answer(200), false],
-  ])('%s: %s', (_, response, fails) => {
-    expect(failsBreaker(response)).toBe(fails)
-  })
-})
 
 describe('runUrlRound', () => {
   it('sends only to the URLs whose own time has come, from the instant it comes', async () => {
@@ -131,7 +124,7 @@ describe('runUrlRound', () => {
       (target) =>
         target.endpoint === 2
           ? wait(START + 500, false)
-          : Promise.resolve({ kind: 'attempt', done: () => {} } as const),
+          : Promise.resolve({ kind: 'attempt', answered: () => {}, unused: () => {} } as const),
       (endpoint) =>
         endpoint === 0
           ? new Promise<WebhookResponse>((resolve) => {
@@ -151,7 +144,7 @@ describe('runUrlRound', () => {
   })
 
   it("in mode 'any', sends nothing for a URL admitted after another URL's 2xx ended the event, and gives its lane back", async () => {
-    const { rules, state, done } = worldOf('any', 60_000, 2)
+    const { rules, state, done, admission: admitted } = worldOf('any', 60_000, 2)
     let admitLate = () => {}
     const sent: number[] = []
     const heard: number[] = []
@@ -159,7 +152,7 @@ describe('runUrlRound', () => {
       state,
       rules,
       (target) => {
-        const admission: Admission = { kind: 'attempt', done: (failed) => done.push([target.endpoint, failed]) }
+        const admission = admitted(target)
         if (target.endpoint === 0) return Promise.resolve(admission)
         return new Promise<Admission>((resolve) => {
           admitLate = () => resolve(admission)
@@ -180,7 +173,7 @@ describe('runUrlRound', () => {
     expect(heard).toEqual([0])
     expect(done).toEqual([
       [0, false],
-      [1, false],
+      [1, 'unused'],
     ])
     expect(state.targets.map((target) => [target.status, target.attempts])).toEqual([
       ['delivered', 1],

@@ -9,10 +9,10 @@ import {
   type WorkerLaneRules,
 } from '../../src/webhook/bullmq/worker-lanes.js'
 import type { Admission } from '../../src/webhook/delivery/url-round.js'
-import { UNREAD } from '../../src/webhook/bullmq/shared-breakers.js'
+import { UNREAD } from '../../src/webhook/delivery/url-policy.js'
+import type { WebhookResponse } from '../../src/webhook/network/transport.js'
 
-function lanesOf(rules: Partial<WorkerLaneRules> = {}) {
-  const clock = { now: 1_000_000 }
+function lanesOf(rules: Partial<WorkerLaneRules> = {}, clock = { now: 1_000_000 }) {
   const states: CircuitState[] = []
   const lanes = new WorkerLanes({
     slotsPerUrl: 2,
@@ -26,10 +26,12 @@ function lanesOf(rules: Partial<WorkerLaneRules> = {}) {
   return { lanes, clock, states }
 }
 
-type Sent = Extract<Admission, { kind: 'attempt' | 'probe' }>
+type Sent = Extract<Admission, { kind: 'attempt' | 'probe' }> & { done(failed: boolean): void }
+const answer = (status: number): WebhookResponse => ({ ok: true, status, retryAfter: null })
+/** An admission to send, with `done`: answered by a 503 (failed) or a 200. */
 const sent = (admission: Admission): Sent => {
   if (admission.kind === 'wait') throw new Error(`expected to be sent, got a wait until ${admission.until}`)
-  return admission
+  return { ...admission, done: (failed) => admission.answered(answer(failed ? 503 : 200), true) }
 }
 
 describe('WorkerLanes', () => {
@@ -137,7 +139,8 @@ describe('WorkerLanes', () => {
   it('gives back a probe it could not send because the URL had no slot free', async () => {
     let remote: number | undefined
     const shared = {
-      openUntil: async () => remote,
+      known: () => remote,
+      read: async () => remote,
       claimProbe: async () => ({ claimed: true }),
       open: () => undefined,
       close: () => undefined,
@@ -154,15 +157,28 @@ describe('WorkerLanes', () => {
     expect((await lanes.admit('a')).kind).toBe('probe')
   })
 
-  it('counts no failure against a URL whose attempt it never sent', async () => {
-    const { lanes, states } = lanesOf({ slotsPerUrl: 1, breaker: { failures: 1, coolDownMs: 1_000 } })
-    sent(await lanes.admit('a')).done(false)
+  it('counts nothing against a URL whose attempt it never sent, nor for it: its slot and its probe go back', async () => {
+    const { lanes, clock, states } = lanesOf({ slotsPerUrl: 1, breaker: { failures: 1, coolDownMs: 1_000 } })
+    sent(await lanes.admit('a')).unused()
     expect(states).toEqual([])
+    sent(await lanes.admit('a')).done(true)
+    clock.now += 1_000
+    sent(await lanes.admit('a')).unused()
+    // The probe was given back, unsent: the breaker is still half-open, and the next one probes.
+    expect(states).toEqual(['open', 'half-open'])
+    expect((await lanes.admit('a')).kind).toBe('probe')
+  })
+
+  it('hears nothing against a URL from an answer nobody wanted any more', async () => {
+    const { lanes, states } = lanesOf({ breaker: { failures: 1, coolDownMs: 1_000 } })
+    sent(await lanes.admit('a')).answered(answer(503), false)
+    expect(states).toEqual([])
+    expect(lanes.backlog(['a'])[0]?.inFlight).toBe(0)
   })
 })
 
 describe('WorkerLanes.admitNow', () => {
-  it('answers at once with a free slot and a closed breaker, and through admit() otherwise', async () => {
+  it('answers at once with a free slot and a closed breaker, or an open one, and with a promise while it waits for a slot', async () => {
     const { lanes } = lanesOf({ slotsPerUrl: 1, breaker: { failures: 1, coolDownMs: 1_000 } })
     const first = lanes.admitNow('a')
     expect(first).not.toBeInstanceOf(Promise)
@@ -172,7 +188,7 @@ describe('WorkerLanes.admitNow', () => {
     sent(first as Admission).done(true)
     // The failure opened the breaker; the waiting job is handed the slot and held by the breaker.
     expect(await second).toMatchObject({ kind: 'wait', breaker: true })
-    expect(lanes.admitNow('a')).toBeInstanceOf(Promise)
+    expect(lanes.admitNow('a')).toMatchObject({ kind: 'wait', breaker: true })
   })
 
   it("follows the other workers' breaker as last read, and waits for the first reading", async () => {
@@ -180,7 +196,7 @@ describe('WorkerLanes.admitNow', () => {
     let read = false
     const shared = {
       known: () => (read ? remote : UNREAD),
-      openUntil: async () => {
+      read: async () => {
         read = true
         return remote
       },
@@ -216,20 +232,21 @@ describe('WorkerLanes.backlog', () => {
 
 describe('WorkerLanes, the rest of their contract', () => {
   /** A stand-in for the breakers shared through Redis, recording what it is told. */
-  function sharedOf(claims: Array<{ claimed: boolean; openUntil?: number }> = []) {
+  function sharedOf(claims: Array<{ claimed: boolean; openUntil?: number }> = [], clock = { now: 1_000_000 }) {
     const told: string[] = []
     /** What Redis holds: as SharedBreakers does, it remembers what it wrote and what a claim read. */
     let remote: number | undefined
     const shared = {
-      openUntil: async () => remote,
+      known: () => remote,
+      read: async () => remote,
       claimProbe: async () => {
         const claim = claims.shift() ?? { claimed: true }
         if (claim.openUntil !== undefined) remote = claim.openUntil
         return claim
       },
-      open: (_url: string, until: number) => {
-        remote = until
-        told.push(`open ${until}`)
+      open: (_url: string, coolDownMs: number) => {
+        remote = clock.now + coolDownMs
+        told.push(`open for ${coolDownMs}`)
       },
       close: () => {
         remote = undefined
@@ -240,8 +257,9 @@ describe('WorkerLanes, the rest of their contract', () => {
   }
 
   it('does not probe when another worker holds the probe, and follows an opening another worker wrote', async () => {
-    const { shared } = sharedOf([{ claimed: false }, { claimed: false, openUntil: 1_005_000 }])
-    const { lanes, clock, states } = lanesOf({ breaker: { failures: 1, coolDownMs: 1_000 }, shared })
+    const clock = { now: 1_000_000 }
+    const { shared } = sharedOf([{ claimed: false }, { claimed: false, openUntil: 1_005_000 }], clock)
+    const { lanes, states } = lanesOf({ breaker: { failures: 1, coolDownMs: 1_000 }, shared }, clock)
     sent(await lanes.admit('a')).done(true)
     clock.now += 1_000
     // Another worker probes: held for a cool-down at most.
@@ -254,20 +272,21 @@ describe('WorkerLanes, the rest of their contract', () => {
   })
 
   it('tells the shared breakers of its own openings and closings only', async () => {
-    const { shared, told } = sharedOf()
-    const { lanes, clock } = lanesOf({ breaker: { failures: 1, coolDownMs: 1_000 }, shared })
+    const clock = { now: 1_000_000 }
+    const { shared, told } = sharedOf([], clock)
+    const { lanes } = lanesOf({ breaker: { failures: 1, coolDownMs: 1_000 }, shared }, clock)
     sent(await lanes.admit('a')).done(true)
-    expect(told).toEqual([`open ${clock.now + 1_000}`])
+    expect(told).toEqual(['open for 1000'])
     clock.now += 1_000
     const probe = sent(await lanes.admit('a'))
     expect(told).toHaveLength(1)
     probe.done(false)
-    expect(told).toEqual([`open ${clock.now}`, 'close'])
+    expect(told).toEqual(['open for 1000', 'close'])
   })
 
   it('sends a probe that waited for a slot, though the breaker is not closed', async () => {
     let remote: number | undefined
-    const shared = { ...sharedOf().shared, openUntil: async () => remote } as unknown as NonNullable<
+    const shared = { ...sharedOf().shared, known: () => remote, read: async () => remote } as unknown as NonNullable<
       WorkerLaneRules['shared']
     >
     const { lanes, clock } = lanesOf({ slotsPerUrl: 1, breaker: { failures: 5, coolDownMs: 1_000 }, shared })
@@ -328,8 +347,9 @@ describe('WorkerLanes, the rest of their contract', () => {
   it('keeps ratePerUrl: over the rate, the slot goes on and jobs come back in turn, one interval apart', async () => {
     const waits = [300, 300]
     const rates = { take: async () => waits.shift() ?? 0, interval: 200 }
-    const { shared } = sharedOf()
-    const { lanes, clock } = lanesOf({ rates, breaker: { failures: 1, coolDownMs: 1_000 }, shared })
+    const clock = { now: 1_000_000 }
+    const { shared } = sharedOf([], clock)
+    const { lanes } = lanesOf({ rates, breaker: { failures: 1, coolDownMs: 1_000 }, shared }, clock)
     expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 300, breaker: false })
     expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 500, breaker: false })
     expect(lanes.backlog(['a'])).toEqual([{ url: 'a', inFlight: 0, slots: 2, waiting: 0, circuit: 'closed' }])

@@ -1,22 +1,55 @@
+import { UNREAD, type SharedCircuit } from '../delivery/url-policy.js'
 import { UrlKeys } from './url-keys.js'
 
-/** The commands shared breakers use: ioredis's, as BullMQ's connection has them. */
+/** The command shared breakers use: ioredis's `eval`, as BullMQ's connection has it. */
 export interface BreakerStore {
-  get(key: string): Promise<string | null>
-  set(key: string, value: string, px: 'PX', ms: number): Promise<unknown>
-  del(key: string): Promise<number>
   eval(script: string, keys: number, ...args: Array<string | number>): Promise<unknown>
 }
+
+// Every script reads the time from Redis (TIME): one clock for every worker, so that a worker
+// whose own clock is minutes off neither holds a URL for minutes nor lets it go early. What a
+// worker gets back is a duration, which it counts on its own clock from the moment of the answer.
+
+/** Redis's own time in ms, for the scripts below. */
+const REDIS_NOW = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+`
+
+/**
+ * Opens the breaker for ARGV[1] ms: KEYS[1] holds until when, on Redis's clock, and lives ARGV[2]
+ * ms longer, so that the URL stays held while it is probed; the probe of the cool-down before
+ * (KEYS[2]) is over. Returns what it wrote: the opening, as {@link READ} will read it.
+ */
+const OPEN = `${REDIS_NOW}
+local opening = string.format('%.0f', now + tonumber(ARGV[1]))
+redis.call('SET', KEYS[1], opening, 'PX', tonumber(ARGV[1]) + tonumber(ARGV[2]))
+redis.call('DEL', KEYS[2])
+return opening
+`
+
+/**
+ * Where the breaker stands: nil when nobody holds it open, else what the key holds (the opening,
+ * unchanged until another) and how many ms it is still open for (0 or less: its cool-down is
+ * over, and the URL is being probed). A key that does not hold a time reads as nil.
+ */
+const READ = `
+local opened = tonumber(redis.call('GET', KEYS[1]) or '')
+if not opened then return nil end
+${REDIS_NOW}
+return {string.format('%.0f', opened), opened - now}
+`
 
 /**
  * The probe of a cool-down, claimed only if the breaker is not open again already: a worker whose
  * reading is a second old must not probe a URL another worker's failed probe has just reopened.
- * Returns 0 (claimed), -1 (another worker probes) or the time the breaker is open until.
+ * Returns 0 (claimed), -1 (another worker probes) or how many ms the breaker is still open for.
  */
 const CLAIM = `
-local opened = tonumber(redis.call('GET', KEYS[1]) or '0')
-if opened > tonumber(ARGV[1]) then return opened end
-if redis.call('SET', KEYS[2], '1', 'PX', ARGV[2], 'NX') then return 0 end
+local opened = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+${REDIS_NOW}
+if opened > now then return opened - now end
+if redis.call('SET', KEYS[2], '1', 'PX', ARGV[1], 'NX') then return 0 end
 return -1
 `
 
@@ -25,25 +58,25 @@ export const BREAKER_REFRESH_MS = 1_000
 
 /** What one URL's shared breaker looked like when last read. */
 interface Reading {
-  /** Epoch ms until which it is open; `undefined`: nobody holds it open. */
+  /** What the key held (`undefined`: nothing): the same opening reads the same. */
+  opening: string | undefined
+  /** Until when it is open, on this worker's clock; `undefined`: nobody holds it open. */
   openUntil: number | undefined
   readAt: number
   /** The read under way, if one is. */
   reading: Promise<void> | undefined
 }
 
-/** What {@link SharedBreakers.known} answers before a URL's first reading. */
-export const UNREAD: unique symbol = Symbol('unread')
-
 /**
- * The circuit breakers of every worker on a queue, in Redis: one key per URL, holding the epoch ms
- * until which it is open. A worker whose own run of failures opens a breaker writes it; every
- * worker reads it (before its first attempt to the URL, then at most once per
- * {@link BREAKER_REFRESH_MS}, without waiting for the answer) and follows it. Once the cool-down is over, the key stays while the URL is being probed:
- * one worker wins the probe with `SET NX`, so ten workers send one probe, not ten. The probe's
- * success deletes the key; its failure writes a new opening.
+ * The circuit breakers of every worker on a queue, in Redis: one key per URL, holding until when
+ * it is open on Redis's clock. A worker whose own run of failures opens a breaker writes it;
+ * every worker reads it (before its first attempt to the URL, then at most once per
+ * {@link BREAKER_REFRESH_MS}, without waiting for the answer) and follows it. Once the cool-down
+ * is over, the key stays while the URL is being probed: one worker wins the probe with `SET NX`,
+ * so ten workers send one probe, not ten. The probe's success deletes the key; its failure writes
+ * a new opening.
  */
-export class SharedBreakers {
+export class SharedBreakers implements SharedCircuit {
   readonly #store: () => Promise<BreakerStore>
   readonly #timeoutMs: number
   readonly #coolDownMs: number
@@ -54,6 +87,7 @@ export class SharedBreakers {
 
   /**
    * @param prefix - The queue's keys: `{prefix}:{name}`; breakers live under `{prefix}:{name}:breaker:`.
+   * @param now - The worker's clock: what it is told is on it.
    * @param failed - Hears of a Redis error; a breaker that cannot be shared still works in its process.
    */
   constructor(options: {
@@ -73,49 +107,56 @@ export class SharedBreakers {
   }
 
   /**
-   * Until when `url`'s shared breaker is open (epoch ms); `undefined` when nobody holds it open.
-   * The first time a process asks about a URL it waits for Redis's answer; later it answers from
-   * the last reading, and reads again in the background when that is older than
-   * {@link BREAKER_REFRESH_MS}.
+   * Until when `url`'s shared breaker is open, on this worker's clock; `undefined` when nobody
+   * holds it open. The first time a process asks about a URL it waits for Redis's answer (one
+   * that fails reads as nobody holding it open); later see {@link known}.
    */
-  async openUntil(url: string): Promise<number | undefined> {
+  async read(url: string): Promise<number | undefined> {
     const known = this.known(url)
     return known === UNREAD ? this.#firstReading(url) : known
   }
 
   /**
-   * {@link openUntil} without waiting: the last reading of `url`'s shared breaker (a read in the
+   * {@link read} without waiting: the last reading of `url`'s shared breaker (a read in the
    * background when it is older than {@link BREAKER_REFRESH_MS}), or {@link UNREAD} before its
-   * first reading, which `openUntil` waits for.
+   * first reading, which `read` waits for.
    */
   known(url: string): number | undefined | typeof UNREAD {
     const reading = this.#readings.get(url)
     if (reading === undefined || reading.readAt === Number.NEGATIVE_INFINITY) return UNREAD
-    const now = this.#now()
-    if (reading.reading === undefined && now - reading.readAt >= BREAKER_REFRESH_MS) void this.#read(url, reading, now)
+    if (reading.reading === undefined && this.#now() - reading.readAt >= BREAKER_REFRESH_MS)
+      void this.#read(url, reading)
     return reading.openUntil
   }
 
   async #firstReading(url: string): Promise<number | undefined> {
     let reading = this.#readings.get(url)
     if (reading === undefined) {
-      reading = { openUntil: undefined, readAt: Number.NEGATIVE_INFINITY, reading: undefined }
+      reading = { opening: undefined, openUntil: undefined, readAt: Number.NEGATIVE_INFINITY, reading: undefined }
       this.#readings.set(url, reading)
     }
     // Never read (or the reads failed): whoever asks waits for an answer, not only the first to ask.
-    await (reading.reading ?? this.#read(url, reading, this.#now()))
+    await (reading.reading ?? this.#read(url, reading))
     return reading.openUntil
   }
 
-  #read(url: string, reading: Reading, now: number): Promise<void> {
+  #read(url: string, reading: Reading): Promise<void> {
     reading.reading = this.#store()
-      .then((store) => store.get(this.#keys.of(url)))
+      .then((store) => store.eval(READ, 1, this.#keys.of(url)))
       .then(
-        (value) => {
-          const until = value === null ? undefined : Number(value)
-          // Stryker disable next-line ConditionalExpression: Number.isFinite(undefined) is false too.
-          reading.openUntil = until !== undefined && Number.isFinite(until) ? until : undefined
+        (answer) => {
+          const now = this.#now()
           reading.readAt = now
+          if (!Array.isArray(answer)) {
+            reading.opening = undefined
+            reading.openUntil = undefined
+            return
+          }
+          const [opening, left] = answer as [string, number]
+          // The same opening as last read keeps the same time: a round trip's jitter is no news.
+          if (opening === reading.opening) return
+          reading.opening = opening
+          reading.openUntil = now + Number(left)
         },
         (error: unknown) => this.#failed(error as Error),
       )
@@ -126,46 +167,45 @@ export class SharedBreakers {
   }
 
   /**
-   * Tells every worker that `url`'s breaker is open until `openUntil`. The key outlives the
+   * Tells every worker that `url`'s breaker is open for `coolDownMs`. The key outlives the
    * cool-down by the time a few probes take, so that the URL stays held while it is probed.
    */
-  open(url: string, openUntil: number): void {
-    this.#remember(url, openUntil)
-    const ttl = Math.max(1, openUntil - this.#now()) + this.#coolDownMs + 4 * this.#timeoutMs
+  open(url: string, coolDownMs: number): void {
+    const reading = this.#remember(url, this.#now() + coolDownMs)
+    const key = this.#keys.of(url)
     this.#store()
-      .then((store) =>
-        Promise.all([store.set(this.#keys.of(url), String(openUntil), 'PX', ttl), this.#endProbe(store, url)]),
-      )
+      .then((store) => store.eval(OPEN, 2, key, `${key}:probe`, coolDownMs, this.#coolDownMs + 4 * this.#timeoutMs))
+      .then((opening) => {
+        // Its own opening, when read back, keeps the time this worker gave it.
+        reading.opening = String(opening)
+      })
       .catch((error: unknown) => this.#failed(error as Error))
   }
 
-  /** The probe is over (its answer opened or closed the breaker): the next cool-down's may be claimed. */
-  #endProbe(store: BreakerStore, url: string): Promise<number> {
-    return store.del(`${this.#keys.of(url)}:probe`)
-  }
-
-  /** Tells every worker that `url`'s breaker is closed. */
+  /** Tells every worker that `url`'s breaker is closed, and that its probe is over. */
   close(url: string): void {
     this.#remember(url, undefined)
+    const key = this.#keys.of(url)
     this.#store()
-      .then((store) => Promise.all([store.del(this.#keys.of(url)), this.#endProbe(store, url)]))
+      .then((store) => store.eval(`return redis.call('DEL', KEYS[1], KEYS[2])`, 2, key, `${key}:probe`))
       .catch((error: unknown) => this.#failed(error as Error))
   }
 
   /**
    * Whether this worker may send the one probe of `url`'s cool-down: the first to ask wins, until
    * the probe's time is up, and nobody wins while another worker's failed probe has opened the
-   * breaker again (`openUntil` says until when, and is remembered). Without Redis the answer is
-   * yes: the process's own breaker still holds.
+   * breaker again (`openUntil` says until when, on this worker's clock, and is remembered).
+   * Without Redis the answer is yes: the process's own breaker still holds.
    */
   async claimProbe(url: string): Promise<{ claimed: boolean; openUntil?: number }> {
     try {
       const store = await this.#store()
       const key = this.#keys.of(url)
-      const answer = Number(await store.eval(CLAIM, 2, key, `${key}:probe`, this.#now(), this.#timeoutMs + 1_000))
+      const answer = Number(await store.eval(CLAIM, 2, key, `${key}:probe`, this.#timeoutMs + 1_000))
       if (answer > 0) {
-        this.#remember(url, answer)
-        return { claimed: false, openUntil: answer }
+        const openUntil = this.#now() + answer
+        this.#remember(url, openUntil)
+        return { claimed: false, openUntil }
       }
       return { claimed: answer === 0 }
     } catch (error) {
@@ -174,7 +214,10 @@ export class SharedBreakers {
     }
   }
 
-  #remember(url: string, openUntil: number | undefined): void {
-    this.#readings.set(url, { openUntil, readAt: this.#now(), reading: undefined })
+  /** What this worker decided or was told, as a reading of now (the next read in the background is a refresh away). */
+  #remember(url: string, openUntil: number | undefined): Reading {
+    const reading: Reading = { opening: undefined, openUntil, readAt: this.#now(), reading: undefined }
+    this.#readings.set(url, reading)
+    return reading
   }
 }

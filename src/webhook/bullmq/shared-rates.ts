@@ -1,3 +1,4 @@
+import type { RateSchedule } from '../delivery/url-policy.js'
 import { UrlKeys } from './url-keys.js'
 
 /** The command shared rates use: ioredis's `eval`, as BullMQ's connection has it. */
@@ -30,7 +31,7 @@ return 0
  * workers send at most the rate between them, not N times it. One round trip per attempt, and
  * only with `ratePerUrl` set.
  */
-export class SharedRates {
+export class SharedRates implements RateSchedule {
   readonly #store: () => Promise<RateStore>
   readonly #interval: number
   readonly #tolerance: number
@@ -62,7 +63,7 @@ export class SharedRates {
   /**
    * Takes one delivery to `url` if its rate allows it now (0), else says how many ms until one may
    * go. When Redis cannot say, the delivery goes: Redis's error is reported, and a job that cannot
-   * reach Redis cannot be moved either.
+   * reach Redis cannot be moved either. Redis's clock times it, whatever this worker's says.
    */
   async take(url: string): Promise<number> {
     try {

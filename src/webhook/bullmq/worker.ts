@@ -19,6 +19,7 @@ import { DEAD_LETTER_DEFAULTS, DEFAULT_DEDUP_WINDOW_MS, keepDeadLetters, resolve
 import { unreadableReason } from './stored-job.js'
 import { FaultTolerantWorker } from './fault-tolerant-worker.js'
 import { isOutOfMemory } from './redis-fault.js'
+import { CLOCK_SKEW_WARNING_MS, CLOCK_SYNC_MS, RedisClock, skewWarning, type TimeSource } from './redis-clock.js'
 import { RedisFaultError } from './redis-fault-error.js'
 import { SharedBreakers, type BreakerStore } from './shared-breakers.js'
 import { SharedRates, type RateStore } from './shared-rates.js'
@@ -110,7 +111,7 @@ interface MarkerStore {
 export interface WebhookWorkerEvents extends DeliveryEvents {
   /** A Redis or BullMQ error (the worker keeps reconnecting), or the `strict` durability refusal; written to the console when nobody listens. */
   error: [error: Error]
-  /** Under `durability: 'best-effort'`, once: what a Redis restart or crash would lose; written to the console when nobody listens. */
+  /** Under `durability: 'best-effort'`, once: what a Redis restart or crash would lose; and when this worker's clock is more than 2 s from Redis's. Written to the console when nobody listens. */
   warning: [message: string]
   /** A URL's circuit breaker, in this worker process, opened, let a probe through, or closed. */
   'url-state': [notice: UrlStateNotice]
@@ -164,6 +165,12 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   #probe: ReturnType<typeof setTimeout> | undefined
   /** How long `close()` waits for the jobs in progress by default: an attempt's timeout, and time for Redis. */
   readonly #closeTimeout: number
+  /** Redis's clock: what this worker stores for the others (windows, due times) and its breakers are timed by. */
+  readonly #clock = new RedisClock()
+  /** The next reading of Redis's clock. */
+  #clockSync: ReturnType<typeof setTimeout> | undefined
+  /** This worker's clock was off by more than the warning's bound at the last reading (warned once until it is not). */
+  #skewed = false
 
   /** @throws `OptionsError` naming the first setting (of `settings`) or option (of `options`) it cannot use. */
   constructor(settings: WebhookSettings, options: WebhookWorkerOptions) {
@@ -179,8 +186,8 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
         // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
         emit: (event, ...args) => this.emit<keyof DeliveryEvents>(event, ...args),
       },
-      // Deadlines and due times are stored in Redis and read by other processes: wall-clock dates.
-      Date.now,
+      // Deadlines and due times are stored in Redis and read by other processes: on Redis's clock.
+      this.#clock.now,
     )
     const resolved = resolveWorkerOptions(options)
     const { breaker, timeoutMs, ratePerUrl } = engine.settings
@@ -191,7 +198,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       timeoutMs,
       breaker,
       circuit: (url, circuit) => this.emit('url-state', { url, circuit }),
-      now: Date.now,
+      now: this.#clock.now,
       random: Math.random,
       shared:
         breaker &&
@@ -200,7 +207,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
           prefix: keys,
           timeoutMs,
           coolDownMs: breaker.coolDownMs,
-          now: Date.now,
+          now: this.#clock.now,
           failed: (error) => this.#reportError(error),
         }),
       rates:
@@ -256,8 +263,30 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       store.defineCommand(REMEMBER, { lua: REMEMBER_LUA })
     this.#store = store
     await this.#durability.start(client)
+    await this.#syncClock(client as unknown as TimeSource)
     if (this.#closing !== undefined) return
     this.#worker.run().catch((error: unknown) => this.#reportError(error as Error))
+  }
+
+  /**
+   * Reads Redis's time, warns when this worker's clock is off from it (once, until it is back
+   * within bounds), and reads it again in {@link CLOCK_SYNC_MS}. A reading that fails keeps the
+   * last one: Redis's own errors are reported where they happen.
+   */
+  async #syncClock(source: TimeSource): Promise<void> {
+    try {
+      await this.#clock.sync(source)
+      const skewed = Math.abs(this.#clock.skewMs) > CLOCK_SKEW_WARNING_MS
+      if (skewed && !this.#skewed) {
+        const message = skewWarning(this.#clock.skewMs)
+        if (!this.emit('warning', message)) console.warn(message)
+      }
+      this.#skewed = skewed
+    } catch {
+      // Kept: the last reading, or the local clock before the first.
+    }
+    if (this.#closing !== undefined) return
+    this.#clockSync = setUnrefTimeout(() => void this.#syncClock(source), CLOCK_SYNC_MS)
   }
 
   /** An endpoint for a URL a job names and this worker no longer lists: reported, never sent to. */
@@ -389,6 +418,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
 
   async #shutdown(timeout: number): Promise<void> {
     clearTimeout(this.#probe)
+    clearTimeout(this.#clockSync)
     // On a connection the worker shares, the once-a-minute check would go on after close.
     this.#durability.stop()
     await closeWithin(this.#worker, timeout, (error) => this.#reportError(error as Error))
@@ -413,8 +443,9 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   }
 
   /**
-   * Remembers a delivered event's id for what is left of its de-duplication window (counted from
-   * its enqueue), so that `enqueue()` answers `'duplicate'` once its job is gone. Written here
+   * Remembers a delivered event's id for its de-duplication window, counted from now by Redis's own
+   * expiry (no clock of a producer's or a worker's is read), so that `enqueue()` answers
+   * `'duplicate'` once its job is gone. Written here
    * rather than when it is enqueued, so that a waiting event costs Redis nothing for it. The ids
    * of the jobs delivered in one turn of the event loop go in one command, sent before their
    * processors return: BullMQ's completions follow on the same connection, so an id is never
@@ -423,11 +454,11 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
    */
   #remember(job: Job<WebhookJobData>, data: WebhookJobData): Promise<void> | undefined {
     if (job.opts.deduplication !== undefined || this.#store === undefined) return undefined
-    const left = job.timestamp + (data.dedupWindowMs ?? DEFAULT_DEDUP_WINDOW_MS) - Date.now()
-    if (!(left > 0)) return undefined
+    const window = data.dedupWindowMs ?? DEFAULT_DEDUP_WINDOW_MS
+    if (!(window > 0)) return undefined
     const jobId = job.id as string
     this.#markerKeys.push(`${this.#markers}${jobId}`)
-    this.#markerArgs.push(jobId, Math.ceil(left))
+    this.#markerArgs.push(jobId, window)
     this.#remembered ??= new Promise((resolve) =>
       setImmediate(() => {
         this.#sendMarkers()
@@ -489,7 +520,11 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     if (decision.kind === 'retry') {
       await keepState()
       this.#rounds.announceRetry(state, decision.dueAt)
-      await job.moveToDelayed(decision.dueAt, token)
+      // BullMQ's delayed jobs run on each worker's own clock: it is given the wait, counted from
+      // this worker's now. The job comes back on time at this worker, and at every worker whose
+      // clock agrees with this one's; at another, a round finds nothing due yet and sends it back
+      // on that worker's clock.
+      await job.moveToDelayed(Date.now() + (decision.dueAt - this.#clock.now()), token)
       throw new DelayedError()
     }
     const remembered = decision.kind === 'finished' && decision.delivered ? this.#remember(job, data) : undefined

@@ -3,18 +3,18 @@ export type CircuitState = 'closed' | 'open' | 'half-open'
 
 /** When a breaker opens and how long it stays open (resolved settings). */
 export interface BreakerRules {
-  /** Consecutive failures (timeouts, network errors, 5xx) that open the breaker. */
+  /** Consecutive failures that open the breaker (what counts as one: `failsBreaker`, url-policy.ts). */
   readonly failures: number
   /** How long it stays open before one probe is let through, in ms. */
   readonly coolDownMs: number
 }
 
 /**
- * One URL's circuit breaker. A run of `failures` failed attempts in a row (no answer in time, no
- * connection, or a 5xx) opens it: attempts to the URL wait instead of being spent on a receiver
- * that is down. After `coolDownMs` one attempt goes through as a probe: its success closes the
- * breaker, its failure opens it for another cool-down. Any other answer (2xx, and also 4xx: the
- * receiver is up, it refused) counts as a success for the breaker.
+ * One URL's circuit breaker. A run of `failures` failed attempts in a row opens it: attempts to
+ * the URL wait instead of being spent on a receiver that is down. After `coolDownMs` one attempt
+ * goes through as a probe: its success closes the breaker, its failure opens it for another
+ * cool-down. Which answers are failures is the policy's to say (`failsBreaker`, url-policy.ts);
+ * any other counts as a success.
  *
  * Times are on the caller's clock; the breaker keeps no timer of its own.
  */

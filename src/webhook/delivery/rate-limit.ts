@@ -1,8 +1,11 @@
+import type { RateSchedule } from './url-policy.js'
+
 /**
  * A token bucket: `perSecond` deliveries a second to one URL, in bursts of up to one second's
- * worth (at least one). Times are on the caller's clock; it keeps no timer of its own.
+ * worth (at least one). The in-memory engine's {@link RateSchedule}, one per URL (the `url` it is
+ * asked about is always its own). Times are on the caller's clock; it keeps no timer of its own.
  */
-export class TokenBucket {
+export class TokenBucket implements RateSchedule {
   readonly #perMs: number
   readonly #capacity: number
   #tokens: number
@@ -15,16 +18,18 @@ export class TokenBucket {
     this.#at = now
   }
 
-  /** How long until a delivery may go (0: now), without taking anything. */
-  wait(now: number): number {
+  /** Takes one delivery's token (0), or says how long until one comes (ms), taking nothing. */
+  take(_url: string, now: number): number {
     this.#refill(now)
     // Stryker disable next-line EqualityOperator: at exactly one token the wait is ceil(0) = 0 either way.
-    return this.#tokens >= 1 ? 0 : Math.ceil((1 - this.#tokens) / this.#perMs)
+    if (this.#tokens < 1) return Math.ceil((1 - this.#tokens) / this.#perMs)
+    this.#tokens -= 1
+    return 0
   }
 
-  /** Takes one delivery's token; call only after {@link wait} said 0. */
-  take(): void {
-    this.#tokens -= 1
+  /** Puts back a token taken for a delivery that was not sent. */
+  giveBack(): void {
+    this.#tokens = Math.min(this.#capacity, this.#tokens + 1)
   }
 
   #refill(now: number): void {

@@ -66,9 +66,10 @@ export interface WebhookSettings {
    */
   maxPendingPerUrl?: number | undefined
   /**
-   * Each URL's circuit breaker: after `failures` failed attempts in a row (timeouts, network
-   * errors, 5xx) the URL's deliveries wait instead of spending attempts; after `coolDownMs` one
-   * probe goes through, and its success closes the breaker. `false` turns it off.
+   * Each URL's circuit breaker: after `failures` failed attempts in a row (no answer in time, no
+   * connection, an untrusted certificate, a 5xx) the URL's deliveries wait instead of spending
+   * attempts; after `coolDownMs` one probe goes through, and its success closes the breaker.
+   * `false` turns it off.
    * @defaultValue { failures: 10, coolDownMs: 30_000 }
    */
   breaker?: { failures?: number | undefined; coolDownMs?: number | undefined } | false | undefined

@@ -1,4 +1,5 @@
 import { isRetryableStatus, retryAfterMs } from '../../core/retry-policy.js'
+import { backoffDelay } from './callbacks.js'
 import type { Clock } from '../../core/clock.js'
 import { MAX_TIMER_MS } from '../../core/timers.js'
 import type { AttemptFailure } from './failure.js'
@@ -137,6 +138,32 @@ export function callbackFailure(
 }
 
 /** When a retry `delay` ms after `now` is due: never past the longest timer, nor past `deadline`. */
-export function retryDueAt(now: number, delay: number, deadline: number): number {
+function retryDueAt(now: number, delay: number, deadline: number): number {
   return Math.min(now + Math.min(delay, MAX_TIMER_MS), deadline)
+}
+
+/**
+ * When a URL left pending by its answer (see {@link recordAttempt}) is tried again, on the
+ * engine's clock: after its `backoff` for the attempt just made, or the receiver's `Retry-After`
+ * when that is longer, and never past `deadline`. `undefined` when it ends instead, failed: its
+ * window is spent (it keeps its last failure), or `backoff` gave no usable delay (`ERR_CALLBACK`).
+ * The same for both engines.
+ */
+export function nextAttempt(
+  target: TargetState,
+  backoff: (attempt: number) => number,
+  now: number,
+  deadline: number,
+): number | undefined {
+  if (now >= deadline) {
+    target.status = 'failed'
+    return undefined
+  }
+  const delay = backoffDelay(backoff, target.attempts - 1)
+  if (typeof delay !== 'number') {
+    target.status = 'failed'
+    target.failure = callbackFailure('backoff', delay.cause, target.failure)
+    return undefined
+  }
+  return retryDueAt(now, Math.max(delay, target.retryAfterMs ?? 0), deadline)
 }

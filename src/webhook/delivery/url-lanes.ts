@@ -1,13 +1,14 @@
 import type { Clock } from '../../core/clock.js'
 import { Queue } from '../../core/queue.js'
-import { backoffDelay, signBody, type CallbackFailure } from './callbacks.js'
-import { CircuitBreaker, type CircuitState } from './circuit-breaker.js'
+import { signBody, type CallbackFailure } from './callbacks.js'
+import type { CircuitBreaker, CircuitState } from './circuit-breaker.js'
 import { TokenBucket } from './rate-limit.js'
+import { UrlPolicy, type Admission, type Permit } from './url-policy.js'
 import type { Endpoint } from '../network/endpoint.js'
 import { sharedFailure, toWebhookError, type AttemptFailure } from './failure.js'
 import type { DeliveryResult } from './result.js'
 import { MemoryRetryStore, type Due } from './retry-store.js'
-import { callbackFailure, recordAttempt, retryDueAt, type DeliveryState, type TargetState } from './state.js'
+import { callbackFailure, nextAttempt, recordAttempt, type DeliveryState, type TargetState } from './state.js'
 import { RetryScheduler } from './scheduler.js'
 import type { Outgoing, Sender } from '../network/sender.js'
 import type { ResolvedWebhookSettings } from './settings.js'
@@ -121,37 +122,35 @@ export class Delivery extends LaneItem implements DeliveryState<Endpoint>, Outgo
   }
 }
 
-/** One URL's lane: its queue of deliveries ready to send, its slots, its breaker. */
+/**
+ * One URL's lane: its queue of deliveries ready to send, and its {@link UrlPolicy} (its slots,
+ * breaker and rate), which decides when one may go.
+ */
 export class UrlLane {
   readonly endpoint: Endpoint
+  readonly policy: UrlPolicy
+  /** `ratePerUrl` is set: what is queued may wait for it. */
+  readonly rated: boolean
   readonly ready = new Queue<LaneItem>()
   /** Live items in `ready` (the queue may still hold items superseded while they waited in it). */
   readyCount = 0
   /** Items of this URL in the scheduler: waiting for a retry, or for the breaker. */
   waitingCount = 0
-  inFlight = 0
-  readonly breaker: CircuitBreaker | undefined
-  /** `ratePerUrl`, when set. */
-  readonly rate: TokenBucket | undefined
-  /** Set while the lane waits for its rate's next token. */
+  /** Set while the lane waits for its rate's next turn. */
   throttled: ReturnType<typeof setTimeout> | undefined
   /** In the dispatcher's rotation. */
   rotating = false
   /** The failure the URL's last failed attempt recorded: the next alike is kept as this one (see sharedFailure). */
   lastFailure: AttemptFailure | undefined = undefined
-  /** Tells that the breaker changed state: one function per lane, not one per attempt. */
-  readonly tell: (state: CircuitState) => void
 
-  constructor(
-    endpoint: Endpoint,
-    breaker: CircuitBreaker | undefined,
-    rate: TokenBucket | undefined,
-    circuit: LaneHooks['circuit'],
-  ) {
+  constructor(endpoint: Endpoint, policy: UrlPolicy, rated: boolean) {
     this.endpoint = endpoint
-    this.breaker = breaker
-    this.rate = rate
-    this.tell = (state) => circuit(endpoint.url, state)
+    this.policy = policy
+    this.rated = rated
+  }
+
+  get breaker(): CircuitBreaker | undefined {
+    return this.policy.breaker
   }
 }
 
@@ -197,7 +196,6 @@ export class UrlLanes {
   readonly #byEndpoint = new Map<Endpoint, UrlLane>()
   /** Lanes with items ready and a slot free, in turn. */
   readonly #rotation = new Queue<UrlLane>()
-  readonly #slotsPerLane: number
   readonly #scheduler: RetryScheduler<LaneItem>
   /** Requests in flight over every URL: at most `maxConcurrency`, however many URLs share it. */
   #inFlight = 0
@@ -220,20 +218,25 @@ export class UrlLanes {
     this.#sign = sign
     this.#clock = clock
     this.#hooks = hooks
-    this.#lanes = endpoints.map((endpoint) => {
-      const lane = new UrlLane(
-        endpoint,
-        settings.breaker && new CircuitBreaker(settings.breaker),
-        settings.ratePerUrl === undefined ? undefined : new TokenBucket(settings.ratePerUrl, clock()),
-        (url, state) => this.#hooks.circuit(url, state),
-      )
-      this.#byEndpoint.set(endpoint, lane)
-      return lane
-    })
-    this.#slotsPerLane = Math.max(
+    const slots = Math.max(
       1,
       Math.min(settings.maxConcurrencyPerUrl, Math.floor(settings.maxConcurrency / endpoints.length)),
     )
+    const circuit = (url: string, state: CircuitState) => this.#hooks.circuit(url, state)
+    this.#lanes = endpoints.map((endpoint) => {
+      const rate = settings.ratePerUrl === undefined ? undefined : new TokenBucket(settings.ratePerUrl, clock())
+      const policy = new UrlPolicy(endpoint.url, {
+        slots,
+        breaker: settings.breaker,
+        timeoutMs: settings.timeoutMs,
+        rate,
+        now: clock,
+        circuit,
+      })
+      const lane = new UrlLane(endpoint, policy, rate !== undefined)
+      this.#byEndpoint.set(endpoint, lane)
+      return lane
+    })
     this.#scheduler = new RetryScheduler<LaneItem>(new MemoryRetryStore(), (item) => this.#due(item), clock)
   }
 
@@ -243,7 +246,7 @@ export class UrlLanes {
   }
 
   #held(lane: UrlLane): number {
-    return lane.readyCount + lane.waitingCount + lane.inFlight
+    return lane.readyCount + lane.waitingCount + lane.policy.inFlight
   }
 
   /** Each URL's backlog, in the order configured. */
@@ -252,8 +255,8 @@ export class UrlLanes {
       url: lane.endpoint.url,
       queued: lane.readyCount,
       retrying: lane.waitingCount,
-      inFlight: lane.inFlight,
-      circuit: lane.breaker?.state ?? 'closed',
+      inFlight: lane.policy.inFlight,
+      circuit: lane.policy.circuit,
     }))
   }
 
@@ -314,7 +317,7 @@ export class UrlLanes {
     for (const lane of this.#lanes) {
       clearTimeout(lane.throttled)
       lane.throttled = undefined
-      if (lane.breaker?.state !== 'open' && lane.breaker?.state !== 'half-open' && lane.rate === undefined) continue
+      if (lane.policy.circuit === 'closed' && !lane.rated) continue
       for (let item = this.#takeReady(lane); item !== undefined; item = this.#takeReady(lane)) {
         this.#settle(item, 'failed', closedFailure(item))
       }
@@ -438,7 +441,7 @@ export class UrlLanes {
   }
 
   #rotate(lane: UrlLane): void {
-    if (lane.rotating || lane.throttled || lane.readyCount === 0 || lane.inFlight >= this.#slotsPerLane) return
+    if (lane.rotating || lane.throttled || lane.readyCount === 0 || !lane.policy.hasSlot) return
     lane.rotating = true
     this.#rotation.push(lane)
   }
@@ -454,35 +457,38 @@ export class UrlLanes {
       if (lane === undefined) return
       lane.rotating = false
       if (this.#peekReady(lane) === undefined) continue
-      const wait = lane.rate?.wait(this.#clock()) ?? 0
-      if (wait > 0) {
-        // Over the URL's rate: its queue waits for the next token, with one timer for the lane.
-        lane.throttled = setTimeout(() => {
-          lane.throttled = undefined
-          this.#rotate(lane)
-          this.#dispatch()
-        }, wait)
-        continue
-      }
-      const permit = lane.breaker?.allows(this.#clock(), lane.tell)
-      if (permit === undefined && lane.breaker !== undefined) {
-        // Open: what is ready waits in the scheduler; a probe is out: it stays queued for its answer.
-        this.#parkReady(lane)
+      // Synchronous here: no breaker is shared, and a token bucket answers at once.
+      const admission = lane.policy.admit() as Admission
+      if (admission.kind === 'wait') {
+        this.#hold(lane, admission)
         continue
       }
       const item = this.#takeReady(lane) as LaneItem
       if (this.#clock() > item.delivery.deadline + SLOT_GRACE_MS) {
-        // Waited for a slot of its URL past its window: not sent (a probe permit goes unused).
-        // Stryker disable next-line ConditionalExpression: any other permit is a closed breaker's: no probe out.
-        if (permit === 'probe') lane.breaker?.releaseProbe()
+        // Waited for a slot of its URL past its window: not sent (its permit goes back).
+        lane.policy.unused(admission.kind)
         this.#settle(item, 'failed', item.failure ?? { code: 'ERR_BACKLOG_FULL' })
         this.#rotate(lane)
         continue
       }
-      lane.rate?.take()
-      this.#attempt(item, permit === 'probe')
+      this.#attempt(item, admission.kind)
       this.#rotate(lane)
     }
+  }
+
+  /**
+   * A lane its policy holds back: over its rate, its queue waits for the next turn, with one timer
+   * for the lane; behind an open breaker, what is ready waits in the scheduler; while a probe is
+   * out, it stays queued for the probe's answer. (A lane with no slot free is not in the rotation.)
+   */
+  #hold(lane: UrlLane, admission: Admission & { kind: 'wait' }): void {
+    if (admission.held === 'rate') {
+      lane.throttled = setTimeout(() => {
+        lane.throttled = undefined
+        this.#rotate(lane)
+        this.#dispatch()
+      }, admission.until - this.#clock())
+    } else this.#parkReady(lane)
   }
 
   /**
@@ -520,10 +526,10 @@ export class UrlLanes {
     }
   }
 
-  #attempt(item: LaneItem, probe: boolean): void {
+  /** Sends `item` on the slot its policy gave it with `permit`. */
+  #attempt(item: LaneItem, permit: Permit): void {
     const { lane, delivery } = item
     item.where = 'flight'
-    lane.inFlight++
     this.#inFlight++
     // Counted as sent: a request still in flight when another URL accepts the event is reported.
     item.attempts++
@@ -531,18 +537,16 @@ export class UrlLanes {
     const sentAt = performance.now()
     // The sender never rejects: every failure, a transport's throw or rejection included, is an answer.
     void this.#send(lane.endpoint, delivery).then((response) =>
-      this.#answered(item, probe, response, performance.now() - sentAt),
+      this.#answered(item, permit, response, performance.now() - sentAt),
     )
   }
 
-  #answered(item: LaneItem, probe: boolean, response: WebhookResponse, durationMs: number): void {
+  #answered(item: LaneItem, permit: Permit, response: WebhookResponse, durationMs: number): void {
     const { lane, delivery } = item
-    lane.inFlight--
     this.#inFlight--
     item.where = 'done'
-    const failed = !response.ok || response.status >= 500
-    lane.breaker?.record(failed, probe, this.#clock(), lane.tell)
-    if (lane.breaker?.state === 'open') this.#parkReady(lane)
+    lane.policy.answered(permit, response)
+    if (lane.policy.circuit === 'open') this.#parkReady(lane)
     // An item in flight is pending exactly while its event is open: only a 2xx elsewhere in mode
     // 'any' changes that, superseding the item (its answer is then not reported) and ending the event.
     if (item.status === 'pending') {
@@ -565,17 +569,12 @@ export class UrlLanes {
       this.#settle(item, 'failed', closedFailure(item))
       return
     }
-    if (now >= delivery.deadline) {
-      // The window is spent: the URL keeps its last failure.
-      this.#settle(item, 'failed', item.failure)
+    const dueAt = nextAttempt(item, this.#settings.backoff, now, delivery.deadline)
+    if (dueAt === undefined) {
+      // Window spent, or no delay from backoff: failed, as the worker's rounds fail it.
+      this.#settled(delivery, item)
       return
     }
-    const delay = backoffDelay(this.#settings.backoff, item.attempts - 1)
-    if (typeof delay !== 'number') {
-      this.#settle(item, 'failed', callbackFailure('backoff', delay.cause, item.failure))
-      return
-    }
-    const dueAt = retryDueAt(now, Math.max(delay, item.retryAfterMs ?? 0), delivery.deadline)
     this.#hooks.retrying(delivery, item, dueAt)
     // A retry listener may have closed the destination: #wait schedules nothing then.
     this.#wait(item, dueAt)

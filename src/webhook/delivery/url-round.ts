@@ -1,30 +1,29 @@
-import { backoffDelay } from './callbacks.js'
 import {
-  callbackFailure,
   isDelivered,
+  nextAttempt,
   recordAttempt,
-  retryDueAt,
   type DeliveryState,
   type RoundDecision,
   type RoundRules,
   type TargetState,
 } from './state.js'
 import type { WebhookResponse } from '../network/transport.js'
+import type { Permit } from './url-policy.js'
 
 /**
  * What a round may do about one URL now: send (`'attempt'`, or `'probe'` for the one attempt an
- * open breaker lets through), then say how it went with `done`; or leave the URL for later
- * (`'wait'`, until `until` on the round's clock; `breaker` when its breaker is open rather than
- * its slots taken).
+ * open breaker lets through), then hand the answer back with `answered` (`heard: false` when the
+ * event had ended meanwhile and the answer means nothing), or give the permit back unsent with
+ * `unused`; or leave the URL for later (`'wait'`, until `until` on the round's clock; `breaker`
+ * when its breaker holds it rather than its slots or its rate).
  */
 export type Admission =
-  | { readonly kind: 'attempt' | 'probe'; readonly done: (failed: boolean) => void }
+  | {
+      readonly kind: Permit
+      readonly answered: (response: WebhookResponse, heard: boolean) => void
+      readonly unused: () => void
+    }
   | { readonly kind: 'wait'; readonly until: number; readonly breaker: boolean }
-
-/** Whether a response counts against the URL's breaker: no answer in time, no connection, or a 5xx. */
-export function failsBreaker(response: WebhookResponse): boolean {
-  return !response.ok ? response.failure === 'timeout' || response.failure === 'network' : response.status >= 500
-}
 
 /**
  * One pass over an event's URLs, each on its own timeline (a worker's round): every URL due now
@@ -63,7 +62,7 @@ export async function runUrlRound<E>(
       // Admitted at once (a free slot): no turn of the microtask queue for it.
       const admission = admitted instanceof Promise ? await admitted : admitted
       if (ended) {
-        if (admission.kind !== 'wait') admission.done(false)
+        if (admission.kind !== 'wait') admission.unused()
         return
       }
       if (admission.kind === 'wait') {
@@ -78,7 +77,7 @@ export async function runUrlRound<E>(
       // Stryker disable next-line UpdateOperator: the count only spares an abort when nothing is out, which aborts nothing.
       inFlight--
       // Aborted by us, not failed by the receiver: the breaker hears nothing against the URL.
-      admission.done(!ended && failsBreaker(response))
+      admission.answered(response, !ended)
       // The event has ended at another URL's 2xx: this answer changes nothing.
       if (ended) return
       // Date.now(): a Retry-After date is a wall-clock date; what comes out is a duration.
@@ -92,13 +91,8 @@ export async function runUrlRound<E>(
         return
       }
       if (target.status !== 'pending') return
-      const delay = backoffDelay(rules.backoff, target.attempts - 1)
-      if (typeof delay !== 'number') {
-        target.status = 'failed'
-        target.failure = callbackFailure('backoff', delay.cause, target.failure)
-        return
-      }
-      target.dueAt = retryDueAt(rules.now(), Math.max(delay, target.retryAfterMs ?? 0), state.deadline)
+      const dueAt = nextAttempt(target, rules.backoff, rules.now(), state.deadline)
+      if (dueAt !== undefined) target.dueAt = dueAt
     }),
   )
   const pending = state.targets.filter((target) => target.status === 'pending')
