@@ -5,6 +5,7 @@
 import { BREAKER_REFRESH_MS } from '../src/webhook/bullmq/shared-breakers.js'
 import { LANE_WAIT_MS, RETURN_HORIZON_MS } from '../src/webhook/bullmq/worker-lanes.js'
 import { CLOSE_MARGIN_MS } from '../src/webhook/bullmq/worker.js'
+import { CLOCK_SKEW_WARNING_MS } from '../src/webhook/bullmq/redis-clock.js'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -175,6 +176,7 @@ const FACTS = new Set<string>([
   `${RETURN_HORIZON_MS / 1000} s`,
   `${BREAKER_REFRESH_MS / 1000} s`,
   `${CLOSE_MARGIN_MS / 1000} s`,
+  `${CLOCK_SKEW_WARNING_MS / 1000} s`,
   `${DEFAULT_IDLE_MS / 1000} s`,
   `${MAX_HEAD_BYTES / 1024} KiB`,
 ])

@@ -22,7 +22,7 @@ export type Clock = () => number
  * the wall clock does afterwards (a VM restore, `date -s`, an NTP step): the wall clock as it was
  * when the process started, plus the monotonic time since. What waits and windows inside one
  * process are measured with; it reads as `Date.now()` until the wall clock is stepped. What is
- * stored for other processes uses `Date.now()`.
+ * stored for other processes is on Redis's clock (BullMQ's `RedisClock`).
  */
 export const monotonicNow: Clock = () => Math.floor(performance.timeOrigin + performance.now())
 

@@ -25,7 +25,7 @@ export interface StoredState {
 /**
  * What a BullMQ job carries: the event's id, its body (serialized once, by the producer) and, after
  * the first round, its state. `dedupWindowMs` only when its producer's is not the default: how long
- * from its enqueue its id is remembered once delivered (the worker writes that memory).
+ * its id is remembered once delivered (the worker writes that memory, timed by Redis's expiry).
  */
 export interface WebhookJobData {
   readonly eventId: string

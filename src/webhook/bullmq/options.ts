@@ -32,7 +32,7 @@ export interface ResolvedQueueOptions extends ResolvedQueueLocation {
   readonly enqueueTimeout: number
   /** How long, in ms, and how many dead letters Redis keeps. */
   readonly deadLetters: { readonly maxAgeMs: number; readonly maxCount: number }
-  /** How long Redis remembers an event id after its first enqueue, in ms; 0 for no longer than its job. */
+  /** How long Redis remembers an event id once delivered, in ms; 0 for no longer than its job. */
   readonly dedupWindowMs: number
   /** Replicas that must confirm each enqueued event; `undefined`: the primary's acknowledgement is enough. */
   readonly waitForReplicas: WaitForReplicas | undefined

@@ -92,7 +92,7 @@ export interface EnqueueResult {
    * - `queued`: stored in Redis (acknowledged); a worker delivers it.
    * - `skipped`: its `integrations` turn the destination off; not stored.
    * - `duplicate`: an event with this id is in Redis (waiting, retrying or being sent), or was
-   *   enqueued within `dedupWindowMs` and delivered; nothing stored, nothing sent again.
+   *   delivered less than `dedupWindowMs` ago; nothing stored, nothing sent again.
    * - `dead-letter`: this id is a dead letter; nothing stored. `redrive(eventId)` sends the
    *   stored event again, once its receiver is fixed.
    */
@@ -144,7 +144,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   readonly #timeoutMs: number
   /** How each job is kept where it differs from the workers' defaults: the retention of dead letters, the `dedupWindowMs`. */
   readonly #storing: StoreOptions
-  /** How long Redis remembers an id from its first enqueue (ms). */
+  /** How long Redis remembers an id once its event is delivered (ms). */
   readonly #dedupWindowMs: number
   /** Stores the events of the calls of one turn together, in as few transactions as it can. */
   readonly #batcher = new StoreBatcher((events) => storeOnce(this.#queue, events, this.#storing))

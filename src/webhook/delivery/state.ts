@@ -46,7 +46,8 @@ export interface RoundRules {
   readonly backoff: (attempt: number) => number
   /**
    * The clock of deadlines and due times: monotonic in memory, so that a step of the wall clock
-   * neither stretches a wait nor ends a window; `Date.now` where they are stored (BullMQ).
+   * neither stretches a wait nor ends a window; Redis's where they are stored (BullMQ: see
+   * `RedisClock`), so that every worker reads them on one clock.
    */
   readonly now: Clock
 }
