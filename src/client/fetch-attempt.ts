@@ -1,16 +1,11 @@
 import { abortable } from '../core/abortable.js'
 import { startDeadline } from '../core/attempt-deadline.js'
 import { bodyExcerpt } from '../core/body-excerpt.js'
+import { RESPONSE_BODY_CAP } from '../core/limits.js'
 import { readBodyStart } from '../core/read-body.js'
 import { HTTPError } from './http-error.js'
 import { statusVerdict } from './retry-policy.js'
-import {
-  batchHeaders,
-  noAnswer,
-  RESPONSE_READ_BYTES,
-  type BatchTransport,
-  type TransportSettings,
-} from './transport.js'
+import { batchHeaders, noAnswer, type BatchTransport, type TransportSettings } from './transport.js'
 
 // One attempt over `fetch`, for the two transports that send with it: ky's (Deno, Bun, Workers,
 // Node with a `fetch` of the user's) and `fetch` itself (browsers). They differ only in what makes
@@ -74,7 +69,7 @@ export function fetchAttempt(
       const verdict = statusVerdict(status)
       if (verdict === 'delivered') {
         // The deadline's signal ends the read at the attempt's time limit; `timeout` only bounds it.
-        await readBodyStart(response, { maxBytes: RESPONSE_READ_BYTES, ms: timeout, signal: deadline.signal })
+        await readBodyStart(response, { maxBytes: RESPONSE_BODY_CAP, ms: timeout, signal: deadline.signal })
         return { verdict, status }
       }
       const error = new HTTPError(response, 'POST', url)

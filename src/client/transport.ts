@@ -112,13 +112,6 @@ export interface TransportSettings {
 /** Makes the transport of a client; each runtime has its own (`platform/`). */
 export type TransportFactory = (settings: TransportSettings) => BatchTransport
 
-/**
- * Bytes of a 2xx response body the client reads at most. A 2xx status is the endpoint's word that
- * it accepted the batch, so the body has nothing to add: the client reads a little of it (a small
- * body read to its end lets the connection be reused) and lets the rest go.
- */
-export const RESPONSE_READ_BYTES = 64 * 1024
-
 function basicAuthorization(writeKey: string): string {
   const bytes = new TextEncoder().encode(`${writeKey}:`)
   let binary = ''

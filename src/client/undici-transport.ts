@@ -2,12 +2,12 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { Pool, type Dispatcher } from 'undici'
 import { EXCERPT_BYTES, excerptOf } from '../core/body-excerpt.js'
 import { BodyDrains, startDeadline } from '../core/attempt-deadline.js'
+import { RESPONSE_BODY_CAP } from '../core/limits.js'
 import { HTTPError } from './http-error.js'
 import { statusVerdict } from './retry-policy.js'
 import {
   batchHeaders,
   noAnswer,
-  RESPONSE_READ_BYTES,
   type AttemptOutcome,
   type BatchBody,
   type BatchTransport,
@@ -35,12 +35,12 @@ async function readStart(body: Body, maxBytes: number): Promise<Uint8Array[]> {
 }
 
 /**
- * Reads at most {@link RESPONSE_READ_BYTES} of a body and drops it: a body that ends within them
+ * Reads at most {@link RESPONSE_BODY_CAP} of a body and drops it: a body that ends within them
  * leaves its connection to be reused; a longer one (or one whose `Content-Length` says so) is
  * destroyed, and its connection closed. Never rejects.
  */
 function drain(body: Body): Promise<void> {
-  return body.dump({ limit: RESPONSE_READ_BYTES }).catch(() => undefined)
+  return body.dump({ limit: RESPONSE_BODY_CAP }).catch(() => undefined)
 }
 
 function headersOf(raw: IncomingHttpHeaders): Headers {

@@ -1,11 +1,5 @@
 import { setUnrefTimeout } from './timers.js'
 
-/**
- * Most response-body bytes read from a receiver. Only the status and `Retry-After` count; the body
- * is read (up to this) so the connection can be reused, and a longer one closes the connection.
- */
-export const RESPONSE_BODY_CAP = 64 * 1024
-
 /** One attempt's deadline: connecting, the response headers and reading the body, all together. */
 export interface AttemptDeadline {
   /** Aborts the request, or the reading of its body, at the deadline. */

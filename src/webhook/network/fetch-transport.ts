@@ -1,4 +1,5 @@
-import { BodyDrains, RESPONSE_BODY_CAP, startDeadline } from '../../core/attempt-deadline.js'
+import { BodyDrains, startDeadline } from '../../core/attempt-deadline.js'
+import { RESPONSE_BODY_CAP } from '../../core/limits.js'
 import { blockedRangeOf } from './private-address.js'
 import { blockedAddressError, classifyFailure, type WebhookTransport } from './transport.js'
 

@@ -1,5 +1,5 @@
 import { buildConnector, type Dispatcher, Pool } from 'undici'
-import { RESPONSE_BODY_CAP } from '../../core/attempt-deadline.js'
+import { RESPONSE_BODY_CAP } from '../../core/limits.js'
 import { blockedRangeOf } from './private-address.js'
 import { publicOnlyLookup } from './public-lookup.js'
 import { cutShort, TimedAttempt } from './timed-attempt.js'
