@@ -42,10 +42,8 @@ export function fetchAttempt(
   const headersFor = batchHeaders(settings)
   const { url, timeout } = settings
   return async (body, { signal, keepalive }) => {
-    const deadline = startDeadline(timeout)
     // close()'s deadline ends the attempt at once.
-    const onClose = () => deadline.cancel()
-    signal.addEventListener('abort', onClose)
+    const deadline = startDeadline(timeout, signal)
     try {
       const init: RequestInit = {
         method: 'POST',
@@ -82,7 +80,6 @@ export function fetchAttempt(
     } catch (error) {
       return noAnswer(error, deadline)
     } finally {
-      signal.removeEventListener('abort', onClose)
       deadline.end()
     }
   }

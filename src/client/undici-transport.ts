@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { Pool, type Dispatcher } from 'undici'
 import { EXCERPT_BYTES, excerptOf } from '../core/body-excerpt.js'
-import { BodyDrains, startDeadline } from '../core/attempt-deadline.js'
+import { startDeadline, type SignalDeadline } from '../core/attempt-deadline.js'
+import { BodyDrains } from '../core/body-drains.js'
 import { RESPONSE_BODY_CAP } from '../core/limits.js'
 import { HTTPError } from './http-error.js'
 import { statusVerdict } from './retry-policy.js'
@@ -63,13 +64,11 @@ export function createUndiciTransport(settings: TransportSettings): BatchTranspo
   const pool = new Pool(origin)
   const headersFor = batchHeaders(settings)
   // Bodies of retried answers, read after their attempt: closing the transport cuts them short.
-  const drains = new BodyDrains()
+  const drains = new BodyDrains<SignalDeadline>()
 
   const attempt = async (body: BatchBody, { signal }: { signal: AbortSignal }): Promise<AttemptOutcome> => {
-    const deadline = startDeadline(settings.timeout)
     // close()'s deadline ends the attempt at once, and the reading of its body with it.
-    const onClose = () => deadline.cancel()
-    signal.addEventListener('abort', onClose)
+    const deadline = startDeadline(settings.timeout, signal)
     // Ends with the attempt, unless the reading of a retried answer's body took it over.
     let handedOver = false
     try {
@@ -105,8 +104,8 @@ export function createUndiciTransport(settings: TransportSettings): BatchTranspo
     } catch (error) {
       return noAnswer(error, deadline)
     } finally {
-      signal.removeEventListener('abort', onClose)
-      if (!handedOver) deadline.end()
+      if (handedOver) deadline.stopListening()
+      else deadline.end()
     }
   }
 
