@@ -1,8 +1,8 @@
 import { startDeadline, type SignalDeadline } from '../../core/attempt-deadline.js'
 import { BodyDrains } from '../../core/body-drains.js'
 import { RESPONSE_BODY_CAP } from '../../core/limits.js'
-import { blockedRangeOf } from './private-address.js'
-import { blockedAddressError, classifyFailure, type WebhookTransport } from './transport.js'
+import { refusal } from './address-guard.js'
+import { classifyFailure, type WebhookTransport } from './transport.js'
 
 /** Reads and drops at most {@link RESPONSE_BODY_CAP} bytes; a longer body is cancelled, and its connection with it. */
 async function discard(body: ReadableStream<Uint8Array> | null): Promise<void> {
@@ -39,9 +39,8 @@ export function createFetchTransport(options: { fetch?: typeof fetch | undefined
   return {
     async send(request) {
       if (request.blockPrivateNetworks) {
-        const host = new URL(request.url).hostname
-        const range = blockedRangeOf(host)
-        if (range !== undefined) return { ok: false, failure: 'blocked', cause: blockedAddressError(host, range) }
+        const refused = refusal(new URL(request.url).hostname)
+        if (refused !== undefined) return { ok: false, failure: 'blocked', cause: refused }
       }
       // No longer wanted (another URL accepted the event): ended now, freeing its connection.
       const deadline = startDeadline(request.timeoutMs, request.signal)

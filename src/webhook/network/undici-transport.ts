@@ -2,16 +2,10 @@ import { buildConnector, type Dispatcher, Pool } from 'undici'
 import { cutShort } from '../../core/attempt-deadline.js'
 import { BodyDrains } from '../../core/body-drains.js'
 import { RESPONSE_BODY_CAP } from '../../core/limits.js'
-import { blockedRangeOf } from './private-address.js'
+import { peerRefusal, refusal } from './address-guard.js'
 import { publicOnlyLookup } from './public-lookup.js'
 import { TimedAttempt } from './timed-attempt.js'
-import {
-  blockedAddressError,
-  keepsItsPromise,
-  type WebhookRequest,
-  type WebhookResponse,
-  type WebhookTransport,
-} from './transport.js'
+import { keepsItsPromise, type WebhookRequest, type WebhookResponse, type WebhookTransport } from './transport.js'
 
 /** Options of {@link createUndiciTransport}. */
 export interface UndiciTransportOptions {
@@ -41,8 +35,8 @@ function guardedConnector(connect: UndiciTransportOptions['connect']): buildConn
   const connector =
     typeof connect === 'function' ? peerChecked(connect) : buildConnector({ ...connect, lookup: publicOnlyLookup })
   return (options, callback) => {
-    const range = blockedRangeOf(options.hostname)
-    if (range !== undefined) callback(blockedAddressError(options.hostname, range), null)
+    const refused = refusal(options.hostname)
+    if (refused !== undefined) callback(refused, null)
     else connector(options, callback)
   }
 }
@@ -55,17 +49,10 @@ function peerChecked(connect: buildConnector.connector): buildConnector.connecto
   return (options, callback) => {
     connect(options, (error, socket) => {
       if (error || !socket) return callback(error, socket)
-      const address = socket.remoteAddress
-      const range = address === undefined ? 'an unknown address' : blockedRangeOf(address)
-      if (range === undefined) return callback(null, socket)
+      const refused = peerRefusal(options.hostname, socket.remoteAddress)
+      if (refused === undefined) return callback(null, socket)
       socket.destroy()
-      callback(
-        blockedAddressError(
-          `${options.hostname} (connected to ${address ?? 'an address the socket does not report'})`,
-          range,
-        ),
-        null,
-      )
+      callback(refused, null)
     })
   }
 }
