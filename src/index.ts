@@ -62,10 +62,8 @@ export type {
   PlannedOutput,
   PlannedProperties,
   PlannedTrackMessage,
-  SchemaIssue,
   SchemaPlan,
-  SchemaResult,
-  StandardSchema,
   TrackInput,
   TrackingPlan,
 } from './core/plan.js'
+export type { SchemaIssue, SchemaResult, StandardSchema } from './core/standard-schema.js'

@@ -5,15 +5,9 @@ import { timeoutOption } from '../core/option-checks.js'
 import { ValidationError } from '../core/errors/validation-error.js'
 import type { AliasMessage, JsonObject, MessageType, PageMessage, ScreenMessage } from '../core/messages.js'
 import { serializeCall } from '../core/check-message.js'
-import type {
-  GroupInput,
-  IdentifyInput,
-  NoPlan,
-  PlanViolation,
-  SchemaIssue,
-  TrackInput,
-  TrackingPlan,
-} from '../core/plan.js'
+import type { GroupInput, IdentifyInput, NoPlan, TrackInput, TrackingPlan } from '../core/plan.js'
+import type { PlanViolation } from '../core/plan-checker.js'
+import type { SchemaIssue } from '../core/standard-schema.js'
 import { setUnrefTimeout, settlesWithin } from '../core/timers.js'
 import { describeError } from '../core/describe-error.js'
 import {
