@@ -16,11 +16,10 @@ import {
   type Batch,
   type Envelope,
   type MessageCallback,
-  type MessageRecord,
   type MessageOutcome,
   type QueuedMessage,
 } from './batch.js'
-import { deliveryError, type DeliveryError, type DeliveryErrorCode } from './delivery-error.js'
+import { deliveryError, type DeliveryError, type DeliveryErrorCode, type MessageRecord } from './delivery-error.js'
 import {
   checkMiddleware,
   resolveClientOptions,
