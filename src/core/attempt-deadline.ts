@@ -3,6 +3,9 @@ import { setUnrefTimeout } from './timers.js'
 /** What a cut-short attempt ends with: a `DOMException` named for why (`TimeoutError`, `AbortError`). */
 export const cutShort = (message: string, name: string): Error => new DOMException(message, name) as Error
 
+/** What an attempt cut short by the closing of its transport ends with. */
+export const transportClosed = (): Error => cutShort('the transport was closed', 'AbortError')
+
 /**
  * One attempt's deadline, the one rule every transport's attempts follow: one timer over all of it
  * (waiting for a connection, connecting, the response's head and its body), and the caller's abort
@@ -60,7 +63,7 @@ export class SignalDeadline extends AttemptDeadline {
   drainIndex = -1
 
   /** Aborts now: at the deadline, or because the transport is closing. */
-  cancel(reason: Error = cutShort('the transport was closed', 'AbortError')): void {
+  cancel(reason: Error = transportClosed()): void {
     this.end()
     this.#controller.abort(reason)
   }

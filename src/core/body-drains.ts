@@ -1,4 +1,4 @@
-import { cutShort } from './attempt-deadline.js'
+import { transportClosed } from './attempt-deadline.js'
 
 /** An attempt answered whose body is still being read, as {@link BodyDrains} holds it. */
 export interface Draining {
@@ -52,7 +52,7 @@ export class BodyDrains<Attempt extends Draining> {
   cancelAll(): void {
     for (const attempt of this.#active.splice(0)) {
       attempt.drainIndex = -1
-      attempt.cancel(cutShort('the transport was closed', 'AbortError'))
+      attempt.cancel(transportClosed())
     }
   }
 }

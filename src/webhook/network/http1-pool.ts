@@ -1,6 +1,6 @@
 import { connect as netConnect, isIP, type Socket } from 'node:net'
 import { type ConnectionOptions, connect as tlsConnect } from 'node:tls'
-import { cutShort } from '../../core/attempt-deadline.js'
+import { transportClosed } from '../../core/attempt-deadline.js'
 import { monotonicNow } from '../../core/clock.js'
 import { Queue } from '../../core/queue.js'
 import { setUnrefTimeout } from '../../core/timers.js'
@@ -54,7 +54,7 @@ export class Http1Pool implements ConnectionOwner {
 
   submit(attempt: Http1Attempt): void {
     if (this.#closed) {
-      attempt.fail(cutShort('the transport was closed', 'AbortError'))
+      attempt.fail(transportClosed())
       attempt.end()
     } else if (this.#refused) {
       attempt.fail(refusal(this.#host))
