@@ -6,7 +6,7 @@
 export { Client } from './client/client.js'
 export type { ClientEvents, CloseOptions, PlanViolationInfo, RetryInfo, SentInfo } from './client/client.js'
 export type { ClientOptions, PlanOption, RetryOptions } from './client/options.js'
-export type { MessageCallback, MessageOutcome, MessageRecord } from './client/batch.js'
+export type { MessageCallback, MessageOutcome } from './client/batch.js'
 export type {
   DroppedInfo,
   Middleware,
@@ -16,7 +16,7 @@ export type {
   SentMessage,
 } from './client/middleware.js'
 export { DeliveryError } from './client/delivery-error.js'
-export type { DeliveryErrorCode } from './client/delivery-error.js'
+export type { DeliveryErrorCode, MessageRecord } from './client/delivery-error.js'
 export { EventwireError, isEventwireError } from './core/errors/eventwire-error.js'
 export type { ErrorCode } from './core/errors/eventwire-error.js'
 export { ValidationError } from './core/errors/validation-error.js'
@@ -62,10 +62,8 @@ export type {
   PlannedOutput,
   PlannedProperties,
   PlannedTrackMessage,
-  SchemaIssue,
   SchemaPlan,
-  SchemaResult,
-  StandardSchema,
   TrackInput,
   TrackingPlan,
 } from './core/plan.js'
+export type { SchemaIssue, SchemaResult, StandardSchema } from './core/standard-schema.js'

@@ -12,17 +12,30 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   webhook: ['core', 'webhook'],
 }
 
+/**
+ * Within a layer, folders that stand below others: the network (requests, transports, where they
+ * may go) knows nothing of the delivery engine that sends through it.
+ */
+const MAY_NOT_IMPORT: Readonly<Record<string, readonly string[]>> = {
+  'webhook/network': ['webhook/delivery'],
+}
+
 function filesUnder(folder: string): string[] {
   return readdirSync(folder, { withFileTypes: true, recursive: true })
     .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
     .map((entry) => join(entry.parentPath, entry.name))
 }
 
-/** The layer (first folder under src) of each relative import of `file`. */
-function importedLayers(file: string): string[] {
+/** Each relative import of `file`, as a path under src. */
+function importedPaths(file: string): string[] {
   const text = readFileSync(file, 'utf8')
   const specifiers = [...text.matchAll(/(?:from|import)\s*\(?\s*'(\.[^']+)'/g)].map((match) => match[1] as string)
-  return specifiers.map((specifier) => relative(src, resolve(dirname(file), specifier)).split('/')[0] as string)
+  return specifiers.map((specifier) => relative(src, resolve(dirname(file), specifier)))
+}
+
+/** The layer (first folder under src) of each relative import of `file`. */
+function importedLayers(file: string): string[] {
+  return importedPaths(file).map((path) => path.split('/')[0] as string)
 }
 
 it.each(Object.entries(MAY_IMPORT))('src/%s imports only from %j', (layer, allowed) => {
@@ -34,8 +47,23 @@ it.each(Object.entries(MAY_IMPORT))('src/%s imports only from %j', (layer, allow
   expect(breaches).toEqual([])
 })
 
-it('sees the imports it checks (a file of each layer imports core)', () => {
+it.each(Object.entries(MAY_NOT_IMPORT))('src/%s imports nothing from %j', (folder, refused) => {
+  const breaches = filesUnder(join(src, folder)).flatMap((file) =>
+    importedPaths(file)
+      .filter((imported) => refused.some((below) => imported.startsWith(`${below}/`)))
+      .map((imported) => `${relative(src, file)} -> ${imported}`),
+  )
+  expect(breaches).toEqual([])
+})
+
+it('sees the imports it checks (a file of each layer imports core; the engine imports the network)', () => {
   for (const layer of Object.keys(MAY_IMPORT)) {
     expect(filesUnder(join(src, layer)).some((file) => importedLayers(file).includes('core'))).toBe(true)
+  }
+  for (const [folder, refused] of Object.entries(MAY_NOT_IMPORT)) {
+    for (const above of refused) {
+      const imports = filesUnder(join(src, above)).flatMap(importedPaths)
+      expect(imports.some((imported) => imported.startsWith(`${folder}/`))).toBe(true)
+    }
   }
 })

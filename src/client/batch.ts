@@ -1,19 +1,10 @@
 import { isoNow } from '../core/clock.js'
 import { MAX_BATCH_BYTES } from '../core/limits.js'
-import type { MessageType } from '../core/messages.js'
 import type { JsonObject } from '../core/json-value.js'
 import { LIBRARY } from '../core/version.js'
 import { utf8ByteLength } from '../core/utf8.js'
-import type { DeliveryError } from './delivery-error.js'
+import type { DeliveryError, MessageRecord } from './delivery-error.js'
 import type { Queue } from '../core/queue.js'
-
-/** A message the client accepted: its wire JSON, exactly as sent. */
-export interface MessageRecord {
-  readonly type: MessageType
-  readonly messageId: string
-  /** The message's JSON, serialized once when the call was made. */
-  readonly json: string
-}
 
 /**
  * Called once per message with its fate: `undefined` when delivered, the error otherwise; `outcome`

@@ -5,15 +5,9 @@ import { timeoutOption } from '../core/option-checks.js'
 import { ValidationError } from '../core/errors/validation-error.js'
 import type { AliasMessage, JsonObject, MessageType, PageMessage, ScreenMessage } from '../core/messages.js'
 import { serializeCall } from '../core/check-message.js'
-import type {
-  GroupInput,
-  IdentifyInput,
-  NoPlan,
-  PlanViolation,
-  SchemaIssue,
-  TrackInput,
-  TrackingPlan,
-} from '../core/plan.js'
+import type { GroupInput, IdentifyInput, NoPlan, TrackInput, TrackingPlan } from '../core/plan.js'
+import type { PlanViolation } from '../core/plan-checker.js'
+import type { SchemaIssue } from '../core/standard-schema.js'
 import { setUnrefTimeout, settlesWithin } from '../core/timers.js'
 import { describeError } from '../core/describe-error.js'
 import {
@@ -22,11 +16,10 @@ import {
   type Batch,
   type Envelope,
   type MessageCallback,
-  type MessageRecord,
   type MessageOutcome,
   type QueuedMessage,
 } from './batch.js'
-import { deliveryError, type DeliveryError, type DeliveryErrorCode } from './delivery-error.js'
+import { deliveryError, type DeliveryError, type DeliveryErrorCode, type MessageRecord } from './delivery-error.js'
 import {
   checkMiddleware,
   resolveClientOptions,

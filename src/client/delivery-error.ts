@@ -1,7 +1,6 @@
 import { describeError } from '../core/describe-error.js'
 import { EventwireError } from '../core/errors/eventwire-error.js'
-import type { MessageRecord } from './batch.js'
-import type { SendResult } from './transport.js'
+import type { MessageType } from '../core/messages.js'
 
 /** Codes of {@link DeliveryError}: why accepted messages were not delivered. */
 export type DeliveryErrorCode =
@@ -11,6 +10,39 @@ export type DeliveryErrorCode =
   | 'ERR_CLOSE_TIMEOUT'
   | 'ERR_PAGE_LEFT'
   | 'ERR_INVALID_RESPONSE'
+
+/** The ways a send fails: every {@link DeliveryErrorCode} but the queue's own. */
+export type SendFailureCode = Exclude<DeliveryErrorCode, 'ERR_QUEUE_FULL'>
+
+/** A batch request that failed, after every retry: what its {@link DeliveryError} is worded from. */
+export interface SendFailure {
+  readonly ok: false
+  /**
+   * In the client's words: `ERR_REJECTED`, a final status; `ERR_RETRIES_EXHAUSTED`, retryable
+   * failures outlasted the budget; `ERR_CLOSE_TIMEOUT`, the signal (close()'s deadline) fired;
+   * `ERR_PAGE_LEFT`, an attempt failed as the page was being left, or the page was left during
+   * a `Retry-After` wait (see `RetryWaits`); `ERR_INVALID_RESPONSE`, the `fetch` option
+   * resolved something that is not a `Response`.
+   */
+  readonly code: SendFailureCode
+  readonly status: number | undefined
+  readonly attempts: number
+  /**
+   * Why the batch failed. On `ERR_CLOSE_TIMEOUT`, why the attempt before the deadline failed
+   * (the deadline itself says nothing of why the batch was still unsent), or `undefined`.
+   */
+  readonly error: unknown
+  /** On `ERR_REJECTED`: the start of the response body, the server's own reason (see `bodyExcerpt` in src/core/body-excerpt.ts). */
+  readonly responseText?: string | undefined
+}
+
+/** A message the client accepted: its wire JSON, exactly as sent, as a {@link DeliveryError} lists it. */
+export interface MessageRecord {
+  readonly type: MessageType
+  readonly messageId: string
+  /** The message's JSON, serialized once when the call was made. */
+  readonly json: string
+}
 
 /**
  * Emitted as `'error'` (and passed to per-call callbacks) when accepted messages end undelivered:
@@ -69,7 +101,7 @@ export interface ErrorContext {
 export function deliveryError(
   code: DeliveryErrorCode,
   messages: readonly MessageRecord[],
-  result: Extract<SendResult, { ok: false }> | undefined,
+  result: SendFailure | undefined,
   context: ErrorContext,
 ): DeliveryError {
   const count = `${messages.length} message(s)`

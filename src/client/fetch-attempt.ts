@@ -1,16 +1,11 @@
 import { abortable } from '../core/abortable.js'
 import { startDeadline } from '../core/attempt-deadline.js'
 import { bodyExcerpt } from '../core/body-excerpt.js'
+import { RESPONSE_BODY_CAP } from '../core/limits.js'
 import { readBodyStart } from '../core/read-body.js'
 import { HTTPError } from './http-error.js'
 import { statusVerdict } from './retry-policy.js'
-import {
-  batchHeaders,
-  noAnswer,
-  RESPONSE_READ_BYTES,
-  type BatchTransport,
-  type TransportSettings,
-} from './transport.js'
+import { batchHeaders, noAnswer, type BatchTransport, type TransportSettings } from './transport.js'
 
 // One attempt over `fetch`, for the two transports that send with it: ky's (Deno, Bun, Workers,
 // Node with a `fetch` of the user's) and `fetch` itself (browsers). They differ only in what makes
@@ -47,10 +42,8 @@ export function fetchAttempt(
   const headersFor = batchHeaders(settings)
   const { url, timeout } = settings
   return async (body, { signal, keepalive }) => {
-    const deadline = startDeadline(timeout)
     // close()'s deadline ends the attempt at once.
-    const onClose = () => deadline.cancel()
-    signal.addEventListener('abort', onClose)
+    const deadline = startDeadline(timeout, signal)
     try {
       const init: RequestInit = {
         method: 'POST',
@@ -74,7 +67,7 @@ export function fetchAttempt(
       const verdict = statusVerdict(status)
       if (verdict === 'delivered') {
         // The deadline's signal ends the read at the attempt's time limit; `timeout` only bounds it.
-        await readBodyStart(response, { maxBytes: RESPONSE_READ_BYTES, ms: timeout, signal: deadline.signal })
+        await readBodyStart(response, { maxBytes: RESPONSE_BODY_CAP, ms: timeout, signal: deadline.signal })
         return { verdict, status }
       }
       const error = new HTTPError(response, 'POST', url)
@@ -87,7 +80,6 @@ export function fetchAttempt(
     } catch (error) {
       return noAnswer(error, deadline)
     } finally {
-      signal.removeEventListener('abort', onClose)
       deadline.end()
     }
   }

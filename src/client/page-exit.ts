@@ -1,5 +1,6 @@
 import { MAX_BATCH_BYTES } from '../core/limits.js'
-import type { MessageCallback, MessageRecord } from './batch.js'
+import type { MessageCallback } from './batch.js'
+import type { MessageRecord } from './delivery-error.js'
 import type { UnsentStore } from './page-store.js'
 import type { RetryWaits } from './send-loop.js'
 

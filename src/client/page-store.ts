@@ -1,6 +1,6 @@
 import { serializeCall } from '../core/check-message.js'
 import { MESSAGE_TYPES, type MessageType } from '../core/messages.js'
-import type { MessageRecord } from './batch.js'
+import type { MessageRecord } from './delivery-error.js'
 
 /** The part of the Web Storage API the store uses: `localStorage` in browsers, a stand-in in tests. */
 export interface StorageArea {

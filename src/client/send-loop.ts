@@ -1,6 +1,7 @@
 import type { ResolvedRetryOptions } from './options.js'
 import { retryDelay, serverWait, type RateLimitPause } from './retry-policy.js'
-import type { AttemptOutcome, SendFailureCode, SendResult } from './transport.js'
+import type { SendFailureCode } from './delivery-error.js'
+import type { AttemptOutcome, SendResult } from './transport.js'
 
 /** Told before each retry of a batch. */
 export type RetryListener = (attempt: number, error: unknown) => void

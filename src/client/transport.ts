@@ -1,32 +1,8 @@
-import type { DeliveryErrorCode } from './delivery-error.js'
+import type { SendFailure } from './delivery-error.js'
 import { USER_AGENT_HEADER } from '../core/version.js'
 
 /** How one batch request ended, after every retry. */
-export type SendResult =
-  | { readonly ok: true; readonly status: number; readonly attempts: number }
-  | {
-      readonly ok: false
-      /**
-       * In the client's words: `ERR_REJECTED`, a final status; `ERR_RETRIES_EXHAUSTED`, retryable
-       * failures outlasted the budget; `ERR_CLOSE_TIMEOUT`, the signal (close()'s deadline) fired;
-       * `ERR_PAGE_LEFT`, an attempt failed as the page was being left, or the page was left during
-       * a `Retry-After` wait (see `RetryWaits`); `ERR_INVALID_RESPONSE`, the `fetch` option
-       * resolved something that is not a `Response`.
-       */
-      readonly code: SendFailureCode
-      readonly status: number | undefined
-      readonly attempts: number
-      /**
-       * Why the batch failed. On `ERR_CLOSE_TIMEOUT`, why the attempt before the deadline failed
-       * (the deadline itself says nothing of why the batch was still unsent), or `undefined`.
-       */
-      readonly error: unknown
-      /** On `ERR_REJECTED`: the start of the response body, the server's own reason (see `bodyExcerpt` in src/core/body-excerpt.ts). */
-      readonly responseText?: string | undefined
-    }
-
-/** The ways a send fails: every {@link DeliveryErrorCode} but the queue's own. */
-export type SendFailureCode = Exclude<DeliveryErrorCode, 'ERR_QUEUE_FULL'>
+export type SendResult = { readonly ok: true; readonly status: number; readonly attempts: number } | SendFailure
 
 /** A batch body: its JSON, or the gzip bytes of it (sent with `Content-Encoding: gzip`). */
 export type BatchBody = string | Uint8Array<ArrayBuffer>
@@ -111,13 +87,6 @@ export interface TransportSettings {
 
 /** Makes the transport of a client; each runtime has its own (`platform/`). */
 export type TransportFactory = (settings: TransportSettings) => BatchTransport
-
-/**
- * Bytes of a 2xx response body the client reads at most. A 2xx status is the endpoint's word that
- * it accepted the batch, so the body has nothing to add: the client reads a little of it (a small
- * body read to its end lets the connection be reused) and lets the rest go.
- */
-export const RESPONSE_READ_BYTES = 64 * 1024
 
 function basicAuthorization(writeKey: string): string {
   const bytes = new TextEncoder().encode(`${writeKey}:`)

@@ -1,13 +1,14 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { Pool, type Dispatcher } from 'undici'
 import { EXCERPT_BYTES, excerptOf } from '../core/body-excerpt.js'
-import { BodyDrains, startDeadline } from '../core/attempt-deadline.js'
+import { startDeadline, type SignalDeadline } from '../core/attempt-deadline.js'
+import { BodyDrains } from '../core/body-drains.js'
+import { RESPONSE_BODY_CAP } from '../core/limits.js'
 import { HTTPError } from './http-error.js'
 import { statusVerdict } from './retry-policy.js'
 import {
   batchHeaders,
   noAnswer,
-  RESPONSE_READ_BYTES,
   type AttemptOutcome,
   type BatchBody,
   type BatchTransport,
@@ -35,12 +36,12 @@ async function readStart(body: Body, maxBytes: number): Promise<Uint8Array[]> {
 }
 
 /**
- * Reads at most {@link RESPONSE_READ_BYTES} of a body and drops it: a body that ends within them
+ * Reads at most {@link RESPONSE_BODY_CAP} of a body and drops it: a body that ends within them
  * leaves its connection to be reused; a longer one (or one whose `Content-Length` says so) is
  * destroyed, and its connection closed. Never rejects.
  */
 function drain(body: Body): Promise<void> {
-  return body.dump({ limit: RESPONSE_READ_BYTES }).catch(() => undefined)
+  return body.dump({ limit: RESPONSE_BODY_CAP }).catch(() => undefined)
 }
 
 function headersOf(raw: IncomingHttpHeaders): Headers {
@@ -63,13 +64,11 @@ export function createUndiciTransport(settings: TransportSettings): BatchTranspo
   const pool = new Pool(origin)
   const headersFor = batchHeaders(settings)
   // Bodies of retried answers, read after their attempt: closing the transport cuts them short.
-  const drains = new BodyDrains()
+  const drains = new BodyDrains<SignalDeadline>()
 
   const attempt = async (body: BatchBody, { signal }: { signal: AbortSignal }): Promise<AttemptOutcome> => {
-    const deadline = startDeadline(settings.timeout)
     // close()'s deadline ends the attempt at once, and the reading of its body with it.
-    const onClose = () => deadline.cancel()
-    signal.addEventListener('abort', onClose)
+    const deadline = startDeadline(settings.timeout, signal)
     // Ends with the attempt, unless the reading of a retried answer's body took it over.
     let handedOver = false
     try {
@@ -105,8 +104,8 @@ export function createUndiciTransport(settings: TransportSettings): BatchTranspo
     } catch (error) {
       return noAnswer(error, deadline)
     } finally {
-      signal.removeEventListener('abort', onClose)
-      if (!handedOver) deadline.end()
+      if (handedOver) deadline.stopListening()
+      else deadline.end()
     }
   }
 

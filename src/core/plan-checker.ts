@@ -1,5 +1,5 @@
 import { OptionsError } from './errors/options-error.js'
-import type { PlanViolation } from './plan.js'
+import type { SchemaIssue } from './standard-schema.js'
 
 /**
  * Where {@link definePlan} leaves a plan's run-time check on the plan it returns. The client reads
@@ -7,6 +7,13 @@ import type { PlanViolation } from './plan.js'
  * (the browser bundle does not grow). `Symbol.for`: the same key in every copy of the library.
  */
 export const PLAN_CHECKER: unique symbol = Symbol.for('eventwire.planChecker') as never
+
+/** A call that breaks the plan: where, and what the schema (or the plan) says. */
+export interface PlanViolation {
+  /** The wire name of the offending field and the path in it, e.g. `properties.total` or `event`. */
+  readonly field: string
+  readonly issues: readonly SchemaIssue[]
+}
 
 /**
  * Checks one call of `type` against the plan and returns the message to send. A call that breaks

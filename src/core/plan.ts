@@ -1,37 +1,10 @@
 import { OptionsError } from './errors/options-error.js'
 import type { CommonFields, GroupMessage, IdentifyMessage, Identity, TrackMessage } from './messages.js'
 import { ValidationError } from './errors/validation-error.js'
-import { PLAN_CHECKER, type PlanCheckerFactory } from './plan-checker.js'
+import { PLAN_CHECKER, type PlanCheckerFactory, type PlanViolation } from './plan-checker.js'
+import type { SchemaIssue, StandardSchema } from './standard-schema.js'
 import { isThenable } from './thenable.js'
 import { isObject } from './validate.js'
-
-/**
- * A schema of any library that implements Standard Schema v1 (Zod 4, Valibot 1, ArkType 2 and
- * others): the one member the client reads, `~standard`, described here in the library's own
- * words so that it depends on no schema package.
- *
- * @typeParam Input - What the schema accepts: the type a planned call takes.
- * @typeParam Output - What it gives back: what is sent (a schema may default or normalize values).
- */
-export interface StandardSchema<Input = unknown, Output = Input> {
-  readonly '~standard': {
-    readonly version: 1
-    readonly vendor: string
-    readonly validate: (value: unknown) => SchemaResult<Output> | Promise<SchemaResult<Output>>
-    readonly types?: { readonly input: Input; readonly output: Output } | undefined
-  }
-}
-
-/** What a {@link StandardSchema} says about a value: the value it gives back, or what is wrong. */
-export type SchemaResult<Output> =
-  | { readonly value: Output; readonly issues?: undefined }
-  | { readonly issues: readonly SchemaIssue[] }
-
-/** One thing a schema found wrong, and where (`path`: keys from the checked object down). */
-export interface SchemaIssue {
-  readonly message: string
-  readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined
-}
 
 /**
  * A tracking plan: the events an app may track, each with its properties, and the traits of
@@ -199,13 +172,6 @@ export function issuePath(field: string, issue: SchemaIssue): string {
     path += typeof key === 'number' ? `[${key}]` : `.${String(key)}`
   }
   return path
-}
-
-/** A call that breaks the plan: where, and what the schema (or the plan) says. */
-export interface PlanViolation {
-  /** The wire name of the offending field and the path in it, e.g. `properties.total` or `event`. */
-  readonly field: string
-  readonly issues: readonly SchemaIssue[]
 }
 
 /** The refusal of a call (or an event) that breaks a plan; `caller` opens its message (`track()`, `deliver()`). */

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Client, type DeliveryError, OptionsError, type ClientOptions, type SentInfo } from '../../src/index.js'
 import { CLIENT_BUILDS } from '../helpers/builds.js'
 import { collectGarbage } from '../helpers/gc.js'
-import { RESPONSE_READ_BYTES } from '../../src/client/transport.js'
+import { RESPONSE_BODY_CAP as RESPONSE_READ_BYTES } from '../../src/core/limits.js'
 import { startRawServer, trickle, writeForever, type RawBehaviour, type RawServer } from '../helpers/raw-server.js'
 import { thrownBy } from '../helpers/thrown.js'
 

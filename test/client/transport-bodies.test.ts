@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { RESPONSE_READ_BYTES } from '../../src/client/transport.js'
+import { RESPONSE_BODY_CAP as RESPONSE_READ_BYTES } from '../../src/core/limits.js'
 import { answer, fakeEndpoint } from '../helpers/fake-endpoint.js'
 
 /** A response whose body is `chunks` chunks of 4 KiB, handed out one per read, with what was read and whether it was cancelled. */

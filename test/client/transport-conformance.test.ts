@@ -3,14 +3,10 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createFetchTransport } from '../../src/client/fetch-transport.js'
 import { createKyTransport } from '../../src/client/ky-transport.js'
 import { resolveClientOptions, type RetryOptions } from '../../src/client/options.js'
-import {
-  RESPONSE_READ_BYTES,
-  type BatchTransport,
-  type SendResult,
-  type TransportFactory,
-} from '../../src/client/transport.js'
+import type { BatchTransport, SendResult, TransportFactory } from '../../src/client/transport.js'
 import { createUndiciTransport } from '../../src/client/undici-transport.js'
 import { describeError } from '../../src/core/describe-error.js'
+import { RESPONSE_BODY_CAP as RESPONSE_READ_BYTES } from '../../src/core/limits.js'
 import { LIBRARY } from '../../src/core/version.js'
 import { startHostileReceiver, type HostileReceiver } from '../helpers/hostile-receiver.js'
 import { freePort } from '../helpers/ports.js'

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest'
-import { BodyDrains, startDeadline } from '../../src/core/attempt-deadline.js'
+import { startDeadline } from '../../src/core/attempt-deadline.js'
+import { BodyDrains } from '../../src/core/body-drains.js'
 
 describe('startDeadline', () => {
   it('aborts its signal with a TimeoutError naming the limit once the time has passed, and says so', async () => {

@@ -1,11 +1,17 @@
 // WebhookQueue and WebhookWorker check their options as WebhookDestination checks its settings: at
 // construction, before any connection, each refusal an OptionsError naming the option.
 import { Cluster, Redis } from 'ioredis'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, expectTypeOf, it } from 'vitest'
 import { OptionsError } from '../../src/core/errors/options-error.js'
 import { MAX_TIMER_MS } from '../../src/core/timers.js'
-import { WebhookQueue, type WebhookQueueOptions } from '../../src/webhook/bullmq/queue.js'
-import { DEFAULT_QUEUE_NAME, resolveQueueOptions, resolveWorkerOptions } from '../../src/webhook/bullmq/options.js'
+import { WebhookQueue } from '../../src/webhook/bullmq/queue.js'
+import type { WebhookQueueOptions } from '../../src/webhook/bullmq/queue-options.js'
+import {
+  DEFAULT_QUEUE_NAME,
+  resolveQueueOptions,
+  resolveWorkerOptions,
+  type WORKER_OPTION_NAMES,
+} from '../../src/webhook/bullmq/options.js'
 import { WebhookWorker, type WebhookWorkerOptions } from '../../src/webhook/bullmq/worker.js'
 
 const connection = { host: '127.0.0.1', port: 6379 }
@@ -203,6 +209,11 @@ describe('WebhookWorker options', () => {
       durability: undefined,
     } satisfies Required<WebhookWorkerOptions>
     expect(resolveWorkerOptions(unset)).toEqual(resolveWorkerOptions({ connection }))
+  })
+
+  it('knows every option of WebhookWorkerOptions by name, and no other (a type check: npm run typecheck)', () => {
+    // options.ts cannot import worker.ts, which imports it: the two lists are held together here.
+    expectTypeOf<keyof typeof WORKER_OPTION_NAMES>().toEqualTypeOf<keyof WebhookWorkerOptions>()
   })
 
   it('takes what it is given', () => {

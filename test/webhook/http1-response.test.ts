@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { RESPONSE_BODY_CAP } from '../../src/core/attempt-deadline.js'
+import { RESPONSE_BODY_CAP } from '../../src/core/limits.js'
 import { HTTP_PROTOCOL_CODE, MAX_HEAD_BYTES, ResponseReader } from '../../src/webhook/network/http1-response.js'
 
 /** Reads `text` (Latin-1) in the chunks `cuts` splits it into; what the reader made of it. */

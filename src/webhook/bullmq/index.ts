@@ -4,7 +4,8 @@
  * @module eventwire/webhook/bullmq
  */
 export { WebhookQueue, DEFAULT_QUEUE_NAME } from './queue.js'
-export type { DeadLetter, EnqueueResult, QueueCounts, WebhookQueueEvents, WebhookQueueOptions } from './queue.js'
+export type { DeadLetter, EnqueueResult, QueueCounts, WebhookQueueEvents } from './queue.js'
+export type { WebhookQueueOptions } from './queue-options.js'
 export { WebhookWorker } from './worker.js'
 export type { WebhookWorkerEvents, WebhookWorkerOptions, WorkerCloseOptions } from './worker.js'
 export type { StoredFailure, StoredState, StoredTarget } from './job-data.js'

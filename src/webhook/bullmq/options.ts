@@ -6,8 +6,7 @@ import { isObject } from '../../core/validate.js'
 import { hashTagOf } from './cluster-slot.js'
 import { durabilityOption, type Durability } from './durability.js'
 import type { WaitForReplicas } from './replica-ack.js'
-import type { WebhookQueueOptions } from './queue.js'
-import type { WebhookWorkerOptions } from './worker.js'
+import type { WebhookQueueOptions } from './queue-options.js'
 
 // WebhookQueue and WebhookWorker options are checked here, as the destination's settings are in
 // settings.ts: at construction, each wrong value an OptionsError naming its option, instead of a
@@ -52,7 +51,7 @@ export function keepDeadLetters(deadLetters: ResolvedQueueOptions['deadLetters']
 /** A day: what ingest APIs in this field keep a message id for, and well over the default retry window of 4 hours. */
 export const DEFAULT_DEDUP_WINDOW_MS = 24 * 3_600_000
 
-/** {@link WebhookWorkerOptions} with defaults filled in. */
+/** `WebhookWorkerOptions` (worker.ts) with defaults filled in. */
 export interface ResolvedWorkerOptions extends ResolvedQueueLocation {
   readonly concurrency: number
   readonly lockDuration: number
@@ -70,7 +69,12 @@ const QUEUE_OPTION_NAMES: Readonly<Record<keyof WebhookQueueOptions, true>> = {
   dedupWindowMs: true,
   waitForReplicas: true,
 }
-const WORKER_OPTION_NAMES: Readonly<Record<keyof WebhookWorkerOptions, true>> = {
+/**
+ * worker.ts imports this file, so the keys are held to `WebhookWorkerOptions` by a type check in
+ * test/webhook/bullmq-options.test.ts instead of here: a key missing, or one too many, still fails
+ * `npm run typecheck`.
+ */
+export const WORKER_OPTION_NAMES = {
   connection: true,
   name: true,
   prefix: true,
@@ -78,7 +82,7 @@ const WORKER_OPTION_NAMES: Readonly<Record<keyof WebhookWorkerOptions, true>> = 
   lockDuration: true,
   stalledInterval: true,
   durability: true,
-}
+} as const satisfies Readonly<Record<string, true>>
 /** Names people reach for (BullMQ's and ioredis's among them), mapped to ours. */
 const LIKELY_NAMES: Readonly<Record<string, string>> = {
   queueName: 'name',
@@ -184,8 +188,8 @@ export function resolveQueueOptions(options: unknown): ResolvedQueueOptions {
 }
 
 /**
- * Checks {@link WebhookWorkerOptions} and fills in defaults (BullMQ's own, for the lock and the
- * stalled check).
+ * Checks `WebhookWorkerOptions` (worker.ts) and fills in defaults (BullMQ's own, for the lock and
+ * the stalled check).
  *
  * @throws {@link OptionsError} naming the first option it cannot use.
  */

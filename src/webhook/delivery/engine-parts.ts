@@ -1,5 +1,5 @@
 import { createEndpoints, type Endpoint } from '../network/endpoint.js'
-import { createSender, createUnboundedSender, type Sender } from '../network/sender.js'
+import { createSender, createUnboundedSender, type Sender } from './sender.js'
 import { resolveWebhookSettings, type ResolvedWebhookSettings, type WebhookSettings } from './settings.js'
 import { signWithEach, type HmacFormat, type Signer } from '../signing/signer.js'
 import type { WebhookTransport } from '../network/transport.js'

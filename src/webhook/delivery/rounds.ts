@@ -19,7 +19,7 @@ import {
   type TargetState,
 } from './state.js'
 import { runUrlRound, type Admission } from './url-round.js'
-import type { Outgoing } from '../network/sender.js'
+import type { Outgoing } from './sender.js'
 import type { WebhookResponse } from '../network/transport.js'
 import { ValidationError } from '../../core/errors/validation-error.js'
 

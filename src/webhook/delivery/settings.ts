@@ -12,6 +12,7 @@ import { blockedRangeOf } from '../network/private-address.js'
 import { standardKey, whyNotStandardSecret } from '../signing/standard-webhooks.js'
 import type { BreakerRules } from './circuit-breaker.js'
 import type { WebhookTransport } from '../network/transport.js'
+import type { ResolvedWebhook } from '../network/endpoint.js'
 
 /** One receiving URL and the static headers added to every request sent to it. */
 export interface WebhookEntry {
@@ -92,16 +93,6 @@ export interface WebhookSettings {
    * @defaultValue false
    */
   blockPrivateNetworks?: boolean | undefined
-}
-
-/** A configured URL, parsed once. */
-export interface ResolvedWebhook {
-  readonly url: string
-  readonly origin: string
-  /** Path and query, as entered. */
-  readonly path: string
-  /** Header name/value pairs every request to this URL carries, signature aside. */
-  readonly headers: Readonly<Record<string, string>>
 }
 
 /** Settings with defaults filled in. */

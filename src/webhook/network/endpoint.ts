@@ -1,5 +1,14 @@
-import { Limiter } from '../delivery/limiter.js'
-import type { ResolvedWebhook, ResolvedWebhookSettings } from '../delivery/settings.js'
+import { Limiter } from '../../core/limiter.js'
+
+/** A configured URL, parsed once. */
+export interface ResolvedWebhook {
+  readonly url: string
+  readonly origin: string
+  /** Path and query, as entered. */
+  readonly path: string
+  /** Header name/value pairs every request to this URL carries, signature aside. */
+  readonly headers: Readonly<Record<string, string>>
+}
 
 /**
  * One configured URL with all that a request to it, and a report about it, need. Each delivery
@@ -40,8 +49,15 @@ export function headerShapesOf(headers: Readonly<Record<string, string>>): Heade
   }
 }
 
+/** What {@link createEndpoints} reads of the resolved settings. */
+export interface EndpointSettings {
+  readonly webhooks: readonly ResolvedWebhook[]
+  readonly timeoutMs: number
+  readonly maxConcurrencyPerUrl: number
+}
+
 /** The endpoints of the configured URLs, in the order configured. */
-export function createEndpoints(settings: ResolvedWebhookSettings): Endpoint[] {
+export function createEndpoints(settings: EndpointSettings): Endpoint[] {
   return settings.webhooks.map((webhook) => ({
     ...webhook,
     timeoutMs: settings.timeoutMs,

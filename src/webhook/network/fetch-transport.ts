@@ -1,6 +1,8 @@
-import { BodyDrains, RESPONSE_BODY_CAP, startDeadline } from '../../core/attempt-deadline.js'
-import { blockedRangeOf } from './private-address.js'
-import { blockedAddressError, classifyFailure, type WebhookTransport } from './transport.js'
+import { startDeadline, type SignalDeadline } from '../../core/attempt-deadline.js'
+import { BodyDrains } from '../../core/body-drains.js'
+import { RESPONSE_BODY_CAP } from '../../core/limits.js'
+import { refusal } from './address-guard.js'
+import { classifyFailure, type WebhookTransport } from './transport.js'
 
 /** Reads and drops at most {@link RESPONSE_BODY_CAP} bytes; a longer body is cancelled, and its connection with it. */
 async function discard(body: ReadableStream<Uint8Array> | null): Promise<void> {
@@ -33,18 +35,15 @@ async function discard(body: ReadableStream<Uint8Array> | null): Promise<void> {
  */
 export function createFetchTransport(options: { fetch?: typeof fetch | undefined } = {}): WebhookTransport {
   const send = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init))
-  const drains = new BodyDrains()
+  const drains = new BodyDrains<SignalDeadline>()
   return {
     async send(request) {
       if (request.blockPrivateNetworks) {
-        const host = new URL(request.url).hostname
-        const range = blockedRangeOf(host)
-        if (range !== undefined) return { ok: false, failure: 'blocked', cause: blockedAddressError(host, range) }
+        const refused = refusal(new URL(request.url).hostname)
+        if (refused !== undefined) return { ok: false, failure: 'blocked', cause: refused }
       }
-      const deadline = startDeadline(request.timeoutMs)
-      // No longer wanted (another URL accepted the event): end it now, freeing its connection.
-      const unwanted = () => deadline.cancel()
-      request.signal?.addEventListener('abort', unwanted, { once: true })
+      // No longer wanted (another URL accepted the event): ended now, freeing its connection.
+      const deadline = startDeadline(request.timeoutMs, request.signal)
       try {
         const response = await send(request.url, {
           method: 'POST',
@@ -59,7 +58,8 @@ export function createFetchTransport(options: { fetch?: typeof fetch | undefined
         deadline.end()
         return { ok: false, failure: deadline.expired() ? 'timeout' : classifyFailure(cause), cause }
       } finally {
-        request.signal?.removeEventListener('abort', unwanted)
+        // Answered: the body read after it ends at the deadline, or as the transport closes.
+        deadline.stopListening()
       }
     },
     async close() {

@@ -41,10 +41,10 @@ export class Http1Attempt extends TimedAttempt {
     carrier?.drop(this)
   }
 
-  end(): void {
+  override end(): void {
     if (this.ended) return
     this.ended = true
     this.carrier = undefined
-    this.stopTimers()
+    super.end()
   }
 }

@@ -1,14 +1,13 @@
 import { connect as netConnect, isIP, type Socket } from 'node:net'
 import { type ConnectionOptions, connect as tlsConnect } from 'node:tls'
+import { transportClosed } from '../../core/attempt-deadline.js'
 import { monotonicNow } from '../../core/clock.js'
 import { Queue } from '../../core/queue.js'
 import { setUnrefTimeout } from '../../core/timers.js'
 import type { Http1Attempt } from './http1-attempt.js'
-import { cutShort } from './timed-attempt.js'
 import { type ConnectionOwner, Http1Connection } from './http1-connection.js'
-import { blockedRangeOf } from './private-address.js'
+import { refusal } from './address-guard.js'
 import { publicOnlyLookup } from './public-lookup.js'
-import { blockedAddressError } from './transport.js'
 
 /** Where a pool connects, read once from the URL's origin. */
 export interface PoolTarget {
@@ -32,8 +31,8 @@ export class Http1Pool implements ConnectionOwner {
   readonly #tls: boolean
   /** The `host` header: the origin's host and any port it names. */
   readonly #hostHeader: string
-  /** The non-public range a literal address is in, when the guard is on. */
-  readonly #blocked: string | undefined
+  /** The guard is on and the host is a literal non-public address: every attempt is refused without connecting. */
+  readonly #refused: boolean
   readonly #idle: Http1Connection[] = []
   readonly #waiting = new Queue<Http1Attempt>()
   readonly #all = new Set<Http1Connection>()
@@ -49,15 +48,16 @@ export class Http1Pool implements ConnectionOwner {
     this.#host = url.hostname.replace(/^\[(.*)\]$/, '$1')
     this.#port = url.port === '' ? (this.#tls ? 443 : 80) : Number(url.port)
     this.#hostHeader = url.host
-    this.#blocked = target.guarded ? blockedRangeOf(this.#host) : undefined
+    // Decided once; the refusal itself is made for each attempt, as any other failure is.
+    this.#refused = target.guarded && refusal(this.#host) !== undefined
   }
 
   submit(attempt: Http1Attempt): void {
     if (this.#closed) {
-      attempt.fail(cutShort('the transport was closed', 'AbortError'))
+      attempt.fail(transportClosed())
       attempt.end()
-    } else if (this.#blocked !== undefined) {
-      attempt.fail(blockedAddressError(this.#host, this.#blocked))
+    } else if (this.#refused) {
+      attempt.fail(refusal(this.#host))
       attempt.end()
     } else {
       const idle = this.#takeIdle()

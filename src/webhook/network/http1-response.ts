@@ -1,4 +1,4 @@
-import { RESPONSE_BODY_CAP } from '../../core/attempt-deadline.js'
+import { RESPONSE_BODY_CAP } from '../../core/limits.js'
 
 /** Most bytes a response's head (status line and headers) may take: Node's and undici's default. */
 export const MAX_HEAD_BYTES = 16 * 1024

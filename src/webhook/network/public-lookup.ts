@@ -1,6 +1,5 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
-import { blockedRangeOf } from './private-address.js'
-import { blockedAddressError } from './transport.js'
+import { refusal } from './address-guard.js'
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
 
@@ -9,9 +8,8 @@ export function publicOnlyLookup(hostname: string, options: LookupOptions, callb
   dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, '')
     for (const entry of addresses) {
-      const range = blockedRangeOf(entry.address)
-      if (range !== undefined)
-        return callback(blockedAddressError(`${hostname} resolves to ${entry.address}`, range), '')
+      const refused = refusal(entry.address, `${hostname} resolves to ${entry.address}`)
+      if (refused !== undefined) return callback(refused, '')
     }
     const [first] = addresses
     if (options.all) callback(null, addresses)

@@ -1,3 +1,5 @@
+import { BLOCKED_ADDRESS_CODE } from './address-guard.js'
+
 /** One webhook request, ready to send. */
 export interface WebhookRequest {
   /** Full URL, and the same split into origin and path (parsed once per destination). */
@@ -54,17 +56,6 @@ const TLS_CODES = new Set([
   'CERT_REVOKED',
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ])
-
-/** The code a transport's address check throws with, for {@link classifyFailure}. */
-export const BLOCKED_ADDRESS_CODE = 'ERR_EVENTWIRE_BLOCKED_ADDRESS'
-
-/** The error a transport refuses a non-public address with: `subject` is the address, or the name and what it resolves to. */
-export function blockedAddressError(subject: string, range: string): Error {
-  return Object.assign(
-    new Error(`${subject} is in ${range}, not the public internet, and blockPrivateNetworks is on`),
-    { code: BLOCKED_ADDRESS_CODE },
-  )
-}
 
 /**
  * Deno's fetch names certificate failures only in the message of the error's cause (rustls:

@@ -1,15 +1,11 @@
 import { buildConnector, type Dispatcher, Pool } from 'undici'
-import { RESPONSE_BODY_CAP } from '../../core/attempt-deadline.js'
-import { blockedRangeOf } from './private-address.js'
+import { cutShort } from '../../core/attempt-deadline.js'
+import { BodyDrains } from '../../core/body-drains.js'
+import { RESPONSE_BODY_CAP } from '../../core/limits.js'
+import { peerRefusal, refusal } from './address-guard.js'
 import { publicOnlyLookup } from './public-lookup.js'
-import { cutShort, TimedAttempt } from './timed-attempt.js'
-import {
-  blockedAddressError,
-  keepsItsPromise,
-  type WebhookRequest,
-  type WebhookResponse,
-  type WebhookTransport,
-} from './transport.js'
+import { TimedAttempt } from './timed-attempt.js'
+import { keepsItsPromise, type WebhookRequest, type WebhookResponse, type WebhookTransport } from './transport.js'
 
 /** Options of {@link createUndiciTransport}. */
 export interface UndiciTransportOptions {
@@ -39,8 +35,8 @@ function guardedConnector(connect: UndiciTransportOptions['connect']): buildConn
   const connector =
     typeof connect === 'function' ? peerChecked(connect) : buildConnector({ ...connect, lookup: publicOnlyLookup })
   return (options, callback) => {
-    const range = blockedRangeOf(options.hostname)
-    if (range !== undefined) callback(blockedAddressError(options.hostname, range), null)
+    const refused = refusal(options.hostname)
+    if (refused !== undefined) callback(refused, null)
     else connector(options, callback)
   }
 }
@@ -53,17 +49,10 @@ function peerChecked(connect: buildConnector.connector): buildConnector.connecto
   return (options, callback) => {
     connect(options, (error, socket) => {
       if (error || !socket) return callback(error, socket)
-      const address = socket.remoteAddress
-      const range = address === undefined ? 'an unknown address' : blockedRangeOf(address)
-      if (range === undefined) return callback(null, socket)
+      const refused = peerRefusal(options.hostname, socket.remoteAddress)
+      if (refused === undefined) return callback(null, socket)
       socket.destroy()
-      callback(
-        blockedAddressError(
-          `${options.hostname} (connected to ${address ?? 'an address the socket does not report'})`,
-          range,
-        ),
-        null,
-      )
+      callback(refused, null)
     })
   }
 }
@@ -93,14 +82,14 @@ class UndiciAttempt extends TimedAttempt {
   #reason: Error | undefined
   #ended = false
   #read = 0
-  readonly #reading: Reading
-  /** Where {@link Reading} holds it while its body is read after the answer. */
-  index = -1
+  readonly #reading: BodyDrains<UndiciAttempt>
+  /** Where {@link BodyDrains} holds it while its body is read after the answer. */
+  drainIndex = -1
 
   constructor(
     answer: (response: WebhookResponse) => void,
     timeoutMs: number,
-    reading: Reading,
+    reading: BodyDrains<UndiciAttempt>,
     signal: AbortSignal | undefined,
   ) {
     super(answer, timeoutMs, signal)
@@ -153,49 +142,20 @@ class UndiciAttempt extends TimedAttempt {
   }
 
   onComplete(): void {
-    this.#end()
+    this.end()
   }
 
   onError(cause: Error): void {
     this.fail(cause)
-    this.#end()
+    this.end()
   }
 
-  #end(): void {
+  /** Done with: answered, and its body read or given up. */
+  override end(): void {
     if (this.#ended) return
     this.#ended = true
-    this.stopTimers()
+    super.end()
     this.#reading.remove(this)
-  }
-}
-
-/**
- * The attempts answered whose bodies are still being read, so that closing the transport can cut
- * them short instead of waiting for their deadlines. Removal swaps the last one in: no `Set` to
- * rehash, hundreds of times a second.
- */
-class Reading {
-  readonly #attempts: UndiciAttempt[] = []
-
-  add(attempt: UndiciAttempt): void {
-    attempt.index = this.#attempts.push(attempt) - 1
-  }
-
-  remove(attempt: UndiciAttempt): void {
-    const { index } = attempt
-    if (index < 0 || this.#attempts[index] !== attempt) return
-    attempt.index = -1
-    const last = this.#attempts.pop() as UndiciAttempt
-    if (last === attempt) return
-    this.#attempts[index] = last
-    last.index = index
-  }
-
-  cancelAll(): void {
-    for (const attempt of this.#attempts.splice(0)) {
-      attempt.index = -1
-      attempt.cancel(cutShort('the transport was closed', 'AbortError'))
-    }
   }
 }
 
@@ -227,7 +187,8 @@ export function createUndiciTransport(options: UndiciTransportOptions = {}): Web
   /** The pools by each request's `url` as given (the same string every time): no key to build per request. */
   const byUrl = new Map<string, Pool>()
   const byGuardedUrl = new Map<string, Pool>()
-  const reading = new Reading()
+  /** The attempts answered whose bodies are still being read: closing cuts them short. */
+  const reading = new BodyDrains<UndiciAttempt>()
   const poolFor = (origin: string, path: string, guarded: boolean): Pool => {
     const key = `${guarded ? 'guarded ' : ''}${origin}${path}`
     let pool = pools.get(key)

@@ -6,10 +6,10 @@ import {
   type NoPlan,
   type PlannedEventName,
   type PlannedOutput,
-  type SchemaIssue,
   type SchemaPlan,
   type TrackingPlan,
 } from '../../core/plan.js'
+import type { SchemaIssue } from '../../core/standard-schema.js'
 import { choiceOption, integerOption } from '../../core/option-checks.js'
 import { isObject } from '../../core/validate.js'
 import type { WebhookPayload } from '../event/payload.js'

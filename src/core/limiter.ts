@@ -1,4 +1,4 @@
-import { Queue } from '../../core/queue.js'
+import { Queue } from './queue.js'
 
 /** Lets at most `limit` holders in at once; the rest wait in arrival order. */
 export class Limiter {

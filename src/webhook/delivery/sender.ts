@@ -1,10 +1,10 @@
-import { sendThrough, signBody, type CallbackFailure } from '../delivery/callbacks.js'
-import type { Endpoint } from './endpoint.js'
-import { Limiter } from '../delivery/limiter.js'
-import type { ResolvedWebhookSettings } from '../delivery/settings.js'
+import { Limiter } from '../../core/limiter.js'
+import { sendThrough, signBody, type CallbackFailure } from './callbacks.js'
+import type { Endpoint } from '../network/endpoint.js'
+import type { ResolvedWebhookSettings } from './settings.js'
 import type { Signer } from '../signing/signer.js'
 import { signedContent, unixSeconds } from '../signing/standard-webhooks.js'
-import type { WebhookResponse, WebhookTransport } from './transport.js'
+import type { WebhookResponse, WebhookTransport } from '../network/transport.js'
 
 /** What every attempt of one event carries. */
 export interface Outgoing {
