@@ -25,11 +25,11 @@ export interface WebhookQueueOptions {
    */
   deadLetters?: { maxAgeMs?: number | undefined; maxCount?: number | undefined } | undefined
   /**
-   * How long Redis remembers a `messageId` from its first `enqueue()` (ms): enqueued again within
-   * it, even after delivery, the event answers `'duplicate'` and is not sent again. While an
-   * event is in Redis (waiting, retrying, being sent, or a dead letter) its id is remembered
-   * anyway. `0` remembers it no longer than that. Costs a small key per delivered event, for the
-   * rest of the window (see docs/durable-delivery.md). @defaultValue 86_400_000 (24 hours)
+   * How long Redis remembers a delivered `messageId`, from its delivery (ms): enqueued again
+   * within it, the event answers `'duplicate'` and is not sent again. While an event is in Redis
+   * (waiting, retrying, being sent, or a dead letter) its id is remembered anyway. `0` remembers it
+   * no longer than that. Costs a small key per delivered event, for the window, timed by Redis's
+   * own expiry (see docs/durable-delivery.md). @defaultValue 86_400_000 (24 hours)
    */
   dedupWindowMs?: number | undefined
   /**
