@@ -296,6 +296,7 @@ describe('WorkerLanes, the rest of their contract', () => {
     clock.now += 50
     // Half-open: the probe waits for the slot (the attempt out is young), and gets it.
     const probe = lanes.admit('a')
+    await expect.poll(() => lanes.backlog(['a'])[0]?.waiting).toBe(1)
     holding.done(true)
     expect((await probe).kind).toBe('probe')
   })

@@ -212,6 +212,7 @@ export class UrlPolicy {
     if (wait <= 0) return { kind: permit }
     // Over the URL's rate: the slot and the probe go on, unused.
     this.#free()
+    // Stryker disable next-line ConditionalExpression: an 'attempt' comes from a closed breaker, whose probe is not out.
     if (permit === 'probe') this.breaker?.releaseProbe()
     return { kind: 'wait', held: 'rate', until: this.#rules.now() + wait }
   }
@@ -242,6 +243,7 @@ export class UrlPolicy {
 
   /** A delivery admitted with `permit` was not sent after all: its slot, its probe and its rate's turn go back. */
   unused(permit: Permit): void {
+    // Stryker disable next-line ConditionalExpression: an 'attempt' comes from a closed breaker, whose probe is not out.
     if (permit === 'probe') this.breaker?.releaseProbe()
     this.#rules.rate?.giveBack?.(this.url)
     this.#free()
