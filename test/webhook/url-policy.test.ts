@@ -102,14 +102,14 @@ describe('UrlPolicy', () => {
     // One delivery every 2 s.
     const { policy, clock } = policyOf({ rate: new TokenBucket(0.5, 1_000) })
     expect(admitted(policy.admit())).toEqual({ kind: 'attempt' })
-    expect(admitted(policy.admit())).toEqual({ kind: 'wait', held: 'rate', until: 3_000 })
+    expect(admitted(policy.admit())).toEqual({ kind: 'wait', held: 'rate', waitMs: 2_000 })
     expect(policy.inFlight).toBe(1)
     policy.answered('attempt', answer(500))
     // Open: the breaker answers before the rate is asked.
     expect(admitted(policy.admit())).toEqual({ kind: 'wait', held: 'breaker', until: 2_000 })
     clock.now = 2_000
     // Half-open with no token yet: the probe goes back with the slot...
-    expect(admitted(policy.admit())).toEqual({ kind: 'wait', held: 'rate', until: 3_000 })
+    expect(admitted(policy.admit())).toEqual({ kind: 'wait', held: 'rate', waitMs: 1_000 })
     expect(policy.inFlight).toBe(0)
     clock.now = 3_000
     // ...and the next delivery is the probe.

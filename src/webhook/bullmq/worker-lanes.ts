@@ -172,7 +172,7 @@ export class WorkerLanes {
       case 'rate': {
         // Over the URL's rate, counted across every worker: the job comes back in turn, one
         // interval of the rate after the one before.
-        const until = Math.max(lane.nextReturn, admission.until)
+        const until = Math.max(lane.nextReturn, now + admission.waitMs)
         lane.nextReturn = until + (this.#rules.rates as SharedRates).interval
         return { kind: 'wait', until: Math.ceil(until), breaker: false }
       }

@@ -25,12 +25,13 @@ export type Permit = 'attempt' | 'probe'
 
 /**
  * The policy's answer for one delivery to one URL now: send (`'attempt'` or `'probe'`), or wait.
- * A wait says what holds the URL back: its breaker or its rate until `until` (on the policy's
- * clock), or its slots, taken until one frees (the engine knows when that is).
+ * A wait says what holds the URL back: its breaker until `until` (on the policy's clock), its rate
+ * for `waitMs` more, or its slots, taken until one frees (the engine knows when that is).
  */
 export type Admission =
   | { readonly kind: Permit }
-  | { readonly kind: 'wait'; readonly held: 'breaker' | 'rate'; readonly until: number }
+  | { readonly kind: 'wait'; readonly held: 'breaker'; readonly until: number }
+  | { readonly kind: 'wait'; readonly held: 'rate'; readonly waitMs: number }
   | { readonly kind: 'wait'; readonly held: 'slots' }
 
 /** What {@link SharedCircuit.known} answers before a URL's first reading. */
@@ -214,7 +215,7 @@ export class UrlPolicy {
     this.#free()
     // Stryker disable next-line ConditionalExpression: an 'attempt' comes from a closed breaker, whose probe is not out.
     if (permit === 'probe') this.breaker?.releaseProbe()
-    return { kind: 'wait', held: 'rate', until: this.#rules.now() + wait }
+    return { kind: 'wait', held: 'rate', waitMs: wait }
   }
 
   /**
