@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-const root = fileURLToPath(new URL('../..', import.meta.url))
+const root = dirname(fileURLToPath(new URL('../../package.json', import.meta.url)))
 
 /**
  * The helpers through which a suite starts something outside the test process, and what. A suite
