@@ -166,6 +166,8 @@ const FACTS = new Set<string>([
   `${Math.floor((retryDelays * 0.8) / 1000)} s`,
   `${webhook.timeoutMs / 1000} s`,
   `${(webhook.breaker?.coolDownMs ?? 0) / 1000} s`,
+  `${(webhook.breaker?.windowMs ?? 0) / 1000} s`,
+  `${(webhook.breaker?.windowMs ?? 0) / 2000} s`, // a dead receiver under steady load: half the window
   `${webhook.retryWindowMs / 3_600_000} hours`,
   `${queue.enqueueTimeout / 1000} s`,
   `${queue.dedupWindowMs / 3_600_000} hours`,

@@ -1,12 +1,13 @@
-// One URL's circuit breaker on a clock moved by hand: which attempt may start when, and what each
-// outcome does to it.
+// One URL's circuit breaker on a clock moved by hand: which attempt may start when, what each
+// outcome does to it, and what its window counts.
 import { describe, expect, it } from 'vitest'
-import { CircuitBreaker, type CircuitState } from '../../src/webhook/delivery/circuit-breaker.js'
+import { BREAKER_DEFAULTS, CircuitBreaker, type CircuitState } from '../../src/webhook/delivery/circuit-breaker.js'
 
-function breaker(failures = 3, coolDownMs = 1_000) {
+function breaker(failures = 3, coolDownMs = 1_000, window: { failureRate?: number; windowMs?: number } = {}) {
   const changes: CircuitState[] = []
   const changed = (state: CircuitState) => changes.push(state)
-  return { breaker: new CircuitBreaker({ failures, coolDownMs }), changes, changed }
+  const rules = { ...BREAKER_DEFAULTS, failures, coolDownMs, ...window }
+  return { breaker: new CircuitBreaker(rules), changes, changed }
 }
 
 describe('CircuitBreaker', () => {
@@ -24,13 +25,60 @@ describe('CircuitBreaker', () => {
     expect(changes).toEqual(['open'])
   })
 
-  it('counts failures in a row only: a success in between starts the count again', () => {
-    const { breaker: b, changed } = breaker(2)
-    b.record(true, false, 0, changed)
-    b.record(false, false, 1, changed)
-    b.record(true, false, 2, changed)
+  it('opens once the window holds `failures` failures that are at least `failureRate` of its attempts', () => {
+    const { breaker: b, changed } = breaker(3, 1_000, { failureRate: 0.5, windowMs: 10_000 })
+    for (let index = 0; index < 4; index++) b.record(false, false, index, changed)
+    // Three failures of seven attempts: enough failures, too few of the attempts.
+    for (let index = 0; index < 3; index++) b.record(true, false, 10 + index, changed)
     expect(b.state).toBe('closed')
-    b.record(true, false, 3, changed)
+    // Four of eight: half.
+    b.record(true, false, 20, changed)
+    expect(b.state).toBe('open')
+  })
+
+  it('takes `failures` failures however high their share: two of two do not open a breaker of three', () => {
+    const { breaker: b, changed } = breaker(3)
+    b.record(true, false, 0, changed)
+    b.record(true, false, 1, changed)
+    expect(b.state).toBe('closed')
+    b.record(true, false, 2, changed)
+    expect(b.state).toBe('open')
+  })
+
+  it('never opens for a receiver failing one request in twenty, however its failures clump', () => {
+    const { breaker: b, changed } = breaker(10, 30_000)
+    // 2,000 requests a second for 30 s: 5% fail, and they come in runs of 100 (retries due together).
+    for (let second = 0; second < 30; second++) {
+      const at = second * 1_000
+      for (let index = 0; index < 1_900; index++) b.record(false, false, at + (index % 1_000), changed)
+      for (let index = 0; index < 100; index++) b.record(true, false, at + 999, changed)
+    }
+    expect(b.state).toBe('closed')
+  })
+
+  it('forgets attempts once they are a whole window old', () => {
+    const { breaker: b, changed } = breaker(2, 1_000, { windowMs: 1_000 })
+    for (let index = 0; index < 10; index++) b.record(false, false, 0, changed)
+    b.record(true, false, 50, changed)
+    b.record(true, false, 60, changed)
+    expect(b.state).toBe('closed')
+    // A window later, the successes are gone: the failures are the window.
+    b.record(true, false, 1_050, changed)
+    expect(b.state).toBe('closed')
+    b.record(true, false, 1_060, changed)
+    expect(b.state).toBe('open')
+  })
+
+  it('drops a bucket once it is a window old, and keeps the next one', () => {
+    // Ten buckets of 100 ms. At 1,099 the bucket of 0-99 is a window old, that of 100-199 is not.
+    const { breaker: b, changed } = breaker(2, 1_000, { windowMs: 1_000, failureRate: 0.7 })
+    b.record(false, false, 99, changed)
+    b.record(false, false, 100, changed)
+    b.record(true, false, 1_099, changed)
+    b.record(true, false, 1_099, changed)
+    // Two failures of three: short of 70%, with the success at 100 still in the window.
+    expect(b.state).toBe('closed')
+    b.record(true, false, 1_099, changed)
     expect(b.state).toBe('open')
   })
 
@@ -54,12 +102,13 @@ describe('CircuitBreaker', () => {
     expect(b.state).toBe('closed')
     expect(b.allows(151, changed)).toBe('attempt')
     expect(changes).toEqual(['open', 'half-open', 'closed'])
-    // The run of failures starts again from zero.
+    // The window starts again, empty: one failure of a breaker of two does not open it.
     const fresh = breaker(2, 100)
     fresh.breaker.record(true, false, 0, fresh.changed)
-    fresh.breaker.allows(100, fresh.changed)
-    fresh.breaker.record(false, true, 100, fresh.changed)
-    fresh.breaker.record(true, false, 101, fresh.changed)
+    fresh.breaker.record(true, false, 1, fresh.changed)
+    expect(fresh.breaker.allows(101, fresh.changed)).toBe('probe')
+    fresh.breaker.record(false, true, 101, fresh.changed)
+    fresh.breaker.record(true, false, 102, fresh.changed)
     expect(fresh.breaker.state).toBe('closed')
   })
 

@@ -274,6 +274,48 @@ describe('WebhookDestination numeric and boolean settings', () => {
     }
   })
 
+  it('opens the breaker, by default, on 10 failures that are half the attempts of the last 10 s, for 30 s', () => {
+    expect(resolveWebhookSettings({ webhooks: [{ url }] }).breaker).toEqual({
+      failures: 10,
+      failureRate: 0.5,
+      windowMs: 10_000,
+      coolDownMs: 30_000,
+    })
+    expect(resolveWebhookSettings({ webhooks: [{ url }], breaker: { failures: 3 } }).breaker).toEqual({
+      failures: 3,
+      failureRate: 0.5,
+      windowMs: 10_000,
+      coolDownMs: 30_000,
+    })
+    expect(resolveWebhookSettings({ webhooks: [{ url }], breaker: false }).breaker).toBeUndefined()
+  })
+
+  it.each<[string, unknown]>([
+    ['breaker.failures', 0],
+    ['breaker.failures', 1.5],
+    ['breaker.failureRate', 0],
+    ['breaker.failureRate', 1.01],
+    ['breaker.failureRate', Number.NaN],
+    ['breaker.failureRate', '0.5'],
+    ['breaker.windowMs', 9],
+    ['breaker.windowMs', MAX_TIMER_MS + 1],
+    ['breaker.coolDownMs', -1],
+  ])('refuses %s of %s, naming it', (option, bad) => {
+    const name = option.slice('breaker.'.length)
+    expect(optionOf({ webhooks: [{ url }], breaker: { [name]: bad } })).toBe(option)
+  })
+
+  it('takes a failure rate of exactly 1, and a window of 10 ms, and refuses a breaker setting it does not know', () => {
+    expect(
+      resolveWebhookSettings({ webhooks: [{ url }], breaker: { failureRate: 1, windowMs: 10 } }).breaker,
+    ).toMatchObject({
+      failureRate: 1,
+      windowMs: 10,
+    })
+    expect(optionOf({ webhooks: [{ url }], breaker: { threshold: 5 } })).toBe('breaker.threshold')
+    expect(optionOf({ webhooks: [{ url }], breaker: 'on' })).toBe('breaker')
+  })
+
   it('takes blockPrivateNetworks as true or false only', () => {
     expect(resolveWebhookSettings({ webhooks: [{ url }], blockPrivateNetworks: true }).blockPrivateNetworks).toBe(true)
     expect(optionOf({ webhooks: [{ url }], blockPrivateNetworks: 'yes' })).toBe('blockPrivateNetworks')

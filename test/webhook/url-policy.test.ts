@@ -2,7 +2,7 @@
 // what order its breaker, its slots and its rate admit a delivery, each given back when a later
 // one says wait. (The same answers through both engines, end to end: policy-table.test.ts.)
 import { describe, expect, it } from 'vitest'
-import type { CircuitState } from '../../src/webhook/delivery/circuit-breaker.js'
+import { BREAKER_DEFAULTS, type CircuitState } from '../../src/webhook/delivery/circuit-breaker.js'
 import { TokenBucket } from '../../src/webhook/delivery/rate-limit.js'
 import {
   failsBreaker,
@@ -26,7 +26,7 @@ function policyOf(rules: Partial<UrlPolicyRules> = {}) {
   const states: CircuitState[] = []
   const policy = new UrlPolicy('https://hooks.example.com/in', {
     slots: 2,
-    breaker: { failures: 1, coolDownMs: 1_000 },
+    breaker: { ...BREAKER_DEFAULTS, failures: 1, coolDownMs: 1_000 },
     timeoutMs: 5_000,
     now: () => clock.now,
     circuit: (_url, state) => states.push(state),

@@ -1,7 +1,7 @@
 // A worker process's slots and breaker per URL, on a clock the test moves: what is admitted, what
 // waits for a slot and for how long, and what is sent back to Redis for later.
 import { describe, expect, it, vi } from 'vitest'
-import type { CircuitState } from '../../src/webhook/delivery/circuit-breaker.js'
+import { BREAKER_DEFAULTS, type CircuitState } from '../../src/webhook/delivery/circuit-breaker.js'
 import {
   LANE_WAIT_MS,
   RETURN_HORIZON_MS,
@@ -111,7 +111,10 @@ describe('WorkerLanes', () => {
   })
 
   it('opens the breaker after a run of failures: jobs wait for the cool-down, then one probe goes', async () => {
-    const { lanes, clock, states } = lanesOf({ slotsPerUrl: 10, breaker: { failures: 3, coolDownMs: 2_000 } })
+    const { lanes, clock, states } = lanesOf({
+      slotsPerUrl: 10,
+      breaker: { ...BREAKER_DEFAULTS, failures: 3, coolDownMs: 2_000 },
+    })
     for (let failure = 0; failure < 3; failure++) sent(await lanes.admit('a')).done(true)
     expect(states).toEqual(['open'])
     expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 2_000, breaker: true })
@@ -126,7 +129,10 @@ describe('WorkerLanes', () => {
   })
 
   it('holds back a job that waited for a slot while the breaker opened: the slot goes unused', async () => {
-    const { lanes, clock } = lanesOf({ slotsPerUrl: 1, breaker: { failures: 1, coolDownMs: 1_000 } })
+    const { lanes, clock } = lanesOf({
+      slotsPerUrl: 1,
+      breaker: { ...BREAKER_DEFAULTS, failures: 1, coolDownMs: 1_000 },
+    })
     const straggler = sent(await lanes.admit('a'))
     const waiting = lanes.admit('a')
     straggler.done(true)
@@ -145,7 +151,11 @@ describe('WorkerLanes', () => {
       open: () => undefined,
       close: () => undefined,
     } as unknown as WorkerLaneRules['shared']
-    const { lanes, clock } = lanesOf({ slotsPerUrl: 1, breaker: { failures: 1, coolDownMs: 1_000 }, shared })
+    const { lanes, clock } = lanesOf({
+      slotsPerUrl: 1,
+      breaker: { ...BREAKER_DEFAULTS, failures: 1, coolDownMs: 1_000 },
+      shared,
+    })
     const holding = sent(await lanes.admit('a'))
     // Another worker opened the URL's breaker while this one's attempt is out.
     remote = clock.now + 1_000
@@ -158,7 +168,10 @@ describe('WorkerLanes', () => {
   })
 
   it('counts nothing against a URL whose attempt it never sent, nor for it: its slot and its probe go back', async () => {
-    const { lanes, clock, states } = lanesOf({ slotsPerUrl: 1, breaker: { failures: 1, coolDownMs: 1_000 } })
+    const { lanes, clock, states } = lanesOf({
+      slotsPerUrl: 1,
+      breaker: { ...BREAKER_DEFAULTS, failures: 1, coolDownMs: 1_000 },
+    })
     sent(await lanes.admit('a')).unused()
     expect(states).toEqual([])
     sent(await lanes.admit('a')).done(true)
@@ -170,7 +183,7 @@ describe('WorkerLanes', () => {
   })
 
   it('hears nothing against a URL from an answer nobody wanted any more', async () => {
-    const { lanes, states } = lanesOf({ breaker: { failures: 1, coolDownMs: 1_000 } })
+    const { lanes, states } = lanesOf({ breaker: { ...BREAKER_DEFAULTS, failures: 1, coolDownMs: 1_000 } })
     sent(await lanes.admit('a')).answered(answer(503), false)
     expect(states).toEqual([])
     expect(lanes.backlog(['a'])[0]?.inFlight).toBe(0)
@@ -179,7 +192,7 @@ describe('WorkerLanes', () => {
 
 describe('WorkerLanes.admitNow', () => {
   it('answers at once with a free slot and a closed breaker, or an open one, and with a promise while it waits for a slot', async () => {
-    const { lanes } = lanesOf({ slotsPerUrl: 1, breaker: { failures: 1, coolDownMs: 1_000 } })
+    const { lanes } = lanesOf({ slotsPerUrl: 1, breaker: { ...BREAKER_DEFAULTS, failures: 1, coolDownMs: 1_000 } })
     const first = lanes.admitNow('a')
     expect(first).not.toBeInstanceOf(Promise)
     // The one slot is taken: it waits for it, as admit() does.
@@ -203,7 +216,10 @@ describe('WorkerLanes.admitNow', () => {
       open: () => undefined,
       close: () => undefined,
     } as unknown as WorkerLaneRules['shared']
-    const { lanes, clock, states } = lanesOf({ breaker: { failures: 1, coolDownMs: 1_000 }, shared })
+    const { lanes, clock, states } = lanesOf({
+      breaker: { ...BREAKER_DEFAULTS, failures: 1, coolDownMs: 1_000 },
+      shared,
+    })
     const first = lanes.admitNow('a')
     expect(first).toBeInstanceOf(Promise)
     sent(await first).done(false)
@@ -216,7 +232,7 @@ describe('WorkerLanes.admitNow', () => {
 
 describe('WorkerLanes.backlog', () => {
   it("shows each URL's attempts in flight, its slots, the jobs waiting for a slot and its breaker", async () => {
-    const { lanes } = lanesOf({ breaker: { failures: 1, coolDownMs: 1_000 } })
+    const { lanes } = lanesOf({ breaker: { ...BREAKER_DEFAULTS, failures: 1, coolDownMs: 1_000 } })
     sent(await lanes.admit('a'))
     const failing = sent(await lanes.admit('a'))
     const waiting = lanes.admit('a')
@@ -259,7 +275,10 @@ describe('WorkerLanes, the rest of their contract', () => {
   it('does not probe when another worker holds the probe, and follows an opening another worker wrote', async () => {
     const clock = { now: 1_000_000 }
     const { shared } = sharedOf([{ claimed: false }, { claimed: false, openUntil: 1_005_000 }], clock)
-    const { lanes, states } = lanesOf({ breaker: { failures: 1, coolDownMs: 1_000 }, shared }, clock)
+    const { lanes, states } = lanesOf(
+      { breaker: { ...BREAKER_DEFAULTS, failures: 1, coolDownMs: 1_000 }, shared },
+      clock,
+    )
     sent(await lanes.admit('a')).done(true)
     clock.now += 1_000
     // Another worker probes: held for a cool-down at most.
@@ -274,7 +293,7 @@ describe('WorkerLanes, the rest of their contract', () => {
   it('tells the shared breakers of its own openings and closings only', async () => {
     const clock = { now: 1_000_000 }
     const { shared, told } = sharedOf([], clock)
-    const { lanes } = lanesOf({ breaker: { failures: 1, coolDownMs: 1_000 }, shared }, clock)
+    const { lanes } = lanesOf({ breaker: { ...BREAKER_DEFAULTS, failures: 1, coolDownMs: 1_000 }, shared }, clock)
     sent(await lanes.admit('a')).done(true)
     expect(told).toEqual(['open for 1000'])
     clock.now += 1_000
@@ -289,7 +308,11 @@ describe('WorkerLanes, the rest of their contract', () => {
     const shared = { ...sharedOf().shared, known: () => remote, read: async () => remote } as unknown as NonNullable<
       WorkerLaneRules['shared']
     >
-    const { lanes, clock } = lanesOf({ slotsPerUrl: 1, breaker: { failures: 5, coolDownMs: 1_000 }, shared })
+    const { lanes, clock } = lanesOf({
+      slotsPerUrl: 1,
+      breaker: { ...BREAKER_DEFAULTS, failures: 5, coolDownMs: 1_000 },
+      shared,
+    })
     const holding = sent(await lanes.admit('a'))
     remote = clock.now + 50
     expect(await lanes.admit('a')).toMatchObject({ kind: 'wait', breaker: true })
@@ -302,7 +325,10 @@ describe('WorkerLanes, the rest of their contract', () => {
   })
 
   it('holds a job for what is left of an open cool-down, spread by up to as much again', async () => {
-    const { lanes, clock } = lanesOf({ breaker: { failures: 1, coolDownMs: 2_000 }, random: () => 0.5 })
+    const { lanes, clock } = lanesOf({
+      breaker: { ...BREAKER_DEFAULTS, failures: 1, coolDownMs: 2_000 },
+      random: () => 0.5,
+    })
     sent(await lanes.admit('a')).done(true)
     clock.now += 500
     expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 2_250, breaker: true })
@@ -350,7 +376,10 @@ describe('WorkerLanes, the rest of their contract', () => {
     const rates = { take: async () => waits.shift() ?? 0, interval: 200 }
     const clock = { now: 1_000_000 }
     const { shared } = sharedOf([], clock)
-    const { lanes } = lanesOf({ rates, breaker: { failures: 1, coolDownMs: 1_000 }, shared }, clock)
+    const { lanes } = lanesOf(
+      { rates, breaker: { ...BREAKER_DEFAULTS, failures: 1, coolDownMs: 1_000 }, shared },
+      clock,
+    )
     expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 300, breaker: false })
     expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 500, breaker: false })
     expect(lanes.backlog(['a'])).toEqual([{ url: 'a', inFlight: 0, slots: 2, waiting: 0, circuit: 'closed' }])

@@ -69,7 +69,7 @@ interface Reading {
 
 /**
  * The circuit breakers of every worker on a queue, in Redis: one key per URL, holding until when
- * it is open on Redis's clock. A worker whose own run of failures opens a breaker writes it;
+ * it is open on Redis's clock. A worker whose own failures open a breaker writes it;
  * every worker reads it (before its first attempt to the URL, then at most once per
  * {@link BREAKER_REFRESH_MS}, without waiting for the answer) and follows it. Once the cool-down
  * is over, the key stays while the URL is being probed: one worker wins the probe with `SET NX`,

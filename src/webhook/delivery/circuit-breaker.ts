@@ -3,16 +3,30 @@ export type CircuitState = 'closed' | 'open' | 'half-open'
 
 /** When a breaker opens and how long it stays open (resolved settings). */
 export interface BreakerRules {
-  /** Consecutive failures that open the breaker (what counts as one: `failsBreaker`, url-policy.ts). */
+  /** The fewest failed attempts within the window that open the breaker. */
   readonly failures: number
+  /** The share of the window's attempts that must have failed, too, in (0, 1]. */
+  readonly failureRate: number
+  /** How far back attempts count, in ms: the window slides, a tenth of it at a time. */
+  readonly windowMs: number
   /** How long it stays open before one probe is let through, in ms. */
   readonly coolDownMs: number
 }
 
+/** The breaker's defaults, and the reasons for them in docs/webhooks.md. */
+export const BREAKER_DEFAULTS: BreakerRules = { failures: 10, failureRate: 0.5, windowMs: 10_000, coolDownMs: 30_000 }
+
+/** The window is counted in this many buckets: the oldest goes whole as time moves on. */
+const BUCKETS = 10
+
 /**
- * One URL's circuit breaker. A run of `failures` failed attempts in a row opens it: attempts to
- * the URL wait instead of being spent on a receiver that is down. After `coolDownMs` one attempt
- * goes through as a probe: its success closes the breaker, its failure opens it for another
+ * One URL's circuit breaker. It opens on evidence that the URL is down, not busy: within the last
+ * `windowMs`, at least `failures` attempts failed, and they were at least `failureRate` of the
+ * attempts. A receiver that fails every request opens it at its `failures`-th failure; one that
+ * fails a few requests in twenty never does, however its failures clump (retries come due
+ * together), since its successes fill the same window. While open, attempts to the URL wait
+ * instead of being spent on it. After `coolDownMs` one attempt goes through as a probe: its
+ * success closes the breaker and starts the window afresh, its failure opens it for another
  * cool-down. Which answers are failures is the policy's to say (`failsBreaker`, url-policy.ts);
  * any other counts as a success.
  *
@@ -20,13 +34,18 @@ export interface BreakerRules {
  */
 export class CircuitBreaker {
   readonly #rules: BreakerRules
+  readonly #bucketMs: number
   #state: CircuitState = 'closed'
-  #failures = 0
   #openUntil = 0
   #probing = false
+  /** Each bucket's attempts and failures, and which bucket of the clock it holds (`now / bucketMs`, whole). */
+  readonly #attempts: number[] = new Array<number>(BUCKETS).fill(0)
+  readonly #failed: number[] = new Array<number>(BUCKETS).fill(0)
+  readonly #held: number[] = new Array<number>(BUCKETS).fill(Number.NEGATIVE_INFINITY)
 
   constructor(rules: BreakerRules) {
     this.#rules = rules
+    this.#bucketMs = Math.max(1, rules.windowMs / BUCKETS)
   }
 
   get state(): CircuitState {
@@ -63,7 +82,7 @@ export class CircuitBreaker {
   follow(openUntil: number | undefined, changed: (state: CircuitState) => void): void {
     if (openUntil === undefined) {
       if (this.#state === 'closed') return
-      this.#failures = 0
+      this.#forget()
       this.#probing = false
       this.#state = 'closed'
       changed('closed')
@@ -90,23 +109,52 @@ export class CircuitBreaker {
   record(failed: boolean, probe: boolean, now: number, changed: (state: CircuitState) => void): void {
     if (probe) this.#probing = false
     if (!failed) {
-      this.#failures = 0
-      if (this.#state !== 'closed') {
-        this.#probing = false
-        this.#state = 'closed'
-        changed('closed')
+      if (this.#state === 'closed') {
+        this.#count(false, now)
+        return
       }
+      this.#forget()
+      this.#probing = false
+      this.#state = 'closed'
+      changed('closed')
       return
     }
-    this.#failures++
+    const tripped = this.#count(true, now)
     // A failed probe opens it again at once (unless a straggler's success closed it meanwhile);
-    // closed, it takes a run of failures; open, a straggler's failure changes nothing.
-    const opens =
-      this.#state === 'half-open' ? probe : this.#state === 'closed' && this.#failures >= this.#rules.failures
+    // closed, it takes the window's evidence; open, a straggler's failure changes nothing.
+    const opens = this.#state === 'half-open' ? probe : this.#state === 'closed' && tripped
     if (opens) {
       this.#state = 'open'
       this.#openUntil = now + this.#rules.coolDownMs
       changed('open')
     }
+  }
+
+  /** Counts an attempt in the window at `now`; for a failure, whether the window now says the URL is down. */
+  #count(failed: boolean, now: number): boolean {
+    const bucket = Math.floor(now / this.#bucketMs)
+    const slot = ((bucket % BUCKETS) + BUCKETS) % BUCKETS
+    if (this.#held[slot] !== bucket) {
+      // A bucket a whole window old: its counts leave the window.
+      this.#held[slot] = bucket
+      this.#attempts[slot] = 0
+      this.#failed[slot] = 0
+    }
+    this.#attempts[slot] = (this.#attempts[slot] as number) + 1
+    if (!failed) return false
+    this.#failed[slot] = (this.#failed[slot] as number) + 1
+    let attempts = 0
+    let failures = 0
+    for (let index = 0; index < BUCKETS; index++) {
+      if ((this.#held[index] as number) <= bucket - BUCKETS) continue
+      attempts += this.#attempts[index] as number
+      failures += this.#failed[index] as number
+    }
+    return failures >= this.#rules.failures && failures >= this.#rules.failureRate * attempts
+  }
+
+  /** Starts the window afresh: what came before the breaker closed says nothing of now. */
+  #forget(): void {
+    this.#held.fill(Number.NEGATIVE_INFINITY)
   }
 }

@@ -10,7 +10,7 @@ import { MAX_TIMER_MS } from '../../core/timers.js'
 import { isObject } from '../../core/validate.js'
 import { blockedRangeOf } from '../network/private-address.js'
 import { standardKey, whyNotStandardSecret } from '../signing/standard-webhooks.js'
-import type { BreakerRules } from './circuit-breaker.js'
+import { BREAKER_DEFAULTS, type BreakerRules } from './circuit-breaker.js'
 import type { WebhookTransport } from '../network/transport.js'
 import type { ResolvedWebhook } from '../network/endpoint.js'
 
@@ -67,13 +67,22 @@ export interface WebhookSettings {
    */
   maxPendingPerUrl?: number | undefined
   /**
-   * Each URL's circuit breaker: after `failures` failed attempts in a row (no answer in time, no
-   * connection, an untrusted certificate, a 5xx) the URL's deliveries wait instead of spending
-   * attempts; after `coolDownMs` one probe goes through, and its success closes the breaker.
-   * `false` turns it off.
-   * @defaultValue { failures: 10, coolDownMs: 30_000 }
+   * Each URL's circuit breaker: once, within the last `windowMs`, at least `failures` attempts
+   * failed (no answer in time, no connection, an untrusted certificate, a 5xx) and they were at
+   * least `failureRate` of the attempts, the URL's deliveries wait instead of spending attempts;
+   * after `coolDownMs` one probe goes through, and its success closes the breaker. `false` turns
+   * it off.
+   * @defaultValue { failures: 10, failureRate: 0.5, windowMs: 10_000, coolDownMs: 30_000 }
    */
-  breaker?: { failures?: number | undefined; coolDownMs?: number | undefined } | false | undefined
+  breaker?:
+    | {
+        failures?: number | undefined
+        failureRate?: number | undefined
+        windowMs?: number | undefined
+        coolDownMs?: number | undefined
+      }
+    | false
+    | undefined
   /**
    * Deliveries a second to one URL on average, for receivers that ask to be spared (off by
    * default). Each URL gets its own budget; one that has been idle may take one second's worth at
@@ -322,13 +331,28 @@ function rateOption(value: unknown): number | undefined {
 /** The `breaker` setting: on with its defaults unless `false`. */
 function breakerOption(value: unknown): BreakerRules | undefined {
   if (value === false) return undefined
-  if (value === undefined) return { failures: 10, coolDownMs: 30_000 }
-  if (!isObject(value)) throw new OptionsError('breaker', 'expected { failures?, coolDownMs? } or false.')
-  checkOptionNames(value, { failures: true, coolDownMs: true }, {}, 'breaker.')
+  if (value === undefined) return BREAKER_DEFAULTS
+  if (!isObject(value))
+    throw new OptionsError('breaker', 'expected { failures?, failureRate?, windowMs?, coolDownMs? } or false.')
+  checkOptionNames(value, { failures: true, failureRate: true, windowMs: true, coolDownMs: true }, {}, 'breaker.')
+  const defaults = BREAKER_DEFAULTS
   return {
-    failures: integerOption('breaker.failures', value['failures'], 10, 1, 1_000_000),
-    coolDownMs: integerOption('breaker.coolDownMs', value['coolDownMs'], 30_000, 0, MAX_TIMER_MS),
+    failures: integerOption('breaker.failures', value['failures'], defaults.failures, 1, 1_000_000),
+    failureRate: failureRateOption(value['failureRate'], defaults.failureRate),
+    windowMs: integerOption('breaker.windowMs', value['windowMs'], defaults.windowMs, 10, MAX_TIMER_MS),
+    coolDownMs: integerOption('breaker.coolDownMs', value['coolDownMs'], defaults.coolDownMs, 0, MAX_TIMER_MS),
   }
+}
+
+/** `breaker.failureRate`: a share of attempts, above 0 and at most 1. */
+function failureRateOption(value: unknown, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !(value > 0 && value <= 1))
+    throw new OptionsError(
+      'breaker.failureRate',
+      `expected the share of attempts that must have failed, above 0 and at most 1 (0.5: half), got ${String(value)}.`,
+    )
+  return value
 }
 
 /**
