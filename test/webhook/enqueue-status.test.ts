@@ -134,6 +134,22 @@ describe.runIf(redis.available)('enqueue() of an id Redis has seen', () => {
     expect((await producer.enqueue(identify('p'))).status).toBe('queued')
   })
 
+  it('stores a trimmed dead letter’s id again: a dead letter past deadLetters.maxCount is forgotten', async () => {
+    const sink = await receiver(() => ({ status: 400 }))
+    const producer = queue({ deadLetters: { maxCount: 1 } })
+    const hub = await worker({ webhooks: [{ url: sink.url }] })
+    const failed: string[] = []
+    hub.on('failed', (result) => failed.push(result.eventId))
+    await producer.enqueue(identify('t-1'))
+    await expect.poll(() => failed, { timeout: 10_000 }).toEqual(['t-1'])
+    await producer.enqueue(identify('t-2'))
+    await expect.poll(() => failed, { timeout: 10_000 }).toEqual(['t-1', 't-2'])
+    // The second failure trimmed the set to its one newest dead letter.
+    await expect.poll(async () => (await producer.deadLetters()).map((letter) => letter.eventId)).toEqual(['t-2'])
+    expect((await producer.enqueue(identify('t-2'))).status).toBe('dead-letter')
+    expect((await producer.enqueue(identify('t-1'))).status).toBe('queued')
+  })
+
   it('stores an id once when producers on separate connections enqueue it at the same time', async () => {
     const producers = [queue(), queue({}, true), queue({}, true), queue({}, true)]
     for (let round = 0; round < 5; round++) {
@@ -273,14 +289,19 @@ describe.runIf(redis.available)('enqueueBulk()', () => {
       identify('new-1'),
       identify('waiting'),
       identify('dead'),
+      identify('dead'),
+      identify('waiting'),
       { type: 'identify', userId: 'u1', messageId: 'off', integrations: { Webhooks: false } },
       identify('new-2'),
     ])
+    // Every copy of an id answers what Redis had of it: a dead letter's copies are all dead letters.
     expect(results).toEqual([
       { eventId: 'new-1', status: 'queued' },
       { eventId: 'new-1', status: 'duplicate' },
       { eventId: 'waiting', status: 'duplicate' },
       { eventId: 'dead', status: 'dead-letter' },
+      { eventId: 'dead', status: 'dead-letter' },
+      { eventId: 'waiting', status: 'duplicate' },
       { eventId: 'off', status: 'skipped' },
       { eventId: 'new-2', status: 'queued' },
     ])

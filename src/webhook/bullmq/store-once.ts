@@ -78,7 +78,8 @@ const OUTCOMES: readonly StoreOutcome[] = ['queued', 'duplicate', 'dead-letter']
  *
  * BullMQ's add of an id whose job exists is a no-op that answers like a new one; the read before it
  * tells them apart, and makes the add of an id remembered after delivery a no-op too (see SEEN_LUA).
- * A repeat of an id within `events` is a duplicate of the first. The window after delivery is the
+ * A repeat of an id within `events` answers as its first copy did, but for a first copy stored
+ * now: the repeat is a duplicate of it. The window after delivery is the
  * worker's to write, when it delivers: a waiting job costs Redis nothing for it.
  *
  * The transaction is one round trip, and all or nothing: a connection lost before `EXEC` stores
@@ -130,11 +131,11 @@ export async function storeOnce(
   if (replies === null) throw new Error('Redis discarded the transaction that stores the events.')
   for (const [error] of replies) if (error) throw error
   const seen = replies[0]?.[1] as number[]
-  return events.map((event, index) =>
-    repeats.has(index)
-      ? 'duplicate'
-      : (OUTCOMES[seen[positions.get(event.eventId) as number] as number] as StoreOutcome),
-  )
+  return events.map((event, index) => {
+    const first = OUTCOMES[seen[positions.get(event.eventId) as number] as number] as StoreOutcome
+    // A dead letter's id is a dead letter in every copy; an id found in flight, a duplicate in every copy.
+    return repeats.has(index) && first === 'queued' ? 'duplicate' : first
+  })
 }
 
 /** Defines the scripts once per connection (BullMQ defines its own scripts on it the same way). */
