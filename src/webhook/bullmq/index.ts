@@ -7,7 +7,13 @@ export { WebhookQueue, DEFAULT_QUEUE_NAME } from './queue.js'
 export type { DeadLetter, EnqueueResult, QueueCounts, WebhookQueueEvents } from './queue.js'
 export type { WebhookQueueOptions } from './queue-options.js'
 export { WebhookWorker } from './worker.js'
-export type { WebhookWorkerEvents, WebhookWorkerOptions, WorkerCloseOptions } from './worker.js'
+export type {
+  RecoveredJob,
+  RepeatedRun,
+  WebhookWorkerEvents,
+  WebhookWorkerOptions,
+  WorkerCloseOptions,
+} from './worker.js'
 export type { StoredFailure, StoredState, StoredTarget } from './job-data.js'
 export type { Durability } from './durability.js'
 export type { WorkerUrlState } from './worker-lanes.js'

@@ -26,12 +26,15 @@ export interface StoredState {
  * What a BullMQ job carries: the event's id, its body (serialized once, by the producer) and, after
  * the first round, its state. `dedupWindowMs` only when its producer's is not the default: how long
  * its id is remembered once delivered (the worker writes that memory, timed by Redis's expiry).
+ * `stalls`, once a run of it did not finish: how many such runs the worker that stored the state
+ * had seen, so that the next run after another one is told (see `WebhookWorker`'s `'repeated'`).
  */
 export interface WebhookJobData {
   readonly eventId: string
   readonly body: string
   readonly dedupWindowMs?: number
   readonly state?: StoredState
+  readonly stalls?: number
 }
 
 /** The job data without its state: what every round starts from, and what a re-drive stores again. */
@@ -172,6 +175,7 @@ export function jobDataProblem(jobId: string | undefined, data: unknown): string
   if (typeof fields['body'] !== 'string') return 'its `body` is not a string'
   if (fields['dedupWindowMs'] !== undefined && !isCount(fields['dedupWindowMs']))
     return 'its `dedupWindowMs` is not a count of ms'
+  if (fields['stalls'] !== undefined && !isCount(fields['stalls'])) return 'its `stalls` is not a count'
   return stateProblem(fields['state'], eventId)
 }
 

@@ -14,7 +14,7 @@ import type { WebhookSettings } from '../delivery/settings.js'
 import type { WebhookTransport } from '../network/transport.js'
 import type { Durability } from './durability.js'
 import { DurabilityWatch } from './durability-watch.js'
-import { freshData, restoreState, storeState, type WebhookJobData } from './job-data.js'
+import { eventIdOfJob, freshData, restoreState, storeState, type WebhookJobData } from './job-data.js'
 import { DEAD_LETTER_DEFAULTS, DEFAULT_DEDUP_WINDOW_MS, keepDeadLetters, resolveWorkerOptions } from './options.js'
 import { unreadableReason } from './stored-job.js'
 import { FaultTolerantWorker } from './fault-tolerant-worker.js'
@@ -115,6 +115,31 @@ export interface WebhookWorkerEvents extends DeliveryEvents {
   warning: [message: string]
   /** A URL's circuit breaker, in this worker process, opened, let a probe through, or closed. */
   'url-state': [notice: UrlStateNotice]
+  /**
+   * This worker's check found a job whose worker stopped renewing its lock (it died, hung, or lost
+   * Redis), and put it back in the queue to be run again.
+   */
+  recovered: [notice: RecoveredJob]
+  /**
+   * This worker runs a job whose earlier run did not finish (its lock expired): the URLs that run
+   * sent to may get the event again. Receivers de-duplicate on `Webhook-Id`.
+   */
+  repeated: [notice: RepeatedRun]
+}
+
+/** A job put back in the queue after its worker stopped renewing its lock: see `'recovered'`. */
+export interface RecoveredJob {
+  readonly jobId: string
+  /** The event's id; `undefined` for a job eventwire did not make. */
+  readonly eventId: string | undefined
+}
+
+/** A run of a job whose earlier run did not finish: see `'repeated'`. */
+export interface RepeatedRun {
+  readonly jobId: string
+  readonly eventId: string
+  /** Runs of this job that did not finish, so far. */
+  readonly stalls: number
 }
 
 /**
@@ -237,6 +262,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     })
     this.#markers = `${this.#worker.keys.de}:`
     this.#worker.on('error', (error) => this.#onRedisError(error, undefined))
+    this.#worker.on('stalled', (jobId) => this.emit('recovered', { jobId, eventId: eventIdOfJob(jobId) }))
     this.#worker.left = (job, fault) => this.#onRedisError(fault, job.id)
     this.#durability = new DurabilityWatch(resolved.durability, 'WebhookWorker', resolved.prefix, {
       warn: (message) => {
@@ -502,6 +528,10 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
         `ERR_INVALID_FIELD: ${unreadable}; not sent. Remove the job, or fix its data and re-drive it.`,
       )
     const data = job.data
+    // BullMQ counts the runs of a job that stopped without finishing; the state keeps how many the
+    // last stored round had seen, so each one is told once, by the run after it.
+    const stalls = job.stalledCounter ?? 0
+    if (stalls > (data.stalls ?? 0)) this.emit('repeated', { jobId: job.id as string, eventId: data.eventId, stalls })
     // A stored state with nothing left to send is a dead letter run again from outside (a
     // dashboard's Retry, BullMQ's Job.retry): it starts afresh, as redrive() does.
     const state = data.state?.targets.some((target) => target.status === 'pending')
@@ -516,7 +546,8 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
         ? this.#rounds.refuseUnsigned(state, prepared)
         : await this.#rounds.runUrls(state, prepared, (target) => this.#lanes.admitNow(target.endpoint.url))
     // The state is written only for a job that stays in Redis: to be retried, or as a dead letter.
-    const keepState = () => job.updateData({ ...freshData(data), state: storeState(state) })
+    const keepState = () =>
+      job.updateData({ ...freshData(data), state: storeState(state), ...(stalls > 0 ? { stalls } : {}) })
     if (decision.kind === 'retry') {
       await keepState()
       this.#rounds.announceRetry(state, decision.dueAt)

@@ -171,6 +171,12 @@ function hasBacklog(source: InstrumentedEngine): source is LaneEngine {
   return typeof (source as Partial<LaneEngine>).backlog === 'function'
 }
 
+/** What a `WebhookWorker` tells of jobs run again after a fault. */
+interface RecoveringEngine {
+  on(event: 'recovered' | 'repeated', listener: () => void): unknown
+  off(event: 'recovered' | 'repeated', listener: () => void): unknown
+}
+
 /** Counts events and attempts as the engine tells them. */
 function recordEngine(
   engine: InstrumentedEngine,
@@ -197,14 +203,22 @@ function recordEngine(
   const changed = (notice: UrlStateNotice) => {
     instruments.circuitChanges.add(1, { ...urls.of(notice.url), [ATTR.circuitState]: notice.circuit })
   }
+  const recovered = () => instruments.recoveredJobs.add(1, common)
+  const repeated = () => instruments.repeatedRuns.add(1, common)
   for (const event of ['delivered', 'failed', 'skipped'] as const) engine.on(event, ended)
   engine.on('attempt', attempted)
   // Both engines emit it: a destination for its breakers, a worker for its process's.
   engine.on('url-state', changed)
+  // A worker's alone; a destination has no such events, and its listeners are never called.
+  const faults = engine as unknown as RecoveringEngine
+  faults.on('recovered', recovered)
+  faults.on('repeated', repeated)
   return () => {
     for (const event of ['delivered', 'failed', 'skipped'] as const) engine.off(event, ended)
     engine.off('attempt', attempted)
     engine.off('url-state', changed)
+    faults.off('recovered', recovered)
+    faults.off('repeated', repeated)
   }
 }
 

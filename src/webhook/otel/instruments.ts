@@ -27,6 +27,8 @@ export interface WebhookInstruments {
   readonly queueDepth: ObservableGauge
   readonly deadLetters: ObservableGauge
   readonly oldestWaitingAge: ObservableGauge
+  readonly recoveredJobs: Counter
+  readonly repeatedRuns: Counter
 }
 
 /**
@@ -73,6 +75,14 @@ export function createInstruments(meter: Meter): WebhookInstruments {
     oldestWaitingAge: meter.createObservableGauge('eventwire.webhook.queue.oldest_waiting_age', {
       description: 'How long the oldest event waiting for a worker has waited; 0 when none waits.',
       unit: 's',
+    }),
+    recoveredJobs: meter.createCounter('eventwire.webhook.jobs.recovered', {
+      description: "Jobs a worker's check put back in the queue after their worker stopped renewing its lock.",
+      unit: '{job}',
+    }),
+    repeatedRuns: meter.createCounter('eventwire.webhook.deliveries.repeated', {
+      description: 'Runs of a job whose earlier run did not finish: what that run sent may be sent again.',
+      unit: '{event}',
     }),
   }
 }
