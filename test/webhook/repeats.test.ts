@@ -9,7 +9,7 @@ import { WebhookQueue, WebhookWorker, type RecoveredJob, type RepeatedRun } from
 import { instrumentWebhooks } from '../../src/webhook/otel/index.js'
 import { metricsUnderTest } from '../helpers/metrics.js'
 import { redisForFile } from '../helpers/redis-suite.js'
-import { startSink } from '../helpers/sink.js'
+import { startSink, type Responder, type Sink } from '../helpers/sink.js'
 
 const WORKER = fileURLToPath(new URL('../helpers/bullmq-worker.ts', import.meta.url))
 const redis = redisForFile()
@@ -18,28 +18,39 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((item) => item.close()))
 })
 
+/**
+ * A worker process takes `messageId`'s job and sends it to a receiver answering with `respond`
+ * (whose first answer must hold the request); it is killed with SIGKILL while that request is out.
+ */
+async function killedMidDelivery(name: string, messageId: string, respond: Responder): Promise<Sink> {
+  const sink = await startSink(respond)
+  open.push(sink)
+  const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port: redis.server.port }, name })
+  open.push(queue)
+  const doomed = spawn(process.execPath, ['--import', 'tsx', WORKER], {
+    env: { ...process.env, REDIS_PORT: String(redis.server.port), WEBHOOK_URL: sink.url, QUEUE: name },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  let said = ''
+  doomed.stdout?.on('data', (chunk: Buffer) => (said += chunk.toString()))
+  await expect.poll(() => said.includes('ready'), { timeout: 20_000 }).toBe(true)
+  await queue.enqueue({ type: 'track', userId: 'u1', event: 'E', messageId })
+  await expect.poll(() => sink.requests.length, { timeout: 10_000 }).toBe(1)
+  const died = new Promise((resolve) => doomed.once('exit', resolve))
+  doomed.kill('SIGKILL')
+  await died
+  return sink
+}
+
 describe.runIf(redis.available)('a job whose worker died', () => {
   it("is told as 'recovered' by the worker that finds it, and its next run as 'repeated', once each", {
     timeout: 60_000,
   }, async () => {
     const name = 'repeats'
     // The first request is held until its worker is dead; every later one is answered at once.
-    const sink = await startSink((_, index) => (index === 0 ? { status: 200, delayMs: 30_000 } : { status: 200 }))
-    open.push(sink)
-    const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port: redis.server.port }, name })
-    open.push(queue)
-    const doomed = spawn(process.execPath, ['--import', 'tsx', WORKER], {
-      env: { ...process.env, REDIS_PORT: String(redis.server.port), WEBHOOK_URL: sink.url, QUEUE: name },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-    let said = ''
-    doomed.stdout?.on('data', (chunk: Buffer) => (said += chunk.toString()))
-    await expect.poll(() => said.includes('ready'), { timeout: 20_000 }).toBe(true)
-    await queue.enqueue({ type: 'track', userId: 'u1', event: 'E', messageId: 'held' })
-    await expect.poll(() => sink.requests.length, { timeout: 10_000 }).toBe(1)
-    const died = new Promise((resolve) => doomed.once('exit', resolve))
-    doomed.kill('SIGKILL')
-    await died
+    const sink = await killedMidDelivery(name, 'held', (_, index) =>
+      index === 0 ? { status: 200, delayMs: 30_000 } : { status: 200 },
+    )
 
     const metrics = metricsUnderTest()
     const heir = new WebhookWorker(
@@ -76,25 +87,10 @@ describe.runIf(redis.available)('a job whose worker died', () => {
     const name = 'repeats-once'
     let answers = 0
     // Held first (its worker dies), then 503 once (a retry is stored), then 200.
-    const sink = await startSink(() => {
+    const sink = await killedMidDelivery(name, 'twice', () => {
       answers++
       return answers === 1 ? { status: 200, delayMs: 30_000 } : answers === 2 ? { status: 503 } : { status: 200 }
     })
-    open.push(sink)
-    const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port: redis.server.port }, name })
-    open.push(queue)
-    const doomed = spawn(process.execPath, ['--import', 'tsx', WORKER], {
-      env: { ...process.env, REDIS_PORT: String(redis.server.port), WEBHOOK_URL: sink.url, QUEUE: name },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-    let said = ''
-    doomed.stdout?.on('data', (chunk: Buffer) => (said += chunk.toString()))
-    await expect.poll(() => said.includes('ready'), { timeout: 20_000 }).toBe(true)
-    await queue.enqueue({ type: 'track', userId: 'u1', event: 'E', messageId: 'twice' })
-    await expect.poll(() => sink.requests.length, { timeout: 10_000 }).toBe(1)
-    const died = new Promise((resolve) => doomed.once('exit', resolve))
-    doomed.kill('SIGKILL')
-    await died
     const heir = new WebhookWorker(
       { webhooks: [{ url: sink.url }], sharedSecret: 's3cret', backoff: () => 100 },
       {
