@@ -188,6 +188,17 @@ describe.runIf(redis.available)('SharedBreakers', () => {
     expect(await b.breakers.claimProbe(URL_A)).toEqual({ claimed: true })
   })
 
+  it.each(['inf', '1e400', '99999999999999999999', '-99999999999999999999', '-5'])(
+    'reads a key that holds no opening it could have written (%s) as nobody holding the breaker open, and lets one probe',
+    async (value) => {
+      const { key, a, b } = queueOf()
+      await redis.raw.set(key(URL_A), value)
+      expect(await b.breakers.read(URL_A)).toBeUndefined()
+      expect(await a.breakers.claimProbe(URL_A)).toEqual({ claimed: true })
+      expect(await b.breakers.claimProbe(URL_A)).toEqual({ claimed: false })
+    },
+  )
+
   it('follows its own opening at once, and keeps the key through the cool-down and four timeouts after it', async () => {
     const { clock, key, a } = queueOf()
     const before = await redisNow()

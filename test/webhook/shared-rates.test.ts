@@ -92,4 +92,20 @@ describe.runIf(redis.available)('SharedRates on Redis', () => {
     expect(await rates.take(URL_A)).toBe(0)
     expect(errors.map((error) => error.message)).toEqual(['no Redis'])
   })
+
+  it.each(['garbage', 'nan', 'inf', '1e400', '1e15', '-1e15'])(
+    'starts the schedule again over a key that holds no schedule it could have written (%s), and keeps the rate after',
+    async (value) => {
+      const prefix = newPrefix()
+      const { rates, errors } = workerOf(prefix, 4)
+      await redis.raw.set(`${prefix}:rate:${createHash('sha1').update(URL_A).digest('hex')}`, value)
+      const waits = await takeMany(rates, URL_A, 6)
+      expect(waits.filter((wait) => wait === 0)).toHaveLength(4)
+      for (const wait of waits.filter((wait) => wait !== 0)) {
+        expect(wait).toBeGreaterThan(0)
+        expect(wait).toBeLessThanOrEqual(2 * rates.interval)
+      }
+      expect(errors).toEqual([])
+    },
+  )
 })

@@ -261,6 +261,29 @@ describe('runUrlRound', () => {
     ])
   })
 
+  it('sends nothing in a round that starts after the window ended: each URL keeps its last failure, or says what held it', async () => {
+    const { clock, rules, state, attempt } = worldOf('each', 5_000, 3)
+    await runUrlRound(state, rules, attempt(), () => Promise.resolve(answer(503)))
+    clock.now = START + 5_001
+    const sent: number[] = []
+    const decision = await runUrlRound(
+      state,
+      rules,
+      (target) => (target.endpoint === 2 ? wait(START + 9_000, true) : attempt()(target)),
+      (endpoint) => {
+        sent.push(endpoint)
+        return Promise.resolve(answer(200))
+      },
+    )
+    expect(sent).toEqual([])
+    expect(decision).toEqual({ kind: 'finished', delivered: false })
+    expect(state.targets.map((target) => [target.status, target.attempts, target.failure?.code])).toEqual([
+      ['failed', 1, 'ERR_HTTP_STATUS'],
+      ['failed', 1, 'ERR_HTTP_STATUS'],
+      ['failed', 1, 'ERR_CIRCUIT_OPEN'],
+    ])
+  })
+
   it('forgets what held a URL once it is sent to: at the end of the window it keeps the failure of its attempt', async () => {
     const { clock, rules, state, attempt } = worldOf('each', 5_000, 2)
     await runUrlRound(

@@ -324,6 +324,14 @@ describe('WorkerLanes, the rest of their contract', () => {
     expect((await probe).kind).toBe('probe')
   })
 
+  it('holds a job back for at least the wait for a slot, though the cool-down is 0 and the probe is out', async () => {
+    const { lanes, clock } = lanesOf({ breaker: { ...BREAKER_DEFAULTS, failures: 1, coolDownMs: 0 } })
+    sent(await lanes.admit('a')).done(true)
+    // Cool-down over at once: this one probes; the next is held while it is out, not sent straight back.
+    expect((await lanes.admit('a')).kind).toBe('probe')
+    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + LANE_WAIT_MS, breaker: true })
+  })
+
   it('holds a job for what is left of an open cool-down, spread by up to as much again', async () => {
     const { lanes, clock } = lanesOf({
       breaker: { ...BREAKER_DEFAULTS, failures: 1, coolDownMs: 2_000 },

@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '../../core/timers.js'
 import { UNREAD, type SharedCircuit } from '../delivery/url-policy.js'
 import { UrlKeys } from './url-keys.js'
 
@@ -17,6 +18,16 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 `
 
 /**
+ * How far from Redis's now an opening this engine writes can be, at most: a cool-down is at most
+ * the longest timer, and a key outlives its cool-down by less than that again. A key further off
+ * (NaN, infinite, a number Redis cannot hold) was written by something else with Redis access.
+ */
+const SANE_MS = 2 * MAX_TIMER_MS
+
+/** Whether `opened` is such an opening, in the scripts below. */
+const SANE = `(opened == opened and opened <= now + ${SANE_MS} and opened >= now - ${SANE_MS})`
+
+/**
  * Opens the breaker for ARGV[1] ms: KEYS[1] holds until when, on Redis's clock, and lives ARGV[2]
  * ms longer, so that the URL stays held while it is probed; the probe of the cool-down before
  * (KEYS[2]) is over. Returns what it wrote: the opening, as {@link READ} will read it.
@@ -31,12 +42,14 @@ return opening
 /**
  * Where the breaker stands: nil when nobody holds it open, else what the key holds (the opening,
  * unchanged until another) and how many ms it is still open for (0 or less: its cool-down is
- * over, and the URL is being probed). A key that does not hold a time reads as nil.
+ * over, and the URL is being probed). A key that does not hold a time, or not a sane one (see
+ * {@link SANE_MS}), reads as nil; the probe's claim reads it as no opening either.
  */
 const READ = `
 local opened = tonumber(redis.call('GET', KEYS[1]) or '')
 if not opened then return nil end
 ${REDIS_NOW}
+if not ${SANE} then return nil end
 return {string.format('%.0f', opened), opened - now}
 `
 
@@ -48,6 +61,7 @@ return {string.format('%.0f', opened), opened - now}
 const CLAIM = `
 local opened = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
 ${REDIS_NOW}
+if not ${SANE} then opened = 0 end
 if opened > now then return opened - now end
 if redis.call('SET', KEYS[2], '1', 'PX', ARGV[1], 'NX') then return 0 end
 return -1

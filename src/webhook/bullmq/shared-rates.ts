@@ -17,7 +17,10 @@ local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local interval = tonumber(ARGV[1])
 local tolerance = tonumber(ARGV[2])
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+local tat = tonumber(redis.call('GET', KEYS[1]) or '') or 0
+-- What this script writes is never more than a burst and an interval ahead: anything else (not a
+-- number, NaN, infinite, far off) was written by something else, and the schedule starts again.
+if tat ~= tat or tat > now + tolerance + 2 * interval then tat = now end
 if tat < now then tat = now end
 local wait = tat - tolerance - now
 if wait > 0 then return math.ceil(wait) end

@@ -166,7 +166,13 @@ export class WorkerLanes {
     const now = this.#rules.now()
     switch (admission.held) {
       case 'breaker':
-        return { kind: 'wait', until: this.#spread(now, admission.until - now), breaker: true }
+        // Never back sooner than a slot is waited for: with a cool-down of 0, a job held while
+        // the probe is out would otherwise go round through Redis as fast as it can.
+        return {
+          kind: 'wait',
+          until: this.#spread(now, Math.max(admission.until - now, LANE_WAIT_MS)),
+          breaker: true,
+        }
       case 'slots':
         return { kind: 'wait', until: this.#returnTime(lane, now), breaker: false }
       case 'rate': {

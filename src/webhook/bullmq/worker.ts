@@ -1,7 +1,7 @@
 import { DelayedError, UnrecoverableError, WaitingError, type ConnectionOptions, type Job } from 'bullmq'
 import { describeError } from '../../core/describe-error.js'
 import { timeoutOption } from '../../core/option-checks.js'
-import { setUnrefTimeout } from '../../core/timers.js'
+import { MAX_TIMER_MS, setUnrefTimeout } from '../../core/timers.js'
 import { closeWithin } from './close-within.js'
 import { Emitter } from '../../core/emitter.js'
 import { OptionsError } from '../../core/errors/options-error.js'
@@ -555,7 +555,9 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       // this worker's now. The job comes back on time at this worker, and at every worker whose
       // clock agrees with this one's; at another, a round finds nothing due yet and sends it back
       // on that worker's clock.
-      await job.moveToDelayed(Date.now() + (decision.dueAt - this.#clock.now()), token)
+      // At most the longest timer away: a stored state that says a time far off (written by
+      // something else with Redis access) has the job come back and looked at again, not parked.
+      await job.moveToDelayed(Date.now() + Math.min(decision.dueAt - this.#clock.now(), MAX_TIMER_MS), token)
       throw new DelayedError()
     }
     const remembered = decision.kind === 'finished' && decision.delivered ? this.#remember(job, data) : undefined

@@ -49,6 +49,10 @@ export async function runUrlRound<E>(
   state.rounds++
   const start = rules.now()
   const due = state.targets.filter((target) => target.status === 'pending' && (target.dueAt ?? 0) <= start)
+  // A round that starts after the window's end (its job waited while no worker ran) sends
+  // nothing: each due URL still asks its lane, to say what held it, and ends below. At the end
+  // itself it may: a window of 0 is the first attempt alone.
+  const spent = start > state.deadline
   // Only where a 2xx can leave other attempts to cut short: most rounds send to one URL, and an
   // abort signal per round (with the DOMException it throws) was most of a worker's overhead.
   // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: a signal nothing can abort (mode 'each', one URL due) is never aborted.
@@ -61,7 +65,7 @@ export async function runUrlRound<E>(
       const admitted = admit(target)
       // Admitted at once (a free slot): no turn of the microtask queue for it.
       const admission = admitted instanceof Promise ? await admitted : admitted
-      if (ended) {
+      if (ended || (spent && admission.kind !== 'wait')) {
         if (admission.kind !== 'wait') admission.unused()
         return
       }
