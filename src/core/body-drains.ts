@@ -2,8 +2,8 @@ import { transportClosed } from './attempt-deadline.js'
 
 /** An attempt answered whose body is still being read, as {@link BodyDrains} holds it. */
 export interface Draining {
-  /** Its place among the drains; -1 while it has none. */
-  drainIndex: number
+  /** Its place among the drains; none, or -1, while it has none. */
+  drainIndex?: number | undefined
   /** Ends the attempt now, its body with it. */
   cancel(reason: Error): void
   /** The attempt is over: its deadline stops. */
@@ -28,7 +28,7 @@ export class BodyDrains<Attempt extends Draining> {
 
   /** Lets `attempt` go: its body was read, or given up. */
   remove(attempt: Attempt): void {
-    const index = attempt.drainIndex
+    const index = attempt.drainIndex ?? -1
     if (index < 0 || this.#active[index] !== attempt) return
     attempt.drainIndex = -1
     const last = this.#active.pop() as Attempt

@@ -59,9 +59,12 @@ const CHROMIUM = '/usr/bin/chromium'
  * debug setting read by the platform module (a page reads only `localStorage.debug`), each whole
  * number option named once, the 429 pause waiting through the page's waits instead of a timer of
  * its own, one debug-line helper, and shorter page-exit wording. The next feature in `Client`
- * needs a decision on size, not another raise.
+ * needs a decision on size, not another raise. One was made on 2026-11-28 (issue 42): every
+ * transport's attempts now follow one deadline, the caller's abort signal handled inside it, and
+ * the client carries that rule whole: 12,607, then 12,545 once it was written as closures (class
+ * methods keep their names when minified). Raised by 50 for it.
  */
-const CLIENT_GZIP_BUDGET = 12_500
+const CLIENT_GZIP_BUDGET = 12_550
 const CHROMIUM_FLAGS = [
   '--headless',
   '--no-sandbox',
