@@ -166,8 +166,10 @@ describe.runIf(redis.available)('workers whose clocks are minutes off', () => {
       const ended = Date.now() - enqueued
       expect(ended).toBeGreaterThan(5_000)
       expect(ended).toBeLessThan(12_000)
-      // One attempt, then one every 1.5 s within the 6 s window: never a burst of early ones.
-      expect(said('attempt')).toBeGreaterThan(2)
+      // The first attempt and retries within the window, never a burst of early ones. (How many
+      // retries come is BullMQ's: when a retry is scheduled it wakes one waiting worker, and a
+      // skewed one may take that wake-up and go back to sleep; the other looks again within 5 s.)
+      expect(said('attempt')).toBeGreaterThanOrEqual(2)
       expect(said('attempt')).toBeLessThanOrEqual(6)
     },
   )

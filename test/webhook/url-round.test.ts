@@ -3,7 +3,12 @@
 // and what a URL fails with when the window ends while it is held. (What an answer means, and the
 // retry rules common to both engines, are in delivery-state.test.ts.)
 import { describe, expect, it } from 'vitest'
-import { newDeliveryState, type RoundRules, type TargetState } from '../../src/webhook/delivery/state.js'
+import {
+  newDeliveryState,
+  WINDOW_GRACE_MS,
+  type RoundRules,
+  type TargetState,
+} from '../../src/webhook/delivery/state.js'
 import { runUrlRound, type Admission } from '../../src/webhook/delivery/url-round.js'
 import { failsBreaker } from '../../src/webhook/delivery/url-policy.js'
 import type { WebhookResponse } from '../../src/webhook/network/transport.js'
@@ -261,10 +266,10 @@ describe('runUrlRound', () => {
     ])
   })
 
-  it('sends nothing in a round that starts after the window ended: each URL keeps its last failure, or says what held it', async () => {
+  it('sends nothing in a round that starts over a second after the window ended: each URL keeps its last failure, or says what held it', async () => {
     const { clock, rules, state, attempt } = worldOf('each', 5_000, 3)
     await runUrlRound(state, rules, attempt(), () => Promise.resolve(answer(503)))
-    clock.now = START + 5_001
+    clock.now = START + 5_000 + WINDOW_GRACE_MS + 1
     const sent: number[] = []
     const decision = await runUrlRound(
       state,

@@ -138,6 +138,14 @@ export function callbackFailure(
   }
 }
 
+/**
+ * How long after its window's end an attempt may still start (ms): the last retry is due at the
+ * window's end exactly, and a timer, a slot or a worker comes to it a little after. Past this
+ * grace, nothing more is sent: in memory, a delivery that waited for a slot; on BullMQ, a round
+ * whose job came back late.
+ */
+export const WINDOW_GRACE_MS = 1_000
+
 /** When a retry `delay` ms after `now` is due: never past the longest timer, nor past `deadline`. */
 function retryDueAt(now: number, delay: number, deadline: number): number {
   return Math.min(now + Math.min(delay, MAX_TIMER_MS), deadline)

@@ -8,19 +8,20 @@ import type { Endpoint } from '../network/endpoint.js'
 import { sharedFailure, toWebhookError, type AttemptFailure } from './failure.js'
 import type { DeliveryResult } from './result.js'
 import { MemoryRetryStore, type Due } from './retry-store.js'
-import { callbackFailure, nextAttempt, recordAttempt, type DeliveryState, type TargetState } from './state.js'
+import {
+  callbackFailure,
+  nextAttempt,
+  recordAttempt,
+  WINDOW_GRACE_MS,
+  type DeliveryState,
+  type TargetState,
+} from './state.js'
 import { RetryScheduler } from './scheduler.js'
 import type { Outgoing, Sender } from './sender.js'
 import type { ResolvedWebhookSettings } from './settings.js'
 import type { WebhookResponse } from '../network/transport.js'
 import type { WebhookErrorCode } from './webhook-error.js'
 import type { Signer } from '../signing/signer.js'
-
-/**
- * How long after its window's end a delivery may still leave, having waited for a slot of its
- * URL: the last retry is due at the window's end exactly, and a timer fires a little after.
- */
-const SLOT_GRACE_MS = 1_000
 
 /**
  * One event at one URL, waiting or in flight: the URL's target state (a few numbers and its last
@@ -470,7 +471,7 @@ export class UrlLanes {
       }
       const item = this.#takeReady(lane) as LaneItem
       // Stryker disable next-line EqualityOperator: at the grace's end exactly either way is on time, within a ms.
-      if (this.#clock() > item.delivery.deadline + SLOT_GRACE_MS) {
+      if (this.#clock() > item.delivery.deadline + WINDOW_GRACE_MS) {
         // Waited for a slot of its URL past its window: not sent (its permit goes back).
         lane.policy.unused(admission.kind)
         this.#settle(item, 'failed', item.failure ?? { code: 'ERR_BACKLOG_FULL' })

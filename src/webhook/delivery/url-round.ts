@@ -2,6 +2,7 @@ import {
   isDelivered,
   nextAttempt,
   recordAttempt,
+  WINDOW_GRACE_MS,
   type DeliveryState,
   type RoundDecision,
   type RoundRules,
@@ -49,10 +50,9 @@ export async function runUrlRound<E>(
   state.rounds++
   const start = rules.now()
   const due = state.targets.filter((target) => target.status === 'pending' && (target.dueAt ?? 0) <= start)
-  // A round that starts after the window's end (its job waited while no worker ran) sends
-  // nothing: each due URL still asks its lane, to say what held it, and ends below. At the end
-  // itself it may: a window of 0 is the first attempt alone.
-  const spent = start > state.deadline
+  // A round that starts more than a grace after the window's end (its job waited while no worker
+  // ran) sends nothing: each due URL still asks its lane, to say what held it, and ends below.
+  const spent = start > state.deadline + WINDOW_GRACE_MS
   // Only where a 2xx can leave other attempts to cut short: most rounds send to one URL, and an
   // abort signal per round (with the DOMException it throws) was most of a worker's overhead.
   // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: a signal nothing can abort (mode 'each', one URL due) is never aborted.
