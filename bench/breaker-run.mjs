@@ -131,7 +131,9 @@ async function run(receiver, redisPort, events, breaker) {
   const result = {
     breaker: breaker === false ? 'off' : 'default',
     settled,
-    drainMs: lastAt - start,
+    // A run that did not settle every event within the timeout has no drain time.
+    drainMs: settled < events ? null : lastAt - start,
+    lastSettledMs: lastAt - start,
     longestGapS: gap,
     opened,
   }
@@ -148,7 +150,7 @@ if (config.role === 'worker') {
   try {
     const on = await run(receiver, redis.port, events, undefined)
     const off = await run(receiver, redis.port, events, false)
-    console.log(JSON.stringify({ events, on, off, ratio: Number((on.drainMs / off.drainMs).toFixed(2)) }))
+    console.log(JSON.stringify({ events, on, off, ratio: on.drainMs === null || off.drainMs === null ? null : Number((on.drainMs / off.drainMs).toFixed(2)) }))
   } finally {
     await receiver.close()
     await redis.stop()
