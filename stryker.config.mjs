@@ -38,6 +38,7 @@ export default {
     'src/webhook/bullmq/shared-breakers.ts',
     'src/webhook/bullmq/shared-rates.ts',
     'src/webhook/bullmq/redis-clock.ts',
+    'src/webhook/bullmq/held-jobs.ts',
     'src/webhook/network/http1-response.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],

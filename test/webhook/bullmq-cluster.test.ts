@@ -96,6 +96,34 @@ describe.runIf(withCluster)('durable delivery on a Redis Cluster', () => {
     expect(await producers[0]?.counts()).toMatchObject({ waiting: 0, delayed: 0, failed: 0 })
   })
 
+  it('counts the events a breaker holds back, per URL, through the scripts that read and write them on the queue slot', {
+    timeout: 60_000,
+  }, async () => {
+    let up = false
+    const sink = await startSink(() => ({ status: up ? 200 : 503 }))
+    open.push(sink)
+    const producer = queue('held')
+    const held = new WebhookWorker(
+      { webhooks: [{ url: sink.url }], backoff: () => 120_000, breaker: { failures: 2, coolDownMs: 4_000 } },
+      { connection: connect(true), name: 'held', prefix: PREFIX, concurrency: 1 },
+    )
+    held.on('error', () => undefined)
+    open.push(held)
+    await held.ready()
+    await producer.enqueueBulk(Array.from({ length: 6 }, (_, index) => event(`held-${index}`)))
+    await expect
+      .poll(
+        async () => {
+          const counts = await producer.counts()
+          return counts.delayed === 6 && counts.heldByBreaker > 0 ? counts.urls : undefined
+        },
+        { timeout: 20_000, interval: 50 },
+      )
+      .toEqual([{ url: `${sink.url}/`, heldByBreaker: expect.any(Number), heldForSlots: 0 }])
+    up = true
+    await expect.poll(async () => (await producer.counts()).urls, { timeout: 20_000, interval: 100 }).toEqual([])
+  })
+
   it('refuses, at once, a prefix without a hash tag on a real cluster, naming the prefix to use', () => {
     const refusal = (() => {
       try {

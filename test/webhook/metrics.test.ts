@@ -215,7 +215,18 @@ describe('queue gauges', () => {
   it('keep one counts() in flight while Redis is slow: a collection waits for it countsTimeout at most', async () => {
     const local = metricsUnderTest()
     type Counts = Awaited<ReturnType<WebhookQueue['counts']>>
-    const counted: Counts = { waiting: 7, delayed: 2, active: 1, failed: 3, oldestWaitingMs: 2_500 }
+    const counted: Counts = {
+      waiting: 7,
+      delayed: 6,
+      retrying: 2,
+      heldByBreaker: 3,
+      heldForSlots: 1,
+      active: 1,
+      failed: 3,
+      lateMs: 1_500,
+      oldestWaitingMs: 2_500,
+      urls: [{ url: 'https://hooks.example.com/in', heldByBreaker: 3, heldForSlots: 1 }],
+    }
     let calls = 0
     let answer: (counts: Counts) => void = () => undefined
     const stalled = new Promise<Counts>((resolve) => {
@@ -237,7 +248,17 @@ describe('queue gauges', () => {
     expect(
       pointOf(metrics.get('eventwire.webhook.queue.depth'), { 'eventwire.webhook.queue.state': 'waiting' }).value,
     ).toBe(7)
+    const depth = metrics.get('eventwire.webhook.queue.depth')
+    expect(pointOf(depth, { 'eventwire.webhook.queue.state': 'retrying' }).value).toBe(2)
+    expect(pointOf(depth, { 'eventwire.webhook.queue.state': 'held' }).value).toBe(4)
+    expect(pointOf(depth, { 'eventwire.webhook.queue.state': 'active' }).value).toBe(1)
     expect(pointOf(metrics.get('eventwire.webhook.queue.oldest_waiting_age')).value).toBe(2.5)
+    expect(pointOf(metrics.get('eventwire.webhook.queue.lateness')).value).toBe(1.5)
+    // Per URL, by what holds its events back, named as every other measurement of the URL.
+    const held = metrics.get('eventwire.webhook.queue.held')
+    const server = { 'server.address': 'hooks.example.com', 'server.port': 443 }
+    expect(pointOf(held, { ...server, 'eventwire.webhook.held.reason': 'breaker' }).value).toBe(3)
+    expect(pointOf(held, { ...server, 'eventwire.webhook.held.reason': 'slots' }).value).toBe(1)
     expect(pointOf(metrics.get('eventwire.webhook.queue.dead_letters')).value).toBe(3)
     // A failed read (Redis down) observes nothing, with no unhandled rejection; the next collection reads again.
     const before = calls
@@ -283,7 +304,9 @@ describe.runIf(withRedis)('WebhookWorker and WebhookQueue metrics on a real Redi
         'eventwire.webhook.queue.state': state,
       })
     expect(depth(waiting, 'waiting').value).toBe(4)
-    expect(depth(waiting, 'delayed').value).toBe(0)
+    expect(depth(waiting, 'retrying').value).toBe(0)
+    expect(depth(waiting, 'held').value).toBe(0)
+    expect(pointOf(waiting.get('eventwire.webhook.queue.lateness')).value).toBeGreaterThanOrEqual(0)
     expect(depth(waiting, 'active').value).toBe(0)
     expect(pointOf(waiting.get('eventwire.webhook.queue.dead_letters')).value).toBe(0)
     const age = waiting.get('eventwire.webhook.queue.oldest_waiting_age')

@@ -5,6 +5,7 @@
  */
 export { WebhookQueue, DEFAULT_QUEUE_NAME } from './queue.js'
 export type { DeadLetter, EnqueueResult, QueueCounts, WebhookQueueEvents } from './queue.js'
+export type { HeldUrl } from './held-jobs.js'
 export type { WebhookQueueOptions } from './queue-options.js'
 export { WebhookWorker } from './worker.js'
 export type {

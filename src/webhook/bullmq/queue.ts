@@ -21,19 +21,37 @@ import { storeOnce, type EventToStore, type StoreOptions } from './store-once.js
 import { ReplicaAck } from './replica-ack.js'
 import { unreadableReason } from './stored-job.js'
 import { StoredJobQueue } from './stored-queue.js'
+import { HeldJobs, type HeldStore, type HeldUrl } from './held-jobs.js'
 
 /** What {@link WebhookQueue.counts} returns. */
 export interface QueueCounts {
   /** Events waiting for a worker. */
   readonly waiting: number
-  /** Events waiting for their next attempt. */
+  /**
+   * Events waiting for their next attempt: `retrying`, `heldByBreaker` and `heldForSlots`
+   * together, and those whose time has come that no worker has taken yet.
+   */
   readonly delayed: number
+  /** Of `delayed`: events waiting for a retry after a failed attempt. */
+  readonly retrying: number
+  /** Of `delayed`: events held back by an open breaker at one of their URLs, across every worker. */
+  readonly heldByBreaker: number
+  /** Of `delayed`: events held back because a URL's slots or its `ratePerUrl` were taken. */
+  readonly heldForSlots: number
   /** Events a worker is delivering now. */
   readonly active: number
   /** Dead letters. */
   readonly failed: number
-  /** How long the oldest waiting event has waited, in ms; `undefined` with none waiting. */
+  /**
+   * How late the work is, in ms: how long the next event a worker takes has been due (since it
+   * was enqueued, or since its retry or hold ended), or a delayed event whose time has come, if
+   * that is longer. `undefined` with nothing due. What to watch for the workers keeping up.
+   */
+  readonly lateMs: number | undefined
+  /** How long the oldest waiting event has waited since it was enqueued, in ms; `undefined` with none waiting. */
   readonly oldestWaitingMs: number | undefined
+  /** Each URL that holds events back now, with how many, across every worker. */
+  readonly urls: readonly HeldUrl[]
 }
 
 /** The events a {@link WebhookQueue} emits. */
@@ -98,6 +116,8 @@ interface CheckedEvent extends EventToStore {
  */
 export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emitter<WebhookQueueEvents> {
   readonly #queue: StoredJobQueue<WebhookJobData>
+  /** What the workers hold back, by reason and URL (written by them, read by `counts()`). */
+  readonly #held: HeldJobs
   /** Redis's persistence, checked at start and on every reconnect. */
   readonly #durability: DurabilityWatch
   readonly #timeoutMs: number
@@ -151,6 +171,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
       connection: resolved.connection,
       prefix: resolved.prefix,
     })
+    this.#held = new HeldJobs(`${resolved.prefix}:${resolved.name}`)
     this.#queue.on('error', (error: Error) => {
       this.#lastError = error
       if (!this.emit('error', error)) console.error('eventwire: webhook queue:', error.message)
@@ -418,29 +439,47 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   }
 
   /**
-   * How many events wait for a worker, wait for a retry, are being delivered, or are dead letters,
-   * and how long the oldest waiting one has waited: the backlog an operator watches.
+   * How many events wait for a worker, wait for a retry, are held back by a URL (its breaker open,
+   * its slots taken), are being delivered, or are dead letters; how late the work is; and which
+   * URLs hold events back: the backlog an operator watches, across every worker.
    *
    * @example
    * ```ts
    * import { WebhookQueue } from 'eventwire/webhook/bullmq'
    *
    * const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port: 6379 } })
-   * const { waiting, delayed, failed, oldestWaitingMs } = await queue.counts()
-   * console.log({ waiting, delayed, failed, oldestWaitingMs })
+   * const { waiting, retrying, heldByBreaker, lateMs, urls } = await queue.counts()
+   * console.log({ waiting, retrying, heldByBreaker, lateMs })
+   * for (const { url, heldByBreaker: held } of urls) if (held > 0) console.log(`${url}: ${held} held by its breaker`)
    * ```
    */
   async counts(): Promise<QueueCounts> {
-    const [counts, [oldest]] = await Promise.all([
+    const store = (await this.#queue.backend.client) as unknown as HeldStore
+    const keys = this.#queue.keys
+    const [counts, [oldest], held] = await Promise.all([
       this.#queue.getJobCounts('waiting', 'delayed', 'active', 'failed'),
       this.#queue.getJobs(['waiting'], 0, 0, true),
+      this.#held.read(store, {
+        wait: keys.wait as string,
+        delayed: keys.delayed as string,
+        job: this.#queue.toKey(''),
+      }),
     ])
+    const delayed = counts['delayed'] ?? 0
+    // Counted apart, a moment apart: a job can move between the two readings.
+    const heldByBreaker = Math.min(held.heldByBreaker, delayed)
+    const heldForSlots = Math.min(held.heldForSlots, delayed - heldByBreaker)
     return {
       waiting: counts['waiting'] ?? 0,
-      delayed: counts['delayed'] ?? 0,
+      delayed,
+      retrying: delayed - heldByBreaker - heldForSlots,
+      heldByBreaker,
+      heldForSlots,
       active: counts['active'] ?? 0,
       failed: counts['failed'] ?? 0,
+      lateMs: held.lateMs,
       oldestWaitingMs: oldest === undefined ? undefined : Math.max(0, Date.now() - oldest.timestamp),
+      urls: held.urls,
     }
   }
 

@@ -1,6 +1,7 @@
 import { MAX_TIMER_MS } from '../../core/timers.js'
 import { UNREAD, type SharedCircuit } from '../delivery/url-policy.js'
 import { UrlKeys } from './url-keys.js'
+import { REDIS_NOW } from './redis-now.js'
 
 /** The command shared breakers use: ioredis's `eval`, as BullMQ's connection has it. */
 export interface BreakerStore {
@@ -10,12 +11,6 @@ export interface BreakerStore {
 // Every script reads the time from Redis (TIME): one clock for every worker, so that a worker
 // whose own clock is minutes off neither holds a URL for minutes nor lets it go early. What a
 // worker gets back is a duration, which it counts on its own clock from the moment of the answer.
-
-/** Redis's own time in ms, for the scripts below. */
-const REDIS_NOW = `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-`
 
 /**
  * How far from Redis's now an opening this engine writes can be, at most: a cool-down is at most

@@ -1,5 +1,6 @@
 import type { RateSchedule } from '../delivery/url-policy.js'
 import { UrlKeys } from './url-keys.js'
+import { REDIS_NOW } from './redis-now.js'
 
 /** The command shared rates use: ioredis's `eval`, as BullMQ's connection has it. */
 export interface RateStore {
@@ -12,9 +13,7 @@ export interface RateStore {
  * would be due without a burst (`tat`), on Redis's own clock (TIME), so that workers whose clocks
  * differ share one schedule. Returns 0 (taken) or how many ms until one may go (nothing taken).
  */
-const TAKE = `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+const TAKE = `${REDIS_NOW}
 local interval = tonumber(ARGV[1])
 local tolerance = tonumber(ARGV[2])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '') or 0

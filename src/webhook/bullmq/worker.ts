@@ -21,6 +21,7 @@ import { FaultTolerantWorker } from './fault-tolerant-worker.js'
 import { isOutOfMemory } from './redis-fault.js'
 import { CLOCK_SKEW_WARNING_MS, CLOCK_SYNC_MS, RedisClock, skewWarning, type TimeSource } from './redis-clock.js'
 import { RedisFaultError } from './redis-fault-error.js'
+import { HeldJobs, type HeldStore } from './held-jobs.js'
 import { SharedBreakers, type BreakerStore } from './shared-breakers.js'
 import { SharedRates, type RateStore } from './shared-rates.js'
 import { WorkerLanes, type WorkerUrlState } from './worker-lanes.js'
@@ -190,6 +191,8 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   #probe: ReturnType<typeof setTimeout> | undefined
   /** How long `close()` waits for the jobs in progress by default: an attempt's timeout, and time for Redis. */
   readonly #closeTimeout: number
+  /** The jobs this worker holds back for a URL, noted for `WebhookQueue.counts()`. */
+  readonly #held: HeldJobs
   /** Redis's clock: what this worker stores for the others (windows, due times) and its breakers are timed by. */
   readonly #clock = new RedisClock()
   /** The next reading of Redis's clock. */
@@ -246,6 +249,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
             }),
     })
     this.#probeKey = `${keys}:eventwire-write-probe`
+    this.#held = new HeldJobs(keys)
     this.#closeTimeout = timeoutMs + CLOSE_MARGIN_MS
     this.#worker = new FaultTolerantWorker<WebhookJobData>(resolved.name, (job, token) => this.#process(job, token), {
       connection: resolved.connection,
@@ -548,6 +552,13 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     // The state is written only for a job that stays in Redis: to be retried, or as a dead letter.
     const keepState = () =>
       job.updateData({ ...freshData(data), state: storeState(state), ...(stalls > 0 ? { stalls } : {}) })
+    // What the round held back (or no longer holds), for the queue's counts: sent before the job
+    // moves, on the same connection. A failure to note it delays nothing.
+    const store = this.#store as unknown as HeldStore
+    const retrying = decision.kind === 'retry'
+    this.#held
+      .record(store, job.id as string, data.state, retrying ? state : undefined, retrying ? decision.dueAt : 0)
+      ?.catch((error: unknown) => this.#reportError(error as Error))
     if (decision.kind === 'retry') {
       await keepState()
       this.#rounds.announceRetry(state, decision.dueAt)

@@ -8,6 +8,7 @@ export const ATTR = {
   statusClass: 'eventwire.webhook.status_class',
   queueState: 'eventwire.webhook.queue.state',
   circuitState: 'eventwire.webhook.circuit.state',
+  heldReason: 'eventwire.webhook.held.reason',
 } as const
 
 /** What an attempt's answer was, in few values: `2xx` to `5xx`, or what failed below HTTP. */

@@ -3,10 +3,14 @@ import { settlesWithin } from '../../core/timers.js'
 /** What a queue's `counts()` gives that its gauges show (the fields of `QueueCounts`). */
 export interface QueueCountsLike {
   readonly waiting: number
-  readonly delayed: number
+  readonly retrying: number
+  readonly heldByBreaker: number
+  readonly heldForSlots: number
   readonly active: number
   readonly failed: number
+  readonly lateMs: number | undefined
   readonly oldestWaitingMs: number | undefined
+  readonly urls: ReadonlyArray<{ readonly url: string; readonly heldByBreaker: number; readonly heldForSlots: number }>
 }
 
 /**

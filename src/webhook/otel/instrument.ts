@@ -130,9 +130,9 @@ export function instrumentWebhooks(
   const instruments = createInstruments(meter)
   const common: Attributes = { ...options.attributes }
   let stop: () => void
-  if (isQueue(source)) stop = observeQueue(source, instruments, common, countsTimeout)
+  const urls = new UrlAttributes(options.urlLabel, common)
+  if (isQueue(source)) stop = observeQueue(source, instruments, urls, common, countsTimeout)
   else {
-    const urls = new UrlAttributes(options.urlLabel, common)
     const unsubscribe = recordEngine(source, instruments, urls, common)
     const unobserve = hasBacklog(source) ? observeLanes(source, instruments, urls) : () => undefined
     stop = () => {
@@ -231,7 +231,7 @@ function observeLanes(engine: LaneEngine, instruments: WebhookInstruments, urls:
       // A destination's deliveries per URL; a worker's wait in Redis, counted by the queue's gauges.
       if (url.queued !== undefined && url.retrying !== undefined && url.inFlight !== undefined) {
         result.observe(queueDepth, url.queued, { ...server, [ATTR.queueState]: 'waiting' })
-        result.observe(queueDepth, url.retrying, { ...server, [ATTR.queueState]: 'delayed' })
+        result.observe(queueDepth, url.retrying, { ...server, [ATTR.queueState]: 'retrying' })
         result.observe(queueDepth, url.inFlight, { ...server, [ATTR.queueState]: 'active' })
       }
       for (const state of CIRCUIT_STATES) {
@@ -249,26 +249,36 @@ function observeLanes(engine: LaneEngine, instruments: WebhookInstruments, urls:
 function observeQueue(
   queue: InstrumentedQueue,
   instruments: WebhookInstruments,
+  urls: UrlAttributes,
   common: Attributes,
   timeoutMs: number,
 ): () => void {
-  const { queueDepth, deadLetters, oldestWaitingAge } = instruments
+  const { queueDepth, deadLetters, oldestWaitingAge, heldByUrl, lateness } = instruments
   const reader = new CountsReader(() => queue.counts(), timeoutMs)
   const states = {
     waiting: { ...common, [ATTR.queueState]: 'waiting' },
-    delayed: { ...common, [ATTR.queueState]: 'delayed' },
+    retrying: { ...common, [ATTR.queueState]: 'retrying' },
+    held: { ...common, [ATTR.queueState]: 'held' },
     active: { ...common, [ATTR.queueState]: 'active' },
   }
   const observe = async (result: BatchObservableResult) => {
     const counts = await reader.read()
     if (counts === undefined) return
     result.observe(queueDepth, counts.waiting, states.waiting)
-    result.observe(queueDepth, counts.delayed, states.delayed)
+    result.observe(queueDepth, counts.retrying, states.retrying)
+    result.observe(queueDepth, counts.heldByBreaker + counts.heldForSlots, states.held)
     result.observe(queueDepth, counts.active, states.active)
     result.observe(deadLetters, counts.failed, common)
     result.observe(oldestWaitingAge, (counts.oldestWaitingMs ?? 0) / 1000, common)
+    result.observe(lateness, (counts.lateMs ?? 0) / 1000, common)
+    // Only the URLs holding events now: bounded by the URLs the workers send to.
+    for (const url of counts.urls) {
+      const server = urls.of(url.url)
+      result.observe(heldByUrl, url.heldByBreaker, { ...server, [ATTR.heldReason]: 'breaker' })
+      result.observe(heldByUrl, url.heldForSlots, { ...server, [ATTR.heldReason]: 'slots' })
+    }
   }
-  const observables = [queueDepth, deadLetters, oldestWaitingAge]
+  const observables = [queueDepth, deadLetters, oldestWaitingAge, lateness, heldByUrl]
   const { meter } = instruments
   meter.addBatchObservableCallback(observe, observables)
   return () => meter.removeBatchObservableCallback(observe, observables)

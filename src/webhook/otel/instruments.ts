@@ -25,6 +25,8 @@ export interface WebhookInstruments {
   readonly circuitChanges: Counter
   readonly circuitStatus: ObservableGauge
   readonly queueDepth: ObservableGauge
+  readonly heldByUrl: ObservableGauge
+  readonly lateness: ObservableGauge
   readonly deadLetters: ObservableGauge
   readonly oldestWaitingAge: ObservableGauge
   readonly recoveredJobs: Counter
@@ -65,15 +67,24 @@ export function createInstruments(meter: Meter): WebhookInstruments {
       unit: '1',
     }),
     queueDepth: meter.createObservableGauge('eventwire.webhook.queue.depth', {
-      description: 'Deliveries waiting for a worker or a slot, waiting for a retry, or in flight.',
+      description: 'Deliveries waiting for a worker or a slot, waiting for a retry, held back by a URL, or in flight.',
       unit: '{delivery}',
+    }),
+    heldByUrl: meter.createObservableGauge('eventwire.webhook.queue.held', {
+      description: 'Events a URL holds back, across every worker: its breaker is open, or its slots or rate are taken.',
+      unit: '{event}',
+    }),
+    lateness: meter.createObservableGauge('eventwire.webhook.queue.lateness', {
+      description: 'How long the next event a worker takes has been due; 0 when none is due.',
+      unit: 's',
     }),
     deadLetters: meter.createObservableGauge('eventwire.webhook.queue.dead_letters', {
       description: 'Dead letters kept in Redis.',
       unit: '{event}',
     }),
     oldestWaitingAge: meter.createObservableGauge('eventwire.webhook.queue.oldest_waiting_age', {
-      description: 'How long the oldest event waiting for a worker has waited; 0 when none waits.',
+      description:
+        'How long the oldest event waiting for a worker has waited since it was enqueued; 0 when none waits.',
       unit: 's',
     }),
     recoveredJobs: meter.createCounter('eventwire.webhook.jobs.recovered', {
