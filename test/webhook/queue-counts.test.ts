@@ -1,6 +1,7 @@
 // What WebhookQueue.counts() tells apart, across every worker: events waiting for a worker, waiting
 // for a retry, and held back by a URL (its breaker open, its slots taken), per URL; and how late
 // the work is, counted from when an event became due rather than from its enqueue.
+import { createHash } from 'node:crypto'
 import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -230,5 +231,136 @@ describe.runIf(redis.available)('WebhookQueue.counts()', () => {
     expect(await client.hkeys('bull:counts-ended:held:urls')).toHaveLength(1)
     // A job held neither before nor after writes nothing.
     expect(held.record(client, 'j4', undefined, undefined, 0)).toBeUndefined()
+  })
+})
+
+describe.runIf(redis.available)('HeldJobs', () => {
+  type Target = DeliveryState<Endpoint>['targets'][number]
+  const target = (url: string, fields: Partial<Target>): Target => ({
+    endpoint: { url } as Endpoint,
+    status: 'pending',
+    attempts: 1,
+    lastStatus: undefined,
+    failure: undefined,
+    retryAfterMs: undefined,
+    ...fields,
+  })
+  const stateOf = (targets: Target[]): DeliveryState<Endpoint> => ({ eventId: 'e', deadline: 0, rounds: 1, targets })
+  const keysOf = (name: string) => ({
+    wait: `bull:${name}:wait`,
+    delayed: `bull:${name}:delayed`,
+    job: `bull:${name}:`,
+  })
+  const sha1 = (url: string) => createHash('sha1').update(url).digest('hex')
+
+  async function setUp(): Promise<{ client: Redis; now: number }> {
+    const client = new Redis(redis.server.port)
+    open.push(client)
+    return { client, now: await redisNow(client) }
+  }
+
+  it("keeps each queue's holds apart", async () => {
+    const { client, now } = await setUp()
+    const first = new HeldJobs('bull:held-a')
+    await first.record(
+      client,
+      'j1',
+      undefined,
+      stateOf([target(DEAD, { held: 'breaker', dueAt: now + 60_000 })]),
+      now + 60_000,
+    )
+    expect(await first.read(client, keysOf('held-a'))).toMatchObject({ heldByBreaker: 1 })
+    expect(await new HeldJobs('bull:held-b').read(client, keysOf('held-b'))).toEqual({
+      heldByBreaker: 0,
+      heldForSlots: 0,
+      lateMs: undefined,
+      urls: [],
+    })
+  })
+
+  it('writes nothing for retries, nor for a URL that failed at the window’s end still naming its breaker', async () => {
+    const { client, now } = await setUp()
+    const held = new HeldJobs('bull:held-none')
+    const before = {
+      eventId: 'e',
+      deadline: 0,
+      rounds: 1,
+      targets: [
+        {
+          url: FINE,
+          status: 'pending' as const,
+          attempts: 1,
+          lastStatus: 503,
+          retryAfterMs: undefined,
+          failure: undefined,
+          dueAt: now,
+        },
+      ],
+    }
+    const after = stateOf([
+      target(FINE, { dueAt: now + 1_000 }),
+      target(DEAD, { status: 'failed', held: 'breaker', dueAt: now + 60_000 }),
+    ])
+    expect(held.record(client, 'j1', before, after, now + 1_000)).toBeUndefined()
+  })
+
+  it('holds a URL listed twice until the later of its holds ends', async () => {
+    const { client, now } = await setUp()
+    const held = new HeldJobs('bull:held-twice')
+    const after = stateOf([
+      target(DEAD, { held: 'breaker', dueAt: now + 10_000 }),
+      target(DEAD, { held: 'breaker', dueAt: now + 50_000 }),
+    ])
+    await held.record(client, 'j1', undefined, after, now + 10_000)
+    expect(Number(await client.zscore(`bull:held-twice:held:breaker:${sha1(DEAD)}`, 'j1'))).toBe(now + 50_000)
+    expect(await client.pttl(`bull:held-twice:held:breaker:${sha1(DEAD)}`)).toBeGreaterThan(50_000)
+  })
+
+  it('counts a job as held by what it comes back for first, a breaker before slots, and each URL by its own', async () => {
+    const { client, now } = await setUp()
+    const held = new HeldJobs('bull:held-first')
+    // Back in a second for a retry at FINE: retrying, though DEAD holds it for slots until later.
+    await held.record(
+      client,
+      'retry-first',
+      undefined,
+      stateOf([target(FINE, { dueAt: now + 1_000 }), target(DEAD, { held: 'slots', dueAt: now + 30_000 })]),
+      now + 1_000,
+    )
+    // Back in 20 s for DEAD's breaker and FINE's slots alike: held by the breaker.
+    await held.record(
+      client,
+      'both-held',
+      undefined,
+      stateOf([
+        target(DEAD, { held: 'breaker', dueAt: now + 20_000 }),
+        target(FINE, { held: 'slots', dueAt: now + 20_000 }),
+      ]),
+      now + 20_000,
+    )
+    const counts = await held.read(client, keysOf('held-first'))
+    expect({ ...counts, urls: [...counts.urls].sort((a, b) => a.url.localeCompare(b.url)) }).toEqual({
+      heldByBreaker: 1,
+      heldForSlots: 0,
+      lateMs: undefined,
+      urls: [
+        { url: DEAD, heldByBreaker: 1, heldForSlots: 1 },
+        { url: FINE, heldByBreaker: 0, heldForSlots: 1 },
+      ],
+    })
+  })
+
+  it('reads a waiting job due later (a worker whose clock runs fast took it early) as 0 ms late', async () => {
+    const { client, now } = await setUp()
+    const raw = new Queue('held-early', { connection: { host: '127.0.0.1', port: redis.server.port } })
+    open.push(raw)
+    const state = {
+      eventId: 'e',
+      deadline: now + 3_600_000,
+      rounds: 1,
+      targets: [{ url: FINE, status: 'pending', attempts: 1, dueAt: now + 60_000 }],
+    }
+    await raw.add('webhook', { eventId: 'e', body: '{}', state }, { jobId: 'evt-e' })
+    expect((await new HeldJobs('bull:held-early').read(client, keysOf('held-early'))).lateMs).toBe(0)
   })
 })

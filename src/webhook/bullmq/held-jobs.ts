@@ -188,20 +188,18 @@ export class HeldJobs {
     dueAt: number,
   ): Promise<unknown> | undefined {
     const holds = new Map<string, UrlHold>()
+    // What the round before held is forgotten (a URL sent to since has no hold any more).
     for (const target of before?.targets ?? []) {
-      if (target.status === 'pending' && target.held !== undefined) {
-        const url = urlOf(target)
-        holds.set(url, { url, reason: '', until: 0 })
-      }
+      if (target.held !== undefined) holds.set(urlOf(target), { url: urlOf(target), reason: '', until: 0 })
     }
     let reason: HeldReason | '' = ''
     for (const target of after?.targets ?? []) {
+      // A URL that failed at the window's end keeps what held it, to name it in the dead letter.
       if (target.status !== 'pending' || target.held === undefined || target.dueAt === undefined) continue
       const url = urlOf(target)
-      const known = holds.get(url)
       // A URL listed twice is held until the later of its two holds ends.
-      if (known?.reason === '' || known === undefined || known.until < target.dueAt)
-        holds.set(url, { url, reason: target.held, until: target.dueAt })
+      const until = Math.max(holds.get(url)?.until ?? 0, target.dueAt)
+      holds.set(url, { url, reason: target.held, until })
       // The job is held when what it comes back for first is a hold, by a breaker before slots.
       if (target.dueAt <= dueAt && reason !== 'breaker') reason = target.held
     }
@@ -239,7 +237,7 @@ export class HeldJobs {
       Date.now(),
     )) as Array<number | string>
     const urls: HeldUrl[] = []
-    for (let i = 3; i + 2 < reply.length; i += 3) {
+    for (let i = 3; i < reply.length; i += 3) {
       urls.push({ url: String(reply[i]), heldByBreaker: Number(reply[i + 1]), heldForSlots: Number(reply[i + 2]) })
     }
     const late = Number(reply[2])

@@ -62,6 +62,7 @@ export class RedisClock {
  */
 export function skewWarning(skewMs: number): string {
   const seconds = (Math.abs(skewMs) / 1_000).toFixed(1)
+  // Stryker disable next-line EqualityOperator: a skew of 0 is never warned about (the bound is 2 s).
   const way = skewMs > 0 ? 'ahead of' : 'behind'
   return `eventwire: this worker's clock is ${seconds} s ${way} Redis's. eventwire times what workers share (breakers, rates, retry windows) on Redis's clock, but BullMQ takes delayed jobs on each worker's own clock: a worker whose clock runs ahead takes retries early, one behind takes them late. Keep every clock in sync (NTP).`
 }
