@@ -69,6 +69,18 @@ describe('CircuitBreaker', () => {
     expect(b.state).toBe('open')
   })
 
+  it('leaves out a bucket older than the window that no attempt since has taken over', () => {
+    // Ten buckets of 100 ms: the failures at 0 sit in the slot of 1,000 to 1,099, untouched at 1,500.
+    const { breaker: b, changed } = breaker(3, 1_000, { windowMs: 1_000 })
+    b.record(true, false, 0, changed)
+    b.record(true, false, 1, changed)
+    b.record(true, false, 1_500, changed)
+    expect(b.state).toBe('closed')
+    b.record(true, false, 1_501, changed)
+    b.record(true, false, 1_502, changed)
+    expect(b.state).toBe('open')
+  })
+
   it('drops a bucket once it is a window old, and keeps the next one', () => {
     // Ten buckets of 100 ms. At 1,099 the bucket of 0-99 is a window old, that of 100-199 is not.
     const { breaker: b, changed } = breaker(2, 1_000, { windowMs: 1_000, failureRate: 0.7 })
