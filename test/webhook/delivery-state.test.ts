@@ -3,6 +3,7 @@ import { MAX_TIMER_MS } from '../../src/core/timers.js'
 import {
   isDelivered,
   newDeliveryState,
+  nextAttempt,
   recordAttempt,
   type DeliveryState,
   type RoundDecision,
@@ -376,5 +377,31 @@ describe('runUrlRound: what comes after a round', () => {
         cause: expect.any(RangeError),
       })
     }
+  })
+})
+
+describe('nextAttempt: when a URL is tried again', () => {
+  const pending = (): TargetState => ({
+    endpoint: 0,
+    status: 'pending',
+    attempts: 1,
+    lastStatus: 503,
+    failure: undefined,
+    retryAfterMs: undefined,
+  })
+
+  it('ends the URL, failed, once its window has ended, at its last millisecond included', () => {
+    const atEnd = pending()
+    expect(nextAttempt(atEnd, () => 1_000, NOW, NOW)).toBeUndefined()
+    expect(atEnd.status).toBe('failed')
+    const past = pending()
+    expect(nextAttempt(past, () => 1_000, NOW + 1, NOW)).toBeUndefined()
+    expect(past.status).toBe('failed')
+  })
+
+  it('moves a retry that would fall past the window to its end, a millisecond before it', () => {
+    const target = pending()
+    expect(nextAttempt(target, () => 1_000, NOW - 1, NOW)).toBe(NOW)
+    expect(target.status).toBe('pending')
   })
 })

@@ -289,6 +289,14 @@ describe('runUrlRound', () => {
     ])
   })
 
+  it('still sends in a round that starts at the grace’s last millisecond', async () => {
+    const { clock, rules, state, attempt } = worldOf('each', 5_000, 1)
+    await runUrlRound(state, rules, attempt(), () => Promise.resolve(answer(503)))
+    clock.now = START + 5_000 + WINDOW_GRACE_MS
+    const decision = await runUrlRound(state, rules, attempt(), () => Promise.resolve(answer(200)))
+    expect(decision).toEqual({ kind: 'finished', delivered: true })
+  })
+
   it('forgets what held a URL once it is sent to: at the end of the window it keeps the failure of its attempt', async () => {
     const { clock, rules, state, attempt } = worldOf('each', 5_000, 2)
     await runUrlRound(

@@ -95,8 +95,8 @@ export async function runUrlRound<E>(
         return
       }
       if (target.status !== 'pending') return
-      const dueAt = nextAttempt(target, rules.backoff, rules.now(), state.deadline)
-      if (dueAt !== undefined) target.dueAt = dueAt
+      // Unset once the URL ends, failed: nothing is due for it any more.
+      target.dueAt = nextAttempt(target, rules.backoff, rules.now(), state.deadline)
     }),
   )
   const pending = state.targets.filter((target) => target.status === 'pending')
