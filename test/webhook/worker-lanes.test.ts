@@ -60,6 +60,22 @@ describe('WorkerLanes', () => {
     }
   })
 
+  it('gives a slot freed after a job stopped waiting for it to nobody: the slot is free for the next job', async () => {
+    const { lanes } = lanesOf({ slotsPerUrl: 1 })
+    vi.useFakeTimers()
+    try {
+      const first = sent(await lanes.admit('a'))
+      const gaveUp = lanes.admit('a')
+      vi.advanceTimersByTime(LANE_WAIT_MS)
+      expect((await gaveUp).kind).toBe('wait')
+      first.done(false)
+      expect(lanes.backlog(['a'])).toEqual([{ url: 'a', inFlight: 0, slots: 1, waiting: 0, circuit: 'closed' }])
+      expect(lanes.admitNow('a')).toMatchObject({ kind: 'attempt' })
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
   it('does not wait for a slot of a URL whose attempts last: the job leaves it for about as long as they take', async () => {
     const { lanes, clock } = lanesOf()
     sent(await lanes.admit('a'))
