@@ -29,7 +29,11 @@ async function workerRole({ redisPort, url, name, breaker }) {
   worker.on('error', (error) => log(`worker: ${error.message}`))
   process.on(
     'SIGTERM',
-    () => void worker.close().then(() => (console.log(JSON.stringify({ opened })), process.exit(0))),
+    () =>
+      void worker.close().then(() => {
+        console.log(JSON.stringify({ opened }))
+        process.exit(0)
+      }),
   )
   await worker.ready()
   console.log('ready')
@@ -150,7 +154,14 @@ if (config.role === 'worker') {
   try {
     const on = await run(receiver, redis.port, events, undefined)
     const off = await run(receiver, redis.port, events, false)
-    console.log(JSON.stringify({ events, on, off, ratio: on.drainMs === null || off.drainMs === null ? null : Number((on.drainMs / off.drainMs).toFixed(2)) }))
+    console.log(
+      JSON.stringify({
+        events,
+        on,
+        off,
+        ratio: on.drainMs === null || off.drainMs === null ? null : Number((on.drainMs / off.drainMs).toFixed(2)),
+      }),
+    )
   } finally {
     await receiver.close()
     await redis.stop()

@@ -74,7 +74,7 @@ export class Http1Connection implements Carrier {
 
   /** Whether an answered attempt is still reading its body here. */
   get readingBody(): boolean {
-    return this.#attempt !== undefined && this.#attempt.answered
+    return this.#attempt?.answered === true
   }
 
   /** Sends `attempt` on this connection. */
