@@ -245,6 +245,29 @@ describe('WebhookWorker and the in-memory lane settings', () => {
   )
 })
 
+describe('WebhookWorker and an unknown setting', () => {
+  it('names the settings a worker takes, not maxPendingPerUrl, which it refuses', () => {
+    const refusal = (() => {
+      try {
+        new WebhookWorker(
+          { webhooks: [{ url: 'https://hooks.example.com/in' }], proxy: 'http://127.0.0.1:3128' } as never,
+          {
+            connection: { host: '127.0.0.1', port: 1, maxRetriesPerRequest: null },
+          },
+        )
+      } catch (error) {
+        return error as Error
+      }
+      return undefined
+    })()
+    expect(refusal?.message).toMatch(
+      /^Invalid option `proxy`: no such option; the options are webhooks, sharedSecret, /,
+    )
+    expect(refusal?.message).toContain('maxConcurrencyPerUrl')
+    expect(refusal?.message).not.toContain('maxPendingPerUrl')
+  })
+})
+
 describe('a Redis Cluster connection', () => {
   // Never connects: the check is on the options, before any command.
   const cluster = () => new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true })

@@ -10,7 +10,7 @@ import { createEngine } from '../delivery/engine-parts.js'
 import { headerShapesOf, type Endpoint } from '../network/endpoint.js'
 import { defaultPlatform } from '../platform/node.js'
 import type { WebhookUrlResult } from '../delivery/result.js'
-import type { WebhookSettings } from '../delivery/settings.js'
+import { settingNamesWithout, type WebhookSettings } from '../delivery/settings.js'
 import type { WebhookTransport } from '../network/transport.js'
 import type { Durability } from './durability.js'
 import { DurabilityWatch } from './durability-watch.js'
@@ -74,6 +74,9 @@ function refuseMemorySettings(settings: WebhookSettings): void {
     )
   }
 }
+
+/** The settings a worker takes: an unknown one is answered with these. */
+const WORKER_SETTINGS = settingNamesWithout('maxPendingPerUrl')
 
 /**
  * Slots per URL in one worker process: all of them with one URL; else the setting, or an equal
@@ -204,7 +207,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   constructor(settings: WebhookSettings, options: WebhookWorkerOptions) {
     super()
     refuseMemorySettings(settings)
-    const engine = createEngine(settings, defaultPlatform)
+    const engine = createEngine(settings, defaultPlatform, WORKER_SETTINGS)
     this.#endpoints = engine.endpoints
     this.#transport = engine.transport
     this.#rounds = new DeliveryRounds(

@@ -37,8 +37,12 @@ export interface EngineParts {
  *
  * @throws {@link OptionsError} naming the first setting it cannot use.
  */
-export function createEngine(settings: WebhookSettings, platform: WebhookPlatform): EngineParts {
-  const resolved = resolveWebhookSettings(settings)
+export function createEngine(
+  settings: WebhookSettings,
+  platform: WebhookPlatform,
+  takes?: Readonly<Record<string, true>>,
+): EngineParts {
+  const resolved = resolveWebhookSettings(settings, takes)
   const transport = resolved.transport ?? platform.transport({ blockPrivateNetworks: resolved.blockPrivateNetworks })
   const stamp = signerFor(platform, 'sha256-base64', resolved.standardKeys, (base64) => `v1,${base64}`, ' ')
   const sendUnbounded = createUnboundedSender(resolved, transport, stamp)

@@ -196,6 +196,12 @@ const SETTING_NAMES: Readonly<Record<keyof WebhookSettings, true>> = {
   transport: true,
   blockPrivateNetworks: true,
 }
+/** The settings of {@link SETTING_NAMES} but `left`: what an engine that leaves those out takes. */
+export function settingNamesWithout(...left: Array<keyof WebhookSettings>): Readonly<Record<string, true>> {
+  const names: Record<string, true> = { ...SETTING_NAMES }
+  for (const name of left) delete names[name]
+  return names
+}
 const ENTRY_NAMES: Readonly<Record<keyof WebhookEntry, true>> = { url: true, headers: true }
 /** Names people reach for, mapped to ours. */
 const LIKELY_NAMES: Readonly<Record<string, string>> = {
@@ -252,11 +258,16 @@ function resolveEntry(entry: unknown, index: number): ResolvedWebhook {
 /**
  * Checks destination settings and fills in defaults.
  *
+ * @param takes - The settings the engine takes, when not all of them: an unknown name is answered
+ *   with these, never with one the engine would refuse next.
  * @throws {@link OptionsError} naming the first setting it cannot use.
  */
-export function resolveWebhookSettings(settings: unknown): ResolvedWebhookSettings {
+export function resolveWebhookSettings(
+  settings: unknown,
+  takes: Readonly<Record<string, true>> = SETTING_NAMES,
+): ResolvedWebhookSettings {
   if (!isObject(settings)) throw new OptionsError('settings', 'expected an object with `webhooks`.')
-  checkOptionNames(settings, SETTING_NAMES, LIKELY_NAMES)
+  checkOptionNames(settings, takes, LIKELY_NAMES)
   const webhooks = settings['webhooks']
   if (!Array.isArray(webhooks) || webhooks.length < 1 || webhooks.length > MAX_WEBHOOKS) {
     throw new OptionsError(
