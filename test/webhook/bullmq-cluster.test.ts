@@ -121,7 +121,17 @@ describe.runIf(withCluster)('durable delivery on a Redis Cluster', () => {
       )
       .toEqual([{ url: `${sink.url}/`, heldByBreaker: expect.any(Number), heldForSlots: 0 }])
     up = true
-    await expect.poll(async () => (await producer.counts()).urls, { timeout: 20_000, interval: 100 }).toEqual([])
+    await expect
+      .poll(
+        async () => {
+          const counts = await producer.counts()
+          return counts.urls.length === 0 && counts.waiting + counts.active === 0
+        },
+        { timeout: 20_000, interval: 100 },
+      )
+      .toBe(true)
+    // Closed before its connection: the afterEach drops every connection at once.
+    await held.close()
   })
 
   it('refuses, at once, a prefix without a hash tag on a real cluster, naming the prefix to use', () => {
