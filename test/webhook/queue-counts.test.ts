@@ -226,6 +226,7 @@ describe.runIf(redis.available)('WebhookQueue.counts()', () => {
       heldByBreaker: 1,
       heldForSlots: 0,
       lateMs: undefined,
+      oldestEnqueuedAt: undefined,
       urls: [{ url: DEAD, heldByBreaker: 1, heldForSlots: 0 }],
     })
     expect(await client.hkeys('bull:counts-ended:held:urls')).toHaveLength(1)
@@ -274,6 +275,7 @@ describe.runIf(redis.available)('HeldJobs', () => {
       heldByBreaker: 0,
       heldForSlots: 0,
       lateMs: undefined,
+      oldestEnqueuedAt: undefined,
       urls: [],
     })
   })
@@ -343,6 +345,7 @@ describe.runIf(redis.available)('HeldJobs', () => {
       heldByBreaker: 1,
       heldForSlots: 0,
       lateMs: undefined,
+      oldestEnqueuedAt: undefined,
       urls: [
         { url: DEAD, heldByBreaker: 1, heldForSlots: 1 },
         { url: FINE, heldByBreaker: 0, heldForSlots: 1 },

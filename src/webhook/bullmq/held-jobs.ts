@@ -57,8 +57,9 @@ return urls
  * held by a breaker and by slots, BullMQ's wait list and delayed set. ARGV: the prefixes of the
  * URLs' breaker and slots keys, the prefix of a job's key, and the caller's now in ms (BullMQ
  * times its delayed set by the clock of whoever wrote it). Returns the jobs held by a breaker and
- * by slots, how late the work is in ms (-1: nothing due), then three per URL that holds any: the
- * URL and its two counts. A URL that holds none is forgotten.
+ * by slots, how late the work is in ms (-1: nothing due), when the next job a worker takes was
+ * enqueued (BullMQ's timestamp; -1: none waits), then three per URL that holds any: the URL and
+ * its two counts. A URL that holds none is forgotten.
  *
  * How late: the next job a worker takes (the end of the wait list) has been due since the
  * earliest due time its stored state gives its URLs, or since it was enqueued; a delayed job
@@ -68,9 +69,11 @@ const READ = `${REDIS_NOW}
 local breakerJobs = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
 local slotsJobs = redis.call('ZCOUNT', KEYS[3], '(' .. now, '+inf')
 local late = -1
+local enqueued = -1
 local head = redis.call('LINDEX', KEYS[4], -1)
 if head then
   local jobKey = ARGV[3] .. head
+  enqueued = tonumber(redis.call('HGET', jobKey, 'timestamp')) or -1
   local due
   local ok, data = pcall(cjson.decode, redis.call('HGET', jobKey, 'data') or '')
   if ok and type(data) == 'table' and type(data.state) == 'table' and type(data.state.targets) == 'table' then
@@ -80,7 +83,7 @@ if head then
       end
     end
   end
-  due = due or tonumber(redis.call('HGET', jobKey, 'timestamp'))
+  if not due and enqueued >= 0 then due = enqueued end
   if due and due == due then late = math.max(now - due, 0) end
 end
 local first = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
@@ -89,7 +92,7 @@ if first[2] then
   local callerNow = tonumber(ARGV[4])
   if due <= callerNow then late = math.max(late, callerNow - due) end
 end
-local result = {breakerJobs, slotsJobs, late}
+local result = {breakerJobs, slotsJobs, late, enqueued}
 local urls = redis.call('HGETALL', KEYS[1])
 for i = 1, #urls, 2 do
   local counts = {}
@@ -129,6 +132,8 @@ export interface HeldCounts {
   readonly heldForSlots: number
   /** How long the next job a worker takes has been due (ms); `undefined` with nothing due. */
   readonly lateMs: number | undefined
+  /** When the next job a worker takes was enqueued (epoch ms, its producer's clock); `undefined` with none waiting. */
+  readonly oldestEnqueuedAt: number | undefined
   /** Each URL holding jobs back, in no particular order. */
   readonly urls: readonly HeldUrl[]
 }
@@ -237,14 +242,17 @@ export class HeldJobs {
       Date.now(),
     )) as Array<number | string>
     const urls: HeldUrl[] = []
-    for (let i = 3; i < reply.length; i += 3) {
+    for (let i = 4; i < reply.length; i += 3) {
       urls.push({ url: String(reply[i]), heldByBreaker: Number(reply[i + 1]), heldForSlots: Number(reply[i + 2]) })
     }
     const late = Number(reply[2])
+    const enqueued = Number(reply[3])
     return {
       heldByBreaker: Number(reply[0]),
       heldForSlots: Number(reply[1]),
       lateMs: late >= 0 ? late : undefined,
+      // Stryker disable next-line EqualityOperator: no job is enqueued at the epoch's first millisecond.
+      oldestEnqueuedAt: enqueued >= 0 ? enqueued : undefined,
       urls,
     }
   }

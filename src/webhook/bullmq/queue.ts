@@ -456,9 +456,9 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   async counts(): Promise<QueueCounts> {
     const store = (await this.#queue.backend.client) as unknown as HeldStore
     const keys = this.#queue.keys
-    const [counts, [oldest], held] = await Promise.all([
+    // The held jobs' read also reads the next waiting job: its enqueue time is the oldest waiting one's.
+    const [counts, held] = await Promise.all([
       this.#queue.getJobCounts('waiting', 'delayed', 'active', 'failed'),
-      this.#queue.getJobs(['waiting'], 0, 0, true),
       this.#held.read(store, {
         wait: keys.wait as string,
         delayed: keys.delayed as string,
@@ -478,7 +478,8 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
       active: counts['active'] ?? 0,
       failed: counts['failed'] ?? 0,
       lateMs: held.lateMs,
-      oldestWaitingMs: oldest === undefined ? undefined : Math.max(0, Date.now() - oldest.timestamp),
+      oldestWaitingMs:
+        held.oldestEnqueuedAt === undefined ? undefined : Math.max(0, Date.now() - held.oldestEnqueuedAt),
       urls: held.urls,
     }
   }
