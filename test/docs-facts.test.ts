@@ -21,6 +21,7 @@ import { REPLICA_WAIT_DEFAULT_MS, resolveQueueOptions, resolveWorkerOptions } fr
 import { DEFAULT_COUNTS_TIMEOUT } from '../src/webhook/otel/instrument.js'
 import { DEFAULT_IDLE_MS } from '../src/webhook/network/http1-connection.js'
 import { MAX_HEAD_BYTES } from '../src/webhook/network/http1-response.js'
+import { REGISTRY_FRESH_MS, REGISTRY_POLL_MS } from '../src/webhook/bullmq/destination-cache.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const pages = [
@@ -222,5 +223,20 @@ describe('messages the guides quote', () => {
     )
     expect(quoted.length).toBeGreaterThanOrEqual(2)
     for (const [page, line] of quoted) expect(line, page).toBe(lostAtExitLine(3))
+  })
+})
+
+describe('docs/destinations.md', () => {
+  const page = text('docs/destinations.md')
+  it('says how soon a change reaches every process, and how often they look, as the source sets them', () => {
+    expect(REGISTRY_FRESH_MS).toBe(1_000)
+    expect(page).toContain('within a second, without a restart')
+    expect(1_000 / REGISTRY_POLL_MS).toBe(4)
+    expect(page).toContain('four times a second')
+  })
+
+  it("says a worker without URLs of its own gives each URL the share of a destination's most URLs", () => {
+    expect(MAX_WEBHOOKS).toBe(5)
+    expect(page).toContain('a fifth of its `concurrency`')
   })
 })

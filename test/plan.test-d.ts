@@ -131,7 +131,7 @@ void plannedQueue.enqueueBulk([
   // @ts-expect-error: a planned queue takes only the plan's events, in an array too
   { type: 'track', userId: 'u1', event: 'Order Refunded' },
 ])
-expectTypeOf<EnqueueResult['status']>().toEqualTypeOf<'queued' | 'skipped' | 'duplicate' | 'dead-letter'>()
+expectTypeOf<EnqueueResult['status']>().toEqualTypeOf<'queued' | 'skipped' | 'duplicate' | 'dead-letter' | 'disabled'>()
 
 // `plan: undefined` is a client without a plan (exactOptionalPropertyTypes allows the undefined).
 const noPlanGiven: Client = new Client('k', { flushAt: 1, plan: undefined })

@@ -31,6 +31,7 @@ export const REDIS: SystemService = {
     'test/webhook/metrics.test.ts (the BullMQ half)',
     'test/webhook/redis-faults.test.ts',
     'test/webhook/redis-refused.test.ts',
+    'test/webhook/destinations.test.ts',
   ],
 }
 

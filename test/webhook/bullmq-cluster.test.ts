@@ -96,6 +96,31 @@ describe.runIf(withCluster)('durable delivery on a Redis Cluster', () => {
     expect(await producers[0]?.counts()).toMatchObject({ waiting: 0, delayed: 0, failed: 0 })
   })
 
+  it("routes to the registry's destinations, whose scripts write and read their keys on the queue slot", async () => {
+    const [a, b] = await Promise.all([countingReceiver(), countingReceiver()])
+    const producer = queue('destinations')
+    await producer.destinations.set({ id: 'a', webhooks: [{ url: a.sink.url }] })
+    await producer.destinations.set({ id: 'b', webhooks: [{ url: b.sink.url }] })
+    expect((await producer.destinations.disable('b'))?.enabled).toBe(false)
+    expect(await producer.destinations.enable('b')).toMatchObject({ enabled: true })
+    expect((await producer.destinations.list()).destinations.map((destination) => destination.id)).toEqual(['a', 'b'])
+    const fleetWorker = new WebhookWorker(
+      { backoff: () => 50 },
+      { connection: connect(true), name: 'destinations', prefix: PREFIX, concurrency: 20 },
+    )
+    fleetWorker.on('error', () => undefined)
+    open.push(fleetWorker)
+    await fleetWorker.ready()
+    for (const id of ['e1', 'e2']) {
+      await producer.enqueue(event(id), { destination: 'a' })
+      await producer.enqueue(event(id), { destination: 'b' })
+    }
+    await expect.poll(() => a.deliveries.size + b.deliveries.size, { timeout: 20_000 }).toBe(4)
+    expect([...a.deliveries.keys()].sort()).toEqual(['e1', 'e2'])
+    expect([...b.deliveries.keys()].sort()).toEqual(['e1', 'e2'])
+    expect(await producer.destinations.delete('a')).toBe(true)
+  })
+
   it('counts the events a breaker holds back, per URL, through the scripts that read and write them on the queue slot', {
     timeout: 60_000,
   }, async () => {

@@ -21,6 +21,9 @@ const event = {
 /** What `enqueue(event)` stores: the event id and the webhook body, serialized once by the producer. */
 const FRESH = String.raw`{"eventId":"order-1042","body":"{\"version\":1,\"type\":\"track\",\"userId\":\"u1\",\"timestamp\":\"2024-01-01T00:00:00.000Z\",\"context\":{},\"event\":\"Paid\",\"properties\":{\"total\":42}}"}`
 
+/** What `enqueue(event, { destination: 'acme' })` stores: the same, and the destination's id. */
+const FOR_ACME = `${FRESH.slice(0, -1)},"destination":"acme"}`
+
 /**
  * What a worker stores after a first round in mode `'each'` that is to be retried: the fresh job's
  * fields, then the state, each URL with its own entry in the order configured. A field that is
@@ -50,6 +53,18 @@ describe('the job data format, without Redis', () => {
     )
     expect(jobDataProblem('evt-order-1042', JSON.parse(stored))).toBeUndefined()
     expect(jobDataProblem('evt-order-1042', { ...JSON.parse(FRESH), dedupWindowMs: 0 })).toBeUndefined()
+  })
+
+  it("names a registry's destination after the body, under the job id dst-{destination}/{escaped eventId}", () => {
+    expect(jobDataProblem('dst-acme/order-1042', JSON.parse(FOR_ACME))).toBeUndefined()
+    expect(jobDataProblem('evt-order-1042', JSON.parse(FOR_ACME))).toBe(
+      'its `eventId` and `destination` do not match its job id "evt-order-1042"',
+    )
+    expect(jobDataProblem('dst-acme/a%2Fb', { ...JSON.parse(FOR_ACME), eventId: 'a/b' })).toBeUndefined()
+    for (const destination of ['', 'a/b', 'a:b', 42, null])
+      expect(jobDataProblem('dst-acme/order-1042', { ...JSON.parse(FOR_ACME), destination })).toBe(
+        'its `destination` is not a destination id',
+      )
   })
 
   it('is not an eventwire job with a window that is not a count of ms', () => {
@@ -88,6 +103,22 @@ describe.runIf(redis.available)('the job data format in Redis', () => {
     const job = await stored()
     expect(job['name']).toBe('deliver')
     expect(job['data']).toBe(FRESH)
+  })
+
+  it("stores an event for a registry's destination with its id, under dst-{destination}/{eventId}; the registry keeps the destination's settings as given, with its version and time", async () => {
+    const { producer, name } = queue()
+    const acme = await producer.destinations.set({
+      id: 'acme',
+      webhooks: [{ url: 'https://hooks.acme.example/in', headers: { 'X-Team': 'data' } }],
+      sharedSecret: 's3cret',
+    })
+    await producer.enqueue(event, { destination: 'acme' })
+    expect(await redis.raw.hget(`bull:${name}:dst-acme/order-1042`, 'data')).toBe(FOR_ACME)
+    expect(await redis.raw.hget(`bull:${name}:destinations`, 'acme')).toBe(
+      `{"id":"acme","webhooks":[{"url":"https://hooks.acme.example/in","headers":{"X-Team":"data"}}],"sharedSecret":"s3cret","mode":"any","enabled":true,"version":${acme.version},"updatedAt":${acme.updatedAt}}`,
+    )
+    expect(await redis.raw.get(`bull:${name}:destinations:version`)).toBe(String(acme.version))
+    expect(await redis.raw.zscore(`bull:${name}:destinations:changes`, 'acme')).toBe(String(acme.version))
   })
 
   it("stores a producer's own window and dead-letter retention in the job, and keeps the window through a round", async () => {

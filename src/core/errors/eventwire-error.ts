@@ -32,6 +32,8 @@ export type ErrorCode =
   | 'ERR_NOT_REPLICATED'
   | 'ERR_REDIS_FAULT'
   | 'ERR_REDIS_REFUSED'
+  | 'ERR_UNKNOWN_DESTINATION'
+  | 'ERR_DESTINATION_DISABLED'
 
 /**
  * Marks every eventwire error, whichever copy of the library made it. `Symbol.for` returns the

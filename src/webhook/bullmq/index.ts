@@ -4,11 +4,16 @@
  * @module eventwire/webhook/bullmq
  */
 export { WebhookQueue, DEFAULT_QUEUE_NAME } from './queue.js'
-export type { DeadLetter, EnqueueResult, QueueCounts, WebhookQueueEvents } from './queue.js'
+export type { DeadLetter, EnqueueOptions, EnqueueResult, QueueCounts, WebhookQueueEvents } from './queue.js'
+export { WebhookDestinations, DestinationConflictError } from './webhook-destinations.js'
+export type { SetDestinationOptions } from './webhook-destinations.js'
+export type { Destination, StoredDestination } from '../delivery/destination-record.js'
+export { UnknownDestinationError } from './unknown-destination-error.js'
 export type { HeldUrl } from './held-jobs.js'
 export type { WebhookQueueOptions } from './queue-options.js'
 export { WebhookWorker } from './worker.js'
 export type {
+  DestinationsWorkerSettings,
   RecoveredJob,
   RepeatedRun,
   WebhookWorkerEvents,

@@ -1,6 +1,7 @@
 import type { Endpoint } from '../network/endpoint.js'
 import type { DeliveryState, TargetState } from '../delivery/state.js'
 import type { WebhookErrorCode } from '../delivery/webhook-error.js'
+import { whyNotDestinationId } from '../delivery/destination-record.js'
 
 /** A failure as Redis keeps it: code and status, without the in-memory cause. */
 export interface StoredFailure {
@@ -32,6 +33,8 @@ export interface StoredState {
 export interface WebhookJobData {
   readonly eventId: string
   readonly body: string
+  /** The id of the registry's destination it goes to; none for the worker's own `webhooks`. */
+  readonly destination?: string
   readonly dedupWindowMs?: number
   readonly state?: StoredState
   readonly stalls?: number
@@ -39,14 +42,24 @@ export interface WebhookJobData {
 
 /** The job data without its state: what every round starts from, and what a re-drive stores again. */
 export function freshData(data: WebhookJobData): WebhookJobData {
-  return data.dedupWindowMs === undefined
-    ? { eventId: data.eventId, body: data.body }
-    : { eventId: data.eventId, body: data.body, dedupWindowMs: data.dedupWindowMs }
+  return {
+    eventId: data.eventId,
+    body: data.body,
+    ...(data.destination === undefined ? {} : { destination: data.destination }),
+    ...(data.dedupWindowMs === undefined ? {} : { dedupWindowMs: data.dedupWindowMs }),
+  }
 }
 
-/** BullMQ job ids may not contain `:` nor look like integers; this keeps them unique per event id. */
-export function jobIdOf(eventId: string): string {
-  return `evt-${encodeURIComponent(eventId)}`
+/**
+ * BullMQ job ids may not contain `:` nor look like integers; this keeps them unique per event id
+ * and destination: `evt-<id>` for the worker's own URLs, `dst-<destination>/<id>` for one of the
+ * registry's (a destination id has no `/`, and the event id's is escaped), so the same event id
+ * sent to two destinations is two jobs.
+ */
+export function jobIdOf(eventId: string, destination?: string): string {
+  return destination === undefined
+    ? `evt-${encodeURIComponent(eventId)}`
+    : `dst-${destination}/${encodeURIComponent(eventId)}`
 }
 
 /** A state as Redis keeps it: each URL's entry names its URL, and keeps its failure's code and status only. */
@@ -171,7 +184,11 @@ export function jobDataProblem(jobId: string | undefined, data: unknown): string
   const fields = data as Record<string, unknown>
   const eventId = fields['eventId']
   if (typeof eventId !== 'string' || eventId === '') return 'its `eventId` is not a non-empty string'
-  if (jobIdOf(eventId) !== jobId) return `its \`eventId\` does not match its job id ${JSON.stringify(jobId)}`
+  const destination = fields['destination']
+  if (destination !== undefined && whyNotDestinationId(destination) !== undefined)
+    return 'its `destination` is not a destination id'
+  if (jobIdOf(eventId, destination as string | undefined) !== jobId)
+    return `its \`eventId\` and \`destination\` do not match its job id ${JSON.stringify(jobId)}`
   if (typeof fields['body'] !== 'string') return 'its `body` is not a string'
   if (fields['dedupWindowMs'] !== undefined && !isCount(fields['dedupWindowMs']))
     return 'its `dedupWindowMs` is not a count of ms'
@@ -181,10 +198,19 @@ export function jobDataProblem(jobId: string | undefined, data: unknown): string
 
 /** The event id a job id was made from (see {@link jobIdOf}), or `undefined` for a job id eventwire did not make. */
 export function eventIdOfJob(jobId: string | undefined): string | undefined {
-  if (jobId === undefined || !jobId.startsWith('evt-')) return undefined
+  if (jobId === undefined) return undefined
+  const at = jobId.startsWith('evt-') ? 4 : jobId.startsWith('dst-') ? jobId.indexOf('/') + 1 : 0
+  if (at === 0) return undefined
   try {
-    return decodeURIComponent(jobId.slice(4))
+    return decodeURIComponent(jobId.slice(at))
   } catch {
     return undefined
   }
+}
+
+/** The destination a job id names (see {@link jobIdOf}), or `undefined` for one of the worker's own URLs. */
+export function destinationOfJob(jobId: string | undefined): string | undefined {
+  if (jobId === undefined || !jobId.startsWith('dst-')) return undefined
+  const slash = jobId.indexOf('/')
+  return slash < 0 ? undefined : jobId.slice(4, slash)
 }

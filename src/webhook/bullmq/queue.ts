@@ -10,7 +10,14 @@ import type { NoPlan, SchemaPlan, TrackingPlan } from '../../core/plan.js'
 import type { WebhookEventInput, WebhookPlanOption } from '../delivery/destination-base.js'
 import { checkEvent, followPlan, takePlan } from '../event/prepare.js'
 import { DurabilityWatch } from './durability-watch.js'
-import { eventIdOfJob, freshData, jobIdOf, type StoredTarget, type WebhookJobData } from './job-data.js'
+import {
+  destinationOfJob,
+  eventIdOfJob,
+  freshData,
+  jobIdOf,
+  type StoredTarget,
+  type WebhookJobData,
+} from './job-data.js'
 import { DEAD_LETTER_DEFAULTS, DEFAULT_DEDUP_WINDOW_MS, keepDeadLetters, resolveQueueOptions } from './options.js'
 import type { WebhookQueueOptions } from './queue-options.js'
 import { BulkValidationError } from './bulk-validation-error.js'
@@ -22,6 +29,12 @@ import { ReplicaAck } from './replica-ack.js'
 import { unreadableReason } from './stored-job.js'
 import { StoredJobQueue } from './stored-queue.js'
 import { HeldJobs, type HeldStore, type HeldUrl } from './held-jobs.js'
+import { DestinationCache } from './destination-cache.js'
+import { DestinationRegistry, type RegistryStore } from './destination-registry.js'
+import { UnknownDestinationError } from './unknown-destination-error.js'
+import { WebhookDestinations } from './webhook-destinations.js'
+import { whyNotDestinationId } from '../delivery/destination-record.js'
+import { OptionsError } from '../../core/errors/options-error.js'
 
 /** What {@link WebhookQueue.counts} returns. */
 export interface QueueCounts {
@@ -72,13 +85,27 @@ export interface EnqueueResult {
    *   delivered less than `dedupWindowMs` ago; nothing stored, nothing sent again.
    * - `dead-letter`: this id is a dead letter; nothing stored. `redrive(eventId)` sends the
    *   stored event again, once its receiver is fixed.
+   * - `disabled`: its destination is disabled; not stored.
    */
-  readonly status: 'queued' | 'skipped' | 'duplicate' | 'dead-letter'
+  readonly status: 'queued' | 'skipped' | 'duplicate' | 'dead-letter' | 'disabled'
+}
+
+/** Options of `enqueue()` and `enqueueBulk()`. */
+export interface EnqueueOptions {
+  /**
+   * The id of the registry's destination the event goes to (see {@link WebhookQueue.destinations}):
+   * its URLs, headers, secrets and mode. Without it, the event goes to the workers' own `webhooks`.
+   * An id the registry does not hold is refused (`UnknownDestinationError`); a disabled one
+   * answers `'disabled'` and nothing is stored.
+   */
+  destination?: string | undefined
 }
 
 /** An event that failed for good or ran out of its retry window, kept for the operator. */
 export interface DeadLetter {
   readonly eventId: string
+  /** The registry's destination it was for; none for the workers' own `webhooks`. */
+  readonly destination?: string
   /** Epoch ms when it failed. */
   readonly failedAt: number | undefined
   /** Why, in one line. */
@@ -134,6 +161,14 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   #checked: Promise<void> | undefined
   #closing: Promise<void> | undefined
   #lastError: Error | undefined
+  /** Whether each destination enqueued to takes events, as of at most a second ago. */
+  readonly #routes: DestinationCache<DestinationRoute>
+  /**
+   * The registry of destinations, in this queue's Redis: add, change, disable and delete the
+   * destinations events are enqueued to (`enqueue(event, { destination })`). See
+   * {@link WebhookDestinations}.
+   */
+  readonly destinations: WebhookDestinations
 
   /**
    * @param options - Where the queue lives; with `plan` (a `definePlan`), each event is checked by
@@ -172,6 +207,17 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
       prefix: resolved.prefix,
     })
     this.#held = new HeldJobs(`${resolved.prefix}:${resolved.name}`)
+    const registry = new DestinationRegistry(`${resolved.prefix}:${resolved.name}`)
+    const store = async () => (await this.#queue.backend.client) as unknown as RegistryStore
+    this.#routes = new DestinationCache({
+      registry,
+      store,
+      build: (read) => (read.kind === 'found' ? (read.resolved.enabled ? 'enabled' : 'disabled') : read),
+      failed: (error) => {
+        if (!this.emit('error', error)) console.error('eventwire: webhook queue:', error.message)
+      },
+    })
+    this.destinations = new WebhookDestinations(registry, store, (id) => this.#routes.forget(id))
     this.#queue.on('error', (error: Error) => {
       this.#lastError = error
       if (!this.emit('error', error)) console.error('eventwire: webhook queue:', error.message)
@@ -263,9 +309,15 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
    * console.log(eventId, status) // 'order-1042' 'queued': Redis has it; a worker delivers it
    * ```
    */
-  async enqueue<Data extends object = JsonObject>(event: WebhookEventInput<Plan, Data>): Promise<EnqueueResult> {
-    const checked = this.#checkEvent(event)
+  async enqueue<Data extends object = JsonObject>(
+    event: WebhookEventInput<Plan, Data>,
+    options: EnqueueOptions = {},
+  ): Promise<EnqueueResult> {
+    const destination = destinationOption(options)
+    const checked = this.#checkEvent(event, 'enqueue()', destination)
     if (!checked.enabled) return { eventId: checked.eventId, status: 'skipped' }
+    if (destination !== undefined && !(await this.#takes(destination)))
+      return { eventId: checked.eventId, status: 'disabled' }
     const [status] = await this.#store([checked], `Could not store event ${JSON.stringify(checked.eventId)} in Redis`)
     return { eventId: checked.eventId, status: status as EnqueueResult['status'] }
   }
@@ -295,17 +347,21 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
    */
   async enqueueBulk<Data extends object = JsonObject>(
     events: readonly WebhookEventInput<Plan, Data>[],
+    options: EnqueueOptions = {},
   ): Promise<EnqueueResult[]> {
     if (!Array.isArray(events))
       throw new ValidationError('ERR_INVALID_FIELD', 'events', 'enqueueBulk() takes an array of events.')
+    const destination = destinationOption(options)
     const checked = events.map((event, index) => {
       try {
-        return this.#checkEvent(event, 'enqueueBulk()')
+        return this.#checkEvent(event, 'enqueueBulk()', destination)
       } catch (error) {
         if (error instanceof ValidationError) throw new BulkValidationError(index, error)
         throw error
       }
     })
+    if (destination !== undefined && !(await this.#takes(destination)))
+      return checked.map(({ eventId, enabled }) => ({ eventId, status: enabled ? 'disabled' : 'skipped' }))
     const enabled = checked.filter((event) => event.enabled)
     const statuses =
       enabled.length === 0 ? [] : await this.#store(enabled, `Could not store ${enabled.length} events in Redis`)
@@ -317,12 +373,29 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   }
 
   /** An event checked (against the plan, if any) and serialized: what is stored, whether it is stored at all, and whether the caller named it. */
-  #checkEvent(event: unknown, caller = 'enqueue()'): CheckedEvent {
+  #checkEvent(event: unknown, caller: string, destination: string | undefined): CheckedEvent {
     const { eventId, body, enabled } = checkEvent(
       this.#plan === undefined ? event : followPlan(this.#plan, event, caller),
     )
     const messageId = (event as { messageId?: unknown }).messageId
-    return { eventId, body, enabled, named: typeof messageId === 'string' && messageId !== '' }
+    return { eventId, body, destination, enabled, named: typeof messageId === 'string' && messageId !== '' }
+  }
+
+  /**
+   * Whether `destination` takes events now (as of at most a second ago): `false` when disabled.
+   *
+   * @throws {@link UnknownDestinationError} when the registry does not hold it, or cannot read it.
+   */
+  async #takes(destination: string): Promise<boolean> {
+    if (this.#closing !== undefined) throw new ClosedError('enqueue events')
+    const route = await this.#bounded(
+      this.#routes.get(destination),
+      'Could not read the registry of destinations',
+      () => 'then enqueue it again',
+    )
+    if (route === 'enabled') return true
+    if (route === 'disabled') return false
+    throw new UnknownDestinationError(destination, route.kind === 'unreadable' ? route.problem : undefined)
   }
 
   /** Stores checked events once each, within `enqueueTimeout`; `what` opens the timeout's message. */
@@ -393,12 +466,14 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
       if (unreadable === undefined)
         return {
           eventId: job.data.eventId,
+          ...(job.data.destination === undefined ? {} : { destination: job.data.destination }),
           failedAt: job.finishedOn,
           reason: job.failedReason,
           urls: job.data.state?.targets ?? [],
         }
       return {
         eventId: eventIdOfJob(job.id) ?? String(job.id),
+        ...(destinationOfJob(job.id) === undefined ? {} : { destination: destinationOfJob(job.id) as string }),
         failedAt: job.finishedOn,
         reason: job.failedReason ?? unreadable,
         urls: [],
@@ -408,7 +483,8 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   }
 
   /**
-   * Sends a dead letter again, with a fresh retry window and the same body and id.
+   * Sends a dead letter again, with a fresh retry window and the same body and id. A dead letter
+   * of a registry's destination is named with its `destination`, as it was enqueued.
    *
    * @returns whether there was such a dead letter.
    * @throws `ValidationError` (as a rejection, `ERR_INVALID_FIELD` on `data`) for a dead letter
@@ -422,8 +498,8 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
    * for (const letter of await queue.deadLetters()) await queue.redrive(letter.eventId)
    * ```
    */
-  async redrive(eventId: string): Promise<boolean> {
-    const job = await this.#queue.getJob(jobIdOf(eventId))
+  async redrive(eventId: string, options: EnqueueOptions = {}): Promise<boolean> {
+    const job = await this.#queue.getJob(jobIdOf(eventId, destinationOption(options)))
     if (!job || !(await job.isFailed())) return false
     const unreadable = unreadableReason(job)
     if (unreadable !== undefined) {
@@ -499,7 +575,25 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
    */
   close(): Promise<void> {
     this.#durability.stop()
+    this.#routes.close()
     this.#closing ??= closeWithin(this.#queue, this.#timeoutMs)
     return this.#closing
   }
+}
+
+/** What a producer needs of a destination: whether it takes events, or why it cannot be used. */
+type DestinationRoute =
+  | 'enabled'
+  | 'disabled'
+  | { readonly kind: 'absent' }
+  | { readonly kind: 'unreadable'; readonly problem: string }
+
+/** The `destination` option, checked. @throws `OptionsError` for an id no destination can have. */
+function destinationOption(options: EnqueueOptions): string | undefined {
+  if (typeof options !== 'object' || options === null) throw new OptionsError('options', 'expected { destination? }.')
+  const { destination } = options
+  if (destination === undefined) return undefined
+  const why = whyNotDestinationId(destination)
+  if (why !== undefined) throw new OptionsError('destination', `${why}.`)
+  return destination
 }

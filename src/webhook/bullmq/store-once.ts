@@ -13,6 +13,8 @@ export type StoreOutcome = 'queued' | 'duplicate' | 'dead-letter'
 export interface EventToStore {
   readonly eventId: string
   readonly body: string
+  /** The registry's destination it goes to, if any. */
+  readonly destination?: string | undefined
 }
 
 /**
@@ -98,20 +100,25 @@ export async function storeOnce(
   const repeats = new Set<number>()
   const jobs: StoredJob<WebhookJobData>[] = []
   const { removeOnFail, dedupWindowMs: window } = options
+  const jobIds = events.map((event) => jobIdOf(event.eventId, event.destination))
   for (const [index, event] of events.entries()) {
-    if (positions.has(event.eventId)) {
+    const jobId = jobIds[index] as string
+    if (positions.has(jobId)) {
       repeats.add(index)
       continue
     }
-    positions.set(event.eventId, jobs.length)
-    const jobId = jobIdOf(event.eventId)
+    positions.set(jobId, jobs.length)
+    const { eventId, body, destination } = event
     jobs.push(
       new StoredJob<WebhookJobData>(
         queue,
         'deliver',
-        window === undefined
-          ? { eventId: event.eventId, body: event.body }
-          : { eventId: event.eventId, body: event.body, dedupWindowMs: window },
+        {
+          eventId,
+          body,
+          ...(destination === undefined ? {} : { destination }),
+          ...(window === undefined ? {} : { dedupWindowMs: window }),
+        },
         // removeOnFail only when not the workers' default (see WebhookWorker).
         removeOnFail === undefined
           ? { jobId, removeOnComplete: true }
@@ -131,8 +138,8 @@ export async function storeOnce(
   if (replies === null) throw new Error('Redis discarded the transaction that stores the events.')
   for (const [error] of replies) if (error) throw error
   const seen = replies[0]?.[1] as number[]
-  return events.map((event, index) => {
-    const first = OUTCOMES[seen[positions.get(event.eventId) as number] as number] as StoreOutcome
+  return events.map((_event, index) => {
+    const first = OUTCOMES[seen[positions.get(jobIds[index] as string) as number] as number] as StoreOutcome
     // A dead letter's id is a dead letter in every copy; an id found in flight, a duplicate in every copy.
     return repeats.has(index) && first === 'queued' ? 'duplicate' : first
   })

@@ -6,7 +6,10 @@ import { closeWithin } from './close-within.js'
 import { Emitter } from '../../core/emitter.js'
 import { OptionsError } from '../../core/errors/options-error.js'
 import { DeliveryRounds, type DeliveryEvents } from '../delivery/rounds.js'
-import { createEngine } from '../delivery/engine-parts.js'
+import { createEngine, partsFor, type EngineParts } from '../delivery/engine-parts.js'
+import { MAX_WEBHOOKS } from '../delivery/settings.js'
+import { DestinationCache, type ReadDestination } from './destination-cache.js'
+import { DestinationRegistry, type RegistryStore } from './destination-registry.js'
 import { headerShapesOf, type Endpoint } from '../network/endpoint.js'
 import { defaultPlatform } from '../platform/node.js'
 import type { WebhookUrlResult } from '../delivery/result.js'
@@ -49,6 +52,15 @@ export interface WebhookWorkerOptions {
   durability?: Durability | undefined
 }
 
+/**
+ * The settings of a worker that serves the registry's destinations (docs/destinations.md): those
+ * that apply to every destination. URLs, secrets and mode are each destination's own.
+ */
+export type DestinationsWorkerSettings = Omit<
+  WebhookSettings,
+  'webhooks' | 'sharedSecret' | 'standardSecret' | 'mode' | 'maxPendingPerUrl'
+> & { webhooks?: undefined }
+
 /** What `WebhookWorker.close()` takes. */
 export interface WorkerCloseOptions {
   /** How long to wait for the jobs in progress and Redis (ms). @defaultValue the attempt timeout plus 5 s */
@@ -65,9 +77,9 @@ const MAX_PROBE_MS = 30_000
  * `maxPendingPerUrl` bounds the in-memory engine's backlog; a worker's backlog is Redis's, read
  * with `WebhookQueue.counts()`. Refused rather than ignored without a word.
  */
-function refuseMemorySettings(settings: WebhookSettings): void {
+function refuseMemorySettings(settings: WebhookSettings | DestinationsWorkerSettings): void {
   if (typeof settings !== 'object' || settings === null) return
-  if (settings.maxPendingPerUrl !== undefined) {
+  if ((settings as WebhookSettings).maxPendingPerUrl !== undefined) {
     throw new OptionsError(
       'maxPendingPerUrl',
       "applies to WebhookDestination only: a WebhookWorker's backlog waits in Redis (WebhookQueue.counts(), docs/durable-delivery.md). Leave it out here.",
@@ -81,10 +93,27 @@ const WORKER_SETTINGS = settingNamesWithout('maxPendingPerUrl')
 /**
  * Slots per URL in one worker process: all of them with one URL; else the setting, or an equal
  * share of the worker's concurrency, so that URLs that never answer hold only their own shares.
+ * A worker without URLs of its own serves the registry's destinations, each of up to
+ * {@link MAX_WEBHOOKS} URLs: its share is that of a destination with them all.
  */
-function slotsPerUrl(settings: WebhookSettings, endpoints: number, concurrency: number): number {
+function slotsPerUrl(
+  settings: WebhookSettings | DestinationsWorkerSettings,
+  endpoints: number,
+  concurrency: number,
+): number {
   if (endpoints === 1) return concurrency
-  return settings.maxConcurrencyPerUrl ?? Math.max(1, Math.ceil(concurrency / endpoints))
+  return settings.maxConcurrencyPerUrl ?? Math.max(1, Math.ceil(concurrency / (endpoints || MAX_WEBHOOKS)))
+}
+
+/** What a worker delivers one destination's events with: its URLs, and the rounds over them. */
+interface Serving {
+  readonly endpoints: readonly Endpoint[]
+  readonly rounds: DeliveryRounds
+}
+
+/** Why a job's destination cannot be served: its dead letter's reason. */
+interface NotServed {
+  readonly refused: string
 }
 
 /** The name the markers' script is defined under on BullMQ's connection. */
@@ -168,9 +197,12 @@ export interface RepeatedRun {
  * ```
  */
 export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
-  readonly #endpoints: readonly Endpoint[]
+  readonly #engine: EngineParts
   readonly #transport: WebhookTransport
-  readonly #rounds: DeliveryRounds
+  /** The worker's own `webhooks`: what a job without a destination goes to; none without them. */
+  readonly #own: Serving | undefined
+  /** The registry's destinations this worker has served, as of at most a second ago. */
+  readonly #destinations: DestinationCache<Serving | NotServed>
   readonly #lanes: WorkerLanes
   readonly #worker: FaultTolerantWorker<WebhookJobData>
   readonly #started: Promise<void>
@@ -204,28 +236,20 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   #skewed = false
 
   /** @throws `OptionsError` naming the first setting (of `settings`) or option (of `options`) it cannot use. */
-  constructor(settings: WebhookSettings, options: WebhookWorkerOptions) {
+  constructor(settings: WebhookSettings | DestinationsWorkerSettings, options: WebhookWorkerOptions) {
     super()
     refuseMemorySettings(settings)
-    const engine = createEngine(settings, defaultPlatform, WORKER_SETTINGS)
-    this.#endpoints = engine.endpoints
+    // Without `webhooks`, resolved as settings with none (the 'optional' case).
+    const engine = createEngine(settings as WebhookSettings, defaultPlatform, WORKER_SETTINGS, 'optional')
+    this.#engine = engine
     this.#transport = engine.transport
-    this.#rounds = new DeliveryRounds(
-      engine,
-      {
-        listenerCount: (event) => this.listenerCount(event),
-        // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
-        emit: (event, ...args) => this.emit<keyof DeliveryEvents>(event, ...args),
-      },
-      // Deadlines and due times are stored in Redis and read by other processes: on Redis's clock.
-      this.#clock.now,
-    )
+    this.#own = engine.endpoints.length === 0 ? undefined : this.#serving(engine)
     const resolved = resolveWorkerOptions(options)
     const { breaker, timeoutMs, ratePerUrl } = engine.settings
     const store = async () => (await this.#worker.backend.client) as unknown as BreakerStore & RateStore
     const keys = `${resolved.prefix}:${resolved.name}`
     this.#lanes = new WorkerLanes({
-      slotsPerUrl: slotsPerUrl(settings, this.#endpoints.length, resolved.concurrency),
+      slotsPerUrl: slotsPerUrl(settings, engine.endpoints.length, resolved.concurrency),
       timeoutMs,
       breaker,
       circuit: (url, circuit) => this.emit('url-state', { url, circuit }),
@@ -250,6 +274,12 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
               perSecond: ratePerUrl,
               failed: (error) => this.#reportError(error),
             }),
+    })
+    this.#destinations = new DestinationCache({
+      registry: new DestinationRegistry(keys),
+      store: async () => (await this.#worker.backend.client) as unknown as RegistryStore,
+      build: (read) => this.#servingOf(read),
+      failed: (error) => this.#reportError(error),
     })
     this.#probeKey = `${keys}:eventwire-write-probe`
     this.#held = new HeldJobs(keys)
@@ -322,18 +352,68 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     this.#clockSync = setUnrefTimeout(() => void this.#syncClock(source), CLOCK_SYNC_MS)
   }
 
-  /** An endpoint for a URL a job names and this worker no longer lists: reported, never sent to. */
+  /** An endpoint for a URL a job names and its destination no longer lists: reported, never sent to. */
   #retired(url: string): Endpoint {
-    const first = this.#endpoints[0] as Endpoint
     return {
       url,
       origin: '',
       path: '',
       headers: {},
-      timeoutMs: first.timeoutMs,
-      limiter: first.limiter,
+      timeoutMs: this.#engine.settings.timeoutMs,
+      limiter: this.#engine.shared.limiterFor(url),
       headerShapes: headerShapesOf({}),
     }
+  }
+
+  /** The rounds of one destination's events: its URLs, secrets and mode, this worker's settings and clock. */
+  #serving(parts: EngineParts): Serving {
+    const rounds = new DeliveryRounds(
+      parts,
+      {
+        listenerCount: (event) => this.listenerCount(event),
+        // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
+        emit: (event, ...args) => this.emit<keyof DeliveryEvents>(event, ...args),
+      },
+      // Deadlines and due times are stored in Redis and read by other processes: on Redis's clock.
+      this.#clock.now,
+    )
+    return { endpoints: parts.endpoints, rounds }
+  }
+
+  /** What a destination read from the registry is for this worker: served, or the reason its events are dead letters. */
+  #servingOf(read: ReadDestination): Serving | NotServed {
+    if (read.kind === 'absent')
+      return {
+        refused:
+          'ERR_UNKNOWN_DESTINATION: its destination is not in the registry (deleted, or never added); not sent. Add the destination again and re-drive the dead letter, or purge it.',
+      }
+    if (read.kind === 'unreadable')
+      return {
+        refused: `ERR_UNKNOWN_DESTINATION: its destination in the registry cannot be read (${read.problem}); not sent. Set the destination again and re-drive the dead letter.`,
+      }
+    if (!read.resolved.enabled)
+      return {
+        refused:
+          'ERR_DESTINATION_DISABLED: its destination is disabled; not sent. Enable it and re-drive the dead letter to send it.',
+      }
+    return this.#serving(partsFor(this.#engine, read.resolved))
+  }
+
+  /** What a job is delivered with: its destination's rounds, or why it cannot be. */
+  async #servingFor(data: WebhookJobData): Promise<Serving | NotServed> {
+    const { destination } = data
+    if (destination !== undefined) {
+      const serving = await this.#destinations.get(destination)
+      // A refusal is final for the event: read the registry again rather than trust a view up to
+      // a second old (a destination enabled just now, and its dead letters re-driven at once).
+      return 'refused' in serving ? this.#destinations.reread(destination) : serving
+    }
+    return (
+      this.#own ?? {
+        refused:
+          'ERR_UNKNOWN_DESTINATION: the event names no destination and this worker has no `webhooks` of its own; not sent. Enqueue events with { destination }, or give the workers `webhooks`, then re-drive the dead letter.',
+      }
+    )
   }
 
   #reportError(error: Error): void {
@@ -433,7 +513,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
    * ```
    */
   backlog(): WorkerUrlState[] {
-    return this.#lanes.backlog(this.#endpoints.map((endpoint) => endpoint.url))
+    return this.#lanes.backlog((this.#own?.endpoints ?? []).map((endpoint) => endpoint.url))
   }
 
   /**
@@ -452,6 +532,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   async #shutdown(timeout: number): Promise<void> {
     clearTimeout(this.#probe)
     clearTimeout(this.#clockSync)
+    this.#destinations.close()
     // On a connection the worker shares, the once-a-minute check would go on after close.
     this.#durability.stop()
     await closeWithin(this.#worker, timeout, (error) => this.#reportError(error as Error))
@@ -535,6 +616,10 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
         `ERR_INVALID_FIELD: ${unreadable}; not sent. Remove the job, or fix its data and re-drive it.`,
       )
     const data = job.data
+    const serving = await this.#servingFor(data)
+    // Final: a destination disabled or gone; re-driven once it is back.
+    if ('refused' in serving) throw new UnrecoverableError(serving.refused)
+    const { rounds, endpoints } = serving
     // BullMQ counts the runs of a job that stopped without finishing; the state keeps how many the
     // last stored round had seen, so each one is told once, by the run after it.
     const stalls = job.stalledCounter ?? 0
@@ -542,16 +627,16 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     // A stored state with nothing left to send is a dead letter run again from outside (a
     // dashboard's Retry, BullMQ's Job.retry): it starts afresh, as redrive() does.
     const state = data.state?.targets.some((target) => target.status === 'pending')
-      ? restoreState(data.state, this.#endpoints, (url) => this.#retired(url))
-      : this.#rounds.start(data.eventId)
+      ? restoreState(data.state, endpoints, (url) => this.#retired(url))
+      : rounds.start(data.eventId)
     // The signature is not stored: each round signs again, once for all of its attempts.
-    const preparing = this.#rounds.prepare(data.eventId, data.body)
+    const preparing = rounds.prepare(data.eventId, data.body)
     // A node:crypto signature is ready at once: no turn of the microtask queue for it.
     const prepared = preparing instanceof Promise ? await preparing : preparing
     const decision =
       'cause' in prepared
-        ? this.#rounds.refuseUnsigned(state, prepared)
-        : await this.#rounds.runUrls(state, prepared, (target) => this.#lanes.admitNow(target.endpoint.url))
+        ? rounds.refuseUnsigned(state, prepared)
+        : await rounds.runUrls(state, prepared, (target) => this.#lanes.admitNow(target.endpoint.url))
     // The state is written only for a job that stays in Redis: to be retried, or as a dead letter.
     const keepState = () =>
       job.updateData({ ...freshData(data), state: storeState(state), ...(stalls > 0 ? { stalls } : {}) })
@@ -564,7 +649,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       ?.catch((error: unknown) => this.#reportError(error as Error))
     if (decision.kind === 'retry') {
       await keepState()
-      this.#rounds.announceRetry(state, decision.dueAt)
+      rounds.announceRetry(state, decision.dueAt)
       // BullMQ's delayed jobs run on each worker's own clock: it is given the wait, counted from
       // this worker's now. The job comes back on time at this worker, and at every worker whose
       // clock agrees with this one's; at another, a round finds nothing due yet and sends it back
@@ -575,7 +660,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       throw new DelayedError()
     }
     const remembered = decision.kind === 'finished' && decision.delivered ? this.#remember(job, data) : undefined
-    const result = this.#rounds.finish(state, job.timestamp)
+    const result = rounds.finish(state, job.timestamp)
     if (remembered !== undefined) await remembered
     else this.#holdWrites()
     // Delivered: the job is removed on completion, so its state is not written first.

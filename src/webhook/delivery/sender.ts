@@ -1,4 +1,4 @@
-import { Limiter } from '../../core/limiter.js'
+import type { Limiter } from '../../core/limiter.js'
 import { sendThrough, signBody, type CallbackFailure } from './callbacks.js'
 import type { Endpoint } from '../network/endpoint.js'
 import type { ResolvedWebhookSettings } from './settings.js'
@@ -48,12 +48,12 @@ function headersOf(endpoint: Endpoint, { eventId, signature }: Outgoing, standar
 export type Sender = (endpoint: Endpoint, outgoing: Outgoing, signal?: AbortSignal) => Promise<WebhookResponse>
 
 /**
- * `send` (an unbounded sender) bounded overall and per URL (each endpoint's own limiter), in
- * arrival order: what the BullMQ worker sends with. The in-memory lanes bound their requests
- * themselves (each URL's slots, a share of `maxConcurrency`) and send with {@link createUnboundedSender}.
+ * `send` (an unbounded sender) bounded overall (`overall`: `maxConcurrency` places, shared by
+ * every destination) and per URL (each endpoint's limiter), in arrival order: what the BullMQ
+ * worker sends with. The in-memory lanes bound their requests themselves (each URL's slots, a
+ * share of `maxConcurrency`) and send with {@link createUnboundedSender}.
  */
-export function createSender(settings: ResolvedWebhookSettings, send: Sender): Sender {
-  const overall = new Limiter(settings.maxConcurrency)
+export function createSender(overall: Limiter, send: Sender): Sender {
   return async (endpoint, outgoing, signal) => {
     const { limiter } = endpoint
     // acquire() gives a promise only when there is a wait: a free slot costs no tick.

@@ -211,8 +211,8 @@ const LIKELY_NAMES: Readonly<Record<string, string>> = {
   concurrency: 'maxConcurrency',
 }
 
-function resolveEntry(entry: unknown, index: number): ResolvedWebhook {
-  const name = `webhooks[${index}]`
+/** One entry of a `webhooks` list, checked; `name` is how errors name it (`webhooks[0]`). */
+export function resolveEntry(entry: unknown, index: number, name = `webhooks[${index}]`): ResolvedWebhook {
   if (!isObject(entry)) throw new OptionsError(name, 'expected { url, headers? }.')
   checkOptionNames(entry, ENTRY_NAMES, {}, `${name}.`)
   const raw = entry['url']
@@ -265,31 +265,31 @@ function resolveEntry(entry: unknown, index: number): ResolvedWebhook {
 export function resolveWebhookSettings(
   settings: unknown,
   takes: Readonly<Record<string, true>> = SETTING_NAMES,
+  ownWebhooks: 'required' | 'optional' = 'required',
 ): ResolvedWebhookSettings {
   if (!isObject(settings)) throw new OptionsError('settings', 'expected an object with `webhooks`.')
   checkOptionNames(settings, takes, LIKELY_NAMES)
-  const webhooks = settings['webhooks']
-  if (!Array.isArray(webhooks) || webhooks.length < 1 || webhooks.length > MAX_WEBHOOKS) {
-    throw new OptionsError(
-      'webhooks',
-      `expected 1 to ${MAX_WEBHOOKS} entries, got ${Array.isArray(webhooks) ? webhooks.length : typeof webhooks}.`,
-    )
-  }
-  const sharedSecrets = secretsOption('sharedSecret', settings['sharedSecret'], (secret) =>
-    typeof secret === 'string' && secret !== ''
-      ? undefined
-      : 'expected a non-empty string, or leave it out to send unsigned requests',
-  )
-  const standardKeys = secretsOption('standardSecret', settings['standardSecret'], whyNotStandardSecret).map(
-    standardKey,
-  )
+  const given = settings['webhooks']
+  const none = given === undefined && ownWebhooks === 'optional'
+  if (none) {
+    // A worker that serves only the destinations of the registry: what signs and routes is theirs.
+    for (const name of ['sharedSecret', 'standardSecret', 'mode'] as const) {
+      if (settings[name] !== undefined)
+        throw new OptionsError(
+          name,
+          "applies to the worker's own `webhooks`, and it has none: each destination of the registry has its own. Leave it out, or give the worker `webhooks`.",
+        )
+    }
+  } else checkWebhookCount(given)
+  const webhooks: unknown[] = none ? [] : (given as unknown[])
+  const { sharedSecrets, standardKeys } = signingSecrets(settings)
   const backoff = settings['backoff']
   if (backoff !== undefined && typeof backoff !== 'function')
     throw new OptionsError('backoff', 'expected (attempt) => ms.')
   const block = settings['blockPrivateNetworks'] ?? false
   if (typeof block !== 'boolean') throw new OptionsError('blockPrivateNetworks', 'expected true or false.')
   const mode = choiceOption('mode', settings['mode'], ['any', 'each']) ?? 'any'
-  const resolved = webhooks.map(resolveEntry)
+  const resolved = webhooks.map((entry, index) => resolveEntry(entry, index))
   if (block) {
     resolved.forEach((webhook, index) => {
       const host = new URL(webhook.url).hostname
@@ -324,6 +324,16 @@ export function resolveWebhookSettings(
     blockPrivateNetworks: block,
     // Checked last, as it always was: a transport of the user's is not looked at while other settings are wrong.
     transport: transportOption(settings['transport']),
+  }
+}
+
+/** A `webhooks` list's length: 1 to {@link MAX_WEBHOOKS}. */
+export function checkWebhookCount(webhooks: unknown, name = 'webhooks'): asserts webhooks is unknown[] {
+  if (!Array.isArray(webhooks) || webhooks.length < 1 || webhooks.length > MAX_WEBHOOKS) {
+    throw new OptionsError(
+      name,
+      `expected 1 to ${MAX_WEBHOOKS} entries, got ${Array.isArray(webhooks) ? webhooks.length : typeof webhooks}.`,
+    )
   }
 }
 
@@ -364,6 +374,25 @@ function failureRateOption(value: unknown, fallback: number): number {
       `expected the share of attempts that must have failed, above 0 and at most 1 (0.5: half), got ${String(value)}.`,
     )
   return value
+}
+
+/**
+ * The `sharedSecret` and `standardSecret` of settings or of a destination: `prefix` names the
+ * fields in errors (`destination.`).
+ *
+ * @throws {@link OptionsError} naming the setting, and the entry of a list.
+ */
+export function signingSecrets(
+  settings: Record<string, unknown>,
+  prefix = '',
+): { sharedSecrets: string[]; standardKeys: Uint8Array[] } {
+  const sharedSecrets = secretsOption(`${prefix}sharedSecret`, settings['sharedSecret'], (secret) =>
+    typeof secret === 'string' && secret !== ''
+      ? undefined
+      : 'expected a non-empty string, or leave it out to send unsigned requests',
+  )
+  const standard = secretsOption(`${prefix}standardSecret`, settings['standardSecret'], whyNotStandardSecret)
+  return { sharedSecrets, standardKeys: standard.map(standardKey) }
 }
 
 /**

@@ -56,12 +56,31 @@ export interface EndpointSettings {
   readonly maxConcurrencyPerUrl: number
 }
 
-/** The endpoints of the configured URLs, in the order configured. */
-export function createEndpoints(settings: EndpointSettings): Endpoint[] {
+/**
+ * The endpoints of the configured URLs, in the order configured. `limiterFor` gives a URL's
+ * limiter: one per URL, shared by every destination that lists it.
+ */
+export function createEndpoints(settings: EndpointSettings, limiterFor: (url: string) => Limiter): Endpoint[] {
   return settings.webhooks.map((webhook) => ({
     ...webhook,
     timeoutMs: settings.timeoutMs,
-    limiter: new Limiter(settings.maxConcurrencyPerUrl),
+    limiter: limiterFor(webhook.url),
     headerShapes: headerShapesOf(webhook.headers),
   }))
+}
+
+/**
+ * One {@link Limiter} of `maxConcurrencyPerUrl` places per URL, made when a URL is first listed:
+ * the requests in flight to one receiver are bounded over every destination that sends to it.
+ */
+export function urlLimiters(maxConcurrencyPerUrl: number): (url: string) => Limiter {
+  const limiters = new Map<string, Limiter>()
+  return (url) => {
+    let limiter = limiters.get(url)
+    if (limiter === undefined) {
+      limiter = new Limiter(maxConcurrencyPerUrl)
+      limiters.set(url, limiter)
+    }
+    return limiter
+  }
 }

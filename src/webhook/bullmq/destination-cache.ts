@@ -1,0 +1,177 @@
+import { monotonicNow } from '../../core/clock.js'
+import { setUnrefTimeout } from '../../core/timers.js'
+import { describeError } from '../../core/describe-error.js'
+import { resolveDestination, type ResolvedDestination, type StoredDestination } from '../delivery/destination-record.js'
+import type { DestinationRegistry, RegistryStore } from './destination-registry.js'
+
+/** How often a process asks the registry what changed (ms). */
+export const REGISTRY_POLL_MS = 250
+/**
+ * The bound on how old a process's view of a destination may be when it is used (ms): a change
+ * written this long before reaches every producer and worker, without a restart.
+ */
+export const REGISTRY_FRESH_MS = 1_000
+/** Most destinations one process keeps read; the one read longest ago goes first. */
+export const MAX_CACHED_DESTINATIONS = 10_000
+
+/** A destination as one process reads it: absent, unreadable (with why), or checked. */
+export type ReadDestination =
+  | { readonly kind: 'absent' }
+  | { readonly kind: 'unreadable'; readonly problem: string }
+  | { readonly kind: 'found'; readonly stored: StoredDestination; readonly resolved: ResolvedDestination }
+
+/**
+ * Parses and checks what the registry holds for `id`: anything with Redis access can write it,
+ * so nothing is used that has not been checked as `set()` checks it.
+ */
+export function readStored(id: string, json: string | null): ReadDestination {
+  if (json === null) return { kind: 'absent' }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(json)
+  } catch (error) {
+    return { kind: 'unreadable', problem: `its JSON does not parse (${describeError(error)})` }
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    return { kind: 'unreadable', problem: 'it is not a JSON object' }
+  const { version, updatedAt, ...settings } = parsed as Record<string, unknown>
+  if (typeof version !== 'number' || typeof updatedAt !== 'number')
+    return { kind: 'unreadable', problem: 'it has no version (it was not written by eventwire)' }
+  try {
+    const { resolved, record } = resolveDestination(settings, `destinations.${id}.`)
+    if (resolved.id !== id) return { kind: 'unreadable', problem: `its id is ${JSON.stringify(resolved.id)}` }
+    return {
+      kind: 'found',
+      stored: { ...record, version, updatedAt },
+      resolved,
+    }
+  } catch (error) {
+    return { kind: 'unreadable', problem: describeError(error) }
+  }
+}
+
+/**
+ * One process's view of the registry: each destination read once when first used, and read again
+ * once the registry says it changed. It asks what changed every {@link REGISTRY_POLL_MS}, and a
+ * destination is never used on a view older than {@link REGISTRY_FRESH_MS}: `get()` waits for a
+ * fresh one first. What a destination becomes for this process (`build`) is made once per read.
+ */
+export class DestinationCache<Value> {
+  readonly #registry: DestinationRegistry
+  readonly #store: () => Promise<RegistryStore>
+  readonly #build: (read: ReadDestination) => Value
+  readonly #failed: (error: Error) => void
+  readonly #now: () => number
+  readonly #values = new Map<string, Value>()
+  readonly #reading = new Map<string, Promise<Value>>()
+  /** The registry's counter as of the last look at its changes; `undefined` before the first. */
+  #seen: number | undefined
+  /** When the last look that succeeded began, on the monotonic clock. */
+  #checkedAt = Number.NEGATIVE_INFINITY
+  #checking: Promise<void> | undefined
+  #timer: ReturnType<typeof setTimeout> | undefined
+  #closed = false
+  /** Whether the last look failed (and was told). */
+  #failing = false
+
+  constructor(options: {
+    registry: DestinationRegistry
+    store: () => Promise<RegistryStore>
+    build: (read: ReadDestination) => Value
+    failed: (error: Error) => void
+    now?: () => number
+  }) {
+    this.#registry = options.registry
+    this.#store = options.store
+    this.#build = options.build
+    this.#failed = options.failed
+    this.#now = options.now ?? monotonicNow
+  }
+
+  /** What `id` is for this process, on a view of the registry at most {@link REGISTRY_FRESH_MS} old. */
+  async get(id: string): Promise<Value> {
+    if (this.#now() - this.#checkedAt > REGISTRY_FRESH_MS) await this.#check()
+    const value = this.#values.get(id)
+    if (value !== undefined) return value
+    let reading = this.#reading.get(id)
+    if (reading === undefined) {
+      reading = this.#read(id)
+      this.#reading.set(id, reading)
+    }
+    return reading
+  }
+
+  /** Forgets `id` at once: for the process that changed it, so that it never reads its own change late. */
+  forget(id: string): void {
+    this.#values.delete(id)
+  }
+
+  /**
+   * What `id` is for this process, read from the registry now: for a decision that cannot be
+   * undone (a dead letter), which must not rest on a view up to a second old.
+   */
+  reread(id: string): Promise<Value> {
+    this.#values.delete(id)
+    return this.#reading.get(id) ?? this.#read(id)
+  }
+
+  /** Stops asking the registry. */
+  close(): void {
+    this.#closed = true
+    clearTimeout(this.#timer)
+  }
+
+  async #read(id: string): Promise<Value> {
+    const seen = this.#seen
+    try {
+      const json = await this.#registry.read(await this.#store(), id)
+      const value = this.#build(readStored(id, json))
+      // A change that landed while it was read is known once the next look sees it; until then,
+      // only a read begun after the last look may be kept.
+      if (this.#seen === seen) this.#keep(id, value)
+      return value
+    } finally {
+      this.#reading.delete(id)
+    }
+  }
+
+  #keep(id: string, value: Value): void {
+    if (this.#values.size >= MAX_CACHED_DESTINATIONS) {
+      const oldest = this.#values.keys().next().value as string
+      this.#values.delete(oldest)
+    }
+    this.#values.set(id, value)
+  }
+
+  /** Looks at the registry's changes, once at a time; the next look is scheduled after it. */
+  #check(): Promise<void> {
+    this.#checking ??= this.#look().finally(() => {
+      this.#checking = undefined
+      if (!this.#closed) {
+        clearTimeout(this.#timer)
+        this.#timer = setUnrefTimeout(
+          () => void this.#check().catch((error: unknown) => this.#report(error)),
+          REGISTRY_POLL_MS,
+        )
+      }
+    })
+    return this.#checking
+  }
+
+  /** A failed look, told once until one succeeds: Redis's own errors are reported where they happen too. */
+  #report(error: unknown): void {
+    if (this.#failing) return
+    this.#failing = true
+    this.#failed(error as Error)
+  }
+
+  async #look(): Promise<void> {
+    const began = this.#now()
+    const changes = await this.#registry.changesSince(await this.#store(), this.#seen ?? 0)
+    this.#failing = false
+    if (this.#seen === undefined || changes.forgetAll) this.#values.clear()
+    else for (const id of changes.ids) this.#values.delete(id)
+    this.#seen = changes.version
+    this.#checkedAt = began
+  }
+}

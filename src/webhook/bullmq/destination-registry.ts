@@ -1,0 +1,137 @@
+import { REDIS_NOW } from './redis-now.js'
+
+// The registry of destinations, in Redis, beside the queue's keys (and in its hash slot, with a
+// hash-tagged prefix): one hash of the destinations' JSON by id, a counter that every change
+// increments, and a sorted set of ids scored by the change that last wrote them. A reader that
+// has seen changes up to N asks for the ids scored above N: that is all it must read again. A
+// deleted id stays in the set (a few dozen bytes) so that readers learn it is gone.
+
+/** What the registry is read and written with: ioredis's `eval`, as BullMQ's connection has it. */
+export interface RegistryStore {
+  eval(script: string, keys: number, ...args: Array<string | number>): Promise<unknown>
+  hget(key: string, field: string): Promise<string | null>
+  hscan(
+    key: string,
+    cursor: string,
+    match: 'COUNT',
+    count: number,
+  ): Promise<[cursor: string, fieldsAndValues: string[]]>
+}
+
+/**
+ * Writes one destination, or deletes it (ARGV[2] empty). KEYS: the hash, the changes, the counter.
+ * ARGV: the id, its JSON without the registry's fields, and the version it must have now (''
+ * for any, '0' for none). Returns {1, version, Redis's now in ms} once written, {0, 0} for a delete of nothing,
+ * {-1, version it has} when the version did not match.
+ */
+const WRITE = `${REDIS_NOW}
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if ARGV[3] ~= '' then
+  local have = 0
+  if current then
+    local ok, stored = pcall(cjson.decode, current)
+    have = (ok and type(stored) == 'table' and tonumber(stored.version)) or -1
+  end
+  if have ~= tonumber(ARGV[3]) then return {-1, have} end
+end
+if ARGV[2] == '' and not current then return {0, 0} end
+local version = redis.call('INCR', KEYS[3])
+if ARGV[2] == '' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+else
+  redis.call('HSET', KEYS[1], ARGV[1], string.sub(ARGV[2], 1, -2) .. ',"version":' .. version .. ',"updatedAt":' .. now .. '}')
+end
+redis.call('ZADD', KEYS[2], version, ARGV[1])
+return {1, version, now}
+`
+
+/**
+ * The changes after ARGV[1]. KEYS: the changes, the counter. Returns the counter, then each id
+ * changed since, with its version. A counter below ARGV[1] means the registry was emptied or
+ * restored from an older copy: the reader forgets all it holds.
+ */
+const CHANGES = `
+local version = tonumber(redis.call('GET', KEYS[2]) or '0')
+local changed = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))
+table.insert(changed, 1, version)
+return changed
+`
+
+/** Most changed ids one read returns; a reader that is further behind forgets all it holds. */
+export const MAX_CHANGES_READ = 10_000
+
+/** The outcome of a write: written at `version`, nothing to delete, or another version found. */
+export type WriteOutcome =
+  | { readonly kind: 'written'; readonly version: number; readonly at: number }
+  | { readonly kind: 'absent' }
+  | { readonly kind: 'conflict'; readonly version: number }
+
+/** The changes since a version: the counter now and the ids changed, or `forgetAll` when a reader cannot catch up id by id. */
+export interface Changes {
+  readonly version: number
+  readonly ids: readonly string[]
+  readonly forgetAll: boolean
+}
+
+/** The registry's keys under a queue (`<prefix>:<name>`) and the commands on them. */
+export class DestinationRegistry {
+  readonly #hash: string
+  readonly #changes: string
+  readonly #counter: string
+
+  constructor(queueKeys: string) {
+    this.#hash = `${queueKeys}:destinations`
+    this.#changes = `${queueKeys}:destinations:changes`
+    this.#counter = `${queueKeys}:destinations:version`
+  }
+
+  /**
+   * Writes `json` (a destination's settings, an object's JSON) under `id`, or deletes `id` when
+   * `json` is `undefined`; with `ifVersion`, only if the stored version is that one (0: none stored).
+   */
+  async write(store: RegistryStore, id: string, json: string | undefined, ifVersion?: number): Promise<WriteOutcome> {
+    const [done, version, at] = (await store.eval(
+      WRITE,
+      3,
+      this.#hash,
+      this.#changes,
+      this.#counter,
+      id,
+      json ?? '',
+      ifVersion === undefined ? '' : ifVersion,
+    )) as [number, number, number?]
+    if (done === 1) return { kind: 'written', version, at: at as number }
+    if (done === 0) return { kind: 'absent' }
+    return { kind: 'conflict', version }
+  }
+
+  /** The stored JSON of `id`, or `null`. */
+  read(store: RegistryStore, id: string): Promise<string | null> {
+    return store.hget(this.#hash, id)
+  }
+
+  /** Every stored destination's id and JSON, a page of Redis's scan at a time. */
+  async readAll(store: RegistryStore): Promise<Array<[id: string, json: string]>> {
+    const all: Array<[string, string]> = []
+    let cursor = '0'
+    do {
+      const [next, flat] = await store.hscan(this.#hash, cursor, 'COUNT', 1_000)
+      for (let i = 0; i + 1 < flat.length; i += 2) all.push([flat[i] as string, flat[i + 1] as string])
+      cursor = next
+    } while (cursor !== '0')
+    return all
+  }
+
+  /** What changed after `seen`. */
+  async changesSince(store: RegistryStore, seen: number): Promise<Changes> {
+    const reply = (await store.eval(CHANGES, 2, this.#changes, this.#counter, seen, MAX_CHANGES_READ)) as Array<
+      number | string
+    >
+    const version = Number(reply[0])
+    const ids: string[] = []
+    for (let i = 1; i < reply.length; i += 2) ids.push(String(reply[i]))
+    // Behind by more than one read, or the counter went back: what is held cannot be patched.
+    const forgetAll = version < seen || ids.length >= MAX_CHANGES_READ
+    return { version, ids, forgetAll }
+  }
+}

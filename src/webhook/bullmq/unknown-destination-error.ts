@@ -1,0 +1,33 @@
+import { EventwireError } from '../../core/errors/eventwire-error.js'
+
+/**
+ * Thrown (as a rejection of `WebhookQueue.enqueue()` or `enqueueBulk()`) for a destination id the
+ * registry does not hold, or holds in a form eventwire cannot read: nothing was stored. Add the
+ * destination first (`queue.destinations.set()`, `eventwire destinations set`).
+ *
+ * @example
+ * ```ts
+ * import { UnknownDestinationError, WebhookQueue } from 'eventwire/webhook/bullmq'
+ *
+ * const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port: 6379 } })
+ * try {
+ *   await queue.enqueue({ type: 'track', userId: 'u1', event: 'Paid' }, { destination: 'acme' })
+ * } catch (error) {
+ *   if (error instanceof UnknownDestinationError) console.error(`no destination ${error.destination}`)
+ * }
+ * ```
+ */
+export class UnknownDestinationError extends EventwireError<'ERR_UNKNOWN_DESTINATION'> {
+  /** The id that was given. */
+  readonly destination: string
+
+  constructor(destination: string, problem?: string) {
+    super(
+      'ERR_UNKNOWN_DESTINATION',
+      problem === undefined
+        ? `No destination ${JSON.stringify(destination)} in the registry: nothing was stored. Add it first (queue.destinations.set(), or \`eventwire destinations set\`), or check the id.`
+        : `Destination ${JSON.stringify(destination)} in the registry cannot be read: ${problem}. Nothing was stored; set the destination again.`,
+    )
+    this.destination = destination
+  }
+}

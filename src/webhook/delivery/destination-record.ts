@@ -1,0 +1,122 @@
+import { OptionsError } from '../../core/errors/options-error.js'
+import { checkOptionNames, choiceOption } from '../../core/option-checks.js'
+import { isObject } from '../../core/validate.js'
+import type { ResolvedWebhook } from '../network/endpoint.js'
+import { checkWebhookCount, resolveEntry, signingSecrets, type WebhookEntry } from './settings.js'
+
+/**
+ * One customer's Webhooks destination, as a platform keeps it: where its events go and how they
+ * are signed. Many of them share one queue and one fleet of workers; what applies to every
+ * destination (timeouts, retry window, breakers, rates) is the workers' settings.
+ */
+export interface Destination {
+  /** 1 to 100 characters: letters, digits, `_`, `-` and `.`, starting with a letter or digit. */
+  id: string
+  /** 1 to 5 receiving URLs with their static headers. */
+  webhooks: readonly WebhookEntry[]
+  /** This destination's `X-Signature` secrets: one, or a rotation (see `WebhookSettings.sharedSecret`). */
+  sharedSecret?: string | readonly string[] | undefined
+  /** This destination's Standard Webhooks secrets (see `WebhookSettings.standardSecret`). */
+  standardSecret?: string | readonly string[] | undefined
+  /** `'any'` or `'each'`, as `WebhookSettings.mode`. @defaultValue 'any' */
+  mode?: 'any' | 'each' | undefined
+  /**
+   * A disabled destination takes no new events and sends nothing: what it had queued becomes
+   * dead letters with `ERR_DESTINATION_DISABLED`, to re-drive once it is enabled. @defaultValue true
+   */
+  enabled?: boolean | undefined
+}
+
+/** A destination as the registry holds it: its settings, with the registry's version of it and when it was written. */
+export interface StoredDestination {
+  readonly id: string
+  readonly webhooks: readonly WebhookEntry[]
+  readonly sharedSecret?: string | readonly string[]
+  readonly standardSecret?: string | readonly string[]
+  readonly mode: 'any' | 'each'
+  readonly enabled: boolean
+  /** Grows with every change of the registry: what `set(destination, { ifVersion })` compares. */
+  readonly version: number
+  /** When it was last written, in epoch ms on Redis's clock. */
+  readonly updatedAt: number
+}
+
+/** A destination's settings as the registry writes them: as given, with the defaults filled in. */
+export type DestinationRecord = Omit<StoredDestination, 'version' | 'updatedAt'>
+
+/** A destination checked: what an engine sends and signs with. */
+export interface ResolvedDestination {
+  readonly id: string
+  readonly enabled: boolean
+  readonly webhooks: readonly ResolvedWebhook[]
+  readonly sharedSecrets: readonly string[]
+  readonly standardKeys: readonly Uint8Array[]
+  readonly mode: 'any' | 'each'
+}
+
+/** Letters, digits, `_`, `-` and `.`: an id that needs no quoting in a job id, a Redis key, a log or a shell. */
+const DESTINATION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/
+
+const DESTINATION_NAMES: Readonly<Record<keyof Destination, true>> = {
+  id: true,
+  webhooks: true,
+  sharedSecret: true,
+  standardSecret: true,
+  mode: true,
+  enabled: true,
+}
+
+/** Names people reach for, mapped to ours. */
+const LIKELY_NAMES: Readonly<Record<string, string>> = {
+  urls: 'webhooks',
+  secret: 'sharedSecret',
+  disabled: 'enabled',
+}
+
+/** Why `id` cannot name a destination, or `undefined` when it can. */
+export function whyNotDestinationId(id: unknown): string | undefined {
+  if (typeof id !== 'string') return `expected a string, got ${typeof id}`
+  if (!DESTINATION_ID.test(id))
+    return `expected 1 to 100 letters, digits, "_", "-" or ".", starting with a letter or digit, got ${JSON.stringify(id.slice(0, 120))}`
+  return undefined
+}
+
+/**
+ * Checks a destination and gives what engines use and what the registry stores (its settings as
+ * given, secrets included, without the fields left out).
+ *
+ * @param prefix - How errors name the destination's fields: `destination.` by default.
+ * @throws {@link OptionsError} naming the first field it cannot use and how to fix it.
+ */
+export function resolveDestination(
+  value: unknown,
+  prefix = 'destination.',
+): { resolved: ResolvedDestination; record: DestinationRecord } {
+  if (!isObject(value)) throw new OptionsError(prefix.slice(0, -1), 'expected { id, webhooks, sharedSecret?, ... }.')
+  checkOptionNames(value, DESTINATION_NAMES, LIKELY_NAMES, prefix)
+  const why = whyNotDestinationId(value['id'])
+  if (why !== undefined) throw new OptionsError(`${prefix}id`, `${why}.`)
+  const id = value['id'] as string
+  const webhooks = value['webhooks']
+  checkWebhookCount(webhooks, `${prefix}webhooks`)
+  const resolvedWebhooks = webhooks.map((entry, index) => resolveEntry(entry, index, `${prefix}webhooks[${index}]`))
+  const { sharedSecrets, standardKeys } = signingSecrets(value, prefix)
+  const mode = choiceOption(`${prefix}mode`, value['mode'], ['any', 'each']) ?? 'any'
+  const enabled = value['enabled'] ?? true
+  if (typeof enabled !== 'boolean') throw new OptionsError(`${prefix}enabled`, 'expected true or false.')
+  const record: DestinationRecord = {
+    id,
+    // As given: the registry shows what was set, and each reader resolves it again.
+    webhooks: (webhooks as WebhookEntry[]).map(({ url, headers }) =>
+      headers === undefined ? { url } : { url, headers },
+    ),
+    ...(value['sharedSecret'] === undefined ? {} : { sharedSecret: value['sharedSecret'] as string | string[] }),
+    ...(value['standardSecret'] === undefined ? {} : { standardSecret: value['standardSecret'] as string | string[] }),
+    mode,
+    enabled,
+  }
+  return {
+    resolved: { id, enabled, webhooks: resolvedWebhooks, sharedSecrets, standardKeys, mode },
+    record,
+  }
+}
