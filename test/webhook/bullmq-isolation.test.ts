@@ -231,6 +231,39 @@ describe.runIf(redis.available)('a WebhookWorker with a bad URL beside a healthy
     expect(letters.some((letter) => letter.reason.includes('ERR_CIRCUIT_OPEN'))).toBe(true)
   })
 
+  it('names the failure that opened the breaker beside ERR_CIRCUIT_OPEN in each dead letter, for an event never sent too', async () => {
+    const name = `isolation-${++queues}`
+    // Nothing listens: connections are refused.
+    const refused = `http://127.0.0.1:${await freePort()}/in`
+    const queue = producer(name)
+    const delivering = worker(name, {
+      webhooks: [{ url: refused }],
+      backoff: () => 20,
+      retryWindowMs: 1_500,
+      breaker: { failures: 2, coolDownMs: 60_000 },
+    })
+    await delivering.ready()
+    const opened = new Promise<void>((resolve) =>
+      delivering.on('url-state', ({ circuit }) => {
+        if (circuit === 'open') resolve()
+      }),
+    )
+    await Promise.all([0, 1].map((index) => queue.enqueue(track(index))))
+    await opened
+    // Enqueued once the breaker is open: held from their first round to the end of their window.
+    await Promise.all([2, 3, 4, 5].map((index) => queue.enqueue(track(index))))
+    await expect.poll(async () => (await queue.counts()).failed, { timeout: 10_000 }).toBe(6)
+    const letters = await queue.deadLetters()
+    const held = letters.filter((letter) => letter.urls[0]?.failure?.code === 'ERR_CIRCUIT_OPEN')
+    expect(held.filter((letter) => letter.urls[0]?.attempts === 0).length).toBeGreaterThanOrEqual(4)
+    for (const letter of held) {
+      expect(letter.urls[0]?.failure?.cause).toMatch(/^Could not reach http:\/\/127\.0\.0\.1:\d+\/in \(.*ECONNREFUSED/)
+      expect(letter.reason).toMatch(
+        /: ERR_CIRCUIT_OPEN \(Could not reach http:\S+ \(connect ECONNREFUSED [\d.:]+\)\.\)$/,
+      )
+    }
+  })
+
   it("shares each URL's breaker between workers: one opened by a worker holds back another that never failed there", async () => {
     const name = `isolation-${++queues}`
     const down = await startSink(() => ({ status: 503 }))

@@ -351,6 +351,26 @@ describe.runIf(withRedis)('a worker beside a black-holed URL', () => {
   })
 })
 
+describe.runIf(withRedis)('a worker closed at once', () => {
+  it('before it is ready, reports nothing: a start cut short by close() is no error', async () => {
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => undefined)
+    try {
+      for (const settings of [{ webhooks: [{ url: 'http://127.0.0.1:9/' }] }, {}]) {
+        const worker = new WebhookWorker(settings, {
+          connection: { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null },
+          name: 'closed-at-once',
+        })
+        await worker.close()
+        // ready() settles after the start's own failure handler has run: nothing is left to report.
+        await worker.ready().catch(() => undefined)
+      }
+      expect(logged).not.toHaveBeenCalled()
+    } finally {
+      logged.mockRestore()
+    }
+  })
+})
+
 describe.runIf(withRedis)('a queue that cannot store', () => {
   it('refuses enqueue() at once after close(), with ERR_CLOSED, not a timeout that blames Redis', async () => {
     const producer = new WebhookQueue({ connection: { host: '127.0.0.1', port: redis.port }, name: 'closed-queue' })

@@ -216,6 +216,45 @@ describe.runIf(redis.available)('SharedBreakers', () => {
     expect(left).toBeGreaterThan(ttl - 1_000)
   })
 
+  it('tells every worker what opened a breaker: its code, status and cause, as one bounded line', async () => {
+    const { a, b } = queueOf()
+    const refused = {
+      code: 'ERR_NETWORK' as const,
+      cause: new Error(`connect ECONNREFUSED\n\u001b[31m127.0.0.1:9 ${'x'.repeat(300)}`),
+    }
+    a.breakers.open(URL_A, 10_000, refused)
+    expect(a.breakers.openedBy(URL_A)).toBe(refused)
+    a.breakers.open(URL_B, 10_000, { code: 'ERR_HTTP_STATUS', status: 503 })
+    await expect.poll(async () => (await b.breakers.read(URL_B)) !== undefined).toBe(true)
+    expect(b.breakers.openedBy(URL_B)).toEqual({ code: 'ERR_HTTP_STATUS', status: 503 })
+    expect(await b.breakers.read(URL_A)).toBeDefined()
+    const told = b.breakers.openedBy(URL_A)
+    expect(told?.code).toBe('ERR_NETWORK')
+    const text = (told?.cause as Error | undefined)?.message
+    expect(text).toMatch(/^connect ECONNREFUSED \[31m127\.0\.0\.1:9 x+$/)
+    expect(text).toHaveLength(200)
+  })
+
+  it.each([
+    ['a time alone, as an earlier version writes it', ''],
+    ['a failure that is not JSON', ' {"code":'],
+    ['a code no answer can open a breaker with', ' {"code":"ERR_CLOSED"}'],
+    ['JSON that is not an object', ' 42'],
+  ])('reads an opening with %s as open, with nothing known of what opened it', async (_, rest) => {
+    const { key, b } = queueOf()
+    await redis.raw.set(key(URL_A), `${(await redisNow()) + 5_000}${rest}`)
+    expect(await b.breakers.read(URL_A)).toBeDefined()
+    expect(b.breakers.openedBy(URL_A)).toBeUndefined()
+    expect(await b.breakers.claimProbe(URL_A)).toMatchObject({ claimed: false })
+  })
+
+  it('keeps a status only when it is a whole number', async () => {
+    const { key, b } = queueOf()
+    await redis.raw.set(key(URL_A), `${(await redisNow()) + 5_000} {"code":"ERR_HTTP_STATUS","status":"503","cause":7}`)
+    expect(await b.breakers.read(URL_A)).toBeDefined()
+    expect(b.breakers.openedBy(URL_A)).toEqual({ code: 'ERR_HTTP_STATUS' })
+  })
+
   it('reads its own opening back as the time it gave it', async () => {
     const { clock, key, a } = queueOf()
     a.breakers.open(URL_A, 10_000)

@@ -13,6 +13,7 @@ import {
   type UrlPolicyRules,
 } from '../../src/webhook/delivery/url-policy.js'
 import type { WebhookResponse } from '../../src/webhook/network/transport.js'
+import type { AttemptFailure } from '../../src/webhook/delivery/failure.js'
 
 const answer = (status: number): WebhookResponse => ({ ok: true, status, retryAfter: null })
 const broken = (failure: 'timeout' | 'network' | 'tls' | 'blocked'): WebhookResponse => ({
@@ -79,11 +80,13 @@ describe('UrlPolicy', () => {
     admitted(policy.admit())
     policy.answered('attempt', broken('tls'))
     expect(policy.circuit).toBe('open')
-    expect(admitted(policy.admit())).toEqual({ kind: 'wait', held: 'breaker', until: 2_000 })
+    // What opened it, as a URL that ends held is said to have failed with.
+    const openedBy = { code: 'ERR_TLS_CERTIFICATE', cause: new Error('tls') }
+    expect(admitted(policy.admit())).toEqual({ kind: 'wait', held: 'breaker', until: 2_000, openedBy })
     clock.now = 2_000
     expect(admitted(policy.admit())).toEqual({ kind: 'probe' })
     // The probe is out: others wait for at most a cool-down, and no longer than an attempt takes.
-    expect(admitted(policy.admit())).toEqual({ kind: 'wait', held: 'breaker', until: 3_000 })
+    expect(admitted(policy.admit())).toEqual({ kind: 'wait', held: 'breaker', until: 3_000, openedBy })
     policy.answered('probe', answer(204))
     expect(states).toEqual(['open', 'half-open', 'closed'])
     expect(policy.inFlight).toBe(0)
@@ -106,7 +109,12 @@ describe('UrlPolicy', () => {
     expect(policy.inFlight).toBe(1)
     policy.answered('attempt', answer(500))
     // Open: the breaker answers before the rate is asked.
-    expect(admitted(policy.admit())).toEqual({ kind: 'wait', held: 'breaker', until: 2_000 })
+    expect(admitted(policy.admit())).toEqual({
+      kind: 'wait',
+      held: 'breaker',
+      until: 2_000,
+      openedBy: { code: 'ERR_HTTP_STATUS', status: 500 },
+    })
     clock.now = 2_000
     // Half-open with no token yet: the probe goes back with the slot...
     expect(admitted(policy.admit())).toEqual({ kind: 'wait', held: 'rate', waitMs: 1_000 })
@@ -171,7 +179,12 @@ describe('UrlPolicy', () => {
         }),
     )
     policy.answered('attempt', answer(503))
-    expect(await later).toEqual({ kind: 'wait', held: 'breaker', until: 2_000 })
+    expect(await later).toEqual({
+      kind: 'wait',
+      held: 'breaker',
+      until: 2_000,
+      openedBy: { code: 'ERR_HTTP_STATUS', status: 503 },
+    })
     expect(policy.inFlight).toBe(0)
   })
 
@@ -186,22 +199,27 @@ describe('UrlPolicy', () => {
         return remote
       },
       claimProbe: async () => claim,
-      open: (_url, coolDownMs) => told.push(`open ${coolDownMs}`),
+      open: (_url, coolDownMs, openedBy) => told.push(`open ${coolDownMs} ${JSON.stringify(openedBy)}`),
       close: () => told.push('close'),
+      openedBy: () => remoteCause,
     }
+    let remoteCause: AttemptFailure | undefined = { code: 'ERR_NETWORK', cause: new Error('ECONNREFUSED') }
     const { policy, clock, states } = policyOf({ shared })
     const first = policy.admit()
     expect(first).toBeInstanceOf(Promise)
-    expect(await first).toEqual({ kind: 'wait', held: 'breaker', until: 1_500 })
+    // Another process opened it: what opened it is the other's, as read.
+    expect(await first).toEqual({ kind: 'wait', held: 'breaker', until: 1_500, openedBy: remoteCause })
     clock.now = 1_500
+    remoteCause = undefined
     // Another worker's probe failed and opened it again: followed, not shared back.
-    expect(await policy.admit()).toEqual({ kind: 'wait', held: 'breaker', until: 9_000 })
+    expect(await policy.admit()).toEqual({ kind: 'wait', held: 'breaker', until: 9_000, openedBy: undefined })
     clock.now = 9_000
     remote = 9_000
     claim = { claimed: true, openUntil: undefined }
     expect(await policy.admit()).toEqual({ kind: 'probe' })
     policy.answered('probe', answer(500))
-    expect(told).toEqual(['open 1000'])
+    // Shared with what opened it.
+    expect(told).toEqual(['open 1000 {"code":"ERR_HTTP_STATUS","status":500}'])
     expect(states).toEqual(['open', 'half-open', 'open', 'half-open', 'open'])
   })
 })

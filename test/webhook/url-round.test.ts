@@ -244,6 +244,28 @@ describe('runUrlRound', () => {
     expect(timeout?.failure).not.toHaveProperty('status')
   })
 
+  it("names the failure that opened the breaker beside ERR_CIRCUIT_OPEN, where the lanes know it, over the URL's own last one; a URL never tried too", async () => {
+    const { clock, rules, state, attempt } = worldOf('each', 5_000, 2)
+    await runUrlRound(
+      state,
+      rules,
+      (target) => (target.endpoint === 0 ? attempt()(target) : wait(START + 100, false)),
+      () => Promise.resolve(answer(500)),
+    )
+    clock.now = START + 5_000
+    const refused = new Error('connect ECONNREFUSED 127.0.0.1:9')
+    await runUrlRound(
+      state,
+      rules,
+      () => Promise.resolve({ kind: 'wait', until: START + 9_000, breaker: true, openedBy: { cause: refused } }),
+      () => Promise.resolve(answer(200)),
+    )
+    const [tried, never] = state.targets
+    expect(tried?.failure).toEqual({ code: 'ERR_CIRCUIT_OPEN', cause: refused })
+    expect(never?.failure).toEqual({ code: 'ERR_CIRCUIT_OPEN', cause: refused })
+    expect(never?.attempts).toBe(0)
+  })
+
   it('fails a URL never tried with ERR_BACKLOG_FULL when the window ends while its slots are taken; one tried keeps its failure', async () => {
     const { clock, rules, state, attempt } = worldOf('each', 5_000, 2)
     await runUrlRound(

@@ -29,6 +29,12 @@ function lanesOf(rules: Partial<WorkerLaneRules> = {}, clock = { now: 1_000_000 
 type Sent = Extract<Admission, { kind: 'attempt' | 'probe' }> & { done(failed: boolean): void }
 const answer = (status: number): WebhookResponse => ({ ok: true, status, retryAfter: null })
 /** An admission to send, with `done`: answered by a 503 (failed) or a 200. */
+/** What opened a breaker that `done(true)` opened (a 503 at URL `a`), as a held job is told. */
+const OPENED_BY_503 = {
+  status: 503,
+  cause: expect.objectContaining({ name: 'WebhookError', code: 'ERR_HTTP_STATUS', message: 'a answered HTTP 503.' }),
+}
+
 const sent = (admission: Admission): Sent => {
   if (admission.kind === 'wait') throw new Error(`expected to be sent, got a wait until ${admission.until}`)
   return { ...admission, done: (failed) => admission.answered(answer(failed ? 503 : 200), true) }
@@ -133,12 +139,14 @@ describe('WorkerLanes', () => {
     })
     for (let failure = 0; failure < 3; failure++) sent(await lanes.admit('a')).done(true)
     expect(states).toEqual(['open'])
-    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 2_000, breaker: true })
+    // What opened it, as the error a dead letter names beside ERR_CIRCUIT_OPEN.
+    const openedBy = OPENED_BY_503
+    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 2_000, breaker: true, openedBy })
     clock.now += 2_000
     const probe = sent(await lanes.admit('a'))
     expect(probe.kind).toBe('probe')
     // The probe is out: others wait a cool-down at most, not a timeout.
-    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 2_000, breaker: true })
+    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 2_000, breaker: true, openedBy })
     probe.done(false)
     expect(states).toEqual(['open', 'half-open', 'closed'])
     expect((await lanes.admit('a')).kind).toBe('attempt')
@@ -166,6 +174,7 @@ describe('WorkerLanes', () => {
       claimProbe: async () => ({ claimed: true }),
       open: () => undefined,
       close: () => undefined,
+      openedBy: () => undefined,
     } as unknown as WorkerLaneRules['shared']
     const { lanes, clock } = lanesOf({
       slotsPerUrl: 1,
@@ -231,6 +240,7 @@ describe('WorkerLanes.admitNow', () => {
       },
       open: () => undefined,
       close: () => undefined,
+      openedBy: () => undefined,
     } as unknown as WorkerLaneRules['shared']
     const { lanes, clock, states } = lanesOf({
       breaker: { ...BREAKER_DEFAULTS, failures: 1, coolDownMs: 1_000 },
@@ -284,6 +294,7 @@ describe('WorkerLanes, the rest of their contract', () => {
         remote = undefined
         told.push('close')
       },
+      openedBy: () => undefined,
     } as unknown as NonNullable<WorkerLaneRules['shared']>
     return { shared, told }
   }
@@ -298,9 +309,14 @@ describe('WorkerLanes, the rest of their contract', () => {
     sent(await lanes.admit('a')).done(true)
     clock.now += 1_000
     // Another worker probes: held for a cool-down at most.
-    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 1_000, breaker: true })
+    expect(await lanes.admit('a')).toEqual({
+      kind: 'wait',
+      until: clock.now + 1_000,
+      breaker: true,
+      openedBy: OPENED_BY_503,
+    })
     // Another worker's probe failed: open until when it says.
-    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: 1_005_000, breaker: true })
+    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: 1_005_000, breaker: true, openedBy: OPENED_BY_503 })
     expect(states).toEqual(['open', 'half-open', 'open'])
     clock.now = 1_005_000
     expect((await lanes.admit('a')).kind).toBe('probe')
@@ -345,7 +361,12 @@ describe('WorkerLanes, the rest of their contract', () => {
     sent(await lanes.admit('a')).done(true)
     // Cool-down over at once: this one probes; the next is held while it is out, not sent straight back.
     expect((await lanes.admit('a')).kind).toBe('probe')
-    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + LANE_WAIT_MS, breaker: true })
+    expect(await lanes.admit('a')).toEqual({
+      kind: 'wait',
+      until: clock.now + LANE_WAIT_MS,
+      breaker: true,
+      openedBy: OPENED_BY_503,
+    })
   })
 
   it('holds a job for what is left of an open cool-down, spread by up to as much again', async () => {
@@ -355,7 +376,12 @@ describe('WorkerLanes, the rest of their contract', () => {
     })
     sent(await lanes.admit('a')).done(true)
     clock.now += 500
-    expect(await lanes.admit('a')).toEqual({ kind: 'wait', until: clock.now + 2_250, breaker: true })
+    expect(await lanes.admit('a')).toEqual({
+      kind: 'wait',
+      until: clock.now + 2_250,
+      breaker: true,
+      openedBy: OPENED_BY_503,
+    })
   })
 
   it('waits for a slot when the attempts out take exactly the wait for a slot, and not a moment more', async () => {

@@ -2,11 +2,17 @@ import type { Endpoint } from '../network/endpoint.js'
 import type { DeliveryState, TargetState } from '../delivery/state.js'
 import type { WebhookErrorCode } from '../delivery/webhook-error.js'
 import { whyNotDestinationId } from '../delivery/destination-record.js'
+import { causeText } from '../delivery/failure.js'
 
-/** A failure as Redis keeps it: code and status, without the in-memory cause. */
+/**
+ * A failure as Redis keeps it: code and status, without the in-memory cause; for
+ * `ERR_CIRCUIT_OPEN`, the failure that opened the breaker, as one line (`cause`).
+ */
 export interface StoredFailure {
   readonly code: WebhookErrorCode
   readonly status?: number
+  /** With `ERR_CIRCUIT_OPEN`: what the URL failed with, e.g. `https://… answered HTTP 503.` */
+  readonly cause?: string
 }
 
 /** A URL's state as Redis keeps it, with the URL itself so dead letters describe themselves. */
@@ -79,6 +85,9 @@ export function storeState(state: DeliveryState<Endpoint>): StoredState {
       failure: target.failure && {
         code: target.failure.code,
         ...(target.failure.status === undefined ? {} : { status: target.failure.status }),
+        ...(target.failure.code === 'ERR_CIRCUIT_OPEN' && target.failure.cause !== undefined
+          ? { cause: causeText(target.failure.cause) }
+          : {}),
       },
     })),
   }

@@ -1,5 +1,7 @@
 import { MAX_TIMER_MS } from '../../core/timers.js'
 import { UNREAD, type SharedCircuit } from '../delivery/url-policy.js'
+import { causeText, MAX_CAUSE_TEXT, type AttemptFailure } from '../delivery/failure.js'
+import type { WebhookErrorCode } from '../delivery/webhook-error.js'
 import { UrlKeys } from './url-keys.js'
 import { REDIS_NOW } from './redis-now.js'
 
@@ -23,29 +25,45 @@ const SANE_MS = 2 * MAX_TIMER_MS
 const SANE = `(opened == opened and opened <= now + ${SANE_MS} and opened >= now - ${SANE_MS})`
 
 /**
- * Opens the breaker for ARGV[1] ms: KEYS[1] holds until when, on Redis's clock, and lives ARGV[2]
- * ms longer, so that the URL stays held while it is probed; the probe of the cool-down before
- * (KEYS[2]) is over. Returns what it wrote: the opening, as {@link READ} will read it.
+ * A breaker's key holds until when it is open, on Redis's clock, then (after a space, when known)
+ * the failure that opened it as JSON. Here the opening and the failure are taken apart.
+ */
+const PARSE = `
+local value = redis.call('GET', KEYS[1])
+local opened, openedBy = nil, ''
+if value then
+  local head, rest = string.match(value, '^(%S*) ?(.*)$')
+  opened = tonumber(head or '')
+  openedBy = rest or ''
+end
+`
+
+/**
+ * Opens the breaker for ARGV[1] ms: KEYS[1] holds until when, on Redis's clock, and what opened
+ * it (ARGV[3], '' when unknown), and lives ARGV[2] ms longer, so that the URL stays held while it
+ * is probed; the probe of the cool-down before (KEYS[2]) is over. Returns what it wrote: the
+ * opening, as {@link READ} will read it.
  */
 const OPEN = `${REDIS_NOW}
 local opening = string.format('%.0f', now + tonumber(ARGV[1]))
-redis.call('SET', KEYS[1], opening, 'PX', tonumber(ARGV[1]) + tonumber(ARGV[2]))
+local value = opening
+if ARGV[3] ~= '' then value = opening .. ' ' .. ARGV[3] end
+redis.call('SET', KEYS[1], value, 'PX', tonumber(ARGV[1]) + tonumber(ARGV[2]))
 redis.call('DEL', KEYS[2])
 return opening
 `
 
 /**
- * Where the breaker stands: nil when nobody holds it open, else what the key holds (the opening,
- * unchanged until another) and how many ms it is still open for (0 or less: its cool-down is
- * over, and the URL is being probed). A key that does not hold a time, or not a sane one (see
- * {@link SANE_MS}), reads as nil; the probe's claim reads it as no opening either.
+ * Where the breaker stands: nil when nobody holds it open, else the opening (unchanged until
+ * another), how many ms it is still open for (0 or less: its cool-down is over, and the URL is
+ * being probed) and what opened it ('' when unknown). A key that does not hold a time, or not a
+ * sane one (see {@link SANE_MS}), reads as nil; the probe's claim reads it as no opening either.
  */
-const READ = `
-local opened = tonumber(redis.call('GET', KEYS[1]) or '')
+const READ = `${PARSE}
 if not opened then return nil end
 ${REDIS_NOW}
 if not ${SANE} then return nil end
-return {string.format('%.0f', opened), opened - now}
+return {string.format('%.0f', opened), opened - now, openedBy}
 `
 
 /**
@@ -53,8 +71,8 @@ return {string.format('%.0f', opened), opened - now}
  * reading is a second old must not probe a URL another worker's failed probe has just reopened.
  * Returns 0 (claimed), -1 (another worker probes) or how many ms the breaker is still open for.
  */
-const CLAIM = `
-local opened = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+const CLAIM = `${PARSE}
+opened = opened or 0
 ${REDIS_NOW}
 if not ${SANE} then opened = 0 end
 if opened > now then return opened - now end
@@ -71,6 +89,8 @@ interface Reading {
   opening: string | undefined
   /** Until when it is open, on this worker's clock; `undefined`: nobody holds it open. */
   openUntil: number | undefined
+  /** The failure that opened it, where the key says. */
+  openedBy: AttemptFailure | undefined
   readAt: number
   /** The read under way, if one is. */
   reading: Promise<void> | undefined
@@ -141,7 +161,13 @@ export class SharedBreakers implements SharedCircuit {
   async #firstReading(url: string): Promise<number | undefined> {
     let reading = this.#readings.get(url)
     if (reading === undefined) {
-      reading = { opening: undefined, openUntil: undefined, readAt: Number.NEGATIVE_INFINITY, reading: undefined }
+      reading = {
+        opening: undefined,
+        openUntil: undefined,
+        openedBy: undefined,
+        readAt: Number.NEGATIVE_INFINITY,
+        reading: undefined,
+      }
       this.#readings.set(url, reading)
     }
     // Never read (or the reads failed): whoever asks waits for an answer, not only the first to ask.
@@ -159,13 +185,15 @@ export class SharedBreakers implements SharedCircuit {
           if (!Array.isArray(answer)) {
             reading.opening = undefined
             reading.openUntil = undefined
+            reading.openedBy = undefined
             return
           }
-          const [opening, left] = answer as [string, number]
+          const [opening, left, openedBy] = answer as [string, number, string]
           // The same opening as last read keeps the same time: a round trip's jitter is no news.
           if (opening === reading.opening) return
           reading.opening = opening
           reading.openUntil = now + Number(left)
+          reading.openedBy = readOpenedBy(openedBy)
         },
         (error: unknown) => this.#failed(error as Error),
       )
@@ -176,14 +204,18 @@ export class SharedBreakers implements SharedCircuit {
   }
 
   /**
-   * Tells every worker that `url`'s breaker is open for `coolDownMs`. The key outlives the
+   * Tells every worker that `url`'s breaker is open for `coolDownMs`, and what opened it (its
+   * code, status and cause's text), where known. The key outlives the
    * cool-down by the time a few probes take, so that the URL stays held while it is probed.
    */
-  open(url: string, coolDownMs: number): void {
-    const reading = this.#remember(url, this.#now() + coolDownMs)
+  open(url: string, coolDownMs: number, openedBy?: AttemptFailure): void {
+    const reading = this.#remember(url, this.#now() + coolDownMs, openedBy)
     const key = this.#keys.of(url)
+    const told = openedBy === undefined ? '' : writeOpenedBy(openedBy)
     this.#store()
-      .then((store) => store.eval(OPEN, 2, key, `${key}:probe`, coolDownMs, this.#coolDownMs + 4 * this.#timeoutMs))
+      .then((store) =>
+        store.eval(OPEN, 2, key, `${key}:probe`, coolDownMs, this.#coolDownMs + 4 * this.#timeoutMs, told),
+      )
       .then((opening) => {
         // Its own opening, when read back, keeps the time this worker gave it.
         reading.opening = String(opening)
@@ -223,10 +255,49 @@ export class SharedBreakers implements SharedCircuit {
     }
   }
 
+  /** The failure that opened `url`'s shared breaker, as last read or written here; `undefined` when not known. */
+  openedBy(url: string): AttemptFailure | undefined {
+    return this.#readings.get(url)?.openedBy
+  }
+
   /** What this worker decided or was told, as a reading of now (the next read in the background is a refresh away). */
-  #remember(url: string, openUntil: number | undefined): Reading {
-    const reading: Reading = { opening: undefined, openUntil, readAt: this.#now(), reading: undefined }
+  #remember(url: string, openUntil: number | undefined, openedBy?: AttemptFailure): Reading {
+    const reading: Reading = { opening: undefined, openUntil, openedBy, readAt: this.#now(), reading: undefined }
     this.#readings.set(url, reading)
     return reading
+  }
+}
+
+/** The codes of answers that count against a breaker: all that a key may say opened one. */
+const OPENING_CODES: ReadonlySet<string> = new Set<WebhookErrorCode>([
+  'ERR_HTTP_STATUS',
+  'ERR_TIMEOUT',
+  'ERR_NETWORK',
+  'ERR_TLS_CERTIFICATE',
+])
+
+/** What opened a breaker, as its key keeps it: the code, the status, the cause's text. */
+function writeOpenedBy({ code, status, cause }: AttemptFailure): string {
+  return JSON.stringify({ code, status, cause: cause === undefined ? undefined : causeText(cause) })
+}
+
+/**
+ * What opened a breaker, read back from its key: anything with Redis access can write the key,
+ * so what is not such a failure reads as unknown.
+ */
+function readOpenedBy(text: string): AttemptFailure | undefined {
+  let read: unknown
+  try {
+    read = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  if (typeof read !== 'object' || read === null) return undefined
+  const { code, status, cause } = read as Record<string, unknown>
+  if (typeof code !== 'string' || !OPENING_CODES.has(code)) return undefined
+  return {
+    code: code as WebhookErrorCode,
+    ...(Number.isInteger(status) ? { status: status as number } : {}),
+    ...(typeof cause === 'string' ? { cause: new Error(cause.slice(0, MAX_CAUSE_TEXT)) } : {}),
   }
 }

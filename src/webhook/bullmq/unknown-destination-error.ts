@@ -3,7 +3,7 @@ import { EventwireError } from '../../core/errors/eventwire-error.js'
 /**
  * Thrown (as a rejection of `WebhookQueue.enqueue()` or `enqueueBulk()`) for a destination id the
  * registry does not hold, or holds in a form eventwire cannot read: nothing was stored. Add the
- * destination first (`queue.destinations.set()`, `eventwire destinations set`).
+ * destination first (`queue.destinations.set()`).
  *
  * @example
  * ```ts
@@ -25,7 +25,7 @@ export class UnknownDestinationError extends EventwireError<'ERR_UNKNOWN_DESTINA
     super(
       'ERR_UNKNOWN_DESTINATION',
       problem === undefined
-        ? `No destination ${JSON.stringify(destination)} in the registry: nothing was stored. Add it first (queue.destinations.set(), or \`eventwire destinations set\`), or check the id.`
+        ? `No destination ${JSON.stringify(destination)} in the registry: nothing was stored. Add it first with queue.destinations.set(), or check the id.`
         : `Destination ${JSON.stringify(destination)} in the registry cannot be read: ${problem}. Nothing was stored; set the destination again.`,
     )
     this.destination = destination

@@ -4,6 +4,7 @@ import type { Admission } from '../delivery/url-round.js'
 import { UrlPolicy, type Admission as PolicyAdmission, type Permit } from '../delivery/url-policy.js'
 import type { SharedBreakers } from './shared-breakers.js'
 import type { SharedRates } from './shared-rates.js'
+import { toWebhookError } from '../delivery/failure.js'
 
 /**
  * How long a job waits for a slot of a URL whose attempts end quickly (ms). Past that, or at once
@@ -94,7 +95,7 @@ export interface WorkerLaneRules {
   readonly circuit: (url: string, state: CircuitState) => void
   readonly now: () => number
   /** The breakers every worker of the queue shares, if any: followed, written on change, and who probes. */
-  readonly shared?: Pick<SharedBreakers, 'known' | 'read' | 'claimProbe' | 'open' | 'close'> | undefined
+  readonly shared?: Pick<SharedBreakers, 'known' | 'read' | 'claimProbe' | 'open' | 'close' | 'openedBy'> | undefined
   /** `ratePerUrl` for every worker of the queue together, if set. */
   readonly rates?: Pick<SharedRates, 'take' | 'interval'> | undefined
   /** In [0, 1): spreads the return of jobs that left the same URL at the same moment. */
@@ -172,6 +173,11 @@ export class WorkerLanes {
           kind: 'wait',
           until: this.#spread(now, Math.max(admission.until - now, LANE_WAIT_MS)),
           breaker: true,
+          openedBy: admission.openedBy && {
+            status: admission.openedBy.status,
+            // The error a dead letter names beside ERR_CIRCUIT_OPEN: `https://… answered HTTP 503.`
+            cause: toWebhookError(admission.openedBy, { url: lane.policy.url, timeoutMs: this.#rules.timeoutMs }),
+          },
         }
       case 'slots':
         return { kind: 'wait', until: this.#returnTime(lane, now), breaker: false }

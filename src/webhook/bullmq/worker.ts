@@ -1,5 +1,6 @@
 import { DelayedError, UnrecoverableError, WaitingError, type ConnectionOptions, type Job } from 'bullmq'
 import { describeError } from '../../core/describe-error.js'
+import { causeText } from '../delivery/failure.js'
 import { timeoutOption } from '../../core/option-checks.js'
 import { MAX_TIMER_MS, setUnrefTimeout } from '../../core/timers.js'
 import { closeWithin } from './close-within.js'
@@ -313,8 +314,11 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       accepted: () => this.#resume(),
     })
     this.#started = this.#start()
-    // The outcome is reported as 'error' and by ready(); nothing else waits for it.
-    this.#started.catch((error: unknown) => this.#reportError(error as Error))
+    // The outcome is reported as 'error' and by ready(); nothing else waits for it. A start cut
+    // short by close() (its connection closed under it) is no news.
+    this.#started.catch((error: unknown) => {
+      if (this.#closing === undefined) this.#reportError(error as Error)
+    })
   }
 
   async #start(): Promise<void> {
@@ -672,13 +676,6 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   }
 }
 
-/** C0 and C1 control characters, runs of them: a cause's text comes from the network. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]+/g
-
-/** Most characters of a failure's cause a dead letter keeps. */
-const MAX_CAUSE = 200
-
 /**
  * Why a URL failed, as a dead letter keeps it: the code, the status, and the cause's text
  * (`connect ECONNREFUSED 127.0.0.1:8790`), bounded and without control characters, since it came
@@ -687,6 +684,6 @@ const MAX_CAUSE = 200
 function reasonAt(url: WebhookUrlResult): string {
   const status = url.lastStatus ? ` ${url.lastStatus}` : ''
   const cause = url.lastError?.cause
-  const text = cause === undefined ? '' : ` (${describeError(cause).replace(CONTROL, ' ').slice(0, MAX_CAUSE)})`
+  const text = cause === undefined ? '' : ` (${causeText(cause)})`
   return `${url.url}: ${url.lastError?.code ?? url.status}${status}${text}`
 }

@@ -14,6 +14,23 @@ export interface AttemptFailure {
   readonly callback?: 'backoff' | 'signer'
 }
 
+/** C0 and C1 control characters and bidirectional overrides, runs of them: a cause's text comes from the network. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]+/g
+
+/** Most characters of a failure's cause kept in Redis, a dead letter or a log. */
+export const MAX_CAUSE_TEXT = 200
+
+/**
+ * A failure's cause as one line to keep (`connect ECONNREFUSED 127.0.0.1:8790`): bounded and
+ * without control characters, since it came from the network and is shown in dashboards and logs.
+ */
+export function causeText(cause: unknown): string {
+  // Our own errors' messages name their cause already (`Could not reach … (connect ECONNREFUSED …).`).
+  const text = cause instanceof WebhookError ? cause.message : describeError(cause)
+  return text.replace(CONTROL, ' ').slice(0, MAX_CAUSE_TEXT)
+}
+
 /**
  * The error a result or a notice carries for a failure at `endpoint`. The endpoint, not the
  * failure, knows the timeout: a failure restored from Redis keeps only its code and status.

@@ -86,6 +86,13 @@ const FAILURE_CODES: Record<TransportFailure, WebhookErrorCode> = {
   blocked: 'ERR_BLOCKED_TARGET',
 }
 
+/** Why an answer that is not a 2xx failed, as a target keeps it. */
+export function attemptFailureOf(response: WebhookResponse): AttemptFailure {
+  return response.ok
+    ? { code: 'ERR_HTTP_STATUS', status: response.status }
+    : { code: FAILURE_CODES[response.failure], cause: response.cause }
+}
+
 /**
  * Records one attempt's response: 2xx delivers; 5xx, 408, 429, timeouts and network errors wait
  * for a retry; the rest fail. The attempt was counted when it was sent (`attempts`: requests sent).
@@ -93,7 +100,7 @@ const FAILURE_CODES: Record<TransportFailure, WebhookErrorCode> = {
 export function recordAttempt(target: TargetState, response: WebhookResponse, now: number): void {
   target.retryAfterMs = undefined
   if (!response.ok) {
-    target.failure = { code: FAILURE_CODES[response.failure], cause: response.cause }
+    target.failure = attemptFailureOf(response)
     // Certificates and blocked addresses do not fix themselves within a retry window.
     if (response.failure === 'tls' || response.failure === 'blocked') target.status = 'failed'
     return
@@ -104,7 +111,7 @@ export function recordAttempt(target: TargetState, response: WebhookResponse, no
     target.failure = undefined
     return
   }
-  target.failure = { code: 'ERR_HTTP_STATUS', status: response.status }
+  target.failure = attemptFailureOf(response)
   // The shared rules (core/retry-policy.ts); the URL waits the longer of this and its backoff.
   if (isRetryableStatus(response.status)) target.retryAfterMs = retryAfterMs(response.retryAfter, now, MAX_TIMER_MS)
   else target.status = 'failed'

@@ -1,6 +1,8 @@
 import type { Clock } from '../../core/clock.js'
 import { CircuitBreaker, type BreakerRules, type CircuitState } from './circuit-breaker.js'
 import type { WebhookResponse } from '../network/transport.js'
+import type { AttemptFailure } from './failure.js'
+import { attemptFailureOf } from './state.js'
 
 /**
  * Whether an answer counts against its URL's breaker: the one rule, for both engines. A breaker
@@ -30,7 +32,13 @@ export type Permit = 'attempt' | 'probe'
  */
 export type Admission =
   | { readonly kind: Permit }
-  | { readonly kind: 'wait'; readonly held: 'breaker'; readonly until: number }
+  | {
+      readonly kind: 'wait'
+      readonly held: 'breaker'
+      readonly until: number
+      /** The failure that opened the breaker, where it is known: what a URL that ends held is said to have failed with. */
+      readonly openedBy: AttemptFailure | undefined
+    }
   | { readonly kind: 'wait'; readonly held: 'rate'; readonly waitMs: number }
   | { readonly kind: 'wait'; readonly held: 'slots' }
 
@@ -49,8 +57,10 @@ export interface SharedCircuit {
   read(url: string): Promise<number | undefined>
   /** Whether this process may send the one probe of the cool-down; `openUntil` when another's failed probe opened it again. */
   claimProbe(url: string): Promise<{ readonly claimed: boolean; readonly openUntil?: number | undefined }>
-  /** This process's breaker opened, for `coolDownMs`. */
-  open(url: string, coolDownMs: number): void
+  /** This process's breaker opened, for `coolDownMs`, after `openedBy`. */
+  open(url: string, coolDownMs: number, openedBy: AttemptFailure | undefined): void
+  /** The failure that opened the shared breaker, as last read, where it is known. */
+  openedBy(url: string): AttemptFailure | undefined
   /** This process's breaker closed. */
   close(url: string): void
 }
@@ -106,6 +116,9 @@ export class UrlPolicy {
   readonly #own: (state: CircuitState) => void
   /** Tells a change followed from the shared breaker (not shared back). */
   readonly #followed: (state: CircuitState) => void
+  /** The last answer that counted against the breaker, and the one that last opened it (this process's own). */
+  #lastFailure: AttemptFailure | undefined
+  #openedBy: AttemptFailure | undefined
 
   constructor(url: string, rules: UrlPolicyRules) {
     this.url = url
@@ -114,8 +127,10 @@ export class UrlPolicy {
     this.#followed = (state) => rules.circuit(url, state)
     this.#own = (state) => {
       rules.circuit(url, state)
-      if (state === 'open') rules.shared?.open(url, (rules.breaker as BreakerRules).coolDownMs)
-      else if (state === 'closed') rules.shared?.close(url)
+      if (state === 'open') {
+        this.#openedBy = this.#lastFailure
+        rules.shared?.open(url, (rules.breaker as BreakerRules).coolDownMs, this.#openedBy)
+      } else if (state === 'closed') rules.shared?.close(url)
     }
   }
 
@@ -229,7 +244,8 @@ export class UrlPolicy {
       breaker.state === 'open'
         ? breaker.openUntil
         : this.#rules.now() + Math.min((this.#rules.breaker as BreakerRules).coolDownMs, this.#rules.timeoutMs)
-    return { kind: 'wait', held: 'breaker', until }
+    // Another process's opening, where the breaker is shared: it says what the URL did most lately.
+    return { kind: 'wait', held: 'breaker', until, openedBy: this.#rules.shared?.openedBy(this.url) ?? this.#openedBy }
   }
 
   /**
@@ -238,7 +254,13 @@ export class UrlPolicy {
    * nobody wanted any more (aborted by the engine): the breaker hears nothing against the URL.
    */
   answered(permit: Permit, response: WebhookResponse, heard = true): void {
-    this.breaker?.record(heard && failsBreaker(response), permit === 'probe', this.#rules.now(), this.#own)
+    const breaker = this.breaker
+    if (breaker !== undefined) {
+      const failed = heard && failsBreaker(response)
+      // Kept for the breaker's sake: the failure that opens it is told beside ERR_CIRCUIT_OPEN.
+      if (failed) this.#lastFailure = attemptFailureOf(response)
+      breaker.record(failed, permit === 'probe', this.#rules.now(), this.#own)
+    }
     this.#free()
   }
 

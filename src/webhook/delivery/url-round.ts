@@ -24,7 +24,16 @@ export type Admission =
       readonly answered: (response: WebhookResponse, heard: boolean) => void
       readonly unused: () => void
     }
-  | { readonly kind: 'wait'; readonly until: number; readonly breaker: boolean }
+  | {
+      readonly kind: 'wait'
+      readonly until: number
+      readonly breaker: boolean
+      /**
+       * With `breaker`, the failure that opened it, where known: what the URL is said to have failed
+       * with (`cause`, and `status` for a status) if the event's window ends while it holds.
+       */
+      readonly openedBy?: { readonly status?: number | undefined; readonly cause: unknown } | undefined
+    }
 
 /**
  * One pass over an event's URLs, each on its own timeline (a worker's round): every URL due now
@@ -36,7 +45,8 @@ export type Admission =
  *
  * `answered` hears of each attempt as its answer is recorded, not at the round's end.
  *
- * A URL whose window ends while its breaker is open fails with `ERR_CIRCUIT_OPEN`; one whose
+ * A URL whose window ends while its breaker is open fails with `ERR_CIRCUIT_OPEN`, its cause the
+ * failure that opened the breaker where the lanes know it (else the URL's last failure); one whose
  * window ends while its slots are taken keeps its last failure, or fails with `ERR_BACKLOG_FULL`
  * when it was never tried.
  */
@@ -59,6 +69,8 @@ export async function runUrlRound<E>(
   const unwanted = rules.mode === 'any' && due.length > 1 ? new AbortController() : undefined
   /** The event has ended at a 2xx (mode 'any'): what is still out changes nothing. */
   let ended = false
+  /** What opened the breaker of each URL held by one, where the lanes know it. */
+  let openedBy: Map<TargetState<E>, NonNullable<(Admission & { kind: 'wait' })['openedBy']>> | undefined
   let inFlight = 0
   await Promise.all(
     due.map(async (target) => {
@@ -72,6 +84,10 @@ export async function runUrlRound<E>(
       if (admission.kind === 'wait') {
         target.dueAt = Math.min(admission.until, state.deadline)
         target.held = admission.breaker ? 'breaker' : 'slots'
+        if (admission.openedBy !== undefined) {
+          openedBy ??= new Map()
+          openedBy.set(target, admission.openedBy)
+        }
         return
       }
       target.held = undefined
@@ -109,9 +125,12 @@ export async function runUrlRound<E>(
     for (const target of pending) {
       target.status = 'failed'
       const last = target.failure
-      const status = last?.status === undefined ? {} : { status: last.status }
-      if (target.held === 'breaker') target.failure = { code: 'ERR_CIRCUIT_OPEN', cause: last?.cause, ...status }
-      else if (
+      if (target.held === 'breaker') {
+        // What opened the breaker says why the URL is held; else the URL's last failure here.
+        const why = openedBy?.get(target) ?? last
+        const status = why?.status === undefined ? {} : { status: why.status }
+        target.failure = { code: 'ERR_CIRCUIT_OPEN', cause: why?.cause, ...status }
+      } else if (
         // Stryker disable next-line ConditionalExpression: a URL never tried was held (a due URL is sent to or held), by its slots if not its breaker.
         target.held === 'slots' &&
         last === undefined

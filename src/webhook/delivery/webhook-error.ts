@@ -31,7 +31,8 @@ export type WebhookErrorCode =
  * - `ERR_BACKLOG_FULL`: `maxPendingPerUrl` deliveries were already waiting for this URL; the
  *   event was not queued for it (its other URLs go on).
  * - `ERR_CIRCUIT_OPEN`: the URL's circuit breaker was open when the event's retry window ended;
- *   `cause` is the URL's last failure.
+ *   `cause` is the URL's last failure (on a BullMQ worker, the failure that opened the breaker,
+ *   as any worker of the queue saw it).
  */
 export class WebhookError extends EventwireError<WebhookErrorCode> {
   /** The URL the attempt went to. */
