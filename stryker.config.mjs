@@ -39,6 +39,8 @@ export default {
     'src/webhook/bullmq/shared-rates.ts',
     'src/webhook/bullmq/redis-clock.ts',
     'src/webhook/bullmq/held-jobs.ts',
+    'src/webhook/bullmq/destination-cache.ts',
+    'src/webhook/delivery/destination-record.ts',
     'src/webhook/network/http1-response.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],

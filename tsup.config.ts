@@ -62,5 +62,8 @@ export default defineConfig([
     // Keep `node:` on built-in imports (tsup strips it by default): Node >= 20 needs no help, and
     // a reader of dist/cli.js sees at a glance that it imports nothing but Node and ky/undici.
     removeNodeProtocol: false,
+    // `destinations` and `dead-letters` load the BullMQ entry by the package's own name, when run:
+    // the other commands start without the optional peers bullmq and ioredis.
+    external: ['eventwire'],
   },
 ])

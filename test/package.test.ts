@@ -127,6 +127,12 @@ describe('package', () => {
     expect(outside).toEqual([])
   })
 
+  it('starts the CLI without the optional peers: dist/cli.js loads bullmq only through the package, when a queue command runs', () => {
+    const bundle = readFileSync(join(root, 'dist/cli.js'), 'utf8')
+    expect(bundle).not.toMatch(/^import\b[^;]*["'](bullmq|ioredis)["']/m)
+    expect(bundle).toContain('"eventwire/webhook/bullmq"')
+  })
+
   it("keeps the CLI on Node's own modules and the library: no package in dependencies only for the CLI", () => {
     const cliFiles = sourceFiles(join(root, 'src/cli'))
     const packages = cliFiles.flatMap((file) =>

@@ -10,6 +10,16 @@ export interface OperandSpec<A extends string> {
   readonly choices: readonly A[]
 }
 
+/** A word after the operand that some of its choices take (`show <id>`), and which those are. */
+export interface ArgumentSpec<A extends string> {
+  readonly name: string
+  readonly description: string
+  /** The operand's choices that take it; the others refuse it. */
+  readonly for: readonly A[]
+  /** Whether those choices may go without it. */
+  readonly optional?: boolean
+}
+
 /** A command: what its help says, what it takes and what it does. */
 export interface CommandSpec<S extends OptionSpecs, A extends string> {
   readonly name: string
@@ -18,10 +28,12 @@ export interface CommandSpec<S extends OptionSpecs, A extends string> {
   /** The paragraph at the top of the command's help. */
   readonly description: string
   readonly operand?: OperandSpec<A>
+  /** A second word, for some of the operand's choices. */
+  readonly argument?: ArgumentSpec<A>
   readonly options: S
   /** Text after the options in help: exit codes, an example. */
   readonly epilog: string
-  run(options: OptionValues<S>, operand: A): Promise<ExitCode>
+  run(options: OptionValues<S>, operand: A, argument: string | undefined): Promise<ExitCode>
 }
 
 /** A command ready to run from its own part of the command line. */
@@ -48,29 +60,38 @@ function describe(option: OptionSpec): string {
 function checkOperands<A extends string>(
   command: string,
   operand: OperandSpec<A> | undefined,
+  argument: ArgumentSpec<A> | undefined,
   operands: readonly string[],
-): A | undefined {
-  const expected = operand === undefined ? 0 : 1
+): { operand: A | undefined; argument: string | undefined } {
+  const [value, second] = operands
+  const takesSecond = argument?.for.includes(value as A) === true
+  const expected = operand === undefined ? 0 : takesSecond ? 2 : 1
   if (operands.length > expected)
     usageError(`too many arguments for '${command}'. Expected ${expected} argument(s) but got ${operands.length}.`)
-  if (operand === undefined) return undefined
-  const [value] = operands
+  if (operand === undefined) return { operand: undefined, argument: undefined }
   if (value === undefined) usageError(`missing required argument '${operand.name}'`)
   if (!(operand.choices as readonly string[]).includes(value)) {
     usageError(`argument '${operand.name}' cannot be '${value}'. Allowed choices are ${operand.choices.join(', ')}.`)
   }
-  return value as A
+  if (takesSecond && second === undefined && argument.optional !== true)
+    usageError(`missing required argument '${argument.name}' for '${value}'`)
+  return { operand: value as A, argument: second }
 }
 
 /** Makes a {@link Command} of a spec: parsing, checks and help, the types of its options kept inside. */
 export function defineCommand<S extends OptionSpecs, A extends string = never>(spec: CommandSpec<S, A>): Command {
-  const usage = `${spec.name} [options]${spec.operand ? ` <${spec.operand.name}>` : ''}`
+  const usage = `${spec.name} [options]${spec.operand ? ` <${spec.operand.name}>` : ''}${spec.argument ? ` [${spec.argument.name}]` : ''}`
   const help = (width: number) => {
     const sections: HelpSection[] = []
     if (spec.operand)
       sections.push({
         title: 'Arguments',
-        rows: [[spec.operand.name, `${spec.operand.description} (one of: ${spec.operand.choices.join(', ')})`]],
+        rows: [
+          [spec.operand.name, `${spec.operand.description} (one of: ${spec.operand.choices.join(', ')})`],
+          ...(spec.argument
+            ? [[spec.argument.name, `${spec.argument.description} (for ${spec.argument.for.join(', ')})`] as const]
+            : []),
+        ],
       })
     sections.push({
       title: 'Options',
@@ -92,9 +113,9 @@ export function defineCommand<S extends OptionSpecs, A extends string = never>(s
         process.stdout.write(help(width))
         return EXIT.ok
       }
-      const operand = checkOperands(spec.name, spec.operand, parsed.operands)
+      const { operand, argument } = checkOperands(spec.name, spec.operand, spec.argument, parsed.operands)
       // parseCommandLine gave each option its spec's value (or left it out, where the type allows undefined).
-      return spec.run(parsed.values as OptionValues<S>, operand as A)
+      return spec.run(parsed.values as OptionValues<S>, operand as A, argument)
     },
   }
 }

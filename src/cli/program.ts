@@ -5,10 +5,12 @@ import { devCommand } from './dev/command.js'
 import { EXIT, type ExitCode } from './exit-codes.js'
 import { formatHelp } from './help.js'
 import { listenCommand } from './listen/command.js'
+import { deadLettersCommand } from './registry/dead-letters-command.js'
+import { destinationsCommand } from './registry/destinations-command.js'
 import { sendCommand } from './send/command.js'
 import { UsageError, usageError } from './usage.js'
 
-const COMMANDS: readonly Command[] = [devCommand, listenCommand, sendCommand]
+const COMMANDS: readonly Command[] = [devCommand, listenCommand, sendCommand, destinationsCommand, deadLettersCommand]
 
 /** Help is wrapped to the terminal, and to 80 columns when it goes to a file or a pipe. */
 function helpWidth(): number {
@@ -20,7 +22,7 @@ function programHelp(): string {
     {
       usage: 'eventwire [options] [command]',
       description:
-        'A local platform for eventwire: an ingest API that forwards to webhooks, a webhook receiver, and one-off calls.',
+        "A local platform for eventwire: an ingest API that forwards to webhooks, a webhook receiver, and one-off calls; and an operator's hand on a durable queue's destinations and dead letters.",
       sections: [
         {
           title: 'Options',

@@ -3,8 +3,12 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { Changes } from './changes.js'
 
-/** Bundled once per test run by test/global-setup.ts. */
-export const CLI_BUNDLE = fileURLToPath(new URL('../../node_modules/.cache/eventwire-test/cli.mjs', import.meta.url))
+/**
+ * Bundled once per test run by test/global-setup.ts: inside the repository, where its package
+ * imports resolve to node_modules, and outside node_modules, where Node resolves `eventwire/...`
+ * to this package's own entries (a self-reference), as from an installed package.
+ */
+export const CLI_BUNDLE = fileURLToPath(new URL('../../.cache/eventwire-test/cli.mjs', import.meta.url))
 
 /** Environment for plain-text assertions: no colours, whatever the CI sets. */
 export function plainEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {

@@ -204,6 +204,47 @@ describe('DestinationCache', () => {
     await expect(cache.get('a')).rejects.toThrow('lost again')
   })
 
+  it('reads a destination once for every get() that asks before the read answers', async () => {
+    registry.set('a', 'https://a.example/')
+    const [first, second] = await Promise.all([cache.get('a'), cache.get('a')])
+    expect(first).toBe(second)
+    expect(registry.reads).toBe(1)
+  })
+
+  it('tells the very first failing look', async () => {
+    registry.fail = new Error('no Redis yet')
+    await expect(cache.get('a')).rejects.toThrow('no Redis yet')
+    await vi.advanceTimersByTimeAsync(REGISTRY_POLL_MS * 2)
+    expect(failures.map((error) => error.message)).toEqual(['no Redis yet'])
+  })
+
+  it('stops looking once closed, also after a look that was under way', async () => {
+    registry.set('a', 'https://a.example/')
+    await cache.get('a')
+    let answer = () => {}
+    let asked = () => {}
+    const underWay = new Promise<void>((resolve) => {
+      asked = resolve
+    })
+    const look = registry.changesSince.bind(registry)
+    // The next look waits to be answered; any after it answers at once.
+    registry.changesSince = async (store, seen) => {
+      registry.changesSince = look
+      const answered = new Promise<void>((resolve) => {
+        answer = resolve
+      })
+      asked()
+      await answered
+      return look(store, seen)
+    }
+    await vi.advanceTimersByTimeAsync(REGISTRY_POLL_MS)
+    await underWay
+    cache.close()
+    answer()
+    await vi.advanceTimersByTimeAsync(REGISTRY_POLL_MS * 4)
+    expect(registry.looks).toBe(2)
+  })
+
   it('stops looking once closed', async () => {
     await cache.get('a')
     cache.close()
@@ -236,6 +277,7 @@ describe('readStored', () => {
     ['not JSON', '{"id":', /does not parse/],
     ['not an object', '[1]', /not a JSON object/],
     ['null', 'null', /not a JSON object/],
+    ['a number', '42', /not a JSON object/],
     [
       'without a version',
       JSON.stringify({ id: 'a', webhooks: [{ url: 'https://a.example/' }], updatedAt: 1 }),

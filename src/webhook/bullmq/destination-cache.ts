@@ -169,7 +169,8 @@ export class DestinationCache<Value> {
     const began = this.#now()
     const changes = await this.#registry.changesSince(await this.#store(), this.#seen ?? 0)
     this.#failing = false
-    if (this.#seen === undefined || changes.forgetAll) this.#values.clear()
+    // The first look asks for every change since 0: each id ever written, so nothing read before it stays.
+    if (changes.forgetAll) this.#values.clear()
     else for (const id of changes.ids) this.#values.delete(id)
     this.#seen = changes.version
     this.#checkedAt = began

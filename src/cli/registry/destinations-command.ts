@@ -1,0 +1,189 @@
+import { readFileSync } from 'node:fs'
+import type { Destination, StoredDestination, WebhookQueue } from '../../webhook/bullmq/index.js'
+import { countArgument } from '../arguments.js'
+import { defineCommand, type Command } from '../command-line.js'
+import { EXIT, type ExitCode } from '../exit-codes.js'
+import type { OptionSpecs, OptionValues } from '../options.js'
+import { escapeControl, writeJsonLine } from '../terminal.js'
+import { usageError } from '../usage.js'
+import { onQueue, REDIS_OPTIONS } from './connect.js'
+
+const ACTIONS = ['list', 'show', 'set', 'disable', 'enable', 'delete'] as const
+type Action = (typeof ACTIONS)[number]
+
+/** Collects each use of a repeatable option. */
+const repeated = (text: string, previous: string[] | undefined): string[] => [...(previous ?? []), text]
+
+const OPTIONS = {
+  ...REDIS_OPTIONS,
+  file: {
+    long: 'file',
+    short: 'f',
+    value: 'path',
+    description: "set: the destination as JSON (as queue.destinations.set() takes it), '-' for standard input",
+  },
+  url: { long: 'url', value: 'url', description: 'set: a receiving URL; repeatable, up to 5', parse: repeated },
+  secret: {
+    long: 'secret',
+    value: 'secret',
+    description: 'set: an X-Signature secret; repeatable for a rotation',
+    parse: repeated,
+  },
+  mode: { long: 'mode', value: 'mode', description: "set: 'any' or 'each'", choices: ['any', 'each'] },
+  ifVersion: {
+    long: 'if-version',
+    value: 'n',
+    description: 'set: write only over this version (0: only a new destination)',
+    parse: (text: string) => countArgument(text),
+  },
+  showSecrets: { long: 'show-secrets', description: 'list, show: print secrets and sensitive header values' },
+} as const satisfies OptionSpecs
+
+type Options = OptionValues<typeof OPTIONS>
+
+/** Header names whose values are credentials: masked unless `--show-secrets`. */
+const SENSITIVE = /auth|token|secret|key|password|cookie|signature/i
+
+/** A destination as printed: secrets and credential headers as `***`, unless asked for. */
+function shown(destination: StoredDestination, showSecrets: boolean | undefined): StoredDestination {
+  if (showSecrets) return destination
+  const mask = (secrets: string | readonly string[] | undefined) =>
+    secrets === undefined ? undefined : Array.isArray(secrets) ? secrets.map(() => '***') : '***'
+  const { sharedSecret, standardSecret, ...rest } = destination
+  return {
+    ...rest,
+    webhooks: destination.webhooks.map(({ url, headers }) =>
+      headers === undefined
+        ? { url }
+        : {
+            url,
+            headers: Object.fromEntries(
+              Object.entries(headers).map(([name, value]) => [name, SENSITIVE.test(name) ? '***' : value]),
+            ),
+          },
+    ),
+    ...(sharedSecret === undefined ? {} : { sharedSecret: mask(sharedSecret) as string | string[] }),
+    ...(standardSecret === undefined ? {} : { standardSecret: mask(standardSecret) as string | string[] }),
+  }
+}
+
+function oneLine(destination: StoredDestination): string {
+  const urls = destination.webhooks.map((webhook) => webhook.url).join(' ')
+  const state = destination.enabled ? 'enabled ' : 'disabled'
+  return escapeControl(`${destination.id}  ${state}  ${destination.mode}  v${destination.version}  ${urls}`)
+}
+
+function print(options: Options, destination: StoredDestination): void {
+  const printed = shown(destination, options.showSecrets)
+  if (options.json) writeJsonLine(process.stdout, printed)
+  // Line by line: the lines' own breaks are the layout, what is in them may come from anyone with Redis access.
+  else process.stdout.write(`${JSON.stringify(printed, null, 2).split('\n').map(escapeControl).join('\n')}\n`)
+}
+
+function absent(id: string): ExitCode {
+  process.stderr.write(`error: no destination ${escapeControl(JSON.stringify(id))} in the registry\n`)
+  return EXIT.failed
+}
+
+/** The destination `set` writes: from `--file`, or from `--url`, `--secret` and `--mode`. */
+function destinationOf(options: Options, id: string): Destination {
+  if (options.file !== undefined) {
+    if (options.url !== undefined || options.secret !== undefined || options.mode !== undefined)
+      usageError('give the destination either with --file or with --url, --secret and --mode, not both')
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(readFileSync(options.file === '-' ? 0 : options.file, 'utf8'))
+    } catch (error) {
+      usageError(`option '--file' could not be read as JSON: ${(error as Error).message}`)
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      usageError("option '--file' must hold one destination, a JSON object")
+    const given = parsed as Record<string, unknown>
+    if (given['id'] !== undefined && given['id'] !== id)
+      usageError(`the file is destination ${JSON.stringify(given['id'])}, not ${JSON.stringify(id)}`)
+    return { ...given, id } as unknown as Destination
+  }
+  if (options.url === undefined) usageError('set needs the destination: --url URL (repeatable) or --file FILE')
+  return {
+    id,
+    webhooks: options.url.map((url) => ({ url })),
+    ...(options.secret === undefined ? {} : { sharedSecret: options.secret }),
+    ...(options.mode === undefined ? {} : { mode: options.mode as 'any' | 'each' }),
+  }
+}
+
+async function act(
+  queue: WebhookQueue,
+  options: Options,
+  action: Action,
+  id: string | undefined,
+  destination: Destination | undefined,
+): Promise<ExitCode> {
+  const registry = queue.destinations
+  switch (action) {
+    case 'list': {
+      const { destinations, unreadable } = await registry.list()
+      for (const destination of destinations) {
+        if (options.json) writeJsonLine(process.stdout, shown(destination, options.showSecrets))
+        else process.stdout.write(`${oneLine(destination)}\n`)
+      }
+      for (const { id: bad, problem } of unreadable) {
+        if (options.json) writeJsonLine(process.stdout, { id: bad, unreadable: problem })
+        else process.stdout.write(`${escapeControl(`${bad}  unreadable: ${problem}`)}\n`)
+      }
+      return EXIT.ok
+    }
+    case 'show': {
+      const destination = await registry.get(id as string)
+      if (destination === undefined) return absent(id as string)
+      print(options, destination)
+      return EXIT.ok
+    }
+    case 'set': {
+      const stored = await registry.set(destination as Destination, { ifVersion: options.ifVersion })
+      print({ ...options, showSecrets: false }, stored)
+      return EXIT.ok
+    }
+    case 'disable':
+    case 'enable': {
+      const stored = await (action === 'disable' ? registry.disable(id as string) : registry.enable(id as string))
+      if (stored === undefined) return absent(id as string)
+      if (options.json)
+        writeJsonLine(process.stdout, { id: stored.id, enabled: stored.enabled, version: stored.version })
+      else
+        process.stdout.write(
+          `${escapeControl(stored.id)}: ${stored.enabled ? 'enabled' : 'disabled'} (version ${stored.version})\n`,
+        )
+      return EXIT.ok
+    }
+    case 'delete': {
+      if (!(await registry.delete(id as string))) return absent(id as string)
+      if (options.json) writeJsonLine(process.stdout, { id, deleted: true })
+      else process.stdout.write(`deleted ${escapeControl(id as string)}\n`)
+      return EXIT.ok
+    }
+  }
+}
+
+/** `eventwire destinations`: the registry of destinations of a queue, from the shell. */
+export const destinationsCommand: Command = defineCommand({
+  name: 'destinations',
+  summary: "list and change the destinations of a queue's registry in Redis",
+  description:
+    'Reads and writes the registry of destinations that producers route to and workers deliver to (docs/destinations.md). Changes reach every producer and worker within a second. Secrets and credential headers print as *** unless --show-secrets.',
+  operand: { name: 'action', description: 'what to do', choices: ACTIONS },
+  argument: { name: 'id', description: 'the destination', for: ['show', 'set', 'disable', 'enable', 'delete'] },
+  options: OPTIONS,
+  epilog:
+    'Exit codes: 0 done, 1 no such destination or Redis failed, 2 bad command line or destination.\n\nExamples:\n  $ eventwire destinations set acme --url https://hooks.acme.example/in --secret s3cret\n  $ eventwire destinations set acme --file acme.json\n  $ eventwire destinations disable acme',
+  run: (options, action, id) => {
+    // Checked before Redis is asked: a wrong command line is known at once.
+    if (
+      action !== 'set' &&
+      (options.file ?? options.url ?? options.secret ?? options.mode ?? options.ifVersion) !== undefined
+    )
+      usageError(`${action} takes none of --file, --url, --secret, --mode, --if-version`)
+    const destination = action === 'set' ? destinationOf(options, id as string) : undefined
+    return onQueue(options, (queue) => act(queue, options, action, id, destination))
+  },
+})

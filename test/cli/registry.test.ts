@@ -1,0 +1,208 @@
+// `eventwire destinations` and `eventwire dead-letters` against a real Redis: what they print, what
+// they change, what they keep from the terminal (secrets, credentials), and their exit codes.
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { WebhookQueue, WebhookWorker } from '../../src/webhook/bullmq/index.js'
+import { plainEnv, runCli } from '../helpers/cli.js'
+import { freePort } from '../helpers/ports.js'
+import { redisForFile } from '../helpers/redis-suite.js'
+
+const redis = redisForFile()
+const open: Array<{ close(): Promise<void> }> = []
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((item) => item.close()))
+})
+let queues = 0
+const folder = mkdtempSync(join(tmpdir(), 'eventwire-registry-'))
+
+describe.runIf(redis.available)('eventwire destinations', () => {
+  /** Runs the command on a queue of its own name; `name` is the queue's. */
+  function cliOn(name: string) {
+    const env = plainEnv({ EVENTWIRE_REDIS: `redis://127.0.0.1:${redis.server.port}` })
+    return (...args: string[]) => runCli([...args, '--name', name], env)
+  }
+  const queueOf = (name: string) => {
+    const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port: redis.server.port }, name })
+    open.push(queue)
+    return queue
+  }
+
+  it('sets, lists, shows, disables, enables and deletes, as the registry then holds them', async () => {
+    const name = `cli-registry-${++queues}`
+    const cli = cliOn(name)
+    const set = await cli(
+      'destinations',
+      'set',
+      'acme',
+      '--url',
+      'https://hooks.acme.example/in',
+      '--secret',
+      'new',
+      '--secret',
+      'old',
+      '--mode',
+      'each',
+    )
+    expect(set.code).toBe(0)
+    expect(JSON.parse(set.stdout)).toMatchObject({
+      id: 'acme',
+      mode: 'each',
+      enabled: true,
+      sharedSecret: ['***', '***'],
+    })
+    const stored = await queueOf(name).destinations.get('acme')
+    expect(stored).toMatchObject({ webhooks: [{ url: 'https://hooks.acme.example/in' }], sharedSecret: ['new', 'old'] })
+
+    expect(await cli('destinations', 'set', 'beta', '--url', 'https://beta.example/')).toMatchObject({ code: 0 })
+    const list = await cli('destinations', 'list')
+    expect(list.stdout.split('\n')).toEqual([
+      `acme  enabled   each  v${stored?.version}  https://hooks.acme.example/in`,
+      expect.stringMatching(/^beta {2}enabled {3}any {2}v\d+ {2}https:\/\/beta\.example\/$/),
+    ])
+    const lines = (await cli('destinations', 'list', '--json')).stdout.split('\n').map((line) => JSON.parse(line))
+    expect(lines.map((line) => line.id)).toEqual(['acme', 'beta'])
+    expect(lines[0].sharedSecret).toEqual(['***', '***'])
+
+    expect(await cli('destinations', 'disable', 'acme')).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^acme: disabled \(version \d+\)$/),
+    })
+    expect((await queueOf(name).destinations.get('acme'))?.enabled).toBe(false)
+    expect(JSON.parse((await cli('destinations', 'enable', 'acme', '--json')).stdout)).toMatchObject({
+      id: 'acme',
+      enabled: true,
+    })
+    expect(await cli('destinations', 'delete', 'beta')).toMatchObject({ code: 0, stdout: 'deleted beta' })
+    expect(await queueOf(name).destinations.get('beta')).toBeUndefined()
+  })
+
+  it('keeps secrets and credential headers off the terminal unless --show-secrets', async () => {
+    const name = `cli-registry-${++queues}`
+    const cli = cliOn(name)
+    const file = join(folder, `${name}.json`)
+    writeFileSync(
+      file,
+      JSON.stringify({
+        webhooks: [
+          {
+            url: 'https://hooks.acme.example/in',
+            headers: { Authorization: 'Bearer t0ken', 'X-Team': 'data', 'X-Api-Key': 'k3y' },
+          },
+        ],
+        standardSecret: `whsec_${Buffer.alloc(24, 1).toString('base64')}`,
+      }),
+    )
+    const set = await cli('destinations', 'set', 'acme', '--file', file)
+    expect(set.code).toBe(0)
+    for (const output of [
+      set.stdout,
+      (await cli('destinations', 'show', 'acme')).stdout,
+      (await cli('destinations', 'list', '--json')).stdout,
+    ]) {
+      expect(output).not.toMatch(/t0ken|k3y|whsec_/)
+      expect(output).toMatch(/"X-Team": ?"data"/)
+    }
+    const shown = JSON.parse((await cli('destinations', 'show', 'acme', '--json', '--show-secrets')).stdout)
+    expect(shown.webhooks[0].headers).toEqual({ Authorization: 'Bearer t0ken', 'X-Team': 'data', 'X-Api-Key': 'k3y' })
+    expect(shown.standardSecret).toMatch(/^whsec_/)
+  })
+
+  it('exits 2 for a destination the registry refuses, naming the field, and writes nothing', async () => {
+    const name = `cli-registry-${++queues}`
+    const cli = cliOn(name)
+    const refused = await cli('destinations', 'set', 'acme', '--url', 'ftp://hooks.acme.example/in')
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain('`destination.webhooks[0].url`: expected a full http:// or https:// URL')
+    const six = ['a', 'b', 'c', 'd', 'e', 'f'].flatMap((host) => ['--url', `https://${host}.example/`])
+    expect((await cli('destinations', 'set', 'acme', ...six)).stderr).toContain('expected 1 to 5 entries, got 6')
+    expect((await cli('destinations', 'set', 'a/b', '--url', 'https://a.example/')).code).toBe(2)
+    expect((await cli('destinations', 'list')).stdout).toBe('')
+  })
+
+  it('exits 2 for a write over another version than --if-version, and for a wrong command line, before asking Redis', async () => {
+    const name = `cli-registry-${++queues}`
+    const cli = cliOn(name)
+    await cli('destinations', 'set', 'acme', '--url', 'https://a.example/', '--if-version', '0')
+    const conflict = await cli('destinations', 'set', 'acme', '--url', 'https://b.example/', '--if-version', '0')
+    expect(conflict.code).toBe(2)
+    expect(conflict.stderr).toMatch(/is at version \d+, not 0/)
+    expect(await cli('destinations', 'show')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("missing required argument 'id' for 'show'"),
+    })
+    expect(await cli('destinations', 'list', 'acme')).toMatchObject({ code: 2 })
+    expect(await cli('destinations', 'show', 'acme', '--url', 'https://a.example/')).toMatchObject({ code: 2 })
+    expect(await cli('destinations', 'set', 'acme')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--url URL'),
+    })
+    expect(await cli('destinations', 'rename', 'acme')).toMatchObject({ code: 2 })
+  })
+
+  it('exits 1 for a destination that is not there, and for a Redis it cannot reach, without printing its password', async () => {
+    const name = `cli-registry-${++queues}`
+    expect(await cliOn(name)('destinations', 'show', 'nobody')).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('no destination "nobody" in the registry'),
+    })
+    expect((await cliOn(name)('destinations', 'delete', 'nobody')).code).toBe(1)
+    const down = await runCli(
+      ['destinations', 'list', '--redis', `redis://ops:pa55word@127.0.0.1:${await freePort()}`],
+      plainEnv(),
+    )
+    expect(down.code).toBe(1)
+    expect(down.stderr).toMatch(/Redis at redis:\/\/\*\*\*@127\.0\.0\.1:\d+ failed: .*ECONNREFUSED.*Check --redis/)
+    expect(down.stderr).not.toContain('pa55word')
+    expect((await runCli(['destinations', 'list', '--redis', 'http://127.0.0.1:6379'], plainEnv())).code).toBe(2)
+  })
+})
+
+describe.runIf(redis.available)('eventwire dead-letters', () => {
+  it("lists one destination's dead letters, re-drives them all, and purges the rest", { timeout: 30_000 }, async () => {
+    const name = `cli-letters-${++queues}`
+    const env = plainEnv({ EVENTWIRE_REDIS: `redis://127.0.0.1:${redis.server.port}` })
+    const cli = (...args: string[]) => runCli([...args, '--name', name], env)
+    const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port: redis.server.port }, name })
+    open.push(queue)
+    const refused = `http://127.0.0.1:${await freePort()}/in`
+    for (const id of ['a', 'b']) await queue.destinations.set({ id, webhooks: [{ url: refused }] })
+    const worker = new WebhookWorker(
+      { retryWindowMs: 0, breaker: false },
+      { connection: { host: '127.0.0.1', port: redis.server.port, maxRetriesPerRequest: null }, name },
+    )
+    await worker.ready()
+    for (let index = 0; index < 3; index++) {
+      await queue.enqueue({ type: 'track', userId: 'u1', event: 'E', messageId: `a${index}` }, { destination: 'a' })
+      await queue.enqueue({ type: 'track', userId: 'u1', event: 'E', messageId: `b${index}` }, { destination: 'b' })
+    }
+    await expect.poll(async () => (await queue.counts()).failed, { timeout: 15_000 }).toBe(6)
+    await worker.close()
+
+    const listed = await cli('dead-letters', 'list', '--destination', 'a', '--json')
+    const letters = listed.stdout.split('\n').map((line) => JSON.parse(line))
+    expect(letters.map((letter) => letter.eventId).sort()).toEqual(['a0', 'a1', 'a2'])
+    expect(letters.every((letter) => letter.destination === 'a' && /ECONNREFUSED/.test(letter.reason))).toBe(true)
+    expect((await cli('dead-letters', 'list', '--limit', '2')).stdout.split('\n')).toHaveLength(2)
+    expect((await cli('dead-letters', 'list')).stdout).toMatch(/^\d{4}-\d\d-\d\dT.*Z {2}b2 {2}b {2}not delivered/)
+
+    expect(await cli('dead-letters', 'redrive', '--all', '--destination', 'a')).toMatchObject({
+      code: 0,
+      stdout: 're-driven 3 dead letter(s)',
+    })
+    expect(await queue.counts()).toMatchObject({ waiting: 3, failed: 3 })
+    expect(await cli('dead-letters', 'redrive', 'b0', '--destination', 'b')).toMatchObject({
+      code: 0,
+      stdout: 're-driven b0',
+    })
+    expect(await cli('dead-letters', 'redrive', 'b1')).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('no dead letter "b1"'),
+    })
+    expect(await cli('dead-letters', 'redrive')).toMatchObject({ code: 2 })
+    expect(await cli('dead-letters', 'purge', '--destination', 'b')).toMatchObject({ code: 2 })
+    expect(JSON.parse((await cli('dead-letters', 'purge', '--json')).stdout)).toEqual({ purged: 2 })
+    expect((await queue.counts()).failed).toBe(0)
+  })
+})
