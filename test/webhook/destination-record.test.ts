@@ -54,6 +54,7 @@ describe('resolveDestination', () => {
     const { resolved, record } = resolveDestination({ id: 'acme', webhooks: [{ url }] })
     expect(record).toEqual({ id: 'acme', webhooks: [{ url }], mode: 'any', enabled: true })
     expect(Object.keys(record)).toEqual(['id', 'webhooks', 'mode', 'enabled'])
+    expect(Object.keys(record.webhooks[0] ?? {})).toEqual(['url'])
     expect(resolved).toMatchObject({ id: 'acme', enabled: true, mode: 'any', sharedSecrets: [], standardKeys: [] })
     expect(resolved.webhooks).toEqual([
       {

@@ -240,12 +240,23 @@ describe.runIf(redis.available)('SharedBreakers', () => {
     ['a failure that is not JSON', ' {"code":'],
     ['a code no answer can open a breaker with', ' {"code":"ERR_CLOSED"}'],
     ['JSON that is not an object', ' 42'],
+    ['JSON null', ' null'],
   ])('reads an opening with %s as open, with nothing known of what opened it', async (_, rest) => {
     const { key, b } = queueOf()
     await redis.raw.set(key(URL_A), `${(await redisNow()) + 5_000}${rest}`)
     expect(await b.breakers.read(URL_A)).toBeDefined()
     expect(b.breakers.openedBy(URL_A)).toBeUndefined()
     expect(await b.breakers.claimProbe(URL_A)).toMatchObject({ claimed: false })
+  })
+
+  it('keeps at most 200 characters of a cause another writer left in the key', async () => {
+    const { key, b } = queueOf()
+    await redis.raw.set(
+      key(URL_A),
+      `${(await redisNow()) + 5_000} ${JSON.stringify({ code: 'ERR_NETWORK', cause: 'x'.repeat(500) })}`,
+    )
+    expect(await b.breakers.read(URL_A)).toBeDefined()
+    expect((b.breakers.openedBy(URL_A)?.cause as Error | undefined)?.message).toBe('x'.repeat(200))
   })
 
   it('keeps a status only when it is a whole number', async () => {

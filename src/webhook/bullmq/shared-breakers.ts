@@ -286,14 +286,15 @@ function writeOpenedBy({ code, status, cause }: AttemptFailure): string {
  * so what is not such a failure reads as unknown.
  */
 function readOpenedBy(text: string): AttemptFailure | undefined {
-  let read: unknown
+  let read: Record<string, unknown>
   try {
-    read = JSON.parse(text)
+    // A number or a string has no fields (all undefined below); null and what does not parse throw.
+    const { code, status, cause } = JSON.parse(text) as Record<string, unknown>
+    read = { code, status, cause }
   } catch {
     return undefined
   }
-  if (typeof read !== 'object' || read === null) return undefined
-  const { code, status, cause } = read as Record<string, unknown>
+  const { code, status, cause } = read
   if (typeof code !== 'string' || !OPENING_CODES.has(code)) return undefined
   return {
     code: code as WebhookErrorCode,

@@ -258,6 +258,8 @@ export class UrlPolicy {
     if (breaker !== undefined) {
       const failed = heard && failsBreaker(response)
       // Kept for the breaker's sake: the failure that opens it is told beside ERR_CIRCUIT_OPEN.
+      // Only failures, so a 2xx costs nothing here.
+      // Stryker disable next-line ConditionalExpression: the breaker opens only on an answer that fails it, which is the last kept either way.
       if (failed) this.#lastFailure = attemptFailureOf(response)
       breaker.record(failed, permit === 'probe', this.#rules.now(), this.#own)
     }
