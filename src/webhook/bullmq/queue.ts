@@ -33,7 +33,7 @@ import { DestinationCache } from './destination-cache.js'
 import { DestinationRegistry, type RegistryStore } from './destination-registry.js'
 import { UnknownDestinationError } from './unknown-destination-error.js'
 import { WebhookDestinations } from './webhook-destinations.js'
-import { whyNotDestinationId } from '../delivery/destination-record.js'
+import { checkDestinationId } from '../delivery/destination-record.js'
 import { OptionsError } from '../../core/errors/options-error.js'
 
 /** What {@link WebhookQueue.counts} returns. */
@@ -466,14 +466,14 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
       if (unreadable === undefined)
         return {
           eventId: job.data.eventId,
-          ...(job.data.destination === undefined ? {} : { destination: job.data.destination }),
+          ...destinationField(job.data.destination),
           failedAt: job.finishedOn,
           reason: job.failedReason,
           urls: job.data.state?.targets ?? [],
         }
       return {
         eventId: eventIdOfJob(job.id) ?? String(job.id),
-        ...(destinationOfJob(job.id) === undefined ? {} : { destination: destinationOfJob(job.id) as string }),
+        ...destinationField(destinationOfJob(job.id)),
         failedAt: job.finishedOn,
         reason: job.failedReason ?? unreadable,
         urls: [],
@@ -592,8 +592,11 @@ type DestinationRoute =
 function destinationOption(options: EnqueueOptions): string | undefined {
   if (typeof options !== 'object' || options === null) throw new OptionsError('options', 'expected { destination? }.')
   const { destination } = options
-  if (destination === undefined) return undefined
-  const why = whyNotDestinationId(destination)
-  if (why !== undefined) throw new OptionsError('destination', `${why}.`)
+  if (destination !== undefined) checkDestinationId(destination)
   return destination
+}
+
+/** A dead letter's `destination`, present only when it has one. */
+function destinationField(destination: string | undefined): { destination?: string } {
+  return destination === undefined ? {} : { destination }
 }

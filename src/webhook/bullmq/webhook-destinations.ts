@@ -2,7 +2,7 @@ import { OptionsError } from '../../core/errors/options-error.js'
 import { integerOption } from '../../core/option-checks.js'
 import {
   resolveDestination,
-  whyNotDestinationId,
+  checkDestinationId,
   type Destination,
   type StoredDestination,
 } from '../delivery/destination-record.js'
@@ -93,7 +93,7 @@ export class WebhookDestinations {
    *   does not read as one (written by something else with Redis access), naming what is wrong.
    */
   async get(id: string): Promise<StoredDestination | undefined> {
-    checkId(id)
+    checkDestinationId(id)
     const read = readStored(id, await this.#registry.read(await this.#store(), id))
     if (read.kind === 'absent') return undefined
     if (read.kind === 'unreadable')
@@ -142,7 +142,7 @@ export class WebhookDestinations {
    * @returns whether there was one.
    */
   async delete(id: string): Promise<boolean> {
-    checkId(id)
+    checkDestinationId(id)
     const outcome = await this.#registry.write(await this.#store(), id, undefined)
     this.#changed(id)
     return outcome.kind === 'written'
@@ -161,9 +161,4 @@ export class WebhookDestinations {
       }
     }
   }
-}
-
-function checkId(id: unknown): void {
-  const why = whyNotDestinationId(id)
-  if (why !== undefined) throw new OptionsError('destination', `${why}.`)
 }

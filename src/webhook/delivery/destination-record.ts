@@ -82,6 +82,17 @@ export function whyNotDestinationId(id: unknown): string | undefined {
 }
 
 /**
+ * Refuses an id no destination can have.
+ *
+ * @param option - How the error names it: `destination` (an argument), `destination.id` (a field).
+ * @throws {@link OptionsError} naming the option and what an id may be.
+ */
+export function checkDestinationId(id: unknown, option = 'destination'): asserts id is string {
+  const why = whyNotDestinationId(id)
+  if (why !== undefined) throw new OptionsError(option, `${why}.`)
+}
+
+/**
  * Checks a destination and gives what engines use and what the registry stores (its settings as
  * given, secrets included, without the fields left out).
  *
@@ -94,9 +105,8 @@ export function resolveDestination(
 ): { resolved: ResolvedDestination; record: DestinationRecord } {
   if (!isObject(value)) throw new OptionsError(prefix.slice(0, -1), 'expected { id, webhooks, sharedSecret?, ... }.')
   checkOptionNames(value, DESTINATION_NAMES, LIKELY_NAMES, prefix)
-  const why = whyNotDestinationId(value['id'])
-  if (why !== undefined) throw new OptionsError(`${prefix}id`, `${why}.`)
-  const id = value['id'] as string
+  const id = value['id']
+  checkDestinationId(id, `${prefix}id`)
   const webhooks = value['webhooks']
   checkWebhookCount(webhooks, `${prefix}webhooks`)
   const resolvedWebhooks = webhooks.map((entry, index) => resolveEntry(entry, index, `${prefix}webhooks[${index}]`))
