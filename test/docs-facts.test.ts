@@ -22,6 +22,13 @@ import { DEFAULT_COUNTS_TIMEOUT } from '../src/webhook/otel/instrument.js'
 import { DEFAULT_IDLE_MS } from '../src/webhook/network/http1-connection.js'
 import { MAX_HEAD_BYTES } from '../src/webhook/network/http1-response.js'
 import { REGISTRY_FRESH_MS, REGISTRY_POLL_MS } from '../src/webhook/bullmq/destination-cache.js'
+import {
+  ATTEMPT_LOG_DEFAULTS,
+  ATTEMPT_LOG_FLUSH_MS,
+  MAX_UNWRITTEN_ATTEMPTS,
+} from '../src/webhook/bullmq/attempt-log.js'
+import { MAX_ATTEMPTS_READ, resolveAttemptsOptions } from '../src/webhook/bullmq/logged-attempt.js'
+import { MAX_CAUSE_TEXT } from '../src/webhook/delivery/failure.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const pages = [
@@ -238,5 +245,19 @@ describe('docs/destinations.md', () => {
   it("says a worker without URLs of its own gives each URL the share of a destination's most URLs", () => {
     expect(MAX_WEBHOOKS).toBe(5)
     expect(page).toContain('a fifth of its `concurrency`')
+  })
+
+  it("states the attempt log's bounds, its delay and what it holds while Redis is slow, as the source sets them", () => {
+    expect(ATTEMPT_LOG_DEFAULTS).toEqual({ maxEntries: 200, maxAgeMs: 7 * 24 * 3_600_000 })
+    expect(page).toContain('newest 200 attempts of each destination for 7 days by default')
+    expect(ATTEMPT_LOG_FLUSH_MS).toBe(100)
+    expect(page).toContain('a tenth of a second after they end')
+    expect(MAX_UNWRITTEN_ATTEMPTS).toBe(10_000)
+    expect(page).toContain('holds up to 10,000 entries')
+    expect(MAX_ATTEMPTS_READ).toBe(10_000)
+    expect(page).toContain('`limit` is 100 by default and 10,000 at most')
+    expect(resolveAttemptsOptions({}).limit).toBe(100)
+    expect(MAX_CAUSE_TEXT).toBe(200)
+    expect(page).toContain('at most 200 characters')
   })
 })

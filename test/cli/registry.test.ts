@@ -3,6 +3,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { WebhookQueue, WebhookWorker } from '../../src/webhook/bullmq/index.js'
 import { plainEnv, runCli } from '../helpers/cli.js'
@@ -107,6 +108,57 @@ describe.runIf(redis.available)('eventwire destinations', () => {
     const shown = JSON.parse((await cli('destinations', 'show', 'acme', '--json', '--show-secrets')).stdout)
     expect(shown.webhooks[0].headers).toEqual({ Authorization: 'Bearer t0ken', 'X-Team': 'data', 'X-Api-Key': 'k3y' })
     expect(shown.standardSecret).toMatch(/^whsec_/)
+  })
+
+  it("prints a destination's attempt log, newest first, one event's with --event, with what came from Redis made harmless", async () => {
+    const name = `cli-registry-${++queues}`
+    const cli = cliOn(name)
+    const client = new Redis({ host: '127.0.0.1', port: redis.server.port })
+    open.push({ close: async () => client.disconnect() })
+    const key = `bull:${name}:attempts:acme`
+    const entry = (eventId: string, n: number, status: string, code: string, error: string) => [
+      't',
+      '1764300000000',
+      'e',
+      eventId,
+      'u',
+      'https://hooks.acme.example/in',
+      'n',
+      String(n),
+      's',
+      status,
+      'c',
+      code,
+      'x',
+      error,
+      'd',
+      '12.5',
+    ]
+    await client.xadd(key, '*', ...entry('order-1', 1, '503', 'ERR_HTTP_STATUS', 'answered HTTP 503.\u001b[2J'))
+    await client.xadd(key, '*', ...entry('order-2', 1, '200', '', ''))
+    await client.xadd(key, '*', ...entry('order-1', 2, '200', '', ''))
+
+    const printed = await cli('destinations', 'attempts', 'acme')
+    expect(printed.code).toBe(0)
+    expect(printed.stdout.split('\n')).toEqual([
+      '2025-11-28T03:20:00.000Z  order-1  https://hooks.acme.example/in  #2  200  12.5 ms',
+      '2025-11-28T03:20:00.000Z  order-2  https://hooks.acme.example/in  #1  200  12.5 ms',
+      '2025-11-28T03:20:00.000Z  order-1  https://hooks.acme.example/in  #1  ERR_HTTP_STATUS 503  12.5 ms  answered HTTP 503. [2J',
+    ])
+    const one = await cli('destinations', 'attempts', 'acme', '--event', 'order-1', '--limit', '1', '--json')
+    expect(JSON.parse(one.stdout)).toEqual({
+      at: 1764300000000,
+      eventId: 'order-1',
+      destination: 'acme',
+      url: 'https://hooks.acme.example/in',
+      attempt: 2,
+      accepted: true,
+      status: 200,
+      durationMs: 12.5,
+    })
+    expect(await cli('destinations', 'attempts', 'nobody')).toMatchObject({ code: 0, stdout: '' })
+    expect(await cli('destinations', 'list', '--limit', '5')).toMatchObject({ code: 2 })
+    expect(await cli('destinations', 'attempts')).toMatchObject({ code: 2 })
   })
 
   it('exits 2 for a destination the registry refuses, naming the field, and writes nothing', async () => {

@@ -195,6 +195,7 @@ describe('WebhookWorker options', () => {
       concurrency: 50,
       lockDuration: 30_000,
       stalledInterval: 30_000,
+      attemptLog: { maxEntries: 200, maxAgeMs: 604_800_000 },
     })
   })
 
@@ -207,6 +208,7 @@ describe('WebhookWorker options', () => {
       lockDuration: undefined,
       stalledInterval: undefined,
       durability: undefined,
+      attemptLog: undefined,
     } satisfies Required<WebhookWorkerOptions>
     expect(resolveWorkerOptions(unset)).toEqual(resolveWorkerOptions({ connection }))
   })
@@ -225,8 +227,10 @@ describe('WebhookWorker options', () => {
       lockDuration: 2_000,
       stalledInterval: 1_000,
       durability: 'best-effort',
+      attemptLog: { maxEntries: 10, maxAgeMs: 60_000 },
     } as const
     expect(resolveWorkerOptions(given)).toEqual(given)
+    expect(resolveWorkerOptions({ connection, attemptLog: false }).attemptLog).toBeUndefined()
   })
 })
 

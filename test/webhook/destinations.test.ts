@@ -12,8 +12,8 @@ import {
   WebhookWorker,
   type StoredDestination,
 } from '../../src/webhook/bullmq/index.js'
-import type { DeliveryResult } from '../../src/webhook/index.js'
 import { verifySignature } from '../../src/webhook/index.js'
+import { ended } from '../helpers/ended.js'
 import { redisForFile } from '../helpers/redis-suite.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 
@@ -46,17 +46,6 @@ describe.runIf(redis.available)('many destinations on one queue', () => {
     const started = await startSink(respond)
     open.push(started)
     return started
-  }
-  /** Resolves with the results of the next `count` events the worker ends, delivered or failed. */
-  function ended(worker: WebhookWorker, count: number): Promise<DeliveryResult[]> {
-    const results: DeliveryResult[] = []
-    return new Promise((resolve) => {
-      const one = (result: DeliveryResult) => {
-        if (results.push(result) === count) resolve(results)
-      }
-      worker.on('delivered', one)
-      worker.on('failed', one)
-    })
   }
 
   describe('the registry', () => {

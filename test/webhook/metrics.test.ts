@@ -4,13 +4,14 @@
 // against a real Redis.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { WebhookQueue, WebhookWorker } from '../../src/webhook/bullmq/index.js'
-import { OptionsError, WebhookDestination, type DeliveryResult } from '../../src/webhook/index.js'
-import { instrumentWebhooks, type InstrumentedEngine } from '../../src/webhook/otel/index.js'
+import { OptionsError, WebhookDestination } from '../../src/webhook/index.js'
+import { instrumentWebhooks } from '../../src/webhook/otel/index.js'
 import { startChaosSink } from '../helpers/chaos-sink.js'
 import { metricsUnderTest, pointOf, pointsOf, type MetricsUnderTest } from '../helpers/metrics.js'
 import { startRedis, type RedisServer } from '../helpers/redis.js'
 import { isInstalled, REDIS } from '../helpers/services.js'
 import { startSink } from '../helpers/sink.js'
+import { ended } from '../helpers/ended.js'
 
 /** The black hole's attempts end here: short, so the test does not wait long, and long enough to see it in flight. */
 const HOLE_TIMEOUT_MS = 1_500
@@ -27,19 +28,6 @@ afterEach(async () => {
 
 const track = (event: string, messageId: string) => ({ type: 'track' as const, userId: 'u1', event, messageId })
 const portOf = (url: string) => Number(new URL(url).port)
-
-/** Resolves when `count` events have ended on `engine`; subscribe before acting. */
-function ended(engine: InstrumentedEngine, count: number): Promise<DeliveryResult[]> {
-  const results: DeliveryResult[] = []
-  return new Promise((resolve) => {
-    const done = (result: DeliveryResult) => {
-      results.push(result)
-      if (results.length === count) resolve(results)
-    }
-    engine.on('delivered', done)
-    engine.on('failed', done)
-  })
-}
 
 describe('WebhookDestination metrics', () => {
   it('counts deliveries, attempts by status class, their durations, the breaker and the backlog, per URL', async () => {

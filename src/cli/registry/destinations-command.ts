@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import type { Destination, StoredDestination, WebhookQueue } from '../../webhook/bullmq/index.js'
+import type { Destination, LoggedAttempt, StoredDestination, WebhookQueue } from '../../webhook/bullmq/index.js'
 import { countArgument } from '../arguments.js'
 import { defineCommand, type Command } from '../command-line.js'
 import { EXIT, type ExitCode } from '../exit-codes.js'
@@ -8,7 +8,7 @@ import { escapeControl, writeJsonLine } from '../terminal.js'
 import { usageError } from '../usage.js'
 import { onQueue, REDIS_OPTIONS } from './connect.js'
 
-const ACTIONS = ['list', 'show', 'set', 'disable', 'enable', 'delete'] as const
+const ACTIONS = ['list', 'show', 'attempts', 'set', 'disable', 'enable', 'delete'] as const
 type Action = (typeof ACTIONS)[number]
 
 /** Collects each use of a repeatable option. */
@@ -37,6 +37,13 @@ const OPTIONS = {
     parse: (text: string) => countArgument(text),
   },
   showSecrets: { long: 'show-secrets', description: 'list, show: print secrets and sensitive header values' },
+  event: { long: 'event', short: 'e', value: 'id', description: "attempts: only this event's (its messageId)" },
+  limit: {
+    long: 'limit',
+    value: 'n',
+    description: 'attempts: at most this many, newest first (100 by default, up to 10000)',
+    parse: countArgument,
+  },
 } as const satisfies OptionSpecs
 
 type Options = OptionValues<typeof OPTIONS>
@@ -78,6 +85,17 @@ function print(options: Options, destination: StoredDestination): void {
   if (options.json) writeJsonLine(process.stdout, printed)
   // Line by line: the lines' own breaks are the layout, what is in them may come from anyone with Redis access.
   else process.stdout.write(`${JSON.stringify(printed, null, 2).split('\n').map(escapeControl).join('\n')}\n`)
+}
+
+/** One attempt as a line: when, which event, where, the how-many-th, the outcome, how long, and why it failed. */
+function attemptLine(attempt: LoggedAttempt): string {
+  const outcome = attempt.accepted
+    ? String(attempt.status)
+    : [attempt.code, attempt.status].filter((part) => part !== undefined).join(' ')
+  const why = attempt.error === undefined ? '' : `  ${attempt.error}`
+  return escapeControl(
+    `${new Date(attempt.at).toISOString()}  ${attempt.eventId}  ${attempt.url}  #${attempt.attempt}  ${outcome}  ${attempt.durationMs} ms${why}`,
+  )
 }
 
 function absent(id: string): ExitCode {
@@ -139,6 +157,13 @@ async function act(
       print(options, destination)
       return EXIT.ok
     }
+    case 'attempts': {
+      for (const attempt of await queue.attempts({ destination: id, eventId: options.event, limit: options.limit })) {
+        if (options.json) writeJsonLine(process.stdout, attempt)
+        else process.stdout.write(`${attemptLine(attempt)}\n`)
+      }
+      return EXIT.ok
+    }
     case 'set': {
       const stored = await registry.set(destination as Destination, { ifVersion: options.ifVersion })
       print({ ...options, showSecrets: false }, stored)
@@ -170,12 +195,16 @@ export const destinationsCommand: Command = defineCommand({
   name: 'destinations',
   summary: "list and change the destinations of a queue's registry in Redis",
   description:
-    'Reads and writes the registry of destinations that producers route to and workers deliver to (docs/destinations.md). Changes reach every producer and worker within a second. Secrets and credential headers print as *** unless --show-secrets.',
+    "Reads and writes the registry of destinations that producers route to and workers deliver to (docs/destinations.md). Changes reach every producer and worker within a second. Secrets and credential headers print as *** unless --show-secrets. 'attempts' prints a destination's attempt log, newest first.",
   operand: { name: 'action', description: 'what to do', choices: ACTIONS },
-  argument: { name: 'id', description: 'the destination', for: ['show', 'set', 'disable', 'enable', 'delete'] },
+  argument: {
+    name: 'id',
+    description: 'the destination',
+    for: ['show', 'attempts', 'set', 'disable', 'enable', 'delete'],
+  },
   options: OPTIONS,
   epilog:
-    'Exit codes: 0 done, 1 no such destination or Redis failed, 2 bad command line or destination.\n\nExamples:\n  $ eventwire destinations set acme --url https://hooks.acme.example/in --secret s3cret\n  $ eventwire destinations set acme --file acme.json\n  $ eventwire destinations disable acme',
+    'Exit codes: 0 done, 1 no such destination or Redis failed, 2 bad command line or destination.\n\nExamples:\n  $ eventwire destinations set acme --url https://hooks.acme.example/in --secret s3cret\n  $ eventwire destinations set acme --file acme.json\n  $ eventwire destinations attempts acme --limit 20\n  $ eventwire destinations disable acme',
   run: (options, action, id) => {
     // Checked before Redis is asked: a wrong command line is known at once.
     if (
@@ -183,6 +212,8 @@ export const destinationsCommand: Command = defineCommand({
       (options.file ?? options.url ?? options.secret ?? options.mode ?? options.ifVersion) !== undefined
     )
       usageError(`${action} takes none of --file, --url, --secret, --mode, --if-version`)
+    if (action !== 'attempts' && (options.event ?? options.limit) !== undefined)
+      usageError(`${action} takes neither --event nor --limit`)
     const destination = action === 'set' ? destinationOf(options, id as string) : undefined
     return onQueue(options, (queue) => act(queue, options, action, id, destination))
   },

@@ -10,6 +10,8 @@ export type { SetDestinationOptions } from './webhook-destinations.js'
 export type { Destination, StoredDestination } from '../delivery/destination-record.js'
 export { UnknownDestinationError } from './unknown-destination-error.js'
 export type { HeldUrl } from './held-jobs.js'
+export type { AttemptsOptions, LoggedAttempt } from './logged-attempt.js'
+export type { AttemptLogOptions } from './attempt-log.js'
 export type { WebhookQueueOptions } from './queue-options.js'
 export { WebhookWorker } from './worker.js'
 export type {

@@ -7,6 +7,7 @@ import { hashTagOf } from './cluster-slot.js'
 import { durabilityOption, type Durability } from './durability.js'
 import type { WaitForReplicas } from './replica-ack.js'
 import type { WebhookQueueOptions } from './queue-options.js'
+import { resolveAttemptLog, type ResolvedAttemptLog } from './attempt-log.js'
 
 // WebhookQueue and WebhookWorker options are checked here, as the destination's settings are in
 // settings.ts: at construction, each wrong value an OptionsError naming its option, instead of a
@@ -56,6 +57,8 @@ export interface ResolvedWorkerOptions extends ResolvedQueueLocation {
   readonly concurrency: number
   readonly lockDuration: number
   readonly stalledInterval: number
+  /** Where each attempt is logged and for how long; `undefined`: not logged. */
+  readonly attemptLog: ResolvedAttemptLog | undefined
 }
 
 /** Every option of each class; a key missing here fails to compile. */
@@ -82,6 +85,7 @@ export const WORKER_OPTION_NAMES = {
   lockDuration: true,
   stalledInterval: true,
   durability: true,
+  attemptLog: true,
 } as const satisfies Readonly<Record<string, true>>
 /** Names people reach for (BullMQ's and ioredis's among them), mapped to ours. */
 const LIKELY_NAMES: Readonly<Record<string, string>> = {
@@ -201,5 +205,6 @@ export function resolveWorkerOptions(options: unknown): ResolvedWorkerOptions {
     concurrency: integerOption('concurrency', options['concurrency'], 50, 1),
     lockDuration: integerOption('lockDuration', options['lockDuration'], 30_000, 1, MAX_TIMER_MS),
     stalledInterval: integerOption('stalledInterval', options['stalledInterval'], 30_000, 1, MAX_TIMER_MS),
+    attemptLog: resolveAttemptLog(options['attemptLog']),
   }
 }

@@ -35,6 +35,13 @@ import { UnknownDestinationError } from './unknown-destination-error.js'
 import { WebhookDestinations } from './webhook-destinations.js'
 import { checkDestinationId } from '../delivery/destination-record.js'
 import { OptionsError } from '../../core/errors/options-error.js'
+import {
+  readAttempts,
+  resolveAttemptsOptions,
+  type AttemptReadStore,
+  type AttemptsOptions,
+  type LoggedAttempt,
+} from './logged-attempt.js'
 
 /** What {@link WebhookQueue.counts} returns. */
 export interface QueueCounts {
@@ -145,6 +152,8 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   readonly #queue: StoredJobQueue<WebhookJobData>
   /** What the workers hold back, by reason and URL (written by them, read by `counts()`). */
   readonly #held: HeldJobs
+  /** The queue's keys, `<prefix>:<name>`: where the registry and the attempt log are. */
+  readonly #keys: string
   /** Redis's persistence, checked at start and on every reconnect. */
   readonly #durability: DurabilityWatch
   readonly #timeoutMs: number
@@ -206,8 +215,9 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
       connection: resolved.connection,
       prefix: resolved.prefix,
     })
-    this.#held = new HeldJobs(`${resolved.prefix}:${resolved.name}`)
-    const registry = new DestinationRegistry(`${resolved.prefix}:${resolved.name}`)
+    this.#keys = `${resolved.prefix}:${resolved.name}`
+    this.#held = new HeldJobs(this.#keys)
+    const registry = new DestinationRegistry(this.#keys)
     const store = async () => (await this.#queue.backend.client) as unknown as RegistryStore
     this.#routes = new DestinationCache({
       registry,
@@ -480,6 +490,29 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
         unreadable,
       }
     })
+  }
+
+  /**
+   * The attempt log: each request the workers made for a destination's events (or, without
+   * `destination`, for events of their own `webhooks`), newest first: when it was sent, to which
+   * URL, its status or error, and how long it took. Workers keep the newest 200 per destination
+   * for 7 days by default (their `attemptLog` option), and write them within a tenth of a second.
+   *
+   * @throws `OptionsError` naming an option it cannot use.
+   * @example
+   * ```ts
+   * import { WebhookQueue } from 'eventwire/webhook/bullmq'
+   *
+   * const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port: 6379 } })
+   * for (const attempt of await queue.attempts({ destination: 'acme', limit: 20 })) {
+   *   console.log(new Date(attempt.at).toISOString(), attempt.url, attempt.status ?? attempt.code, attempt.durationMs)
+   * }
+   * ```
+   */
+  async attempts(options: AttemptsOptions = {}): Promise<LoggedAttempt[]> {
+    const range = resolveAttemptsOptions(options)
+    const store = (await this.#queue.backend.client) as unknown as AttemptReadStore
+    return readAttempts(store, this.#keys, range)
   }
 
   /**

@@ -2,7 +2,7 @@ import { DelayedError, UnrecoverableError, WaitingError, type ConnectionOptions,
 import { describeError } from '../../core/describe-error.js'
 import { causeText } from '../delivery/failure.js'
 import { timeoutOption } from '../../core/option-checks.js'
-import { MAX_TIMER_MS, setUnrefTimeout } from '../../core/timers.js'
+import { MAX_TIMER_MS, setUnrefTimeout, settlesWithin } from '../../core/timers.js'
 import { closeWithin } from './close-within.js'
 import { Emitter } from '../../core/emitter.js'
 import { OptionsError } from '../../core/errors/options-error.js'
@@ -13,7 +13,7 @@ import { DestinationCache, type ReadDestination } from './destination-cache.js'
 import { DestinationRegistry, type RegistryStore } from './destination-registry.js'
 import { headerShapesOf, type Endpoint } from '../network/endpoint.js'
 import { defaultPlatform } from '../platform/node.js'
-import type { WebhookUrlResult } from '../delivery/result.js'
+import type { AttemptNotice, WebhookUrlResult } from '../delivery/result.js'
 import { settingNamesWithout, type WebhookSettings } from '../delivery/settings.js'
 import type { WebhookTransport } from '../network/transport.js'
 import type { Durability } from './durability.js'
@@ -29,6 +29,7 @@ import { HeldJobs, type HeldStore } from './held-jobs.js'
 import { SharedBreakers, type BreakerStore } from './shared-breakers.js'
 import { SharedRates, type RateStore } from './shared-rates.js'
 import { WorkerLanes, type WorkerUrlState } from './worker-lanes.js'
+import { AttemptLog, type AttemptLogOptions, type AttemptLogStore } from './attempt-log.js'
 import type { UrlStateNotice } from '../delivery/destination-base.js'
 
 /** Where the worker takes jobs from, and how many at once. */
@@ -51,6 +52,12 @@ export interface WebhookWorkerOptions {
    * and emits `'warning'` once. See docs/durable-delivery.md. @defaultValue 'strict'
    */
   durability?: Durability | undefined
+  /**
+   * Each attempt (its time, URL, status or error, duration) is logged per destination in Redis,
+   * read with `WebhookQueue.attempts()`; `false` for none. See docs/destinations.md.
+   * @defaultValue { maxEntries: 200, maxAgeMs: 7 days }
+   */
+  attemptLog?: AttemptLogOptions | false | undefined
 }
 
 /**
@@ -205,6 +212,8 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   /** The registry's destinations this worker has served, as of at most a second ago. */
   readonly #destinations: DestinationCache<Serving | NotServed>
   readonly #lanes: WorkerLanes
+  /** Each attempt, per destination, for `WebhookQueue.attempts()`; none with `attemptLog: false`. */
+  readonly #log: AttemptLog | undefined
   readonly #worker: FaultTolerantWorker<WebhookJobData>
   readonly #started: Promise<void>
   /** Redis's persistence, checked at start and on every reconnect. */
@@ -244,11 +253,20 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     const engine = createEngine(settings as WebhookSettings, defaultPlatform, WORKER_SETTINGS, 'optional')
     this.#engine = engine
     this.#transport = engine.transport
-    this.#own = engine.endpoints.length === 0 ? undefined : this.#serving(engine)
     const resolved = resolveWorkerOptions(options)
     const { breaker, timeoutMs, ratePerUrl } = engine.settings
     const store = async () => (await this.#worker.backend.client) as unknown as BreakerStore & RateStore
     const keys = `${resolved.prefix}:${resolved.name}`
+    this.#log =
+      resolved.attemptLog &&
+      new AttemptLog(keys, resolved.attemptLog, async () => (await store()) as unknown as AttemptLogStore, {
+        failed: (error) => this.#reportError(error),
+        dropped: (count) =>
+          this.#warn(
+            `eventwire: ${count} attempt(s) were not logged: Redis took the attempt log's writes more slowly than this worker made attempts. Deliveries go on; see docs/destinations.md (attempt log).`,
+          ),
+      })
+    this.#own = engine.endpoints.length === 0 ? undefined : this.#serving(engine, undefined)
     this.#lanes = new WorkerLanes({
       slotsPerUrl: slotsPerUrl(settings, engine.endpoints.length, resolved.concurrency),
       timeoutMs,
@@ -303,9 +321,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     this.#worker.on('stalled', (jobId) => this.emit('recovered', { jobId, eventId: eventIdOfJob(jobId) }))
     this.#worker.left = (job, fault) => this.#onRedisError(fault, job.id)
     this.#durability = new DurabilityWatch(resolved.durability, 'WebhookWorker', resolved.prefix, {
-      warn: (message) => {
-        if (!this.emit('warning', message)) console.warn(message)
-      },
+      warn: (message) => this.#warn(message),
       // Jobs in progress finish; no new one is taken until a reconnect finds Redis fit again.
       refused: (refusal) => {
         this.#reportError(refusal)
@@ -345,8 +361,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       await this.#clock.sync(source)
       const skewed = Math.abs(this.#clock.skewMs) > CLOCK_SKEW_WARNING_MS
       if (skewed && !this.#skewed) {
-        const message = skewWarning(this.#clock.skewMs)
-        if (!this.emit('warning', message)) console.warn(message)
+        this.#warn(skewWarning(this.#clock.skewMs))
       }
       this.#skewed = skewed
     } catch {
@@ -369,14 +384,23 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     }
   }
 
-  /** The rounds of one destination's events: its URLs, secrets and mode, this worker's settings and clock. */
-  #serving(parts: EngineParts): Serving {
+  /**
+   * The rounds of one destination's events (`undefined`: the worker's own `webhooks`): its URLs,
+   * secrets and mode, this worker's settings and clock. Its attempts are told to listeners and
+   * written to its attempt log.
+   */
+  #serving(parts: EngineParts, destination: string | undefined): Serving {
+    const log = this.#log
     const rounds = new DeliveryRounds(
       parts,
       {
-        listenerCount: (event) => this.listenerCount(event),
-        // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
-        emit: (event, ...args) => this.emit<keyof DeliveryEvents>(event, ...args),
+        listenerCount: (event) => this.listenerCount(event) + (log !== undefined && event === 'attempt' ? 1 : 0),
+        emit: (event, ...args) => {
+          if (log !== undefined && event === 'attempt')
+            log.record(destination, args[0] as AttemptNotice, this.#clock.now())
+          // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
+          return this.emit<keyof DeliveryEvents>(event, ...args)
+        },
       },
       // Deadlines and due times are stored in Redis and read by other processes: on Redis's clock.
       this.#clock.now,
@@ -400,7 +424,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
         refused:
           'ERR_DESTINATION_DISABLED: its destination is disabled; not sent. Enable it and re-drive the dead letter to send it.',
       }
-    return this.#serving(partsFor(this.#engine, read.resolved))
+    return this.#serving(partsFor(this.#engine, read.resolved), read.resolved.id)
   }
 
   /** What a job is delivered with: its destination's rounds, or why it cannot be. */
@@ -418,6 +442,10 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
           'ERR_UNKNOWN_DESTINATION: the event names no destination and this worker has no `webhooks` of its own; not sent. Enqueue events with { destination }, or give the workers `webhooks`, then re-drive the dead letter.',
       }
     )
+  }
+
+  #warn(message: string): void {
+    if (!this.emit('warning', message)) console.warn(message)
   }
 
   #reportError(error: Error): void {
@@ -539,7 +567,12 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     this.#destinations.close()
     // On a connection the worker shares, the once-a-minute check would go on after close.
     this.#durability.stop()
-    await closeWithin(this.#worker, timeout, (error) => this.#reportError(error as Error))
+    // The attempts logged so far, within the same deadline; those of the jobs still in progress
+    // are written as each ends (#process).
+    const started = performance.now()
+    if (this.#log !== undefined) await settlesWithin(this.#log.flush(), timeout)
+    const left = Math.max(0, timeout - (performance.now() - started))
+    await closeWithin(this.#worker, left, (error) => this.#reportError(error as Error))
     await this.#transport.close?.()
   }
 
@@ -607,7 +640,17 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     sent.catch((error: unknown) => this.#reportError(error as Error))
   }
 
+  /** Delivers a job; once the worker is closing, its attempts are logged before it ends (the connection closes after the last). */
   async #process(job: Job<WebhookJobData>, token: string | undefined): Promise<void> {
+    if (this.#log === undefined) return this.#deliver(job, token)
+    try {
+      return await this.#deliver(job, token)
+    } finally {
+      if (this.#closing !== undefined) await this.#log.flush()
+    }
+  }
+
+  async #deliver(job: Job<WebhookJobData>, token: string | undefined): Promise<void> {
     // Taken by a fetch already under way when a reconnect found Redis falling short: back, unsent.
     if (this.#durability.refusal !== undefined) {
       await job.moveToWait(token)

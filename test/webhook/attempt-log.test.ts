@@ -1,0 +1,344 @@
+// The attempt log: each request the workers make, per destination, in Redis, bounded by count
+// and age, read newest first through WebhookQueue.attempts(); entries that something else wrote
+// there are left out, and the log never holds up a delivery.
+import { Redis } from 'ioredis'
+import { afterEach, describe, expect, it } from 'vitest'
+import { OptionsError } from '../../src/index.js'
+import {
+  ATTEMPT_LOG_DEFAULTS,
+  AttemptLog,
+  MAX_UNWRITTEN_ATTEMPTS,
+  resolveAttemptLog,
+  type AttemptLogStore,
+} from '../../src/webhook/bullmq/attempt-log.js'
+import {
+  attemptLogKey,
+  readAttempts,
+  readEntry,
+  resolveAttemptsOptions,
+  type AttemptReadStore,
+  type AttemptsOptions,
+} from '../../src/webhook/bullmq/logged-attempt.js'
+import { WebhookQueue, WebhookWorker, type LoggedAttempt } from '../../src/webhook/bullmq/index.js'
+import type { AttemptNotice } from '../../src/webhook/index.js'
+import { WebhookError } from '../../src/webhook/index.js'
+import { ended } from '../helpers/ended.js'
+import { redisForFile } from '../helpers/redis-suite.js'
+import { startSink, type Sink } from '../helpers/sink.js'
+
+const redis = redisForFile()
+const open: Array<{ close(): Promise<void> }> = []
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((item) => item.close()))
+})
+
+/** The attempts of destination `acme` under `keys`, as WebhookQueue.attempts() reads them. */
+const queueRead = (store: AttemptReadStore, keys: string, options: AttemptsOptions) =>
+  readAttempts(store, keys, resolveAttemptsOptions({ destination: 'acme', ...options }))
+
+/** A log entry's fields as a worker writes them: an accepted first attempt, `over` replacing some. */
+const entryFields = (eventId: string, over: Record<string, string> = {}) =>
+  Object.entries({ t: '1', e: eventId, u: 'http://a/', n: '1', s: '200', c: '', x: '', d: '1', ...over }).flat()
+
+const event = (id: string) => ({ type: 'track' as const, userId: 'u1', event: 'Paid', messageId: id })
+let queues = 0
+
+describe('the attempt log, apart from Redis', () => {
+  it('takes maxEntries and maxAgeMs, false for none, and refuses what it cannot use by name', () => {
+    expect(resolveAttemptLog(undefined)).toEqual(ATTEMPT_LOG_DEFAULTS)
+    expect(ATTEMPT_LOG_DEFAULTS).toEqual({ maxEntries: 200, maxAgeMs: 604_800_000 })
+    expect(resolveAttemptLog(false)).toBeUndefined()
+    expect(resolveAttemptLog({ maxEntries: 5 })).toEqual({ maxEntries: 5, maxAgeMs: 604_800_000 })
+    expect(() => resolveAttemptLog({ maxEntries: 0 })).toThrow(/attemptLog\.maxEntries.*from 1 to 1000000/)
+    expect(() => resolveAttemptLog({ maxAgeMs: 999 })).toThrow(/attemptLog\.maxAgeMs/)
+    expect(() => resolveAttemptLog({ maxCount: 5 })).toThrow(/attemptLog\.maxCount.*maxEntries/)
+    expect(() => resolveAttemptLog(true)).toThrow(OptionsError)
+  })
+
+  it('reads options of attempts() and refuses what it cannot use by name', () => {
+    expect(resolveAttemptsOptions(undefined)).toEqual({
+      destination: undefined,
+      eventId: undefined,
+      limit: 100,
+      since: undefined,
+      until: undefined,
+    })
+    expect(() => resolveAttemptsOptions({ limit: 0 })).toThrow(/`limit`.*from 1 to 10000/)
+    expect(() => resolveAttemptsOptions({ limit: 10_001 })).toThrow(/`limit`/)
+    expect(() => resolveAttemptsOptions({ destination: 'a:b' })).toThrow(/`destination`/)
+    expect(() => resolveAttemptsOptions({ eventId: '' })).toThrow(/`eventId`/)
+    expect(() => resolveAttemptsOptions({ since: -1 })).toThrow(/`since`/)
+    expect(() => resolveAttemptsOptions({ count: 5 })).toThrow(/`count`.*limit/)
+    expect(() => resolveAttemptsOptions('acme')).toThrow(OptionsError)
+  })
+
+  it('names a stream per destination, and one of its own for the workers’ own webhooks', () => {
+    expect(attemptLogKey('bull:q', 'acme')).toBe('bull:q:attempts:acme')
+    expect(attemptLogKey('bull:q', undefined)).toBe('bull:q:attempts')
+  })
+
+  it('reads an entry as an attempt, and leaves out one that does not read as one', () => {
+    const fields = (over: Record<string, string> = {}) =>
+      entryFields('e1', { t: '1000', n: '2', s: '503', c: 'ERR_HTTP_STATUS', x: 'boom', d: '1.5', ...over })
+    expect(readEntry(fields(), 'acme')).toEqual({
+      at: 1000,
+      eventId: 'e1',
+      destination: 'acme',
+      url: 'http://a/',
+      attempt: 2,
+      accepted: false,
+      status: 503,
+      code: 'ERR_HTTP_STATUS',
+      error: 'boom',
+      durationMs: 1.5,
+    })
+    expect(readEntry(fields({ s: '200', c: '', x: '' }), undefined)).toEqual({
+      at: 1000,
+      eventId: 'e1',
+      url: 'http://a/',
+      attempt: 2,
+      accepted: true,
+      status: 200,
+      durationMs: 1.5,
+    })
+    const unanswered = readEntry(fields({ s: '', c: 'ERR_NETWORK', x: 'a\u001b[2Jb' }), undefined)
+    expect(unanswered).toMatchObject({ code: 'ERR_NETWORK', error: 'a [2Jb' })
+    expect(unanswered).not.toHaveProperty('status')
+    expect(readEntry(fields({ x: 'y'.repeat(500) }), undefined)?.error).toHaveLength(200)
+    for (const bad of [
+      { t: 'x' },
+      { t: '-1' },
+      { e: '' },
+      { u: '' },
+      { n: '0' },
+      { n: '1.5' },
+      { s: '42' },
+      { s: '1000' },
+      { c: 'rm -rf' },
+      { d: '-1' },
+      { d: 'NaN' },
+    ])
+      expect(readEntry(fields(bad), undefined), JSON.stringify(bad)).toBeUndefined()
+    expect(readEntry(['t', '1'], undefined)).toBeUndefined()
+  })
+
+  it('drops attempts past its bound while Redis takes none, says how many, and never throws', async () => {
+    const dropped: number[] = []
+    const failures: Error[] = []
+    // A store whose writes never end: Redis that has stopped answering.
+    const store: AttemptLogStore = {
+      defineCommand(name) {
+        ;(this as unknown as Record<string, unknown>)[name] = () => new Promise(() => undefined)
+      },
+    }
+    const log = new AttemptLog('bull:q', ATTEMPT_LOG_DEFAULTS, async () => store, {
+      failed: (error) => failures.push(error),
+      dropped: (count) => dropped.push(count),
+    })
+    const notice: AttemptNotice = {
+      eventId: 'e',
+      url: 'http://a/',
+      attempts: 1,
+      accepted: true,
+      status: 200,
+      error: undefined,
+    }
+    for (let i = 0; i < MAX_UNWRITTEN_ATTEMPTS + 7; i++) log.record('acme', notice, 1_000)
+    void log.flush()
+    expect(dropped).toEqual([7])
+    expect(failures).toEqual([])
+  })
+
+  it('reports a write Redis refused, and goes on', async () => {
+    const failures: Error[] = []
+    const store: AttemptLogStore = {
+      defineCommand(name) {
+        ;(this as unknown as Record<string, unknown>)[name] = () => Promise.reject(new Error('OOM command not allowed'))
+      },
+    }
+    const log = new AttemptLog('bull:q', ATTEMPT_LOG_DEFAULTS, async () => store, {
+      failed: (error) => failures.push(error),
+      dropped: () => undefined,
+    })
+    const error = new WebhookError('ERR_HTTP_STATUS', 'http://a/', 'http://a/ answered HTTP 503.', { status: 503 })
+    log.record(undefined, { eventId: 'e', url: 'http://a/', attempts: 1, accepted: false, status: 503, error }, 1_000)
+    await log.flush()
+    expect(failures.map((failure) => failure.message)).toEqual(['OOM command not allowed'])
+  })
+})
+
+describe.runIf(redis.available)('the attempt log, in Redis', () => {
+  const connection = () => ({ host: '127.0.0.1', port: redis.server.port, maxRetriesPerRequest: null })
+  async function sink(respond?: Parameters<typeof startSink>[0]): Promise<Sink> {
+    const started = await startSink(respond)
+    open.push(started)
+    return started
+  }
+  async function fleet(attemptLog?: ConstructorParameters<typeof WebhookWorker>[1]['attemptLog']) {
+    const name = `attempts-${queues++}`
+    const queue = new WebhookQueue({ connection: connection(), name })
+    const worker = new WebhookWorker(
+      { backoff: () => 20 },
+      { connection: connection(), name, concurrency: 10, ...(attemptLog === undefined ? {} : { attemptLog }) },
+    )
+    open.push(worker, queue)
+    await Promise.all([queue.ready(), worker.ready()])
+    return { queue, worker, name }
+  }
+
+  it("logs each destination's attempts apart, newest first: time, URL, status or error, duration", async () => {
+    const flaky = await sink((_request, index) => ({ status: index === 0 ? 503 : 200 }))
+    const healthy = await sink()
+    const { queue, worker } = await fleet()
+    await queue.destinations.set({ id: 'acme', webhooks: [{ url: flaky.url }] })
+    await queue.destinations.set({ id: 'beta', webhooks: [{ url: healthy.url }] })
+    const done = ended(worker, 3)
+    const before = Date.now()
+    await queue.enqueue(event('a1'), { destination: 'acme' })
+    await queue.enqueue(event('b1'), { destination: 'beta' })
+    await queue.enqueue(event('b2'), { destination: 'beta' })
+    expect((await done).map((result) => result.status)).toEqual(['delivered', 'delivered', 'delivered'])
+    // close() writes what the worker still holds.
+    await worker.close()
+
+    const acme = await queue.attempts({ destination: 'acme' })
+    const url = new URL(flaky.url).href
+    expect(acme).toEqual([
+      expect.objectContaining({ eventId: 'a1', destination: 'acme', url, attempt: 2, accepted: true, status: 200 }),
+      expect.objectContaining({
+        eventId: 'a1',
+        url,
+        attempt: 1,
+        accepted: false,
+        status: 503,
+        code: 'ERR_HTTP_STATUS',
+        error: `${url} answered HTTP 503.`,
+      }),
+    ])
+    for (const attempt of acme) {
+      expect(attempt.at).toBeGreaterThanOrEqual(before - 2_000)
+      expect(attempt.at).toBeLessThanOrEqual(Date.now() + 2_000)
+      expect(attempt.durationMs).toBeGreaterThanOrEqual(0)
+    }
+    expect((acme[0] as LoggedAttempt).at).toBeGreaterThanOrEqual((acme[1] as LoggedAttempt).at)
+    const beta = await queue.attempts({ destination: 'beta' })
+    expect(beta.map((attempt) => attempt.eventId)).toEqual(['b2', 'b1'])
+    expect(await queue.attempts({ destination: 'beta', limit: 1 })).toEqual([beta[0]])
+    expect(await queue.attempts({ destination: 'beta', eventId: 'b1' })).toEqual([beta[1]])
+    expect(await queue.attempts({ destination: 'beta', eventId: 'nope' })).toEqual([])
+    expect(await queue.attempts({ destination: 'nobody' })).toEqual([])
+    expect(await queue.attempts()).toEqual([])
+  })
+
+  it('logs the attempts of a worker with webhooks of its own apart from any destination', async () => {
+    const receiver = await sink()
+    const name = `attempts-${queues++}`
+    const queue = new WebhookQueue({ connection: connection(), name })
+    const worker = new WebhookWorker({ webhooks: [{ url: receiver.url }] }, { connection: connection(), name })
+    open.push(worker, queue)
+    await Promise.all([queue.ready(), worker.ready()])
+    const done = ended(worker, 1)
+    await queue.enqueue(event('own-1'))
+    await done
+    await worker.close()
+    const [attempt, ...more] = await queue.attempts()
+    expect(more).toEqual([])
+    expect(attempt).toMatchObject({ eventId: 'own-1', accepted: true, status: 200, attempt: 1 })
+    expect(attempt).not.toHaveProperty('destination')
+  })
+
+  it('keeps the newest maxEntries, and a key that expires maxAgeMs after its last write', async () => {
+    const receiver = await sink()
+    const { queue, worker, name } = await fleet({ maxEntries: 3, maxAgeMs: 60_000 })
+    await queue.destinations.set({ id: 'acme', webhooks: [{ url: receiver.url }] })
+    const done = ended(worker, 5)
+    for (let i = 0; i < 5; i++) await queue.enqueue(event(`e${i}`), { destination: 'acme' })
+    await done
+    await worker.close()
+    const kept = await queue.attempts({ destination: 'acme' })
+    expect(kept).toHaveLength(3)
+    expect(new Set(kept.map((attempt) => attempt.eventId)).size).toBe(3)
+    const client = new Redis(connection())
+    try {
+      const ttl = await client.pttl(`bull:${name}:attempts:acme`)
+      expect(ttl).toBeGreaterThan(0)
+      expect(ttl).toBeLessThanOrEqual(60_000)
+    } finally {
+      client.disconnect()
+    }
+  })
+
+  it('trims what is older than maxAgeMs by Redis’s clock, and reads since and until by it', async () => {
+    const client = new Redis(connection())
+    open.push({ close: async () => client.disconnect() })
+    const key = attemptLogKey('bull:aged', 'acme')
+    // Two entries an hour old, as a worker would have written them then.
+    const hourAgo = Date.now() - 3_600_000
+    await client.xadd(key, `${hourAgo}-0`, ...entryFields('old-1'))
+    await client.xadd(key, `${hourAgo}-1`, ...entryFields('old-2'))
+    const log = new AttemptLog(
+      'bull:aged',
+      { maxEntries: 100, maxAgeMs: 60_000 },
+      async () => client as unknown as AttemptLogStore,
+      {
+        failed: (error) => {
+          throw error
+        },
+        dropped: () => undefined,
+      },
+    )
+    log.record(
+      'acme',
+      { eventId: 'new', url: 'http://a/', attempts: 1, accepted: true, status: 200, error: undefined, durationMs: 3 },
+      Date.now(),
+    )
+    await log.flush()
+    const store = client as unknown as AttemptReadStore
+    expect((await queueRead(store, 'bull:aged', {})).map((attempt) => attempt.eventId)).toEqual(['new'])
+
+    // since and until select by the time each entry was written.
+    const ranged = attemptLogKey('bull:ranged', 'acme')
+    await client.xadd(ranged, `${hourAgo + 10}-0`, ...entryFields('then'))
+    await client.xadd(ranged, '*', ...entryFields('now'))
+    const read = async (options: AttemptsOptions) =>
+      (await queueRead(store, 'bull:ranged', options)).map((attempt) => attempt.eventId)
+    expect(await read({ until: hourAgo + 10 })).toEqual(['then'])
+    expect(await read({ until: hourAgo + 9 })).toEqual([])
+    expect(await read({ since: hourAgo + 11 })).toEqual(['now'])
+    expect(await read({ since: hourAgo + 10 })).toEqual(['now', 'then'])
+  })
+
+  it('leaves out entries that do not read as attempts, and pages through a long log for one event', async () => {
+    const client = new Redis(connection())
+    open.push({ close: async () => client.disconnect() })
+    const key = attemptLogKey('bull:paged', 'acme')
+    await client.xadd(key, '*', ...entryFields('wanted'))
+    const many = client.pipeline()
+    for (let i = 0; i < 2_500; i++) many.xadd(key, '*', ...entryFields(`other-${i}`))
+    await many.exec()
+    await client.xadd(key, '*', 'rogue', '\u001b[31mred')
+    await client.xadd(key, '*', ...entryFields('wanted'))
+    const store = client as unknown as AttemptReadStore
+    const found = await queueRead(store, 'bull:paged', { eventId: 'wanted' })
+    expect(found.map((attempt) => attempt.eventId)).toEqual(['wanted', 'wanted'])
+    const newest = await queueRead(store, 'bull:paged', { limit: 2 })
+    expect(newest.map((attempt) => attempt.eventId)).toEqual(['wanted', 'other-2499'])
+  })
+
+  it('writes nothing with attemptLog: false', async () => {
+    const receiver = await sink()
+    const { queue, worker } = await fleet(false)
+    await queue.destinations.set({ id: 'acme', webhooks: [{ url: receiver.url }] })
+    const done = ended(worker, 1)
+    await queue.enqueue(event('quiet'), { destination: 'acme' })
+    await done
+    await worker.close()
+    expect(await queue.attempts({ destination: 'acme' })).toEqual([])
+  })
+
+  it('refuses a worker attemptLog it cannot use, naming the field', () => {
+    expect(() => new WebhookWorker({}, { connection: connection(), attemptLog: { maxEntries: -1 } })).toThrow(
+      /attemptLog\.maxEntries/,
+    )
+  })
+})
