@@ -29,6 +29,7 @@ import {
 } from '../src/webhook/bullmq/attempt-log.js'
 import { MAX_ATTEMPTS_READ, resolveAttemptsOptions } from '../src/webhook/bullmq/logged-attempt.js'
 import { MAX_CAUSE_TEXT } from '../src/webhook/delivery/failure.js'
+import { ALERT_DEFAULTS } from '../src/webhook/bullmq/delivery-alerts.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const pages = [
@@ -259,5 +260,13 @@ describe('docs/destinations.md', () => {
     expect(resolveAttemptsOptions({}).limit).toBe(100)
     expect(MAX_CAUSE_TEXT).toBe(200)
     expect(page).toContain('at most 200 characters')
+  })
+
+  it('states the default shares of the alerts, their hours under the default window, and that autoDisable is off', () => {
+    expect(ALERT_DEFAULTS).toEqual({ shares: [0.25, 0.5, 0.75], autoDisable: false })
+    expect(page).toContain('a quarter, a half and three quarters by default')
+    expect(resolveWebhookSettings({ webhooks: [{ url: 'https://a.example/' }] }).retryWindowMs).toBe(4 * 3_600_000)
+    expect(page).toContain('one, two and three hours of the default four')
+    expect(page).toContain('**Automatic disabling is off by default.**')
   })
 })

@@ -196,6 +196,7 @@ describe('WebhookWorker options', () => {
       lockDuration: 30_000,
       stalledInterval: 30_000,
       attemptLog: { maxEntries: 200, maxAgeMs: 604_800_000 },
+      alerts: { shares: [0.25, 0.5, 0.75], autoDisable: false },
     })
   })
 
@@ -209,6 +210,7 @@ describe('WebhookWorker options', () => {
       stalledInterval: undefined,
       durability: undefined,
       attemptLog: undefined,
+      alerts: undefined,
     } satisfies Required<WebhookWorkerOptions>
     expect(resolveWorkerOptions(unset)).toEqual(resolveWorkerOptions({ connection }))
   })
@@ -228,6 +230,7 @@ describe('WebhookWorker options', () => {
       stalledInterval: 1_000,
       durability: 'best-effort',
       attemptLog: { maxEntries: 10, maxAgeMs: 60_000 },
+      alerts: { shares: [0.5], autoDisable: true },
     } as const
     expect(resolveWorkerOptions(given)).toEqual(given)
     expect(resolveWorkerOptions({ connection, attemptLog: false }).attemptLog).toBeUndefined()

@@ -8,6 +8,7 @@ import { durabilityOption, type Durability } from './durability.js'
 import type { WaitForReplicas } from './replica-ack.js'
 import type { WebhookQueueOptions } from './queue-options.js'
 import { resolveAttemptLog, type ResolvedAttemptLog } from './attempt-log.js'
+import { resolveAlerts, type ResolvedAlerts } from './delivery-alerts.js'
 
 // WebhookQueue and WebhookWorker options are checked here, as the destination's settings are in
 // settings.ts: at construction, each wrong value an OptionsError naming its option, instead of a
@@ -59,6 +60,8 @@ export interface ResolvedWorkerOptions extends ResolvedQueueLocation {
   readonly stalledInterval: number
   /** Where each attempt is logged and for how long; `undefined`: not logged. */
   readonly attemptLog: ResolvedAttemptLog | undefined
+  /** When URLs that keep failing are told about, and whether destinations are disabled; `undefined`: never. */
+  readonly alerts: ResolvedAlerts | undefined
 }
 
 /** Every option of each class; a key missing here fails to compile. */
@@ -86,6 +89,7 @@ export const WORKER_OPTION_NAMES = {
   stalledInterval: true,
   durability: true,
   attemptLog: true,
+  alerts: true,
 } as const satisfies Readonly<Record<string, true>>
 /** Names people reach for (BullMQ's and ioredis's among them), mapped to ours. */
 const LIKELY_NAMES: Readonly<Record<string, string>> = {
@@ -206,5 +210,6 @@ export function resolveWorkerOptions(options: unknown): ResolvedWorkerOptions {
     lockDuration: integerOption('lockDuration', options['lockDuration'], 30_000, 1, MAX_TIMER_MS),
     stalledInterval: integerOption('stalledInterval', options['stalledInterval'], 30_000, 1, MAX_TIMER_MS),
     attemptLog: resolveAttemptLog(options['attemptLog']),
+    alerts: resolveAlerts(options['alerts']),
   }
 }

@@ -30,6 +30,8 @@ import { SharedBreakers, type BreakerStore } from './shared-breakers.js'
 import { SharedRates, type RateStore } from './shared-rates.js'
 import { WorkerLanes, type WorkerUrlState } from './worker-lanes.js'
 import { AttemptLog, type AttemptLogOptions, type AttemptLogStore } from './attempt-log.js'
+import { DeliveryAlerts, type AlertOptions, type AlertStore, type DeliveryAlert } from './delivery-alerts.js'
+import { WebhookDestinations } from './webhook-destinations.js'
 import type { UrlStateNotice } from '../delivery/destination-base.js'
 
 /** Where the worker takes jobs from, and how many at once. */
@@ -58,6 +60,12 @@ export interface WebhookWorkerOptions {
    * @defaultValue { maxEntries: 200, maxAgeMs: 7 days }
    */
   attemptLog?: AttemptLogOptions | false | undefined
+  /**
+   * Staged alerts (`'alert'`) for a URL that keeps failing its events, and whether a destination
+   * whose every URL gave up is disabled; `false` for none. See docs/destinations.md.
+   * @defaultValue { shares: [0.25, 0.5, 0.75], autoDisable: false }
+   */
+  alerts?: AlertOptions | false | undefined
 }
 
 /**
@@ -166,6 +174,12 @@ export interface WebhookWorkerEvents extends DeliveryEvents {
    * sent to may get the event again. Receivers de-duplicate on `Webhook-Id`.
    */
   repeated: [notice: RepeatedRun]
+  /**
+   * A URL keeps failing its events (at each share of the retry window), an event's window ran out
+   * at it, it took an event again, or `autoDisable` disabled its destination: each told once,
+   * by one worker of the fleet. See docs/destinations.md.
+   */
+  alert: [alert: DeliveryAlert]
 }
 
 /** A job put back in the queue after its worker stopped renewing its lock: see `'recovered'`. */
@@ -214,6 +228,8 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   readonly #lanes: WorkerLanes
   /** Each attempt, per destination, for `WebhookQueue.attempts()`; none with `attemptLog: false`. */
   readonly #log: AttemptLog | undefined
+  /** Staged alerts of URLs that keep failing; none with `alerts: false`. */
+  readonly #alerts: DeliveryAlerts | undefined
   readonly #worker: FaultTolerantWorker<WebhookJobData>
   readonly #started: Promise<void>
   /** Redis's persistence, checked at start and on every reconnect. */
@@ -294,12 +310,32 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
               failed: (error) => this.#reportError(error),
             }),
     })
+    const registry = new DestinationRegistry(keys)
+    const registryStore = async () => (await this.#worker.backend.client) as unknown as RegistryStore
     this.#destinations = new DestinationCache({
-      registry: new DestinationRegistry(keys),
-      store: async () => (await this.#worker.backend.client) as unknown as RegistryStore,
+      registry,
+      store: registryStore,
       build: (read) => this.#servingOf(read),
       failed: (error) => this.#reportError(error),
     })
+    const writer = new WebhookDestinations(registry, registryStore, (id) => this.#destinations.forget(id))
+    this.#alerts =
+      resolved.alerts &&
+      new DeliveryAlerts(
+        keys,
+        resolved.alerts,
+        engine.settings.retryWindowMs,
+        async () => (await store()) as unknown as AlertStore,
+        {
+          alert: (alert) => this.emit('alert', alert),
+          disable: async (id) => {
+            const before = await writer.get(id)
+            if (before === undefined || !before.enabled) return false
+            return (await writer.disable(id))?.enabled === false
+          },
+          failed: (error) => this.#reportError(error),
+        },
+      )
     this.#probeKey = `${keys}:eventwire-write-probe`
     this.#held = new HeldJobs(keys)
     this.#closeTimeout = timeoutMs + CLOSE_MARGIN_MS
@@ -684,6 +720,12 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       'cause' in prepared
         ? rounds.refuseUnsigned(state, prepared)
         : await rounds.runUrls(state, prepared, (target) => this.#lanes.admitNow(target.endpoint.url))
+    this.#alerts?.afterRound(
+      data.destination,
+      endpoints.map((endpoint) => endpoint.url),
+      state,
+      this.#clock.now(),
+    )
     // The state is written only for a job that stays in Redis: to be retried, or as a dead letter.
     const keepState = () =>
       job.updateData({ ...freshData(data), state: storeState(state), ...(stalls > 0 ? { stalls } : {}) })

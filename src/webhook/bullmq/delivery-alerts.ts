@@ -1,0 +1,309 @@
+import { OptionsError } from '../../core/errors/options-error.js'
+import { checkOptionNames } from '../../core/option-checks.js'
+import { isRetryableStatus } from '../../core/retry-policy.js'
+import { isObject } from '../../core/validate.js'
+import { toWebhookError, type AttemptFailure } from '../delivery/failure.js'
+import type { DeliveryState, TargetState } from '../delivery/state.js'
+import type { WebhookError } from '../delivery/webhook-error.js'
+import type { Endpoint } from '../network/endpoint.js'
+
+// Staged alerts. A URL whose events keep failing is told about in stages: once it has failed an
+// event for a share of the retry window (a quarter, a half, three quarters by default), once an
+// event's window ran out there, and once it accepts an event again. Each stage is told once for
+// the whole fleet: the worker that raises it in Redis tells it. Redis is asked only on the paths
+// of failure (a retry, a dead letter) and of recovery (an event delivered after a failure):
+// healthy deliveries cost nothing here.
+
+/** The `alerts` option of `WebhookWorkerOptions`. */
+export interface AlertOptions {
+  /**
+   * Shares of the retry window at which a URL that keeps failing an event is told about, in
+   * increasing order, each above 0 and below 1. @defaultValue [0.25, 0.5, 0.75]
+   */
+  shares?: readonly number[] | undefined
+  /**
+   * Disable a destination of the registry once every one of its URLs has had an event's window run
+   * out, as `queue.destinations.disable()` does. @defaultValue false
+   */
+  autoDisable?: boolean | undefined
+}
+
+/** {@link AlertOptions} with defaults filled in. */
+export interface ResolvedAlerts {
+  readonly shares: readonly number[]
+  readonly autoDisable: boolean
+}
+
+export const ALERT_DEFAULTS: ResolvedAlerts = { shares: [0.25, 0.5, 0.75], autoDisable: false }
+
+/** What a worker's `'alert'` listeners receive. */
+export interface DeliveryAlert {
+  /**
+   * `'failing'`: the URL has failed an event for `share` of the retry window. `'given-up'`: an
+   * event's retry window ran out at the URL. `'back'`: the URL accepted an event again after one
+   * of those. `'disabled'`: `autoDisable` disabled the destination, every URL of it given up.
+   */
+  readonly kind: 'failing' | 'given-up' | 'back' | 'disabled'
+  /** The registry's destination; absent for the workers' own `webhooks`. */
+  readonly destination?: string
+  /** The URL; absent for `'disabled'`. */
+  readonly url?: string
+  /** For `'failing'`: the share of the retry window crossed (one of `shares`). */
+  readonly share?: number
+  /** For `'failing'` and `'given-up'`: how long the URL has failed the event, in ms. */
+  readonly failingForMs?: number
+  /** For `'failing'` and `'given-up'`: the failure behind it. */
+  readonly error?: WebhookError
+}
+
+/**
+ * Checks the `alerts` worker option.
+ *
+ * @returns `undefined` for `false`: no alerts.
+ * @throws {@link OptionsError} naming the field it cannot use.
+ */
+export function resolveAlerts(value: unknown): ResolvedAlerts | undefined {
+  if (value === undefined) return ALERT_DEFAULTS
+  if (value === false) return undefined
+  if (!isObject(value)) throw new OptionsError('alerts', 'expected { shares?, autoDisable? }, or false for none.')
+  checkOptionNames(value, { shares: true, autoDisable: true }, { stages: 'shares', disable: 'autoDisable' }, 'alerts.')
+  const shares = value['shares'] ?? ALERT_DEFAULTS.shares
+  const increasing =
+    Array.isArray(shares) &&
+    shares.length >= 1 &&
+    shares.length <= 10 &&
+    shares.every(
+      (share, index) =>
+        typeof share === 'number' && share > 0 && share < 1 && (index === 0 || share > (shares[index - 1] as number)),
+    )
+  if (!increasing)
+    throw new OptionsError(
+      'alerts.shares',
+      `expected 1 to 10 shares of the retry window in increasing order, each above 0 and below 1, such as [0.25, 0.5, 0.75]; got ${JSON.stringify(shares)}.`,
+    )
+  const autoDisable = value['autoDisable'] ?? ALERT_DEFAULTS.autoDisable
+  if (typeof autoDisable !== 'boolean') throw new OptionsError('alerts.autoDisable', 'expected true or false.')
+  return { shares: shares as number[], autoDisable }
+}
+
+/** The hash of a destination's raised stages by URL (`undefined`: the workers' own `webhooks`). */
+export function alertKey(keys: string, destination: string | undefined): string {
+  return destination === undefined ? `${keys}:alerts` : `${keys}:alerts:${destination}`
+}
+
+/**
+ * Raises a URL's stage. KEYS[1]: the hash. ARGV: the URL, the stage, the hash's expiry in ms, then
+ * the URLs that must all be at the stage for the destination to be given up (none: not asked).
+ * Returns {1 if raised now, 1 if every URL listed is at the stage}. A stored value that is not a
+ * number reads as 0: it is written over.
+ */
+const RAISE = `
+local stage = tonumber(ARGV[2])
+local have = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0') or 0
+if stage <= have then return {0, 0} end
+redis.call('HSET', KEYS[1], ARGV[1], stage)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+if #ARGV < 4 then return {1, 0} end
+for i = 4, #ARGV do
+  if (tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0') or 0) < stage then return {1, 0} end
+end
+return {1, 1}
+`
+
+/** Ends a URL's stages. KEYS[1]: the hash; ARGV[1]: the URL. Returns the stage it had reached, 0 for none. */
+const CLEAR = `
+local have = redis.call('HGET', KEYS[1], ARGV[1])
+if not have then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+return tonumber(have) or 1
+`
+
+const RAISE_COMMAND = 'eventwireRaiseAlert'
+const CLEAR_COMMAND = 'eventwireClearAlert'
+
+/** What the alerts are kept with: BullMQ's ioredis connection. */
+export interface AlertStore {
+  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void
+  [RAISE_COMMAND]?: (key: string, ...args: Array<string | number>) => Promise<[number, number]>
+  [CLEAR_COMMAND]?: (key: string, url: string) => Promise<number>
+}
+
+/** Where the alerts go. */
+export interface AlertHooks {
+  alert(alert: DeliveryAlert): void
+  /** Disables a destination of the registry; resolves whether it was enabled before. */
+  disable(destination: string): Promise<boolean>
+  failed(error: Error): void
+}
+
+/** How long this worker trusts what it knows of a URL's stage before it asks Redis again. */
+export const ALERT_MEMORY_MS = 60_000
+
+/** Pairs of a destination and a URL this worker remembers at most: the oldest is forgotten first. */
+export const MAX_REMEMBERED_PAIRS = 10_000
+
+interface Known {
+  readonly stage: number
+  readonly at: number
+}
+
+/** A failure that says the URL is failing, rather than refusing this one event. */
+function failsTheUrl(failure: AttemptFailure | undefined, target: TargetState<Endpoint>): boolean {
+  if (failure === undefined) return target.held === 'breaker'
+  switch (failure.code) {
+    case 'ERR_TIMEOUT':
+    case 'ERR_NETWORK':
+    case 'ERR_CIRCUIT_OPEN':
+      return true
+    case 'ERR_HTTP_STATUS':
+      return failure.status !== undefined && isRetryableStatus(failure.status)
+    default:
+      return false
+  }
+}
+
+/**
+ * A worker's staged alerts: after each round, what its URLs' outcomes say (see the top of this
+ * file). Nothing here delays a delivery: Redis is written to on the side, its failures reported.
+ */
+export class DeliveryAlerts {
+  readonly #keys: string
+  readonly #settings: ResolvedAlerts
+  readonly #retryWindowMs: number
+  readonly #store: () => Promise<AlertStore>
+  readonly #hooks: AlertHooks
+  /** The highest stage this worker knows of, by destination and URL, and when it learnt it. */
+  readonly #known = new Map<string, Known>()
+
+  constructor(
+    keys: string,
+    settings: ResolvedAlerts,
+    retryWindowMs: number,
+    store: () => Promise<AlertStore>,
+    hooks: AlertHooks,
+  ) {
+    this.#keys = keys
+    this.#settings = settings
+    this.#retryWindowMs = retryWindowMs
+    this.#store = store
+    this.#hooks = hooks
+  }
+
+  /** The stage an event's window ran out at. */
+  get #givenUp(): number {
+    return this.#settings.shares.length + 1
+  }
+
+  /**
+   * Looks at an event's URLs after a round, `now` on the clock of its `deadline`: raises the
+   * stage of each URL failing it, and clears that of each URL that took it after failing.
+   *
+   * @param urls - The destination's URLs now: what must all be given up before it is disabled.
+   */
+  afterRound(
+    destination: string | undefined,
+    urls: readonly string[],
+    state: DeliveryState<Endpoint>,
+    now: number,
+  ): void {
+    for (const target of state.targets) {
+      const url = target.endpoint.url
+      if (target.status === 'delivered') {
+        this.#back(destination, url, target.attempts > 1)
+        continue
+      }
+      if (!failsTheUrl(target.failure, target)) continue
+      const failingForMs = Math.max(0, now - (state.deadline - this.#retryWindowMs))
+      if (target.status === 'failed') {
+        // Stryker disable next-line EqualityOperator: at the deadline exactly, the window is spent either way.
+        if (now >= state.deadline) this.#raise(destination, url, this.#givenUp, failingForMs, target, urls)
+        continue
+      }
+      if (target.status !== 'pending') continue
+      const share = failingForMs / this.#retryWindowMs
+      let stage = 0
+      while (stage < this.#settings.shares.length && (this.#settings.shares[stage] as number) <= share) stage++
+      if (stage > 0) this.#raise(destination, url, stage, failingForMs, target, urls)
+    }
+  }
+
+  #pair(destination: string | undefined, url: string): string {
+    return `${destination ?? ''} ${url}`
+  }
+
+  #remember(pair: string, stage: number): void {
+    this.#known.delete(pair)
+    if (this.#known.size >= MAX_REMEMBERED_PAIRS) {
+      const oldest = this.#known.keys().next().value as string
+      this.#known.delete(oldest)
+    }
+    this.#known.set(pair, { stage, at: performance.now() })
+  }
+
+  #raise(
+    destination: string | undefined,
+    url: string,
+    stage: number,
+    failingForMs: number,
+    target: TargetState<Endpoint>,
+    urls: readonly string[],
+  ): void {
+    const pair = this.#pair(destination, url)
+    const known = this.#known.get(pair)
+    if (known !== undefined && known.stage >= stage && performance.now() - known.at < ALERT_MEMORY_MS) return
+    this.#remember(pair, stage)
+    const givenUp = stage === this.#givenUp
+    const checkAll = givenUp && destination !== undefined && this.#settings.autoDisable
+    void this.#command(async (store) => {
+      const [raised, allGivenUp] = await (store[RAISE_COMMAND] as NonNullable<AlertStore[typeof RAISE_COMMAND]>)(
+        alertKey(this.#keys, destination),
+        url,
+        stage,
+        2 * this.#retryWindowMs,
+        ...(checkAll ? urls : []),
+      )
+      if (raised !== 1) return
+      const error = target.failure && toWebhookError(target.failure, target.endpoint)
+      this.#hooks.alert({
+        kind: givenUp ? 'given-up' : 'failing',
+        ...(destination === undefined ? {} : { destination }),
+        url,
+        ...(givenUp ? {} : { share: this.#settings.shares[stage - 1] as number }),
+        failingForMs,
+        ...(error === undefined ? {} : { error }),
+      })
+      if (allGivenUp === 1 && (await this.#hooks.disable(destination as string)))
+        this.#hooks.alert({ kind: 'disabled', destination: destination as string })
+    })
+  }
+
+  /** A URL took an event: its stages end, if it had any (asked of Redis only after a failure, or once known to have them). */
+  #back(destination: string | undefined, url: string, failedBefore: boolean): void {
+    const pair = this.#pair(destination, url)
+    const known = this.#known.get(pair)
+    if (!failedBefore && (known === undefined || known.stage === 0)) return
+    // Told to Redis once: until a failure raises a stage again, this worker knows there is none.
+    if (known !== undefined && known.stage === 0 && performance.now() - known.at < ALERT_MEMORY_MS) return
+    this.#remember(pair, 0)
+    void this.#command(async (store) => {
+      const had = await (store[CLEAR_COMMAND] as NonNullable<AlertStore[typeof CLEAR_COMMAND]>)(
+        alertKey(this.#keys, destination),
+        url,
+      )
+      if (had > 0) this.#hooks.alert({ kind: 'back', ...(destination === undefined ? {} : { destination }), url })
+    })
+  }
+
+  async #command(run: (store: AlertStore) => Promise<void>): Promise<void> {
+    try {
+      const store = await this.#store()
+      if (store[RAISE_COMMAND] === undefined) {
+        store.defineCommand(RAISE_COMMAND, { numberOfKeys: 1, lua: RAISE })
+        store.defineCommand(CLEAR_COMMAND, { numberOfKeys: 1, lua: CLEAR })
+      }
+      await run(store)
+    } catch (error) {
+      this.#hooks.failed(error as Error)
+    }
+  }
+}
