@@ -209,6 +209,11 @@ describe.runIf(redis.available)('many destinations on one queue', () => {
         code: 'ERR_INVALID_OPTION',
         option: 'destination',
       })
+      // A misspelt option would send the event to no destination: refused, naming the right one.
+      const misspelt = { dest: 'off' } as unknown as { destination: string }
+      await expect(queue.enqueue(event('e3'), misspelt)).rejects.toThrow(/`dest`.*`destination`/)
+      await expect(queue.enqueueBulk([event('e3')], misspelt)).rejects.toThrow(/`dest`/)
+      await expect(queue.redrive('e3', misspelt)).rejects.toThrow(/`dest`/)
       expect(await queue.enqueue(event('e4'), { destination: 'off' })).toEqual({ eventId: 'e4', status: 'disabled' })
       expect(
         await queue.enqueueBulk([event('e5'), { ...event('e6'), integrations: { Webhooks: false } }], {

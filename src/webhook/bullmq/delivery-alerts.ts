@@ -36,25 +36,44 @@ export interface ResolvedAlerts {
 
 export const ALERT_DEFAULTS: ResolvedAlerts = { shares: [0.25, 0.5, 0.75], autoDisable: false }
 
-/** What a worker's `'alert'` listeners receive. */
-export interface DeliveryAlert {
-  /**
-   * `'failing'`: the URL has failed an event for `share` of the retry window. `'given-up'`: an
-   * event's retry window ran out at the URL. `'back'`: the URL accepted an event again after one
-   * of those. `'disabled'`: `autoDisable` disabled the destination, every URL of it given up.
-   */
-  readonly kind: 'failing' | 'given-up' | 'back' | 'disabled'
+/** A URL has failed an event for `share` of the retry window. */
+export interface FailingAlert {
+  readonly kind: 'failing'
   /** The registry's destination; absent for the workers' own `webhooks`. */
   readonly destination?: string
-  /** The URL; absent for `'disabled'`. */
-  readonly url?: string
-  /** For `'failing'`: the share of the retry window crossed (one of `shares`). */
-  readonly share?: number
-  /** For `'failing'` and `'given-up'`: how long the URL has failed the event, in ms. */
-  readonly failingForMs?: number
-  /** For `'failing'` and `'given-up'`: the failure behind it. */
+  readonly url: string
+  /** The share of the retry window crossed: one of `alerts.shares`. */
+  readonly share: number
+  /** How long the URL has failed the event, in ms. */
+  readonly failingForMs: number
+  /** The failure behind it; absent while the URL's breaker held the event from its first attempt. */
   readonly error?: WebhookError
 }
+
+/** An event's retry window ran out at a URL. */
+export interface GivenUpAlert {
+  readonly kind: 'given-up'
+  readonly destination?: string
+  readonly url: string
+  readonly failingForMs: number
+  readonly error?: WebhookError
+}
+
+/** A URL accepted an event again after a `'failing'` or `'given-up'`. */
+export interface BackAlert {
+  readonly kind: 'back'
+  readonly destination?: string
+  readonly url: string
+}
+
+/** `autoDisable` disabled a destination: every URL of it gave up an event, and none has taken one since. */
+export interface DisabledAlert {
+  readonly kind: 'disabled'
+  readonly destination: string
+}
+
+/** What a worker's `'alert'` listeners receive: narrow it by `kind`. */
+export type DeliveryAlert = FailingAlert | GivenUpAlert | BackAlert | DisabledAlert
 
 /**
  * Checks the `alerts` worker option.
@@ -94,15 +113,17 @@ export function alertKey(keys: string, destination: string | undefined): string 
 /**
  * Raises a URL's stage. KEYS[1]: the hash. ARGV: the URL, the stage, the hash's expiry in ms, then
  * the URLs that must all be at the stage for the destination to be given up (none: not asked).
+ * The hash's expiry is pushed back on every call, raised or not.
  * Returns {1 if raised now, 1 if every URL listed is at the stage}. A stored value that is not a
  * number reads as 0: it is written over.
  */
 const RAISE = `
 local stage = tonumber(ARGV[2])
 local have = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0') or 0
-if stage <= have then return {0, 0} end
-redis.call('HSET', KEYS[1], ARGV[1], stage)
+if stage > have then redis.call('HSET', KEYS[1], ARGV[1], stage) end
+-- Pushed back while the URL still fails, so that its 'back' is told however long that lasts.
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+if stage <= have then return {0, 0} end
 if #ARGV < 4 then return {1, 0} end
 for i = 4, #ARGV do
   if (tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0') or 0) < stage then return {1, 0} end
@@ -174,6 +195,8 @@ export class DeliveryAlerts {
   readonly #hooks: AlertHooks
   /** The highest stage this worker knows of, by destination and URL, and when it learnt it. */
   readonly #known = new Map<string, Known>()
+  /** Commands to Redis under way, and what they tell once answered. */
+  readonly #pending = new Set<Promise<void>>()
 
   constructor(
     keys: string,
@@ -254,7 +277,7 @@ export class DeliveryAlerts {
     this.#remember(pair, stage)
     const givenUp = stage === this.#givenUp
     const checkAll = givenUp && destination !== undefined && this.#settings.autoDisable
-    void this.#command(async (store) => {
+    this.#command(async (store) => {
       const [raised, allGivenUp] = await (store[RAISE_COMMAND] as NonNullable<AlertStore[typeof RAISE_COMMAND]>)(
         alertKey(this.#keys, destination),
         url,
@@ -264,14 +287,17 @@ export class DeliveryAlerts {
       )
       if (raised !== 1) return
       const error = target.failure && toWebhookError(target.failure, target.endpoint)
-      this.#hooks.alert({
-        kind: givenUp ? 'given-up' : 'failing',
+      const about = {
         ...(destination === undefined ? {} : { destination }),
         url,
-        ...(givenUp ? {} : { share: this.#settings.shares[stage - 1] as number }),
         failingForMs,
         ...(error === undefined ? {} : { error }),
-      })
+      }
+      this.#hooks.alert(
+        givenUp
+          ? { kind: 'given-up', ...about }
+          : { kind: 'failing', ...about, share: this.#settings.shares[stage - 1] as number },
+      )
       if (allGivenUp === 1 && (await this.#hooks.disable(destination as string)))
         this.#hooks.alert({ kind: 'disabled', destination: destination as string })
     })
@@ -285,7 +311,7 @@ export class DeliveryAlerts {
     // Told to Redis once: until a failure raises a stage again, this worker knows there is none.
     if (known !== undefined && known.stage === 0 && performance.now() - known.at < ALERT_MEMORY_MS) return
     this.#remember(pair, 0)
-    void this.#command(async (store) => {
+    this.#command(async (store) => {
       const had = await (store[CLEAR_COMMAND] as NonNullable<AlertStore[typeof CLEAR_COMMAND]>)(
         alertKey(this.#keys, destination),
         url,
@@ -294,7 +320,18 @@ export class DeliveryAlerts {
     })
   }
 
-  async #command(run: (store: AlertStore) => Promise<void>): Promise<void> {
+  /** Resolves once every command under way has been answered and told (the worker's close() waits for it). */
+  async settled(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.all(this.#pending)
+  }
+
+  #command(run: (store: AlertStore) => Promise<void>): void {
+    const command = this.#run(run)
+    this.#pending.add(command)
+    void command.finally(() => this.#pending.delete(command))
+  }
+
+  async #run(run: (store: AlertStore) => Promise<void>): Promise<void> {
     try {
       const store = await this.#store()
       if (store[RAISE_COMMAND] === undefined) {

@@ -12,7 +12,14 @@ export { UnknownDestinationError } from './unknown-destination-error.js'
 export type { HeldUrl } from './held-jobs.js'
 export type { AttemptsOptions, LoggedAttempt } from './logged-attempt.js'
 export type { AttemptLogOptions } from './attempt-log.js'
-export type { AlertOptions, DeliveryAlert } from './delivery-alerts.js'
+export type {
+  AlertOptions,
+  BackAlert,
+  DeliveryAlert,
+  DisabledAlert,
+  FailingAlert,
+  GivenUpAlert,
+} from './delivery-alerts.js'
 export type { WebhookQueueOptions } from './queue-options.js'
 export { WebhookWorker } from './worker.js'
 export type {

@@ -35,6 +35,7 @@ import { UnknownDestinationError } from './unknown-destination-error.js'
 import { WebhookDestinations } from './webhook-destinations.js'
 import { checkDestinationId } from '../delivery/destination-record.js'
 import { OptionsError } from '../../core/errors/options-error.js'
+import { checkOptionNames } from '../../core/option-checks.js'
 import {
   readAttempts,
   resolveAttemptsOptions,
@@ -624,6 +625,12 @@ type DestinationRoute =
 /** The `destination` option, checked. @throws `OptionsError` for an id no destination can have. */
 function destinationOption(options: EnqueueOptions): string | undefined {
   if (typeof options !== 'object' || options === null) throw new OptionsError('options', 'expected { destination? }.')
+  // A misspelt option would otherwise enqueue the event to no destination at all.
+  checkOptionNames(
+    options as Record<string, unknown>,
+    { destination: true },
+    { dest: 'destination', destinationId: 'destination', to: 'destination' },
+  )
   const { destination } = options
   if (destination !== undefined) checkDestinationId(destination)
   return destination

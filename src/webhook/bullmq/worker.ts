@@ -603,10 +603,10 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     this.#destinations.close()
     // On a connection the worker shares, the once-a-minute check would go on after close.
     this.#durability.stop()
-    // The attempts logged so far, within the same deadline; those of the jobs still in progress
-    // are written as each ends (#process).
+    // The attempts and alerts so far, within the same deadline; those of the jobs still in
+    // progress are written as each ends (#process).
     const started = performance.now()
-    if (this.#log !== undefined) await settlesWithin(this.#log.flush(), timeout)
+    await settlesWithin(this.#toldAll(), timeout)
     const left = Math.max(0, timeout - (performance.now() - started))
     await closeWithin(this.#worker, left, (error) => this.#reportError(error as Error))
     await this.#transport.close?.()
@@ -676,13 +676,18 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     sent.catch((error: unknown) => this.#reportError(error as Error))
   }
 
-  /** Delivers a job; once the worker is closing, its attempts are logged before it ends (the connection closes after the last). */
+  /** The attempts logged, and the alerts raised in Redis told. */
+  async #toldAll(): Promise<void> {
+    await Promise.all([this.#log?.flush(), this.#alerts?.settled()])
+  }
+
+  /** Delivers a job; once the worker is closing, its attempts and alerts are written before it ends (the connection closes after the last). */
   async #process(job: Job<WebhookJobData>, token: string | undefined): Promise<void> {
-    if (this.#log === undefined) return this.#deliver(job, token)
+    if (this.#log === undefined && this.#alerts === undefined) return this.#deliver(job, token)
     try {
       return await this.#deliver(job, token)
     } finally {
-      if (this.#closing !== undefined) await this.#log.flush()
+      if (this.#closing !== undefined) await this.#toldAll()
     }
   }
 
