@@ -2,10 +2,11 @@
 // and age, read newest first through WebhookQueue.attempts(); entries that something else wrote
 // there are left out, and the log never holds up a delivery.
 import { Redis } from 'ioredis'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { OptionsError } from '../../src/index.js'
 import {
   ATTEMPT_LOG_DEFAULTS,
+  ATTEMPT_LOG_FLUSH_MS,
   AttemptLog,
   MAX_UNWRITTEN_ATTEMPTS,
   resolveAttemptLog,
@@ -39,6 +40,16 @@ const queueRead = (store: AttemptReadStore, keys: string, options: AttemptsOptio
 /** A log entry's fields as a worker writes them: an accepted first attempt, `over` replacing some. */
 const entryFields = (eventId: string, over: Record<string, string> = {}) =>
   Object.entries({ t: '1', e: eventId, u: 'http://a/', n: '1', s: '200', c: '', x: '', d: '1', ...over }).flat()
+
+/** A first attempt to http://a/ that was accepted. */
+const ACCEPTED: AttemptNotice = {
+  eventId: 'e',
+  url: 'http://a/',
+  attempts: 1,
+  accepted: true,
+  status: 200,
+  error: undefined,
+}
 
 const event = (id: string) => ({ type: 'track' as const, userId: 'u1', event: 'Paid', messageId: id })
 let queues = 0
@@ -135,14 +146,7 @@ describe('the attempt log, apart from Redis', () => {
       failed: (error) => failures.push(error),
       dropped: (count) => dropped.push(count),
     })
-    const notice: AttemptNotice = {
-      eventId: 'e',
-      url: 'http://a/',
-      attempts: 1,
-      accepted: true,
-      status: 200,
-      error: undefined,
-    }
+    const notice = ACCEPTED
     for (let i = 0; i < MAX_UNWRITTEN_ATTEMPTS + 7; i++) log.record('acme', notice, 1_000)
     void log.flush()
     expect(dropped).toEqual([7])
@@ -164,6 +168,184 @@ describe('the attempt log, apart from Redis', () => {
     log.record(undefined, { eventId: 'e', url: 'http://a/', attempts: 1, accepted: false, status: 503, error }, 1_000)
     await log.flush()
     expect(failures.map((failure) => failure.message)).toEqual(['OOM command not allowed'])
+  })
+})
+
+describe('the attempt log, its writes and reads, apart from Redis', () => {
+  /** A store that records each write and answers at once. */
+  function recordingStore() {
+    const writes: unknown[][] = []
+    const defined: string[] = []
+    const store = {
+      defineCommand(name: string) {
+        defined.push(name)
+        ;(store as unknown as Record<string, unknown>)[name] = async (...args: unknown[]) => {
+          writes.push(args)
+          return 1
+        }
+      },
+    } as unknown as AttemptLogStore
+    return { store, writes, defined }
+  }
+  const hooks = { failed: () => undefined, dropped: () => undefined }
+
+  it('writes each attempt as its fields: sent-at, id, URL, number, status, code, text, duration to a tenth of a ms', async () => {
+    const { store, writes, defined } = recordingStore()
+    const log = new AttemptLog('bull:q', { maxEntries: 5, maxAgeMs: 60_000 }, async () => store, hooks)
+    const error = new WebhookError('ERR_HTTP_STATUS', 'http://a/', 'http://a/ answered HTTP 503.', { status: 503 })
+    log.record(
+      'acme',
+      { eventId: 'e1', url: 'http://a/', attempts: 2, accepted: false, status: 503, error, durationMs: 12.345 },
+      10_000,
+    )
+    log.record(
+      'acme',
+      { eventId: 'e2', url: 'http://a/', attempts: 1, accepted: true, status: 200, error: undefined, durationMs: 0.04 },
+      10_000,
+    )
+    log.record(
+      undefined,
+      { eventId: 'e3', url: 'http://b/', attempts: 1, accepted: false, status: undefined, error: undefined },
+      10_000,
+    )
+    await log.flush()
+    expect(writes).toEqual([
+      [
+        2,
+        'bull:q:attempts:acme',
+        'bull:q:attempts',
+        5,
+        60_000,
+        2,
+        ...[9_988, 'e1', 'http://a/', 2, 503, 'ERR_HTTP_STATUS', 'http://a/ answered HTTP 503.', 12.3],
+        ...[10_000, 'e2', 'http://a/', 1, 200, '', '', 0],
+        1,
+        ...[10_000, 'e3', 'http://b/', 1, '', 'ERR_NETWORK', '', 0],
+      ],
+    ])
+    await log.flush()
+    expect(writes).toHaveLength(1)
+    log.record(
+      'acme',
+      { eventId: 'e4', url: 'http://a/', attempts: 1, accepted: true, status: 200, error: undefined },
+      1,
+    )
+    await log.flush()
+    expect(defined).toEqual(['eventwireAttemptLog'])
+  })
+
+  it('waits a tenth of a second for more, and writes at once when a write’s worth is waiting', async () => {
+    vi.useFakeTimers()
+    try {
+      const { store, writes } = recordingStore()
+      const log = new AttemptLog('bull:q', ATTEMPT_LOG_DEFAULTS, async () => store, hooks)
+      const notice: AttemptNotice = ACCEPTED
+      log.record('acme', notice, 1)
+      await vi.advanceTimersByTimeAsync(ATTEMPT_LOG_FLUSH_MS - 1)
+      expect(writes).toHaveLength(0)
+      // A later record does not push the write back.
+      log.record('acme', notice, 1)
+      await vi.advanceTimersByTimeAsync(1)
+      expect(writes).toHaveLength(1)
+      for (let i = 0; i < 499; i++) log.record('acme', notice, 1)
+      await vi.advanceTimersByTimeAsync(0)
+      expect(writes).toHaveLength(1)
+      log.record('acme', notice, 1)
+      await vi.advanceTimersByTimeAsync(0)
+      expect(writes).toHaveLength(2)
+      expect(writes[1]?.[4]).toBe(500)
+      await log.close()
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('tells dropped attempts only when there were some', async () => {
+    const dropped: number[] = []
+    const { store } = recordingStore()
+    const log = new AttemptLog('bull:q', ATTEMPT_LOG_DEFAULTS, async () => store, {
+      ...hooks,
+      dropped: (n) => dropped.push(n),
+    })
+    log.record('acme', ACCEPTED, 1)
+    await log.flush()
+    expect(dropped).toEqual([])
+  })
+
+  it('says what the option takes, and the names people reach for', () => {
+    expect(() => resolveAttemptLog(true)).toThrow(
+      'Invalid option `attemptLog`: expected { maxEntries?, maxAgeMs? }, or false for none.',
+    )
+    expect(() => resolveAttemptLog({ count: 5 })).toThrow(
+      'Invalid option `attemptLog.count`: no such option; use `maxEntries` instead.',
+    )
+    expect(resolveAttemptLog({ maxEntries: 1_000_000, maxAgeMs: 1_000 })).toEqual({
+      maxEntries: 1_000_000,
+      maxAgeMs: 1_000,
+    })
+    expect(() => resolveAttemptLog({ maxEntries: 1_000_001 })).toThrow(/attemptLog\.maxEntries/)
+  })
+
+  it('says what attempts() takes, and the names people reach for', () => {
+    expect(() => resolveAttemptsOptions(7)).toThrow(
+      'Invalid option `options`: expected { destination?, eventId?, limit?, since?, until? }.',
+    )
+    expect(() => resolveAttemptsOptions({ from: 1 })).toThrow('use `since` instead')
+    expect(() => resolveAttemptsOptions({ to: 1 })).toThrow('use `until` instead')
+    expect(() => resolveAttemptsOptions({ messageId: 'e' })).toThrow('use `eventId` instead')
+    expect(() => resolveAttemptsOptions({ eventId: 5 })).toThrow(
+      'Invalid option `eventId`: expected the event id (its messageId), a non-empty string.',
+    )
+    expect(resolveAttemptsOptions({ destination: 'acme', eventId: 'e', limit: 10_000, since: 0, until: 5 })).toEqual({
+      destination: 'acme',
+      eventId: 'e',
+      limit: 10_000,
+      since: 0,
+      until: 5,
+    })
+  })
+
+  it('reads one command without eventId, and pages of a thousand with it until a short page', async () => {
+    const asked: unknown[][] = []
+    const entry = (id: string, eventId: string): [string, string[]] => [id, entryFields(eventId)]
+    const pages: Array<Array<[string, string[]]>> = [
+      Array.from({ length: 1_000 }, (_, i) => entry(`${2_000 - i}-0`, i === 5 ? 'wanted' : 'other')),
+      [entry('999-0', 'wanted'), entry('998-0', 'other')],
+    ]
+    const store: AttemptReadStore = {
+      xrevrange: async (...args) => {
+        asked.push(args)
+        return pages.shift() ?? []
+      },
+    }
+    const read = (options: AttemptsOptions) => readAttempts(store, 'bull:q', resolveAttemptsOptions(options))
+    const found = await read({ destination: 'acme', eventId: 'wanted', since: 10, until: 20 })
+    expect(found.map((attempt) => attempt.eventId)).toEqual(['wanted', 'wanted'])
+    expect(asked).toEqual([
+      ['bull:q:attempts:acme', '20-18446744073709551615', '10', 'COUNT', 1_000],
+      ['bull:q:attempts:acme', '(1001-0', '10', 'COUNT', 1_000],
+    ])
+    asked.length = 0
+    pages.push([entry('5-0', 'a'), entry('4-0', 'b')])
+    expect((await read({ limit: 2 })).map((attempt) => attempt.eventId)).toEqual(['a', 'b'])
+    expect(asked).toEqual([['bull:q:attempts', '+', '-', 'COUNT', 2]])
+  })
+
+  it('reads the bounds of each field as an attempt, and refuses what lies past them', () => {
+    const at = (over: Record<string, string>) => readEntry(entryFields('e', over), undefined)
+    expect(at({ t: '0', d: '0' })).toMatchObject({ at: 0, durationMs: 0 })
+    expect(at({ s: '100' })).toMatchObject({ status: 100 })
+    expect(at({ s: '999' })).toMatchObject({ status: 999 })
+    expect(at({ n: '1' })).toMatchObject({ attempt: 1 })
+    expect(at({ c: 'ERR_TIMEOUT!', x: 'x' })).toBeUndefined()
+    expect(at({ c: 'XERR_TIMEOUT', x: 'x' })).toBeUndefined()
+    expect(readEntry([...entryFields('e'), 'orphan'], undefined)).toBeDefined()
+    for (const field of ['s', 'c', 'x']) {
+      const fields = entryFields('e')
+      const index = fields.indexOf(field)
+      fields.splice(index, 2)
+      expect(readEntry(fields, undefined), field).toBeUndefined()
+    }
   })
 })
 

@@ -298,7 +298,8 @@ export class DeliveryAlerts {
           ? { kind: 'given-up', ...about }
           : { kind: 'failing', ...about, share: this.#settings.shares[stage - 1] as number },
       )
-      if (allGivenUp === 1 && (await this.#hooks.disable(destination as string)))
+      // Only when asked: an answer of Redis's alone never disables a destination.
+      if (checkAll && allGivenUp === 1 && (await this.#hooks.disable(destination as string)))
         this.#hooks.alert({ kind: 'disabled', destination: destination as string })
     })
   }
