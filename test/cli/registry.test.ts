@@ -161,6 +161,27 @@ describe.runIf(redis.available)('eventwire destinations', () => {
     expect(await cli('destinations', 'attempts')).toMatchObject({ code: 2 })
   })
 
+  it('warns when set from the command line drops the secrets or headers the destination had', async () => {
+    const name = `cli-registry-${++queues}`
+    const cli = cliOn(name)
+    const file = join(folder, 'keep.json')
+    writeFileSync(
+      file,
+      JSON.stringify({ webhooks: [{ url: 'https://a.example/in', headers: { 'X-Team': 'data' } }], sharedSecret: 's' }),
+    )
+    expect(await cli('destinations', 'set', 'acme', '--file', file)).toMatchObject({ code: 0, stderr: '' })
+    const kept = await cli('destinations', 'set', 'acme', '--url', 'https://a.example/in', '--secret', 's')
+    expect(kept.stderr.trim()).toBe(
+      'warning: set replaced acme whole, and its headers went with it. Give them again (--secret, or --file with the whole destination) to keep them.',
+    )
+    const dropped = await cli('destinations', 'set', 'acme', '--url', 'https://a.example/in')
+    expect(dropped.code).toBe(0)
+    expect(dropped.stderr.trim()).toBe(
+      'warning: set replaced acme whole, and its sharedSecret went with it: its requests now go out unsigned. Give them again (--secret, or --file with the whole destination) to keep them.',
+    )
+    expect(await cli('destinations', 'set', 'acme', '--url', 'https://a.example/in')).toMatchObject({ stderr: '' })
+  })
+
   it('exits 2 for a destination the registry refuses, naming the field, and writes nothing', async () => {
     const name = `cli-registry-${++queues}`
     const cli = cliOn(name)

@@ -98,6 +98,26 @@ function attemptLine(attempt: LoggedAttempt): string {
   )
 }
 
+/**
+ * `set` from the command line replaces the whole destination: says what the destination had that
+ * the new one has not (its secrets, its headers), which a `set --url` quietly drops.
+ */
+function warnDropped(before: StoredDestination, after: StoredDestination): void {
+  const gone = [
+    ...(before.sharedSecret !== undefined && after.sharedSecret === undefined ? ['its sharedSecret'] : []),
+    ...(before.standardSecret !== undefined && after.standardSecret === undefined ? ['its standardSecret'] : []),
+    ...(before.webhooks.some((webhook) => webhook.headers !== undefined) &&
+    after.webhooks.every((webhook) => webhook.headers === undefined)
+      ? ['its headers']
+      : []),
+  ]
+  if (gone.length === 0) return
+  const unsigned = after.sharedSecret === undefined && after.standardSecret === undefined
+  process.stderr.write(
+    `warning: set replaced ${escapeControl(after.id)} whole, and ${gone.join(', ')} went with it${unsigned ? ': its requests now go out unsigned' : ''}. Give them again (--secret, or --file with the whole destination) to keep them.\n`,
+  )
+}
+
 function absent(id: string): ExitCode {
   process.stderr.write(`error: no destination ${escapeControl(JSON.stringify(id))} in the registry\n`)
   return EXIT.failed
@@ -165,7 +185,9 @@ async function act(
       return EXIT.ok
     }
     case 'set': {
+      const before = options.file === undefined ? await registry.get(id as string) : undefined
       const stored = await registry.set(destination as Destination, { ifVersion: options.ifVersion })
+      if (before !== undefined) warnDropped(before, stored)
       print({ ...options, showSecrets: false }, stored)
       return EXIT.ok
     }
