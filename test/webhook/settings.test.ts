@@ -132,10 +132,23 @@ describe('WebhookDestination setting names', () => {
     ['urls', 'webhooks'],
     ['secret', 'sharedSecret'],
     ['timeout', 'timeoutMs'],
+    ['retryWindow', 'retryWindowMs'],
     ['concurrency', 'maxConcurrency'],
   ])('refuses %s, a name other clients use, pointing to ours (%s)', (theirs, ours) => {
     expect(optionOf({ webhooks: [{ url }], [theirs]: 1 })).toBe(theirs)
     expect(() => new WebhookDestination({ webhooks: [{ url }], [theirs]: 1 } as WebhookSettings)).toThrow(`\`${ours}\``)
+  })
+})
+
+describe('WebhookDestination webhooks entries', () => {
+  it('says so of a URL given as a string instead of { url }, without repeating it (it may hold a password)', () => {
+    const secretUrl = 'https://user:pw@x.test/'
+    expect(() => new WebhookDestination({ webhooks: [secretUrl] as never })).toThrow(
+      'Invalid option `webhooks[0]`: expected { url, headers? }, got a string: give it as { url }.',
+    )
+    expect(() => new WebhookDestination({ webhooks: [42] as never })).toThrow(
+      'Invalid option `webhooks[0]`: expected { url, headers? }.',
+    )
   })
 })
 

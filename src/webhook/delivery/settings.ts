@@ -208,12 +208,20 @@ const LIKELY_NAMES: Readonly<Record<string, string>> = {
   urls: 'webhooks',
   secret: 'sharedSecret',
   timeout: 'timeoutMs',
+  retryWindow: 'retryWindowMs',
   concurrency: 'maxConcurrency',
 }
 
 /** One entry of a `webhooks` list, checked; `name` is how errors name it (`webhooks[0]`). */
 export function resolveEntry(entry: unknown, index: number, name = `webhooks[${index}]`): ResolvedWebhook {
-  if (!isObject(entry)) throw new OptionsError(name, 'expected { url, headers? }.')
+  if (!isObject(entry))
+    throw new OptionsError(
+      name,
+      // The string may be a URL with a password: it is not repeated.
+      typeof entry === 'string'
+        ? 'expected { url, headers? }, got a string: give it as { url }.'
+        : 'expected { url, headers? }.',
+    )
   checkOptionNames(entry, ENTRY_NAMES, {}, `${name}.`)
   const raw = entry['url']
   const url = parseHttpUrl(raw)
