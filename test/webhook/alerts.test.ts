@@ -1,6 +1,7 @@
 // Staged alerts: a URL that keeps failing is told about at shares of the retry window, when an
 // event's window runs out there, and when it takes an event again; each once for the whole fleet,
 // with the registry's destination switched off when autoDisable asks and all its URLs gave up.
+import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { OptionsError } from '../../src/index.js'
 import { ALERT_DEFAULTS, resolveAlerts, type DeliveryAlert } from '../../src/webhook/bullmq/delivery-alerts.js'
@@ -139,6 +140,20 @@ describe.runIf(redis.available)('staged alerts', () => {
     expect(alerts.every((alert) => alert.destination === 'beta')).toBe(true)
     expect(alerts.map((alert) => alert.kind)).toEqual(['failing', 'failing', 'failing', 'given-up'])
     expect((await queue.destinations.get('beta'))?.enabled).toBe(true)
+  })
+
+  it('reads a stage that something else wrote into Redis as none, and raises over it', async () => {
+    const down = await sink(() => ({ status: 503 }))
+    const { queue, workers, alerts, name } = await fleet({ retryWindowMs: 1_000, alerts: { shares: [0.5] } })
+    await queue.destinations.set({ id: 'acme', webhooks: [{ url: down.url }] })
+    const client = new Redis(connection())
+    open.push({ close: async () => client.disconnect() })
+    await client.hset(`bull:${name}:alerts:acme`, new URL(down.url).href, 'not a stage')
+    const done = ended(workers[0] as WebhookWorker, 1)
+    await queue.enqueue(event('e1'), { destination: 'acme' })
+    await done
+    await (workers[0] as WebhookWorker).close()
+    expect(alerts.map((alert) => alert.kind)).toEqual(['failing', 'given-up'])
   })
 
   it('tells nothing with alerts: false', async () => {
