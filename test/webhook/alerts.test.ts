@@ -25,7 +25,7 @@ describe('the alerts option', () => {
     expect(ALERT_DEFAULTS).toEqual({ shares: [0.25, 0.5, 0.75], autoDisable: false })
     expect(resolveAlerts(false)).toBeUndefined()
     expect(resolveAlerts({ shares: [0.9], autoDisable: true })).toEqual({ shares: [0.9], autoDisable: true })
-    for (const shares of [[], [0], [1], [0.5, 0.5], [0.6, 0.5], ['0.5'], 0.5, Array(11).fill(0.5)])
+    for (const shares of [[], [0], [1], [0.5, 0.5], [0.6, 0.5], ['0.5'], 0.5, '0.25', Array(11).fill(0.5)])
       expect(() => resolveAlerts({ shares }), JSON.stringify(shares)).toThrow(/alerts\.shares.*increasing order/)
     expect(() => resolveAlerts({ autoDisable: 'yes' })).toThrow(/alerts\.autoDisable/)
     expect(() => resolveAlerts({ stages: [0.5] })).toThrow(/alerts\.stages.*shares/)

@@ -79,6 +79,7 @@ describe('the attempt log, apart from Redis', () => {
     expect(() => resolveAttemptsOptions({ destination: 'a:b' })).toThrow(/`destination`/)
     expect(() => resolveAttemptsOptions({ eventId: '' })).toThrow(/`eventId`/)
     expect(() => resolveAttemptsOptions({ since: -1 })).toThrow(/`since`/)
+    expect(() => resolveAttemptsOptions({ until: -1 })).toThrow(/`until`/)
     expect(() => resolveAttemptsOptions({ count: 5 })).toThrow(/`count`.*limit/)
     expect(() => resolveAttemptsOptions('acme')).toThrow(OptionsError)
   })
@@ -340,7 +341,7 @@ describe('the attempt log, its writes and reads, apart from Redis', () => {
     expect(at({ c: 'ERR_TIMEOUT!', x: 'x' })).toBeUndefined()
     expect(at({ c: 'XERR_TIMEOUT', x: 'x' })).toBeUndefined()
     expect(readEntry([...entryFields('e'), 'orphan'], undefined)).toBeDefined()
-    for (const field of ['s', 'c', 'x']) {
+    for (const field of ['e', 'u', 's', 'c', 'x']) {
       const fields = entryFields('e')
       const index = fields.indexOf(field)
       fields.splice(index, 2)

@@ -66,9 +66,11 @@ function alertsWith(
   return { alerts, told, failures, disabled }
 }
 
+const endpointOf = (url: string) => ({ url, timeoutMs: 5_000 }) as Endpoint
+
 function target(url: string, over: Partial<TargetState<Endpoint>> = {}): TargetState<Endpoint> {
   return {
-    endpoint: { url, timeoutMs: 5_000 } as Endpoint,
+    endpoint: endpointOf(url),
     status: 'pending',
     attempts: 1,
     lastStatus: 503,
@@ -87,10 +89,10 @@ describe('DeliveryAlerts', () => {
   it('raises the highest share an event has failed for, from its exact millisecond, and tells it once raised', async () => {
     const { store, calls } = fakeStore()
     const { alerts, told } = alertsWith(store)
-    alerts.afterRound('acme', [URL_A], state(target(URL_A)), 249)
+    alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A)), 249)
     await alerts.settled()
     expect(calls).toEqual([])
-    alerts.afterRound('acme', [URL_A], state(target(URL_A)), 250)
+    alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A)), 250)
     await alerts.settled()
     expect(calls).toEqual([{ command: 'eventwireRaiseAlert', args: ['bull:q:alerts:acme', URL_A, 1, 2 * WINDOW] }])
     expect(told).toEqual([
@@ -103,7 +105,7 @@ describe('DeliveryAlerts', () => {
         error: expect.objectContaining({ code: 'ERR_HTTP_STATUS', status: 503 }),
       },
     ])
-    alerts.afterRound('acme', [URL_A], state(target(URL_A)), 760)
+    alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A)), 760)
     await alerts.settled()
     expect(calls.at(-1)?.args).toEqual(['bull:q:alerts:acme', URL_A, 3, 2 * WINDOW])
     expect(told.at(-1)).toMatchObject({ kind: 'failing', share: 0.75, failingForMs: 760 })
@@ -112,7 +114,7 @@ describe('DeliveryAlerts', () => {
   it('tells nothing when another worker raised the stage first', async () => {
     const { store, calls } = fakeStore({ raise: [0, 0] })
     const { alerts, told } = alertsWith(store)
-    alerts.afterRound(undefined, [URL_A], state(target(URL_A)), 500)
+    alerts.afterRound(undefined, [endpointOf(URL_A)], state(target(URL_A)), 500)
     await alerts.settled()
     expect(calls[0]?.args).toEqual(['bull:q:alerts', URL_A, 2, 2 * WINDOW])
     expect(told).toEqual([])
@@ -132,7 +134,7 @@ describe('DeliveryAlerts', () => {
   ])('counts %s as the URL failing: %s', async (_case, over, counts) => {
     const { store, calls } = fakeStore()
     const { alerts, told } = alertsWith(store)
-    alerts.afterRound('acme', [URL_A], state(target(URL_A, over)), 300)
+    alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A, over)), 300)
     await alerts.settled()
     expect(calls.length).toBe(counts ? 1 : 0)
     if (counts && over.failure === undefined) expect(told[0]).not.toHaveProperty('error')
@@ -141,11 +143,11 @@ describe('DeliveryAlerts', () => {
   it('gives up a URL whose event failed once its window is spent, not before, and not a settled or superseded one', async () => {
     const { store, calls } = fakeStore()
     const { alerts, told } = alertsWith(store)
-    alerts.afterRound('acme', [URL_A], state(target(URL_A, { status: 'failed' })), WINDOW - 1)
-    alerts.afterRound('acme', [URL_A], state(target(URL_A, { status: 'superseded' })), WINDOW)
+    alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A, { status: 'failed' })), WINDOW - 1)
+    alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A, { status: 'superseded' })), WINDOW)
     await alerts.settled()
     expect(calls).toEqual([])
-    alerts.afterRound('acme', [URL_A], state(target(URL_A, { status: 'failed' })), WINDOW)
+    alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A, { status: 'failed' })), WINDOW)
     await alerts.settled()
     // Without autoDisable, nothing asks whether every URL gave up.
     expect(calls).toEqual([{ command: 'eventwireRaiseAlert', args: ['bull:q:alerts:acme', URL_A, 4, 2 * WINDOW] }])
@@ -157,7 +159,12 @@ describe('DeliveryAlerts', () => {
   it('with autoDisable, asks whether every URL of the destination gave up, and disables it when so', async () => {
     const { store, calls } = fakeStore({ raise: [1, 1] })
     const { alerts, told, disabled } = alertsWith(store, { autoDisable: true })
-    alerts.afterRound('acme', [URL_A, URL_B], state(target(URL_A, { status: 'failed' })), WINDOW)
+    alerts.afterRound(
+      'acme',
+      [endpointOf(URL_A), endpointOf(URL_B)],
+      state(target(URL_A, { status: 'failed' })),
+      WINDOW,
+    )
     await alerts.settled()
     expect(calls[0]?.args).toEqual(['bull:q:alerts:acme', URL_A, 4, 2 * WINDOW, URL_A, URL_B])
     expect(disabled).toEqual(['acme'])
@@ -168,8 +175,8 @@ describe('DeliveryAlerts', () => {
   it('tells no disabling when the destination was disabled already, and never asks for the workers’ own webhooks', async () => {
     const { store, calls } = fakeStore({ raise: [1, 1] })
     const { alerts, told, disabled } = alertsWith(store, { autoDisable: true }, async () => false)
-    alerts.afterRound('acme', [URL_A], state(target(URL_A, { status: 'failed' })), WINDOW)
-    alerts.afterRound(undefined, [URL_B], state(target(URL_B, { status: 'failed' })), WINDOW)
+    alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A, { status: 'failed' })), WINDOW)
+    alerts.afterRound(undefined, [endpointOf(URL_B)], state(target(URL_B, { status: 'failed' })), WINDOW)
     await alerts.settled()
     expect(disabled).toEqual(['acme'])
     expect(told.map((alert) => alert.kind)).toEqual(['given-up', 'given-up'])
@@ -179,7 +186,12 @@ describe('DeliveryAlerts', () => {
   it('does not disable when some URL of the destination has not given up', async () => {
     const { store } = fakeStore({ raise: [1, 0] })
     const { alerts, disabled } = alertsWith(store, { autoDisable: true })
-    alerts.afterRound('acme', [URL_A, URL_B], state(target(URL_A, { status: 'failed' })), WINDOW)
+    alerts.afterRound(
+      'acme',
+      [endpointOf(URL_A), endpointOf(URL_B)],
+      state(target(URL_A, { status: 'failed' })),
+      WINDOW,
+    )
     await alerts.settled()
     expect(disabled).toEqual([])
   })
@@ -189,17 +201,17 @@ describe('DeliveryAlerts', () => {
     vi.spyOn(performance, 'now').mockImplementation(() => now)
     const { store, calls } = fakeStore()
     const { alerts } = alertsWith(store)
-    alerts.afterRound('acme', [URL_A], state(target(URL_A)), 300)
-    alerts.afterRound('acme', [URL_A], state(target(URL_A)), 300)
-    alerts.afterRound('beta', [URL_A], state(target(URL_A)), 300)
+    alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A)), 300)
+    alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A)), 300)
+    alerts.afterRound('beta', [endpointOf(URL_A)], state(target(URL_A)), 300)
     await alerts.settled()
     expect(calls.map((call) => call.args[0])).toEqual(['bull:q:alerts:acme', 'bull:q:alerts:beta'])
     now += ALERT_MEMORY_MS - 1
-    alerts.afterRound('acme', [URL_A], state(target(URL_A)), 300)
+    alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A)), 300)
     await alerts.settled()
     expect(calls).toHaveLength(2)
     now += 1
-    alerts.afterRound('acme', [URL_A], state(target(URL_A)), 300)
+    alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A)), 300)
     await alerts.settled()
     expect(calls).toHaveLength(3)
   })
@@ -207,15 +219,16 @@ describe('DeliveryAlerts', () => {
   it(`remembers at most ${MAX_REMEMBERED_PAIRS} pairs, forgetting the oldest first`, async () => {
     const { store, calls } = fakeStore()
     const { alerts } = alertsWith(store)
-    for (let i = 0; i <= MAX_REMEMBERED_PAIRS; i++) alerts.afterRound(`d${i}`, [URL_A], state(target(URL_A)), 300)
+    for (let i = 0; i <= MAX_REMEMBERED_PAIRS; i++)
+      alerts.afterRound(`d${i}`, [endpointOf(URL_A)], state(target(URL_A)), 300)
     await alerts.settled()
     expect(calls).toHaveLength(MAX_REMEMBERED_PAIRS + 1)
     // d1 is still remembered; d0 was forgotten when the last came in.
-    alerts.afterRound('d1', [URL_A], state(target(URL_A)), 300)
-    alerts.afterRound(`d${MAX_REMEMBERED_PAIRS}`, [URL_A], state(target(URL_A)), 300)
+    alerts.afterRound('d1', [endpointOf(URL_A)], state(target(URL_A)), 300)
+    alerts.afterRound(`d${MAX_REMEMBERED_PAIRS}`, [endpointOf(URL_A)], state(target(URL_A)), 300)
     await alerts.settled()
     expect(calls).toHaveLength(MAX_REMEMBERED_PAIRS + 1)
-    alerts.afterRound('d0', [URL_A], state(target(URL_A)), 300)
+    alerts.afterRound('d0', [endpointOf(URL_A)], state(target(URL_A)), 300)
     await alerts.settled()
     expect(calls).toHaveLength(MAX_REMEMBERED_PAIRS + 2)
   })
@@ -226,28 +239,33 @@ describe('DeliveryAlerts', () => {
     const quiet = fakeStore({ clear: 0 })
     const first = alertsWith(quiet.store)
     // Taken at the first attempt, nothing known: Redis is not asked.
-    first.alerts.afterRound('acme', [URL_A], state(target(URL_A, { status: 'delivered', attempts: 1 })), 10)
+    first.alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A, { status: 'delivered', attempts: 1 })), 10)
     await first.alerts.settled()
     expect(quiet.calls).toEqual([])
     // Taken after a failure: asked; it had no stage, so nothing is told.
-    first.alerts.afterRound('acme', [URL_A], state(target(URL_A, { status: 'delivered', attempts: 2 })), 10)
+    first.alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A, { status: 'delivered', attempts: 2 })), 10)
     await first.alerts.settled()
     expect(quiet.calls).toEqual([{ command: 'eventwireClearAlert', args: ['bull:q:alerts:acme', URL_A] }])
     expect(first.told).toEqual([])
     // Asked once a minute at most, until a failure raises a stage again.
-    first.alerts.afterRound('acme', [URL_A], state(target(URL_A, { status: 'delivered', attempts: 2 })), 10)
+    first.alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A, { status: 'delivered', attempts: 2 })), 10)
     await first.alerts.settled()
     expect(quiet.calls).toHaveLength(1)
     now += ALERT_MEMORY_MS
-    first.alerts.afterRound('acme', [URL_A], state(target(URL_A, { status: 'delivered', attempts: 2 })), 10)
+    first.alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A, { status: 'delivered', attempts: 2 })), 10)
     await first.alerts.settled()
     expect(quiet.calls).toHaveLength(2)
 
     const back = fakeStore({ clear: 2 })
     const second = alertsWith(back.store)
-    second.alerts.afterRound(undefined, [URL_A], state(target(URL_A)), 600)
+    second.alerts.afterRound(undefined, [endpointOf(URL_A)], state(target(URL_A)), 600)
     // Known to have a stage: a first-attempt delivery asks too.
-    second.alerts.afterRound(undefined, [URL_A], state(target(URL_A, { status: 'delivered', attempts: 1 })), 10)
+    second.alerts.afterRound(
+      undefined,
+      [endpointOf(URL_A)],
+      state(target(URL_A, { status: 'delivered', attempts: 1 })),
+      10,
+    )
     await second.alerts.settled()
     expect(back.calls.map((call) => call.command)).toEqual(['eventwireRaiseAlert', 'eventwireClearAlert'])
     expect(second.told.at(-1)).toEqual({ kind: 'back', url: URL_A })
@@ -256,8 +274,8 @@ describe('DeliveryAlerts', () => {
   it('defines its scripts once, reports a failed command and goes on', async () => {
     const { store, defined } = fakeStore({ fail: new Error('READONLY') })
     const { alerts, failures, told } = alertsWith(store)
-    alerts.afterRound('acme', [URL_A], state(target(URL_A)), 300)
-    alerts.afterRound('beta', [URL_A], state(target(URL_A)), 300)
+    alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A)), 300)
+    alerts.afterRound('beta', [endpointOf(URL_A)], state(target(URL_A)), 300)
     await alerts.settled()
     expect(defined).toEqual(['eventwireRaiseAlert', 'eventwireClearAlert'])
     expect(failures.map((failure) => failure.message)).toEqual(['READONLY', 'READONLY'])

@@ -136,6 +136,7 @@ const CODE = /^ERR_[A-Z_]{1,40}$/
 /** One entry as an attempt, or `undefined` when it does not read as one. */
 export function readEntry(fields: readonly unknown[], destination: string | undefined): LoggedAttempt | undefined {
   const value: Record<string, unknown> = {}
+  // Stryker disable next-line EqualityOperator,ArithmeticOperator: a trailing name without its value would be read as undefined, which no field takes.
   for (let i = 0; i + 1 < fields.length; i += 2) value[String(fields[i])] = fields[i + 1]
   const { t, e, u, n, s, c, x, d } = value
   if (typeof e !== 'string' || e === '' || typeof u !== 'string' || u === '') return undefined

@@ -725,12 +725,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       'cause' in prepared
         ? rounds.refuseUnsigned(state, prepared)
         : await rounds.runUrls(state, prepared, (target) => this.#lanes.admitNow(target.endpoint.url))
-    this.#alerts?.afterRound(
-      data.destination,
-      endpoints.map((endpoint) => endpoint.url),
-      state,
-      this.#clock.now(),
-    )
+    this.#alerts?.afterRound(data.destination, endpoints, state, this.#clock.now())
     // The state is written only for a job that stays in Redis: to be retried, or as a dead letter.
     const keepState = () =>
       job.updateData({ ...freshData(data), state: storeState(state), ...(stalls > 0 ? { stalls } : {}) })
