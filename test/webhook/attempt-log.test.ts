@@ -13,13 +13,13 @@ import {
   type AttemptLogStore,
 } from '../../src/webhook/bullmq/attempt-log.js'
 import {
-  attemptLogKey,
   readAttempts,
   readEntry,
   resolveAttemptsOptions,
   type AttemptReadStore,
   type AttemptsOptions,
 } from '../../src/webhook/bullmq/logged-attempt.js'
+import { destinationKey } from '../../src/webhook/bullmq/destination-registry.js'
 import { WebhookQueue, WebhookWorker, type LoggedAttempt } from '../../src/webhook/bullmq/index.js'
 import type { AttemptNotice } from '../../src/webhook/index.js'
 import { WebhookError } from '../../src/webhook/index.js'
@@ -85,8 +85,8 @@ describe('the attempt log, apart from Redis', () => {
   })
 
   it('names a stream per destination, and one of its own for the workers’ own webhooks', () => {
-    expect(attemptLogKey('bull:q', 'acme')).toBe('bull:q:attempts:acme')
-    expect(attemptLogKey('bull:q', undefined)).toBe('bull:q:attempts')
+    expect(destinationKey('bull:q', 'attempts', 'acme')).toBe('bull:q:attempts:acme')
+    expect(destinationKey('bull:q', 'attempts', undefined)).toBe('bull:q:attempts')
   })
 
   it('reads an entry as an attempt, and leaves out one that does not read as one', () => {
@@ -255,7 +255,7 @@ describe('the attempt log, its writes and reads, apart from Redis', () => {
       await vi.advanceTimersByTimeAsync(0)
       expect(writes).toHaveLength(2)
       expect(writes[1]?.[4]).toBe(500)
-      await log.close()
+      await log.flush()
     } finally {
       vi.useRealTimers()
     }
@@ -454,7 +454,7 @@ describe.runIf(redis.available)('the attempt log, in Redis', () => {
   it('trims what is older than maxAgeMs by Redis’s clock, and reads since and until by it', async () => {
     const client = new Redis(connection())
     open.push({ close: async () => client.disconnect() })
-    const key = attemptLogKey('bull:aged', 'acme')
+    const key = destinationKey('bull:aged', 'attempts', 'acme')
     // Two entries an hour old, as a worker would have written them then.
     const hourAgo = Date.now() - 3_600_000
     await client.xadd(key, `${hourAgo}-0`, ...entryFields('old-1'))
@@ -480,7 +480,7 @@ describe.runIf(redis.available)('the attempt log, in Redis', () => {
     expect((await queueRead(store, 'bull:aged', {})).map((attempt) => attempt.eventId)).toEqual(['new'])
 
     // since and until select by the time each entry was written.
-    const ranged = attemptLogKey('bull:ranged', 'acme')
+    const ranged = destinationKey('bull:ranged', 'attempts', 'acme')
     await client.xadd(ranged, `${hourAgo + 10}-0`, ...entryFields('then'))
     await client.xadd(ranged, '*', ...entryFields('now'))
     const read = async (options: AttemptsOptions) =>
@@ -494,7 +494,7 @@ describe.runIf(redis.available)('the attempt log, in Redis', () => {
   it('leaves out entries that do not read as attempts, and pages through a long log for one event', async () => {
     const client = new Redis(connection())
     open.push({ close: async () => client.disconnect() })
-    const key = attemptLogKey('bull:paged', 'acme')
+    const key = destinationKey('bull:paged', 'attempts', 'acme')
     await client.xadd(key, '*', ...entryFields('wanted'))
     const many = client.pipeline()
     for (let i = 0; i < 2_500; i++) many.xadd(key, '*', ...entryFields(`other-${i}`))

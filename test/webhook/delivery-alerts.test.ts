@@ -6,12 +6,12 @@ import {
   ALERT_MEMORY_MS,
   DeliveryAlerts,
   MAX_REMEMBERED_PAIRS,
-  alertKey,
   resolveAlerts,
   type AlertStore,
   type DeliveryAlert,
   type ResolvedAlerts,
 } from '../../src/webhook/bullmq/delivery-alerts.js'
+import { destinationKey } from '../../src/webhook/bullmq/destination-registry.js'
 import type { AttemptFailure } from '../../src/webhook/delivery/failure.js'
 import type { DeliveryState, TargetState } from '../../src/webhook/delivery/state.js'
 import type { Endpoint } from '../../src/webhook/network/endpoint.js'
@@ -283,8 +283,8 @@ describe('DeliveryAlerts', () => {
   })
 
   it('names a hash per destination, and one of its own for the workers’ own webhooks', () => {
-    expect(alertKey('bull:q', 'acme')).toBe('bull:q:alerts:acme')
-    expect(alertKey('bull:q', undefined)).toBe('bull:q:alerts')
+    expect(destinationKey('bull:q', 'alerts', 'acme')).toBe('bull:q:alerts:acme')
+    expect(destinationKey('bull:q', 'alerts', undefined)).toBe('bull:q:alerts')
   })
 })
 

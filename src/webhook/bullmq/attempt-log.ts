@@ -4,7 +4,7 @@ import { setUnrefTimeout } from '../../core/timers.js'
 import { isObject } from '../../core/validate.js'
 import { causeText } from '../delivery/failure.js'
 import type { AttemptNotice } from '../delivery/result.js'
-import { attemptLogKey } from './logged-attempt.js'
+import { destinationKey } from './destination-registry.js'
 import { REDIS_NOW } from './redis-now.js'
 
 // Each destination's attempts, in a Redis stream beside the queue's keys (in its hash slot): one
@@ -151,7 +151,7 @@ export class AttemptLog {
     const durationMs = notice.durationMs ?? 0
     const error = notice.error
     this.#unwritten.push({
-      key: attemptLogKey(this.#keys, destination),
+      key: destinationKey(this.#keys, 'attempts', destination),
       values: [
         Math.round(now - durationMs),
         notice.eventId,
@@ -173,11 +173,6 @@ export class AttemptLog {
     this.#timer = undefined
     this.#write()
     return this.#writing
-  }
-
-  /** Stops the timer; what is gathered is written by a last {@link flush}. */
-  close(): Promise<void> {
-    return this.flush()
   }
 
   #writeSoon(ms: number): void {

@@ -1,11 +1,11 @@
 import { OptionsError } from '../../core/errors/options-error.js'
 import { checkOptionNames } from '../../core/option-checks.js'
-import { isRetryableStatus } from '../../core/retry-policy.js'
 import { isObject } from '../../core/validate.js'
 import { toWebhookError, type AttemptFailure } from '../delivery/failure.js'
-import type { DeliveryState, TargetState } from '../delivery/state.js'
+import { isRetriedFailure, type DeliveryState, type TargetState } from '../delivery/state.js'
 import type { WebhookError } from '../delivery/webhook-error.js'
 import type { Endpoint } from '../network/endpoint.js'
+import { destinationKey } from './destination-registry.js'
 
 // Staged alerts. A URL whose events keep failing is told about in stages: once it has failed an
 // event for a share of the retry window (a quarter, a half, three quarters by default), once an
@@ -105,11 +105,6 @@ export function resolveAlerts(value: unknown): ResolvedAlerts | undefined {
   return { shares: shares as number[], autoDisable }
 }
 
-/** The hash of a destination's raised stages by URL (`undefined`: the workers' own `webhooks`). */
-export function alertKey(keys: string, destination: string | undefined): string {
-  return destination === undefined ? `${keys}:alerts` : `${keys}:alerts:${destination}`
-}
-
 /**
  * Raises a URL's stage. KEYS[1]: the hash. ARGV: the URL, the stage, the hash's expiry in ms, then
  * the URLs that must all be at the stage for the destination to be given up (none: not asked).
@@ -168,19 +163,13 @@ interface Known {
   readonly at: number
 }
 
-/** A failure that says the URL is failing, rather than refusing this one event. */
+/**
+ * A failure that says the URL is failing, rather than refusing this one event: one the retry rule
+ * tries again, an open breaker, or a hold by the breaker before any attempt.
+ */
 function failsTheUrl(failure: AttemptFailure | undefined, target: TargetState<Endpoint>): boolean {
   if (failure === undefined) return target.held === 'breaker'
-  switch (failure.code) {
-    case 'ERR_TIMEOUT':
-    case 'ERR_NETWORK':
-    case 'ERR_CIRCUIT_OPEN':
-      return true
-    case 'ERR_HTTP_STATUS':
-      return failure.status !== undefined && isRetryableStatus(failure.status)
-    default:
-      return false
-  }
+  return failure.code === 'ERR_CIRCUIT_OPEN' || isRetriedFailure(failure)
 }
 
 /**
@@ -281,7 +270,7 @@ export class DeliveryAlerts {
     const checkAll = givenUp && destination !== undefined && this.#settings.autoDisable
     this.#command(async (store) => {
       const [raised, allGivenUp] = await (store[RAISE_COMMAND] as NonNullable<AlertStore[typeof RAISE_COMMAND]>)(
-        alertKey(this.#keys, destination),
+        destinationKey(this.#keys, 'alerts', destination),
         url,
         stage,
         2 * this.#retryWindowMs,
@@ -317,7 +306,7 @@ export class DeliveryAlerts {
     this.#remember(pair, 0)
     this.#command(async (store) => {
       const had = await (store[CLEAR_COMMAND] as NonNullable<AlertStore[typeof CLEAR_COMMAND]>)(
-        alertKey(this.#keys, destination),
+        destinationKey(this.#keys, 'alerts', destination),
         url,
       )
       if (had > 0) this.#hooks.alert({ kind: 'back', ...(destination === undefined ? {} : { destination }), url })

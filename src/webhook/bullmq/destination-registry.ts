@@ -6,6 +6,14 @@ import { REDIS_NOW } from './redis-now.js'
 // has seen changes up to N asks for the ids scored above N: that is all it must read again. A
 // deleted id stays in the set (a few dozen bytes) so that readers learn it is gone.
 
+/**
+ * A key of one destination's own under the queue's keys (`<keys>:<kind>:<id>`), or of the workers'
+ * own `webhooks` (`<keys>:<kind>`): a destination id has no `:`, so neither can be the other's.
+ */
+export function destinationKey(keys: string, kind: 'attempts' | 'alerts', destination: string | undefined): string {
+  return destination === undefined ? `${keys}:${kind}` : `${keys}:${kind}:${destination}`
+}
+
 /** What the registry is read and written with: ioredis's `eval`, as BullMQ's connection has it. */
 export interface RegistryStore {
   eval(script: string, keys: number, ...args: Array<string | number>): Promise<unknown>

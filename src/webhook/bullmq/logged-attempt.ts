@@ -3,6 +3,7 @@ import { checkOptionNames, integerOption } from '../../core/option-checks.js'
 import { isObject } from '../../core/validate.js'
 import { causeText } from '../delivery/failure.js'
 import { checkDestinationId } from '../delivery/destination-record.js'
+import { destinationKey } from './destination-registry.js'
 
 // The reading side of the attempt log (attempt-log.ts writes it): a Redis stream per destination,
 // newest last, each entry one request. Whatever has Redis access can write there too, so each
@@ -49,12 +50,6 @@ export const MAX_ATTEMPTS_READ = 10_000
 
 /** Entries read per command while looking for one event's attempts. */
 const PAGE = 1_000
-
-/** The stream of a destination's attempts (`undefined`: the workers' own `webhooks`), under the queue's keys. */
-export function attemptLogKey(keys: string, destination: string | undefined): string {
-  // A destination id has no `:`: the own log's key cannot be a destination's.
-  return destination === undefined ? `${keys}:attempts` : `${keys}:attempts:${destination}`
-}
 
 /** What the log is read with: ioredis's `xrevrange`. */
 export interface AttemptReadStore {
@@ -112,7 +107,7 @@ export function resolveAttemptsOptions(options: unknown): ReadRange {
  * {@link PAGE} through the log with it.
  */
 export async function readAttempts(store: AttemptReadStore, keys: string, range: ReadRange): Promise<LoggedAttempt[]> {
-  const key = attemptLogKey(keys, range.destination)
+  const key = destinationKey(keys, 'attempts', range.destination)
   const start = range.since === undefined ? '-' : String(range.since)
   let end = range.until === undefined ? '+' : `${range.until}-18446744073709551615`
   const found: LoggedAttempt[] = []

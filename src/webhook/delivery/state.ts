@@ -94,27 +94,43 @@ export function attemptFailureOf(response: WebhookResponse): AttemptFailure {
 }
 
 /**
+ * Whether a URL whose attempt failed this way is tried again within the window: after a timeout, a
+ * network error, or a status the shared rules retry (5xx, 408, 429: core/retry-policy.ts).
+ * Certificates and blocked addresses do not fix themselves within a retry window. What
+ * {@link recordAttempt} follows, and what says a URL is failing rather than refusing one event.
+ */
+export function isRetriedFailure(failure: AttemptFailure): boolean {
+  switch (failure.code) {
+    case 'ERR_TIMEOUT':
+    case 'ERR_NETWORK':
+      return true
+    case 'ERR_HTTP_STATUS':
+      return failure.status !== undefined && isRetryableStatus(failure.status)
+    default:
+      return false
+  }
+}
+
+/**
  * Records one attempt's response: 2xx delivers; 5xx, 408, 429, timeouts and network errors wait
- * for a retry; the rest fail. The attempt was counted when it was sent (`attempts`: requests sent).
+ * for a retry; the rest fail ({@link isRetriedFailure}). The attempt was counted when it was sent
+ * (`attempts`: requests sent).
  */
 export function recordAttempt(target: TargetState, response: WebhookResponse, now: number): void {
   target.retryAfterMs = undefined
-  if (!response.ok) {
-    target.failure = attemptFailureOf(response)
-    // Certificates and blocked addresses do not fix themselves within a retry window.
-    if (response.failure === 'tls' || response.failure === 'blocked') target.status = 'failed'
-    return
+  if (response.ok) {
+    target.lastStatus = response.status
+    if (response.status >= 200 && response.status < 300) {
+      target.status = 'delivered'
+      target.failure = undefined
+      return
+    }
   }
-  target.lastStatus = response.status
-  if (response.status >= 200 && response.status < 300) {
-    target.status = 'delivered'
-    target.failure = undefined
-    return
-  }
-  target.failure = attemptFailureOf(response)
-  // The shared rules (core/retry-policy.ts); the URL waits the longer of this and its backoff.
-  if (isRetryableStatus(response.status)) target.retryAfterMs = retryAfterMs(response.retryAfter, now, MAX_TIMER_MS)
-  else target.status = 'failed'
+  const failure = attemptFailureOf(response)
+  target.failure = failure
+  if (!isRetriedFailure(failure)) target.status = 'failed'
+  // The URL waits the longer of the receiver's Retry-After and its backoff.
+  else if (response.ok) target.retryAfterMs = retryAfterMs(response.retryAfter, now, MAX_TIMER_MS)
 }
 
 /**
