@@ -45,6 +45,7 @@ export default {
     'src/webhook/bullmq/attempt-log.ts',
     'src/webhook/bullmq/logged-attempt.ts',
     'src/webhook/bullmq/delivery-alerts.ts',
+    'src/webhook/bullmq/fair-queueing.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/index.html' },

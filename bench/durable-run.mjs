@@ -10,7 +10,7 @@
 //   the queue resumes and the clock runs until the receiver has seen every event's webhook-id.
 //   Worker CPU is process.cpuUsage() of the worker processes, from just before the resume until
 //   every job has left Redis. Redis commands are INFO commandstats over the same span (commands
-//   that scripts run included), less this script's own polling. eventwire and the floor
+//   that scripts run included), less this script's own polling; Redis CPU is INFO cpu over it. eventwire and the floor
 //   alternate, `pairs` pairs per worker count.
 // - enqueue: `enqueueEvents` events stored by a fresh producer process, `batch` at a time:
 //   WebhookQueue.enqueue() (each awaited, a batch in parallel), WebhookQueue.enqueueBulk() when the
@@ -206,6 +206,10 @@ function spawnChild(role, extraArgs = []) {
   })
 }
 
+/** Redis's CPU time so far (user and system, seconds), from INFO cpu: this script's polling included, the same for both kinds. */
+const redisCpuSeconds = (info) =>
+  Number(/used_cpu_user:([\d.]+)/.exec(info)?.[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)?.[1])
+
 /** Calls per command in INFO commandstats. */
 function commandCalls(info) {
   const calls = {}
@@ -292,6 +296,7 @@ async function orchestrate() {
     await Promise.all(children.map((child) => message(child, 'ready')))
     await redis.config('RESETSTAT')
     await Promise.all(children.map((child) => ask(child, 'start', 'started')))
+    const redisCpuBefore = redisCpuSeconds(await redis.info('cpu'))
     const started = epochMs()
     await control.resume()
     let seen = await receiver.stats()
@@ -315,6 +320,7 @@ async function orchestrate() {
       if (waiting + active + delayed === 0) break
       await sleep(10)
     }
+    const redisCpuMs = (redisCpuSeconds(await redis.info('cpu')) - redisCpuBefore) * 1000
     const commands = commandSummary(commandCalls(await redis.info('commandstats')), {
       llen: 2 * polls,
       zcard: polls,
@@ -333,6 +339,7 @@ async function orchestrate() {
       cpuMs,
       cpuMicrosPerDelivery: (cpuMs * 1000) / sizes.events,
       commandsPerDelivery: commands.total / sizes.events,
+      redisCpuMicrosPerDelivery: (redisCpuMs * 1000) / sizes.events,
       commands: commands.byCommand,
       requests: seen.requests,
       duplicates: seen.requests - seen.unique,
@@ -340,7 +347,7 @@ async function orchestrate() {
       failed: stopped.reduce((sum, child) => sum + child.failed, 0),
     }
     log(
-      `durable ${kind}, ${workers} worker(s): ${round(result.perSecond)} deliveries/s, ${round(result.cpuMicrosPerDelivery, 1)} µs worker CPU and ${round(result.commandsPerDelivery, 2)} Redis commands per delivery, ${result.duplicates} duplicates`,
+      `durable ${kind}, ${workers} worker(s): ${round(result.perSecond)} deliveries/s, ${round(result.cpuMicrosPerDelivery, 1)} µs worker CPU and ${round(result.commandsPerDelivery, 2)} Redis commands (${round(result.redisCpuMicrosPerDelivery, 1)} µs Redis CPU) per delivery, ${result.duplicates} duplicates`,
     )
     return result
   }
@@ -363,7 +370,8 @@ async function orchestrate() {
     const code = await new Promise((resolve) => child.once('exit', resolve))
     if (code !== 0) throw new Error(`the ${variant} producer exited with ${code}`)
     const result = JSON.parse(output.trim().split('\n').pop())
-    const stored = await redis.llen(key('wait'))
+    // eventwire parks what goes past one destination's window (fair queueing): waiting all the same.
+    const stored = (await redis.llen(key('wait'))) + Number((await redis.get(key('parked-count'))) ?? 0)
     if (stored !== sizes.enqueueEvents) throw new Error(`${variant}: ${stored} of ${sizes.enqueueEvents} jobs stored`)
     const commands = commandSummary(commandCalls(await redis.info('commandstats')))
     Object.assign(result, {
@@ -399,7 +407,7 @@ async function orchestrate() {
     const [sampleKey] = await redis.lrange(key('wait'), 0, 0)
     const result = {
       kind,
-      waiting: await redis.llen(key('wait')),
+      waiting: (await redis.llen(key('wait'))) + Number((await redis.get(key('parked-count'))) ?? 0),
       bytesPerWaiting: (after - before) / sizes.waitingEvents,
       // SAMPLES 0: every field, not Redis's estimate from five (a job's hash is a hashtable).
       jobHashBytes: await redis.memory('USAGE', key(sampleKey), 'SAMPLES', '0'),
@@ -458,6 +466,7 @@ function summarize({ deliveries, enqueue, memory }) {
         cpuMicrosPerDelivery: round(median(values('cpuMicrosPerDelivery')), 1),
         cpuSpread: spread(values('cpuMicrosPerDelivery')).map((value) => round(value, 1)),
         commandsPerDelivery: round(median(values('commandsPerDelivery')), 2),
+        redisCpuMicrosPerDelivery: round(median(values('redisCpuMicrosPerDelivery')), 1),
         duplicates: Math.max(...values('duplicates')),
       }
     }
@@ -471,6 +480,7 @@ function summarize({ deliveries, enqueue, memory }) {
       cpuRatio: round(median(ratio('cpuMicrosPerDelivery')), 3),
       cpuRatios: ratio('cpuMicrosPerDelivery').map((value) => round(value, 3)),
       commandsRatio: round(median(ratio('commandsPerDelivery')), 3),
+      redisCpuRatio: round(median(ratio('redisCpuMicrosPerDelivery')), 3),
     }
   })
   const enqueueSummary = {}

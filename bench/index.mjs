@@ -286,7 +286,28 @@ function durableScenario() {
   return durable
 }
 
-function targets(client, webhooks, neighbours, durable) {
+/**
+ * Fairness between destinations on the durable engine: a quiet destination's latency with another
+ * one's backlog waiting, against the same with that one as busy but nothing piled up.
+ */
+function fairnessScenario() {
+  console.log("\n== fairness (BullMQ): a quiet destination's latency beside another's backlog")
+  if (!hasRedis()) {
+    console.log('skipped: redis-server is not installed')
+    return undefined
+  }
+  const fairness = runChild(
+    'fairness-run.mjs',
+    smoke ? { backlog: 2_000, seconds: 2, workers: 2 } : { backlog: 1_000_000, seconds: 20, workers: 4 },
+  )
+  for (const phase of ['alone', 'busy', 'backlog'])
+    console.log(
+      `${phase}: p50 ${fairness[phase].p50} ms, p99 ${fairness[phase].p99} ms, the other destination ${fairness[phase].bigPerSecond}/s`,
+    )
+  return fairness
+}
+
+function targets(client, webhooks, neighbours, durable, fairness) {
   const row = (scenario, library) => client.find((s) => s.name === scenario)?.rows.find((r) => r.library === library)
   const burst = (library) => row('100,000 small events, as fast as they can be enqueued', library)
   const ours = burst('eventwire')
@@ -376,6 +397,13 @@ function targets(client, webhooks, neighbours, durable) {
               : value === goal
     return { name, value: value === undefined ? undefined : round(value, 2), goal, holds }
   })
+  if (fairness)
+    listed.push({
+      name: "fairness: a quiet destination's p99 beside a 1,000,000 backlog within 2x of it beside the same load without one",
+      value: fairness.backlogOverBusy,
+      goal: 2,
+      holds: fairness.backlogOverBusy <= 2,
+    })
   // durable-run.mjs checks its own targets, each ratio taken within its pair.
   return [...listed, ...(durable?.targets ?? [])]
 }
@@ -485,6 +513,7 @@ try {
   const webhooks = webhookScenario(receiver, failing)
   const neighbours = neighboursScenario(receiver)
   const durable = durableScenario()
+  const fairness = fairnessScenario()
   console.log('\n== tracking plans and middleware: CPU per track call, no plan, each schema library, three middlewares')
   const plans = runChild('plan-run.mjs', smoke ? { calls: 1_000, rounds: 1 } : { calls: 10_000, rounds: 40 })
   console.log('\n== signature schemes: CPU per delivery to sign (a WebhookDestination) and to verify (verifyWebhook)')
@@ -501,10 +530,11 @@ try {
     webhooks,
     neighbours,
     durable,
+    fairness,
     plans,
     signing,
     gzip,
-    targets: smoke ? [] : targets(client, webhooks, neighbours, durable),
+    targets: smoke ? [] : targets(client, webhooks, neighbours, durable, fairness),
   }
 
   console.log(

@@ -30,6 +30,7 @@ import {
 import { MAX_ATTEMPTS_READ, resolveAttemptsOptions } from '../src/webhook/bullmq/logged-attempt.js'
 import { MAX_CAUSE_TEXT } from '../src/webhook/delivery/failure.js'
 import { ALERT_DEFAULTS } from '../src/webhook/bullmq/delivery-alerts.js'
+import { ADMITTED_TTL_MS, FAIR_WINDOW, SWEEP_MS } from '../src/webhook/bullmq/fair-queueing.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const pages = [
@@ -246,6 +247,18 @@ describe('docs/destinations.md', () => {
   it("says a worker without URLs of its own gives each URL the share of a destination's most URLs", () => {
     expect(MAX_WEBHOOKS).toBe(5)
     expect(page).toContain('a fifth of its `concurrency`')
+  })
+
+  it('states the fairness window, the sweep and the expiry, as the source sets them', () => {
+    expect(FAIR_WINDOW).toBe(200)
+    expect(page).toContain('at most 200 events in the line the workers take from')
+    expect(page).toContain('behind at most 200 events of each busy destination')
+    expect(page).toContain('`<prefix>:<name>:fair:<id>` (at most 200)')
+    expect(SWEEP_MS).toBe(5_000)
+    expect(page).toContain('checks every 5 seconds for parked events')
+    expect(ADMITTED_TTL_MS).toBe(3_600_000)
+    expect(page).toContain('The set expires an hour after its last change')
+    expect(text('docs/guarantees.md')).toContain('at most 200 events in the line the workers take from')
   })
 
   it("states the attempt log's bounds, its delay and what it holds while Redis is slow, as the source sets them", () => {

@@ -187,6 +187,7 @@ describe.runIf(withRedis)('durable delivery on BullMQ and a real Redis', () => {
     const producer = queue()
     expect(await producer.counts()).toEqual({
       waiting: 0,
+      parked: 0,
       delayed: 0,
       retrying: 0,
       heldByBreaker: 0,

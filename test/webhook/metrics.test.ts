@@ -205,6 +205,7 @@ describe('queue gauges', () => {
     type Counts = Awaited<ReturnType<WebhookQueue['counts']>>
     const counted: Counts = {
       waiting: 7,
+      parked: 2,
       delayed: 6,
       retrying: 2,
       heldByBreaker: 3,

@@ -36,6 +36,7 @@ import { WebhookDestinations } from './webhook-destinations.js'
 import { checkDestinationId } from '../delivery/destination-record.js'
 import { OptionsError } from '../../core/errors/options-error.js'
 import { checkOptionNames } from '../../core/option-checks.js'
+import { parkedCount, type ParkedStore } from './fair-queueing.js'
 import {
   readAttempts,
   resolveAttemptsOptions,
@@ -46,8 +47,14 @@ import {
 
 /** What {@link WebhookQueue.counts} returns. */
 export interface QueueCounts {
-  /** Events waiting for a worker. */
+  /** Events waiting for a worker, `parked` included. */
   readonly waiting: number
+  /**
+   * Of `waiting`: events parked behind their own destination's backlog. Each destination has at
+   * most a hundred events in the line the workers take from; its others wait in a line of its own,
+   * so that its backlog holds up no other destination (see docs/destinations.md, "Fairness").
+   */
+  readonly parked: number
   /**
    * Events waiting for their next attempt: `retrying`, `heldByBreaker` and `heldForSlots`
    * together, and those whose time has come that no worker has taken yet.
@@ -567,20 +574,22 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
     const store = (await this.#queue.backend.client) as unknown as HeldStore
     const keys = this.#queue.keys
     // The held jobs' read also reads the next waiting job: its enqueue time is the oldest waiting one's.
-    const [counts, held] = await Promise.all([
+    const [counts, held, parked] = await Promise.all([
       this.#queue.getJobCounts('waiting', 'delayed', 'active', 'failed'),
       this.#held.read(store, {
         wait: keys.wait as string,
         delayed: keys.delayed as string,
         job: this.#queue.toKey(''),
       }),
+      parkedCount(store as unknown as ParkedStore, this.#keys),
     ])
     const delayed = counts['delayed'] ?? 0
     // Counted apart, a moment apart: a job can move between the two readings.
     const heldByBreaker = Math.min(held.heldByBreaker, delayed)
     const heldForSlots = Math.min(held.heldForSlots, delayed - heldByBreaker)
     return {
-      waiting: counts['waiting'] ?? 0,
+      waiting: (counts['waiting'] ?? 0) + parked,
+      parked,
       delayed,
       retrying: delayed - heldByBreaker - heldForSlots,
       heldByBreaker,

@@ -2,6 +2,7 @@ import type { IRedisClient } from 'bullmq'
 import { jobIdOf, type WebhookJobData } from './job-data.js'
 import { StoredJob } from './stored-job.js'
 import type { StoredJobQueue } from './stored-queue.js'
+import { ADMIT_FUNCTIONS, PARK, PARTY_KEYS_FROM_JOB_PREFIX, definePark, parkedNowKey } from './fair-queueing.js'
 
 /**
  * What Redis had of an event id when an event was stored: nothing (`queued`: stored now), an
@@ -34,7 +35,9 @@ const RELEASE = 'eventwireRelease'
 
 // Reads what Redis holds for each job id, as the first command of the transaction that adds the
 // jobs: nothing can come between the read and the adds, so the answer is the one the adds met.
-// KEYS[1]: the failed set; KEYS[2]: the list of stand-ins (below). ARGV[1]: the job key prefix;
+// KEYS[1]: the failed set; KEYS[2]: the list of stand-ins (below); KEYS[3]: the list of the ids
+// it parks (fair queueing: each id stored now is admitted to the wait list or parked, see
+// fair-queueing.ts). ARGV[1]: the job key prefix;
 // ARGV[2]: the de-duplication key prefix; ARGV[3..]: job ids. Job and de-duplication keys are built
 // from the prefixes, as BullMQ's own scripts build job keys: with a hash-tagged prefix they are in
 // the slot of KEYS[1].
@@ -45,7 +48,9 @@ const RELEASE = 'eventwireRelease'
 // the length of the transaction: BullMQ's add of an id whose job key exists is a no-op, as for a
 // job in Redis. The stand-in's key goes on KEYS[2], and RELEASE, the transaction's last command,
 // deletes it: nobody else sees it.
-const SEEN_LUA = `
+const SEEN_LUA = `${PARTY_KEYS_FROM_JOB_PREFIX}
+local parkedNow = KEYS[3]
+${ADMIT_FUNCTIONS}
 local answers = {}
 for i = 3, #ARGV do
   local id = ARGV[i]
@@ -58,8 +63,10 @@ for i = 3, #ARGV do
     redis.call('RPUSH', KEYS[2], job)
   else
     answers[i - 2] = 0
+    admit(id)
   end
 end
+admitted()
 return answers
 `
 
@@ -130,10 +137,13 @@ export async function storeOnce(
   const keys = queue.keys
   const multi = client.multi()
   const held = `${keys['']}eventwire-held`
-  multi.runCommand(SEEN, [keys.failed, held, keys[''], `${keys.de}:`, ...jobs.map((job) => job.id as string)])
+  const parked = parkedNowKey((keys[''] as string).slice(0, -1))
+  multi.runCommand(SEEN, [keys.failed, held, parked, keys[''], `${keys.de}:`, ...jobs.map((job) => job.id as string)])
   // Each add is queued on the transaction before its promise settles; none is sent before exec().
   await Promise.all(jobs.map((job) => job.addJob(multi)))
   multi.runCommand(RELEASE, [held])
+  // Last: what SEEN parked behind its destination's backlog leaves the wait list the adds put it on.
+  multi.runCommand(PARK, [keys.wait as string, parked])
   const replies = await multi.exec()
   if (replies === null) throw new Error('Redis discarded the transaction that stores the events.')
   for (const [error] of replies) if (error) throw error
@@ -147,7 +157,8 @@ export async function storeOnce(
 
 /** Defines the scripts once per connection (BullMQ defines its own scripts on it the same way). */
 function defineScripts(client: IRedisClient): void {
+  definePark(client)
   if (SEEN in client) return
-  client.defineCommand(SEEN, { numberOfKeys: 2, lua: SEEN_LUA })
+  client.defineCommand(SEEN, { numberOfKeys: 3, lua: SEEN_LUA })
   client.defineCommand(RELEASE, { numberOfKeys: 1, lua: RELEASE_LUA })
 }

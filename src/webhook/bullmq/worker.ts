@@ -29,6 +29,7 @@ import { HeldJobs, type HeldStore } from './held-jobs.js'
 import { SharedBreakers, type BreakerStore } from './shared-breakers.js'
 import { SharedRates, type RateStore } from './shared-rates.js'
 import { WorkerLanes, type WorkerUrlState } from './worker-lanes.js'
+import { FairQueueing, partyOfJob, type FairStore } from './fair-queueing.js'
 import { AttemptLog, type AttemptLogOptions, type AttemptLogStore } from './attempt-log.js'
 import { DeliveryAlerts, type AlertOptions, type AlertStore, type DeliveryAlert } from './delivery-alerts.js'
 import { WebhookDestinations } from './webhook-destinations.js'
@@ -228,6 +229,8 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   readonly #lanes: WorkerLanes
   /** Each attempt, per destination, for `WebhookQueue.attempts()`; none with `attemptLog: false`. */
   readonly #log: AttemptLog | undefined
+  /** This worker's side of fair queueing between destinations: reports what it takes, releases what is parked. */
+  #fair: FairQueueing | undefined
   /** Staged alerts of URLs that keep failing; none with `alerts: false`. */
   readonly #alerts: DeliveryAlerts | undefined
   readonly #worker: FaultTolerantWorker<WebhookJobData>
@@ -381,6 +384,19 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     if (typeof (store as Partial<MarkerStore>)[REMEMBER] !== 'function')
       store.defineCommand(REMEMBER, { lua: REMEMBER_LUA })
     this.#store = store
+    const keys = this.#worker.keys
+    this.#fair = new FairQueueing(
+      client as unknown as FairStore,
+      {
+        base: (keys[''] as string).slice(0, -1),
+        wait: keys.wait as string,
+        marker: keys.marker as string,
+        meta: keys.meta as string,
+        active: keys.active as string,
+      },
+      (error) => this.#reportError(error),
+    )
+    this.#fair.start()
     await this.#durability.start(client)
     await this.#syncClock(client as unknown as TimeSource)
     if (this.#closing !== undefined) return
@@ -606,7 +622,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     // The attempts and alerts so far, within the same deadline; those of the jobs still in
     // progress are written as each ends (#process).
     const started = performance.now()
-    await settlesWithin(this.#toldAll(), timeout)
+    await settlesWithin(Promise.all([this.#toldAll(), this.#fair?.stop()]), timeout)
     const left = Math.max(0, timeout - (performance.now() - started))
     await closeWithin(this.#worker, left, (error) => this.#reportError(error as Error))
     await this.#transport.close?.()
@@ -697,6 +713,8 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       await job.moveToWait(token)
       throw new WaitingError()
     }
+    // Taken for the first time: no longer one of its destination's events waiting for a worker.
+    if (job.attemptsStarted <= 1) this.#fair?.taken(job.id as string, partyOfJob(job.id as string))
     const unreadable = unreadableReason(job)
     // Final at once: a job that cannot be read would fail the same way on every attempt.
     if (unreadable !== undefined)

@@ -1,0 +1,212 @@
+// Fairness between destinations on the durable engine: does one destination's backlog hold up
+// another's events? One redis-server (AOF on, fsync every second), one receiver process, `workers`
+// WebhookWorker processes serving the registry (destinations `big` and `small`, each one URL on
+// the receiver). `small` gets `smallRate` events a second, each stamped with when it was enqueued;
+// the receiver notes when each arrives. Its enqueue-to-receiver latency is measured three ways,
+// `seconds` each:
+// - alone: nothing else is sent;
+// - busy: `big` is sent a steady `busyShare` of the rate the workers delivered its backlog at, so
+//   the workers are as busy but nothing piles up;
+// - backlog: `big` has `backlog` events enqueued before the workers start.
+// Prints progress on stderr and one JSON line on stdout: each phase's latency percentiles (ms),
+// `big`'s delivery rate, and the backlog phase's p99 over the busy and alone ones.
+//
+//   node bench/fairness-run.mjs '{"backlog":1000000}'
+//   EVENTWIRE_BULLMQ_ENTRY=/path/to/other/dist/webhook-bullmq.js node bench/fairness-run.mjs '{"backlog":50000}'
+import { spawn } from 'node:child_process'
+import { createServer } from 'node:http'
+import { join } from 'node:path'
+import { startRedisServer } from './redis-server.mjs'
+
+const config = JSON.parse(process.argv[2] ?? '{}')
+const here = import.meta.dirname
+const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []
+const bullmqEntry = process.env.EVENTWIRE_BULLMQ_ENTRY ?? 'eventwire/webhook/bullmq'
+const NAME = 'fairness'
+const epochMs = () => performance.timeOrigin + performance.now()
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+const log = (line) => process.stderr.write(`${line}\n`)
+const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits
+
+const event = (id, properties) => ({ type: 'track', userId: 'u1', event: 'Order Completed', messageId: id, properties })
+
+/** The receiver: answers 200 at once; counts `big`'s requests and keeps each `small` event's latency. */
+function receiverRole() {
+  let big = 0
+  let latencies = []
+  const server = createServer((request, response) => {
+    if (request.url === '/_stats') {
+      request.resume()
+      response.end(JSON.stringify({ big, latencies }))
+      if (request.method === 'DELETE') latencies = []
+      return
+    }
+    const chunks = []
+    request.on('data', (chunk) => chunks.push(chunk))
+    request.on('end', () => {
+      const arrived = epochMs()
+      if (request.url === '/big') big++
+      else latencies.push(arrived - JSON.parse(Buffer.concat(chunks).toString()).properties.at)
+      response.writeHead(200)
+      response.end()
+    })
+  })
+  server.keepAliveTimeout = 60_000
+  server.listen(0, '127.0.0.1', () => process.send({ type: 'ready', port: server.address().port }))
+}
+
+/** A worker serving the registry. */
+async function workerRole({ redisPort }) {
+  const { WebhookWorker } = await import(bullmqEntry)
+  const worker = new WebhookWorker(
+    {},
+    { connection: { host: '127.0.0.1', port: redisPort, maxRetriesPerRequest: null }, name: NAME },
+  )
+  worker.on('error', (error) => log(`worker: ${error.message}`))
+  await worker.ready()
+  process.send({ type: 'ready' })
+  process.on('message', async (command) => {
+    if (command !== 'stop') return
+    await worker.close()
+    process.exit(0)
+  })
+}
+
+function child(role) {
+  const spawned = spawn(process.execPath, [...nodeArgs, join(here, 'fairness-run.mjs'), JSON.stringify(role)], {
+    stdio: ['ignore', 2, 'inherit', 'ipc'],
+  })
+  const ready = new Promise((resolve, reject) => {
+    spawned.on('message', (message) => message?.type === 'ready' && resolve(message))
+    spawned.once('exit', (code) => reject(new Error(`${role.role} exited with ${code}`)))
+  })
+  return { process: spawned, ready }
+}
+
+function percentile(sorted, share) {
+  if (sorted.length === 0) return undefined
+  return sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)]
+}
+
+async function main() {
+  const workers = config.workers ?? 4
+  const seconds = config.seconds ?? 15
+  const smallRate = config.smallRate ?? 20
+  const backlog = config.backlog ?? 100_000
+  const busyShare = config.busyShare ?? 0.7
+  const server = await startRedisServer({ args: ['--appendonly', 'yes', '--appendfsync', 'everysec'] })
+  const redisPort = server.port
+  log(`redis-server on port ${redisPort}`)
+  const connection = { host: '127.0.0.1', port: redisPort, maxRetriesPerRequest: null }
+  const receiver = child({ role: 'receiver' })
+  const { port } = await receiver.ready
+  const url = `http://127.0.0.1:${port}`
+  const stats = async (method = 'GET') => (await fetch(`${url}/_stats`, { method })).json()
+  const { WebhookQueue } = await import(bullmqEntry)
+  const { Redis } = await import('ioredis')
+  /** A queue on an empty Redis with the two destinations. */
+  async function freshQueue() {
+    const cleaner = new Redis(connection)
+    await cleaner.flushall()
+    cleaner.disconnect()
+    const created = new WebhookQueue({ connection, name: NAME })
+    await created.ready()
+    for (const id of ['big', 'small']) await created.destinations.set({ id, webhooks: [{ url: `${url}/${id}` }] })
+    return created
+  }
+  async function startFleet() {
+    const fleet = Array.from({ length: workers }, () => child({ role: 'worker', redisPort }))
+    await Promise.all(fleet.map((worker) => worker.ready))
+    return fleet
+  }
+  async function stopFleet(fleet) {
+    for (const worker of fleet) worker.process.send('stop')
+    await Promise.all(fleet.map((worker) => new Promise((resolve) => worker.process.once('exit', resolve))))
+  }
+  let queue = await freshQueue()
+  let sent = 0
+  /** Sends `small` its steady stream until `until`, each event stamped with when it was enqueued. */
+  async function smallStream(until) {
+    const interval = 1000 / smallRate
+    for (let next = epochMs(); next < until; next += interval) {
+      await sleep(Math.max(0, next - epochMs()))
+      const id = `small-${sent++}`
+      await queue.enqueue(event(id, { at: epochMs() }), { destination: 'small' })
+    }
+  }
+  async function phase(name, during) {
+    await stats('DELETE')
+    const bigBefore = (await stats()).big
+    const started = epochMs()
+    const until = started + seconds * 1000
+    await Promise.all([smallStream(until), during?.(until)])
+    await sleep(1000)
+    const { big, latencies } = await stats()
+    const sorted = latencies.sort((a, b) => a - b)
+    const result = {
+      small: sorted.length,
+      p50: round(percentile(sorted, 0.5)),
+      p95: round(percentile(sorted, 0.95)),
+      p99: round(percentile(sorted, 0.99)),
+      max: round(sorted.at(-1) ?? Number.NaN),
+      bigPerSecond: Math.round((big - bigBefore) / ((epochMs() - started) / 1000)),
+    }
+    log(
+      `${name}: small p50 ${result.p50} ms, p99 ${result.p99} ms (${result.small} events); big ${result.bigPerSecond}/s`,
+    )
+    return result
+  }
+  let bigSent = 0
+  async function fillBig(count) {
+    for (let done = 0; done < count; ) {
+      const size = Math.min(1000, count - done)
+      const events = Array.from({ length: size }, () => event(`big-${bigSent++}`, { at: 0 }))
+      await queue.enqueueBulk(events, { destination: 'big' })
+      done += size
+      if (done % 100_000 === 0) log(`enqueued ${done} of big's backlog`)
+    }
+  }
+
+  // The backlog first, before any worker runs: it is there when they start.
+  const filled = epochMs()
+  await fillBig(backlog)
+  log(`backlog of ${backlog} enqueued in ${round((epochMs() - filled) / 1000)} s`)
+  const fleet = await startFleet()
+  const backlogPhase = await phase('backlog')
+  const counts = await queue.counts()
+  log(`left after the backlog phase: ${counts.waiting} waiting (${counts.parked ?? 'none'} parked)`)
+  // What is left of big's backlog is dropped: the next phases start from an empty Redis.
+  await stopFleet(fleet)
+  await queue.close()
+  queue = await freshQueue()
+  const fleet2 = await startFleet()
+
+  const alone = await phase('alone')
+  const busyRate = Math.round(backlogPhase.bigPerSecond * busyShare)
+  const busy = await phase('busy', async (until) => {
+    const tick = 50
+    const perTick = Math.max(1, Math.round((busyRate * tick) / 1000))
+    for (let next = epochMs(); next < until; next += tick) {
+      await sleep(Math.max(0, next - epochMs()))
+      await fillBig(perTick)
+    }
+  })
+  await stopFleet(fleet2)
+  await queue.close()
+  receiver.process.kill()
+  await server.stop()
+  const output = {
+    config: { workers, seconds, smallRate, backlog, busyShare, busyRate, entry: bullmqEntry },
+    alone,
+    busy,
+    backlog: backlogPhase,
+    backlogOverBusy: round(backlogPhase.p99 / busy.p99, 2),
+    backlogOverAlone: round(backlogPhase.p99 / alone.p99, 2),
+  }
+  console.log(JSON.stringify(output))
+}
+
+const role = process.argv[2] ? JSON.parse(process.argv[2]) : {}
+if (role.role === 'receiver') receiverRole()
+else if (role.role === 'worker') await workerRole(role)
+else await main()

@@ -1,0 +1,344 @@
+import type { IRedisClient } from 'bullmq'
+
+// Fair queueing between destinations. BullMQ's wait list is first in, first out: a destination
+// that enqueues a million events at once would have every other destination's events wait behind
+// them. So each destination (and the workers' own `webhooks`, as one more) may have at most
+// FAIR_WINDOW events in the wait list that no worker has taken yet. Its events past that are
+// parked: stored as BullMQ jobs, as any event, but listed in the destination's own parked list
+// instead of the wait list. Each time a worker takes one of a destination's events, one of its
+// parked events moves to the wait list, behind whatever waits there. A new event of a quiet
+// destination so waits behind at most FAIR_WINDOW events of each busy one, however long their
+// backlogs are.
+//
+// Keys, under the queue's `<prefix>:<name>` (so in its slot on a cluster), per destination (its
+// "party"; the workers' own webhooks are the party ''):
+//   :fair:<party>    set: the ids of its events in the wait list that no worker has taken yet
+//   :parked:<party>  list: its parked events' ids, oldest first
+//   :fair-parties    set: the parties with parked events
+//   :parked-count    the number of parked events in all, for `counts()`
+
+/** Events of one destination that may wait for a worker in BullMQ's wait list at once; the rest are parked. */
+export const FAIR_WINDOW = 200
+
+/** How long an admitted set outlives its last write (ms): what a set whose events vanished from outside is forgotten after. */
+export const ADMITTED_TTL_MS = 3_600_000
+
+/** How often a worker looks for parked events that nothing released (ms): see `FairQueueing.sweep`. */
+export const SWEEP_MS = 5_000
+
+/** Parties a sweep looks at, at most. */
+export const PARTIES_PER_SWEEP = 20
+
+/** The party of an event: its destination, or '' for the workers' own webhooks. */
+export function partyOf(destination: string | undefined): string {
+  return destination ?? ''
+}
+
+/** The party of a job, read from its id (see `jobIdOf`): a job whose data cannot be read still has one. */
+export function partyOfJob(jobId: string): string {
+  const slash = jobId.indexOf('/')
+  return jobId.startsWith('dst-') && slash > 4 ? jobId.slice(4, slash) : ''
+}
+
+// Shared by the scripts: the keys of a party under ARGV[1], the queue's `<prefix>:<name>`.
+const PARTY_KEYS = `
+local base = ARGV[1]
+local function keyOf(kind, party)
+  if party == '' then return base .. ':' .. kind end
+  return base .. ':' .. kind .. ':' .. party
+end
+`
+
+// Moves up to `room` of a party's parked events to the wait list (KEYS[1]), skipping any whose
+// job is gone (removed from outside while parked). Returns how many moved.
+const RELEASE_PARTY = `
+local function release(party, room)
+  local parked = keyOf('parked', party)
+  local moved = {}
+  local popped = 0
+  while #moved < room do
+    local want = room - #moved
+    local ids = redis.call('LRANGE', parked, 0, want - 1)
+    if #ids == 0 then break end
+    redis.call('LTRIM', parked, #ids, -1)
+    popped = popped + #ids
+    for _, id in ipairs(ids) do
+      if redis.call('EXISTS', base .. ':' .. id) == 1 then moved[#moved + 1] = id end
+    end
+  end
+  if redis.call('EXISTS', parked) == 0 then redis.call('SREM', base .. ':fair-parties', party) end
+  if popped == 0 then return 0 end
+  redis.call('DECRBY', base .. ':parked-count', popped)
+  if #moved == 0 then return 0 end
+  -- Oldest first onto the head: the workers take from the tail, so in the order they were parked.
+  redis.call('LPUSH', KEYS[1], unpack(moved))
+  local admitted = keyOf('fair', party)
+  redis.call('SADD', admitted, unpack(moved))
+  redis.call('PEXPIRE', admitted, ${ADMITTED_TTL_MS})
+  return #moved
+end
+-- Wakes the workers as BullMQ's own add does, unless the queue is paused or at its global concurrency.
+local function wake()
+  local meta = redis.call('HMGET', KEYS[3], 'paused', 'concurrency')
+  if meta[1] then return end
+  if meta[2] and redis.call('LLEN', KEYS[4]) >= tonumber(meta[2]) then return end
+  redis.call('ZADD', KEYS[2], 0, '0')
+end
+`
+
+/**
+ * Lua that admits or parks the events a transaction stores: `admit(id)` for each id stored now,
+ * before BullMQ's add of it, then `admitted()` once. It needs `base` (the queue's
+ * `<prefix>:<name>`) and `parkedNow` (a key: the list of the ids this transaction parks, read by
+ * PARK_LUA after the adds) defined before it. Nothing else runs within the transaction, so what it
+ * reads is what the adds meet.
+ */
+export const ADMIT_FUNCTIONS = `
+local window = ${FAIR_WINDOW}
+local room = {}
+local parkedBy = {}
+local parkedAll = {}
+local freshCount = 0
+local function admit(id)
+  freshCount = freshCount + 1
+  local party = ''
+  local slash = string.sub(id, 1, 4) == 'dst-' and string.find(id, '/', 5, true)
+  if slash then party = string.sub(id, 5, slash - 1) end
+  local left = room[party]
+  if left == nil then
+    if redis.call('EXISTS', keyOf('parked', party)) == 1 then left = 0
+    else left = window - redis.call('SCARD', keyOf('fair', party)) end
+  end
+  if left > 0 then
+    redis.call('SADD', keyOf('fair', party), id)
+    room[party] = left - 1
+  else
+    local ids = parkedBy[party]
+    if ids == nil then
+      ids = {}
+      parkedBy[party] = ids
+    end
+    ids[#ids + 1] = id
+    parkedAll[#parkedAll + 1] = id
+    room[party] = 0
+  end
+end
+-- Pushes at most a thousand at a time: Lua's unpack has a bound.
+local function pushAll(key, values)
+  for i = 1, #values, 1000 do
+    redis.call('RPUSH', key, unpack(values, i, math.min(i + 999, #values)))
+  end
+end
+local function admitted()
+  for party in pairs(room) do redis.call('PEXPIRE', keyOf('fair', party), ${ADMITTED_TTL_MS}) end
+  if #parkedAll == 0 then return end
+  for party, ids in pairs(parkedBy) do
+    pushAll(keyOf('parked', party), ids)
+    redis.call('SADD', base .. ':fair-parties', party)
+  end
+  redis.call('INCRBY', base .. ':parked-count', #parkedAll)
+  -- First how many ids the adds push onto the wait list: PARK_LUA looks at that many at its head.
+  redis.call('RPUSH', parkedNow, freshCount)
+  pushAll(parkedNow, parkedAll)
+end
+`
+
+/** {@link PARK_LUA}'s list of what a transaction parks, under the queue's `<prefix>:<name>`. */
+export const parkedNowKey = (base: string): string => `${base}:eventwire-parked-now`
+
+/**
+ * Run last in the transaction that stores events, after BullMQ's adds: takes the events parked
+ * now off the wait list. KEYS[1]: the wait list; KEYS[2]: the list ADMIT_FUNCTIONS wrote (first
+ * the number of ids added, then those parked, in order), deleted here. Returns how many it took off.
+ *
+ * BullMQ's adds pushed the ids stored now onto the head of the wait list, newest first, and
+ * nothing ran in between: the parked ones are among that many at its head. They are taken off
+ * there and the others put back in their order.
+ */
+const PARK_LUA = `
+local parked = redis.call('LRANGE', KEYS[2], 0, -1)
+if #parked == 0 then return 0 end
+redis.call('DEL', KEYS[2])
+local added = tonumber(parked[1])
+local isParked = {}
+for i = 2, #parked do isParked[parked[i]] = true end
+local top = redis.call('LRANGE', KEYS[1], 0, added - 1)
+local found = 0
+for _, id in ipairs(top) do if isParked[id] then found = found + 1 end end
+if found == #parked - 1 then
+  redis.call('LTRIM', KEYS[1], #top, -1)
+  for i = #top, 1, -1 do
+    if not isParked[top[i]] then redis.call('LPUSH', KEYS[1], top[i]) end
+  end
+else
+  for id in pairs(isParked) do redis.call('LREM', KEYS[1], 1, id) end
+end
+return #parked - 1
+`
+
+/** The Lua opening that defines `base` from the job key prefix in ARGV[1] (`<prefix>:<name>:`) and `keyOf`. */
+export const PARTY_KEYS_FROM_JOB_PREFIX = `
+local base = string.sub(ARGV[1], 1, -2)
+local function keyOf(kind, party)
+  if party == '' then return base .. ':' .. kind end
+  return base .. ':' .. kind .. ':' .. party
+end
+`
+
+/**
+ * A worker took events that were admitted: each leaves its party's admitted set, and as many of
+ * the party's parked events move to the wait list. KEYS: the wait list, the marker set, the
+ * meta hash and the active list. ARGV[1]: `<prefix>:<name>`; ARGV[2]: the window; ARGV[3..]:
+ * each job id taken and its party. Returns how many moved.
+ */
+const TAKEN_LUA = `${PARTY_KEYS}${RELEASE_PARTY}
+local window = tonumber(ARGV[2])
+local parties = {}
+for i = 3, #ARGV, 2 do
+  local party = ARGV[i + 1]
+  redis.call('SREM', keyOf('fair', party), ARGV[i])
+  parties[party] = true
+end
+local moved = 0
+for party in pairs(parties) do
+  local room = window - redis.call('SCARD', keyOf('fair', party))
+  if room > 0 and redis.call('EXISTS', keyOf('parked', party)) == 1 then
+    moved = moved + release(party, room)
+  end
+end
+if moved > 0 then wake() end
+return moved
+`
+
+/**
+ * The backstop for what nothing released: a party's admitted set can hold ids that no worker will
+ * report taken (a worker whose report Redis refused, events removed from outside, a worker of an
+ * older version). For up to ARGV[3] parties with parked events, drops from the admitted set each
+ * id whose job is gone or was taken (BullMQ notes `processedOn` when a worker takes a job), then
+ * fills the room. KEYS and ARGV[1..2] as TAKEN. Returns how many moved.
+ */
+const SWEEP_LUA = `${PARTY_KEYS}${RELEASE_PARTY}
+local window = tonumber(ARGV[2])
+local parties = redis.call('SRANDMEMBER', base .. ':fair-parties', tonumber(ARGV[3]))
+local moved = 0
+for _, party in ipairs(parties) do
+  local admitted = keyOf('fair', party)
+  for _, id in ipairs(redis.call('SMEMBERS', admitted)) do
+    if redis.call('HEXISTS', base .. ':' .. id, 'processedOn') == 1 or redis.call('EXISTS', base .. ':' .. id) == 0 then
+      redis.call('SREM', admitted, id)
+    end
+  end
+  moved = moved + release(party, window - redis.call('SCARD', admitted))
+end
+if moved > 0 then wake() end
+return moved
+`
+
+/** The names the scripts are defined under on BullMQ's connection. */
+export const PARK = 'eventwirePark'
+const TAKEN = 'eventwireTaken'
+const SWEEP = 'eventwireSweep'
+
+/** Defines the parking script once per connection, as BullMQ defines its own. */
+export function definePark(client: IRedisClient): void {
+  if (PARK in client) return
+  client.defineCommand(PARK, { numberOfKeys: 2, lua: PARK_LUA })
+}
+
+/** What the worker's side is sent with: ioredis with the scripts defined on it. */
+export interface FairStore {
+  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void
+  [TAKEN]?(...keysThenArgs: string[]): Promise<unknown>
+  [SWEEP]?(...keysThenArgs: string[]): Promise<unknown>
+}
+
+/** BullMQ's keys the worker's scripts touch. */
+export interface FairKeys {
+  /** The queue's `<prefix>:<name>`. */
+  readonly base: string
+  readonly wait: string
+  readonly marker: string
+  readonly meta: string
+  readonly active: string
+}
+
+/**
+ * A worker's side of fair queueing: it reports the admitted events it takes, many at a time (one
+ * script call per turn of the event loop that took any), and a report moves as many of their
+ * destinations' parked events to the wait list. Every {@link SWEEP_MS} it also releases what
+ * nothing reported (see SWEEP_LUA).
+ */
+export class FairQueueing {
+  readonly #store: FairStore
+  readonly #keys: FairKeys
+  readonly #error: (error: Error) => void
+  /** Job ids and their parties taken since the last report, flat. */
+  #taken: string[] = []
+  #reporting: Promise<void> | undefined
+  #sweeper: ReturnType<typeof setInterval> | undefined
+
+  constructor(store: FairStore, keys: FairKeys, error: (error: Error) => void) {
+    this.#store = store
+    this.#keys = keys
+    this.#error = error
+    if (typeof store[TAKEN] !== 'function') {
+      store.defineCommand(TAKEN, { numberOfKeys: 4, lua: TAKEN_LUA })
+      store.defineCommand(SWEEP, { numberOfKeys: 4, lua: SWEEP_LUA })
+    }
+  }
+
+  /** Notes that a worker took `jobId`, an event of `party` never taken before; reported with the others of this turn. */
+  taken(jobId: string, party: string): void {
+    this.#taken.push(jobId, party)
+    // Reported at the end of this turn of the event loop, with whatever else it takes: a report
+    // that waits longer lets the wait list run dry while the workers still have room
+    // (measured: a fifth fewer deliveries a second with a 5 ms wait).
+    this.#reporting ??= new Promise((resolve) => setImmediate(resolve)).then(() => this.#report())
+  }
+
+  /** Sends what was taken since the last report; a failure is told, never thrown (the sweep makes up for it). */
+  async #report(): Promise<void> {
+    const taken = this.#taken
+    this.#taken = []
+    this.#reporting = undefined
+    const { base, wait, marker, meta, active } = this.#keys
+    const store = this.#store as Required<FairStore>
+    try {
+      await store[TAKEN](wait, marker, meta, active, base, String(FAIR_WINDOW), ...taken)
+    } catch (error) {
+      this.#error(error as Error)
+    }
+  }
+
+  /** Releases what nothing reported, for a sample of the parties with parked events. */
+  async sweep(): Promise<number> {
+    const { base, wait, marker, meta, active } = this.#keys
+    const store = this.#store as Required<FairStore>
+    return Number(await store[SWEEP](wait, marker, meta, active, base, String(FAIR_WINDOW), String(PARTIES_PER_SWEEP)))
+  }
+
+  /** Sweeps every {@link SWEEP_MS} until {@link stop}. */
+  start(): void {
+    this.#sweeper ??= setInterval(() => {
+      this.sweep().catch(this.#error)
+    }, SWEEP_MS)
+    this.#sweeper.unref?.()
+  }
+
+  /** Stops sweeping; what was taken this turn is still reported. */
+  async stop(): Promise<void> {
+    clearInterval(this.#sweeper)
+    this.#sweeper = undefined
+    await this.#reporting
+  }
+}
+
+/** What the parked events are counted with. */
+export interface ParkedStore {
+  get(key: string): Promise<string | null>
+}
+
+/** The number of parked events, for `counts()`. */
+export async function parkedCount(store: ParkedStore, base: string): Promise<number> {
+  return Math.max(0, Number(await store.get(`${base}:parked-count`)) || 0)
+}
