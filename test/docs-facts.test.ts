@@ -31,6 +31,7 @@ import { MAX_ATTEMPTS_READ, resolveAttemptsOptions } from '../src/webhook/bullmq
 import { MAX_CAUSE_TEXT } from '../src/webhook/delivery/failure.js'
 import { ALERT_DEFAULTS } from '../src/webhook/bullmq/delivery-alerts.js'
 import { ADMITTED_TTL_MS, FAIR_WINDOW, SWEEP_MS } from '../src/webhook/bullmq/fair-queueing.js'
+import { MAX_DESTINATION_LABELS, OTHER_DESTINATIONS } from '../src/webhook/otel/attributes.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const pages = [
@@ -259,6 +260,14 @@ describe('docs/destinations.md', () => {
     expect(ADMITTED_TTL_MS).toBe(3_600_000)
     expect(page).toContain('The set expires an hour after its last change')
     expect(text('docs/guarantees.md')).toContain('at most 200 events in the line the workers take from')
+  })
+
+  it("states the metrics' bound on destination values and its shared value, as the source sets them", () => {
+    expect(MAX_DESTINATION_LABELS).toBe(100)
+    expect(OTHER_DESTINATIONS).toBe('_other')
+    const metricsPage = text('docs/metrics.md')
+    expect(metricsPage).toContain('one instrumentation uses at most 100 distinct values')
+    expect(metricsPage).toContain('share the value `_other`')
   })
 
   it("states the attempt log's bounds, its delay and what it holds while Redis is slow, as the source sets them", () => {

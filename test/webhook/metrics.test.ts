@@ -194,6 +194,7 @@ describe('WebhookDestination metrics', () => {
     )
     expect(() => instrumentWebhooks(destination, { countsTimeout: -1 })).toThrow(OptionsError)
     expect(() => instrumentWebhooks(destination, { urlLabel: 'host' as never })).toThrow(/urlLabel/)
+    expect(() => instrumentWebhooks(destination, { destinationLabel: true as never })).toThrow(/destinationLabel/)
     expect(() => instrumentWebhooks(destination, { attributes: 'engine=a' as never })).toThrow(/attributes/)
     expect(() => instrumentWebhooks(destination, { meterProvider: {} as never })).toThrow(/meterProvider/)
   })
@@ -337,6 +338,55 @@ describe.runIf(withRedis)('WebhookWorker and WebhookQueue metrics on a real Redi
     expect(depth(metrics, 'waiting').value).toBe(0)
     expect(pointOf(metrics.get('eventwire.webhook.queue.dead_letters')).value).toBe(1)
     expect(pointOf(metrics.get('eventwire.webhook.queue.oldest_waiting_age')).value).toBe(0)
+    await local.shutdown()
+  })
+
+  it("names a registry destination's deliveries and attempts by destinationLabel, and leaves out those it returns nothing for", async () => {
+    const local = metricsUnderTest()
+    const sink = await startSink()
+    open.push(sink)
+    const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }
+    const queue = new WebhookQueue({ connection, name: 'metrics-destinations' })
+    open.push(queue)
+    for (const id of ['acme', 'beta']) await queue.destinations.set({ id, webhooks: [{ url: `${sink.url}/${id}` }] })
+    const worker = new WebhookWorker(
+      { webhooks: [{ url: `${sink.url}/own` }] },
+      { connection, name: 'metrics-destinations' },
+    )
+    open.push(worker)
+    instrumentWebhooks(worker, {
+      meterProvider: local.provider,
+      destinationLabel: (id) => (id === 'beta' ? undefined : `customer-${id}`),
+    })
+    const results = ended(worker, 5)
+    await worker.ready()
+    await queue.enqueue(track('Paid', 'a1'), { destination: 'acme' })
+    await queue.enqueue(track('Paid', 'a2'), { destination: 'acme' })
+    await queue.enqueue(track('Paid', 'b1'), { destination: 'beta' })
+    await queue.enqueue(track('Paid', 'o1'))
+    await queue.enqueue(track('Paid', 'o2'))
+    const told = await results
+    // Results and notices name the registry destination; the worker's own webhooks, none.
+    expect(told.map((result) => `${result.eventId}:${result.destination}`).sort()).toEqual([
+      'a1:acme',
+      'a2:acme',
+      'b1:beta',
+      'o1:undefined',
+      'o2:undefined',
+    ])
+
+    const metrics = await local.collect()
+    const deliveries = metrics.get('eventwire.webhook.deliveries')
+    const destination = 'eventwire.webhook.destination'
+    expect(pointOf(deliveries, { [destination]: 'customer-acme' }).value).toBe(2)
+    // beta and the own webhooks: no destination attribute, one series.
+    const unnamed = pointsOf(deliveries).filter((point) => point.attributes[destination] === undefined)
+    expect(unnamed.map((point) => point.value)).toEqual([3])
+    expect(pointOf(metrics.get('eventwire.webhook.attempts'), { [destination]: 'customer-acme' }).value).toBe(2)
+    expect(pointOf(metrics.get('http.client.request.duration'), { [destination]: 'customer-acme' }).count).toBe(2)
+    expect(pointOf(metrics.get('eventwire.webhook.delivery.duration'), { [destination]: 'customer-acme' }).count).toBe(
+      2,
+    )
     await local.shutdown()
   })
 })

@@ -450,6 +450,8 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
         emit: (event, ...args) => {
           if (log !== undefined && event === 'attempt')
             log.record(destination, args[0] as AttemptNotice, this.#clock.now())
+          // A registry destination's results and notices name it (metrics and listeners tell them apart).
+          if (destination !== undefined) args[0] = { ...args[0], destination }
           // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
           return this.emit<keyof DeliveryEvents>(event, ...args)
         },

@@ -24,6 +24,8 @@ export interface DeliveryResult {
   readonly status: 'delivered' | 'failed' | 'skipped'
   /** The event's `messageId`, or a generated UUID; sent as the `Webhook-Id` header. */
   readonly eventId: string
+  /** The registry destination the event was enqueued to (a `WebhookWorker`); absent for its own `webhooks` and in memory. */
+  readonly destination?: string | undefined
   /** Requests made to the URL that took the most. */
   readonly attempts: number
   readonly urls: readonly WebhookUrlResult[]
@@ -63,6 +65,8 @@ function urlResult(target: TargetState<Endpoint>): WebhookUrlResult {
 /** What `'retry'` listeners receive: a URL will be tried again at `retryAt`. */
 export interface RetryNotice {
   readonly eventId: string
+  /** The registry destination the event was enqueued to (a `WebhookWorker`); absent for its own `webhooks` and in memory. */
+  readonly destination?: string | undefined
   readonly url: string
   /** Requests sent to this URL so far. */
   readonly attempts: number
@@ -101,6 +105,8 @@ export function retryNotice(
 /** What `'attempt'` listeners receive: one request to one URL, and how it ended. */
 export interface AttemptNotice {
   readonly eventId: string
+  /** The registry destination the event was enqueued to (a `WebhookWorker`); absent for its own `webhooks` and in memory. */
+  readonly destination?: string | undefined
   readonly url: string
   /** Requests sent to this URL so far, this one included. */
   readonly attempts: number

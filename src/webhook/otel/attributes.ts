@@ -9,7 +9,64 @@ export const ATTR = {
   queueState: 'eventwire.webhook.queue.state',
   circuitState: 'eventwire.webhook.circuit.state',
   heldReason: 'eventwire.webhook.held.reason',
+  destination: 'eventwire.webhook.destination',
 } as const
+
+/** Distinct `eventwire.webhook.destination` values one instrumentation gives at most; the others are {@link OTHER_DESTINATIONS}. */
+export const MAX_DESTINATION_LABELS = 100
+
+/** The `eventwire.webhook.destination` value of every destination past {@link MAX_DESTINATION_LABELS}. */
+export const OTHER_DESTINATIONS = '_other'
+
+/**
+ * The `eventwire.webhook.destination` attribute, added to attributes made elsewhere: the user's
+ * label of a registry destination, at most {@link MAX_DESTINATION_LABELS} distinct values (a
+ * metrics backend keeps a series per value, and a platform may have many thousand destinations).
+ * Each labelled set of attributes is made once.
+ */
+export class DestinationAttributes {
+  readonly #label: (destination: string) => string | undefined
+  /** Each destination's label, as first given; at most as many destinations as there are labels, then asked again. */
+  readonly #labels = new Map<string, string | undefined>()
+  readonly #values = new Set<string>()
+  readonly #made = new WeakMap<Attributes, Map<string, Attributes>>()
+
+  constructor(label: (destination: string) => string | undefined) {
+    this.#label = label
+  }
+
+  /** `base`, with the destination's label when it has one. */
+  with(base: Attributes, destination: string | undefined): Attributes {
+    if (destination === undefined) return base
+    const label = this.#labelOf(destination)
+    if (label === undefined) return base
+    let labelled = this.#made.get(base)
+    if (labelled === undefined) {
+      labelled = new Map()
+      this.#made.set(base, labelled)
+    }
+    let made = labelled.get(label)
+    if (made === undefined) {
+      made = { ...base, [ATTR.destination]: label }
+      labelled.set(label, made)
+    }
+    return made
+  }
+
+  #labelOf(destination: string): string | undefined {
+    if (this.#labels.has(destination)) return this.#labels.get(destination)
+    const given = this.#label(destination)
+    const label =
+      typeof given !== 'string'
+        ? undefined
+        : this.#values.has(given) || this.#values.size < MAX_DESTINATION_LABELS
+          ? given
+          : OTHER_DESTINATIONS
+    if (label !== undefined) this.#values.add(label)
+    if (this.#labels.size < MAX_DESTINATION_LABELS * 10) this.#labels.set(destination, label)
+    return label
+  }
+}
 
 /** What an attempt's answer was, in few values: `2xx` to `5xx`, or what failed below HTTP. */
 export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'network' | 'tls' | 'blocked' | 'other'

@@ -13,7 +13,7 @@ import type { CircuitState } from '../delivery/circuit-breaker.js'
 import type { UrlStateNotice } from '../delivery/destination-base.js'
 import type { AttemptNotice, DeliveryResult } from '../delivery/result.js'
 import type { UrlBacklog } from '../delivery/url-lanes.js'
-import { ATTR, UrlAttributes } from './attributes.js'
+import { ATTR, DestinationAttributes, UrlAttributes } from './attributes.js'
 import { CountsReader, type QueueCountsLike } from './counts-reader.js'
 import { createInstruments, type WebhookInstruments } from './instruments.js'
 
@@ -48,6 +48,13 @@ export interface InstrumentOptions {
    * path or query often holds a token, and metrics are no place for it.
    */
   urlLabel?: ((url: string) => string | undefined) | undefined
+  /**
+   * The `eventwire.webhook.destination` attribute of a registry destination's deliveries and
+   * attempts on a `WebhookWorker` (return `undefined` to leave it out). Off by default: a platform
+   * may have many thousand destinations, and a metrics backend keeps a series for each value. At
+   * most 100 distinct values are used; the destinations past them share `_other`.
+   */
+  destinationLabel?: ((destination: string) => string | undefined) | undefined
   /** Added to every measurement: to tell apart two engines or queues of one process. */
   attributes?: Attributes | undefined
   /**
@@ -66,7 +73,13 @@ export interface WebhookInstrumentation {
 /** The default `countsTimeout`: longer than a healthy Redis takes, shorter than an exporter's own timeout. */
 export const DEFAULT_COUNTS_TIMEOUT = 5_000
 
-const KNOWN_OPTIONS = { meterProvider: true, urlLabel: true, attributes: true, countsTimeout: true } as const
+const KNOWN_OPTIONS = {
+  meterProvider: true,
+  urlLabel: true,
+  destinationLabel: true,
+  attributes: true,
+  countsTimeout: true,
+} as const
 
 const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half-open']
 
@@ -99,6 +112,12 @@ export function instrumentWebhooks(
   const countsTimeout = timeoutOption('countsTimeout', options.countsTimeout, DEFAULT_COUNTS_TIMEOUT)
   if (options.urlLabel !== undefined && typeof options.urlLabel !== 'function') {
     throw new OptionsError('urlLabel', 'expected a function from a configured URL to its label, or nothing.')
+  }
+  if (options.destinationLabel !== undefined && typeof options.destinationLabel !== 'function') {
+    throw new OptionsError(
+      'destinationLabel',
+      "expected a function from a destination's id to its label, such as (id) => id, or nothing.",
+    )
   }
   if (options.attributes !== undefined && (typeof options.attributes !== 'object' || options.attributes === null)) {
     throw new OptionsError(
@@ -133,7 +152,8 @@ export function instrumentWebhooks(
   const urls = new UrlAttributes(options.urlLabel, common)
   if (isQueue(source)) stop = observeQueue(source, instruments, urls, common, countsTimeout)
   else {
-    const unsubscribe = recordEngine(source, instruments, urls, common)
+    const destinations = options.destinationLabel && new DestinationAttributes(options.destinationLabel)
+    const unsubscribe = recordEngine(source, instruments, urls, common, destinations)
     const unobserve = hasBacklog(source) ? observeLanes(source, instruments, urls) : () => undefined
     stop = () => {
       unsubscribe()
@@ -183,22 +203,26 @@ function recordEngine(
   instruments: WebhookInstruments,
   urls: UrlAttributes,
   common: Attributes,
+  destinations: DestinationAttributes | undefined,
 ): () => void {
+  const labelled = (base: Attributes, destination: string | undefined) =>
+    destinations === undefined ? base : destinations.with(base, destination)
   const outcomes = {
     delivered: { ...common, [ATTR.outcome]: 'delivered' },
     failed: { ...common, [ATTR.outcome]: 'failed' },
     skipped: { ...common, [ATTR.outcome]: 'skipped' },
   }
   const ended = (result: DeliveryResult) => {
-    instruments.deliveries.add(1, outcomes[result.status])
+    instruments.deliveries.add(1, labelled(outcomes[result.status], result.destination))
     if (result.status === 'delivered' && result.durationMs !== undefined) {
-      instruments.deliveryDuration.record(result.durationMs / 1000, common)
+      instruments.deliveryDuration.record(result.durationMs / 1000, labelled(common, result.destination))
     }
   }
   const attempted = (notice: AttemptNotice) => {
     const { attempt, request } = urls.ofAttempt(notice)
-    instruments.attempts.add(1, attempt)
-    if (notice.durationMs !== undefined) instruments.requestDuration.record(notice.durationMs / 1000, request)
+    instruments.attempts.add(1, labelled(attempt, notice.destination))
+    if (notice.durationMs !== undefined)
+      instruments.requestDuration.record(notice.durationMs / 1000, labelled(request, notice.destination))
   }
   const changed = (notice: UrlStateNotice) => {
     instruments.circuitChanges.add(1, { ...urls.of(notice.url), [ATTR.circuitState]: notice.circuit })
