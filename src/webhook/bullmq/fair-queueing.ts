@@ -43,14 +43,18 @@ export function partyOfJob(jobId: string): string {
   return slash === -1 ? '' : jobId.slice(4, slash)
 }
 
-// Shared by the scripts: the keys of a party under ARGV[1], the queue's `<prefix>:<name>`.
-const PARTY_KEYS = `
-local base = ARGV[1]
+// A party's key of a kind, under `base` (the queue's `<prefix>:<name>`), which the script defines first.
+const KEY_OF = `
 local function keyOf(kind, party)
   if party == '' then return base .. ':' .. kind end
   return base .. ':' .. kind .. ':' .. party
 end
 `
+
+// The worker's scripts' opening: `base` is ARGV[1].
+const PARTY_KEYS = `
+local base = ARGV[1]
+${KEY_OF}`
 
 // Moves up to `room` of a party's parked events to the wait list (KEYS[1]), skipping any whose
 // job is gone (removed from outside while parked). Returns how many moved.
@@ -183,11 +187,7 @@ return #parked - 1
 /** The Lua opening that defines `base` from the job key prefix in ARGV[1] (`<prefix>:<name>:`) and `keyOf`. */
 export const PARTY_KEYS_FROM_JOB_PREFIX = `
 local base = string.sub(ARGV[1], 1, -2)
-local function keyOf(kind, party)
-  if party == '' then return base .. ':' .. kind end
-  return base .. ':' .. kind .. ':' .. party
-end
-`
+${KEY_OF}`
 
 /**
  * A worker took events that were admitted: each leaves its party's admitted set, and as many of
