@@ -287,9 +287,16 @@ describe.runIf(redis.available)('many destinations on one queue', () => {
       await queue.enqueue(event('e1'), { destination: 'a' })
       await queue.enqueue(event('e2'), { destination: 'gone' })
       await retries
+      const refused = ended(worker, 2)
       await queue.destinations.disable('a')
       await queue.destinations.delete('gone')
       await vi.waitFor(async () => expect((await queue.counts()).failed).toBe(2), { timeout: 20_000, interval: 100 })
+      // Told as dead letters, each naming its destination, with no URL (a deleted one's are not known).
+      const told = (await refused).sort((one, other) => one.eventId.localeCompare(other.eventId))
+      expect(told).toMatchObject([
+        { status: 'failed', eventId: 'e1', destination: 'a', attempts: 1, urls: [] },
+        { status: 'failed', eventId: 'e2', destination: 'gone', attempts: 1, urls: [] },
+      ])
       const letters = await queue.deadLetters()
       const byDestination = Object.fromEntries(letters.map((letter) => [letter.destination, letter]))
       expect(byDestination['a']?.reason).toMatch(/^ERR_DESTINATION_DISABLED: .*Enable it and re-drive/)

@@ -50,9 +50,10 @@ export interface QueueCounts {
   /** Events waiting for a worker, `parked` included. */
   readonly waiting: number
   /**
-   * Of `waiting`: events parked behind their own destination's backlog. Each destination has at
-   * most a hundred events in the line the workers take from; its others wait in a line of its own,
-   * so that its backlog holds up no other destination (see docs/destinations.md, "Fairness").
+   * Of `waiting`: events parked behind their own destination's backlog. Each destination has a
+   * bounded number of events in the line the workers take from; its others wait in a line of its
+   * own, so that its backlog holds up no other destination (see docs/destinations.md, "Fairness
+   * between destinations"). BullMQ's own counts and dashboards do not see parked events.
    */
   readonly parked: number
   /**

@@ -396,10 +396,10 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       },
       (error) => this.#reportError(error),
     )
-    this.#fair.start()
     await this.#durability.start(client)
     await this.#syncClock(client as unknown as TimeSource)
     if (this.#closing !== undefined) return
+    this.#fair.start()
     this.#worker.run().catch((error: unknown) => this.#reportError(error as Error))
   }
 
@@ -725,8 +725,19 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       )
     const data = job.data
     const serving = await this.#servingFor(data)
-    // Final: a destination disabled or gone; re-driven once it is back.
-    if ('refused' in serving) throw new UnrecoverableError(serving.refused)
+    // Final: a destination disabled or gone; re-driven once it is back. Told as any dead letter
+    // is, with no URL: those of a destination that is gone are not known.
+    if ('refused' in serving) {
+      this.emit('failed', {
+        status: 'failed',
+        eventId: data.eventId,
+        ...(data.destination === undefined ? {} : { destination: data.destination }),
+        attempts: data.state?.rounds ?? 0,
+        urls: [],
+        durationMs: Math.max(0, this.#clock.now() - job.timestamp),
+      })
+      throw new UnrecoverableError(serving.refused)
+    }
     const { rounds, endpoints } = serving
     // BullMQ counts the runs of a job that stopped without finishing; the state keeps how many the
     // last stored round had seen, so each one is told once, by the run after it.
