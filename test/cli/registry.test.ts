@@ -246,11 +246,14 @@ describe.runIf(redis.available)('eventwire dead-letters', () => {
       { connection: { host: '127.0.0.1', port: redis.server.port, maxRetriesPerRequest: null }, name },
     )
     await worker.ready()
+    // First, an event of no destination, which this worker without webhooks of its own cannot send.
+    await queue.enqueue({ type: 'track', userId: 'u1', event: 'E', messageId: 'o0' })
+    await expect.poll(async () => (await queue.counts()).failed, { timeout: 15_000 }).toBe(1)
     for (let index = 0; index < 3; index++) {
       await queue.enqueue({ type: 'track', userId: 'u1', event: 'E', messageId: `a${index}` }, { destination: 'a' })
       await queue.enqueue({ type: 'track', userId: 'u1', event: 'E', messageId: `b${index}` }, { destination: 'b' })
     }
-    await expect.poll(async () => (await queue.counts()).failed, { timeout: 15_000 }).toBe(6)
+    await expect.poll(async () => (await queue.counts()).failed, { timeout: 15_000 }).toBe(7)
     await worker.close()
 
     const listed = await cli('dead-letters', 'list', '--destination', 'a', '--json')
@@ -258,13 +261,18 @@ describe.runIf(redis.available)('eventwire dead-letters', () => {
     expect(letters.map((letter) => letter.eventId).sort()).toEqual(['a0', 'a1', 'a2'])
     expect(letters.every((letter) => letter.destination === 'a' && /ECONNREFUSED/.test(letter.reason))).toBe(true)
     expect((await cli('dead-letters', 'list', '--limit', '2')).stdout.split('\n')).toHaveLength(2)
-    expect((await cli('dead-letters', 'list')).stdout).toMatch(/^\d{4}-\d\d-\d\dT.*Z {2}b2 {2}b {2}not delivered/)
+    const lines = (await cli('dead-letters', 'list')).stdout.split('\n')
+    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\dT.*Z {2}b2 {2}b {2}not delivered/)
+    // A dead letter of no destination keeps the columns: a dash where the destination goes.
+    expect(lines.at(-1)).toMatch(
+      /^\d{4}-\d\d-\d\dT.*Z {2}o0 {2}- {2}ERR_UNKNOWN_DESTINATION: the event names no destination/,
+    )
 
     expect(await cli('dead-letters', 'redrive', '--all', '--destination', 'a')).toMatchObject({
       code: 0,
       stdout: 're-driven 3 dead letter(s)',
     })
-    expect(await queue.counts()).toMatchObject({ waiting: 3, failed: 3 })
+    expect(await queue.counts()).toMatchObject({ waiting: 3, failed: 4 })
     expect(await cli('dead-letters', 'redrive', 'b0', '--destination', 'b')).toMatchObject({
       code: 0,
       stdout: 're-driven b0',
@@ -275,7 +283,7 @@ describe.runIf(redis.available)('eventwire dead-letters', () => {
     })
     expect(await cli('dead-letters', 'redrive')).toMatchObject({ code: 2 })
     expect(await cli('dead-letters', 'purge', '--destination', 'b')).toMatchObject({ code: 2 })
-    expect(JSON.parse((await cli('dead-letters', 'purge', '--json')).stdout)).toEqual({ purged: 2 })
+    expect(JSON.parse((await cli('dead-letters', 'purge', '--json')).stdout)).toEqual({ purged: 3 })
     expect((await queue.counts()).failed).toBe(0)
   })
 })

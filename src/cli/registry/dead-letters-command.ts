@@ -50,8 +50,8 @@ function printLetter(letter: DeadLetter, json: boolean | undefined): void {
     return
   }
   const at = letter.failedAt === undefined ? '-' : new Date(letter.failedAt).toISOString()
-  const where = letter.destination === undefined ? '' : `  ${letter.destination}`
-  process.stdout.write(`${escapeControl(`${at}  ${letter.eventId}${where}  ${letter.reason}`)}\n`)
+  // A dash for no destination: the reason stays in its column.
+  process.stdout.write(`${escapeControl(`${at}  ${letter.eventId}  ${letter.destination ?? '-'}  ${letter.reason}`)}\n`)
 }
 
 /**
