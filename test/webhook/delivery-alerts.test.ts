@@ -41,6 +41,11 @@ function fakeStore(answers: { raise?: [number, number]; clear?: number; fail?: E
   return { store, calls, defined }
 }
 
+/** A round of `acme`, whose URLs are A and B, that ends an event's window at A. */
+function givesUpAtA(alerts: DeliveryAlerts): void {
+  alerts.afterRound('acme', [endpointOf(URL_A), endpointOf(URL_B)], state(target(URL_A, { status: 'failed' })), WINDOW)
+}
+
 function alertsWith(
   store: AlertStore,
   settings: Partial<ResolvedAlerts> = {},
@@ -159,12 +164,7 @@ describe('DeliveryAlerts', () => {
   it('with autoDisable, asks whether every URL of the destination gave up, and disables it when so', async () => {
     const { store, calls } = fakeStore({ raise: [1, 1] })
     const { alerts, told, disabled } = alertsWith(store, { autoDisable: true })
-    alerts.afterRound(
-      'acme',
-      [endpointOf(URL_A), endpointOf(URL_B)],
-      state(target(URL_A, { status: 'failed' })),
-      WINDOW,
-    )
+    givesUpAtA(alerts)
     await alerts.settled()
     expect(calls[0]?.args).toEqual(['bull:q:alerts:acme', URL_A, 4, 2 * WINDOW, URL_A, URL_B])
     expect(disabled).toEqual(['acme'])
@@ -186,12 +186,7 @@ describe('DeliveryAlerts', () => {
   it('does not disable when some URL of the destination has not given up', async () => {
     const { store } = fakeStore({ raise: [1, 0] })
     const { alerts, disabled } = alertsWith(store, { autoDisable: true })
-    alerts.afterRound(
-      'acme',
-      [endpointOf(URL_A), endpointOf(URL_B)],
-      state(target(URL_A, { status: 'failed' })),
-      WINDOW,
-    )
+    givesUpAtA(alerts)
     await alerts.settled()
     expect(disabled).toEqual([])
   })

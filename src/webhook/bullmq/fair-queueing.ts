@@ -29,14 +29,10 @@ export const SWEEP_MS = 5_000
 /** Parties a sweep looks at, at most. */
 export const PARTIES_PER_SWEEP = 20
 
-/** The party of an event: its destination, or '' for the workers' own webhooks. */
-export function partyOf(destination: string | undefined): string {
-  return destination ?? ''
-}
-
 /**
- * The party of a job, read from its id (see `jobIdOf`: `dst-<destination>/<encoded id>`, or
- * `evt-<encoded id>` without a `/`): a job whose data cannot be read still has one.
+ * The party of a job: its destination, or '' for the workers' own webhooks. Read from its id (see
+ * `jobIdOf`: `dst-<destination>/<encoded id>`, or `evt-<encoded id>` without a `/`): a job whose
+ * data cannot be read still has one.
  */
 export function partyOfJob(jobId: string): string {
   const slash = jobId.indexOf('/')

@@ -26,7 +26,7 @@ export const OTHER_DESTINATIONS = '_other'
  */
 export class DestinationAttributes {
   readonly #label: (destination: string) => string | undefined
-  /** Each destination's label, as first given; at most as many destinations as there are labels, then asked again. */
+  /** Each destination's label, as first given; for at most ten times as many destinations as values, the others asked each time. */
   readonly #labels = new Map<string, string | undefined>()
   readonly #values = new Set<string>()
   readonly #made = new WeakMap<Attributes, Map<string, Attributes>>()
