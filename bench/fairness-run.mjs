@@ -16,6 +16,7 @@
 import { spawn } from 'node:child_process'
 import { createServer } from 'node:http'
 import { join } from 'node:path'
+import { epochMs, event, log, measurePhase, report, round, sleep, steadily } from './fairness-phase.mjs'
 import { startRedisServer } from './redis-server.mjs'
 
 const config = JSON.parse(process.argv[2] ?? '{}')
@@ -23,15 +24,12 @@ const here = import.meta.dirname
 const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []
 const bullmqEntry = process.env.EVENTWIRE_BULLMQ_ENTRY ?? 'eventwire/webhook/bullmq'
 const NAME = 'fairness'
-const epochMs = () => performance.timeOrigin + performance.now()
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-const log = (line) => process.stderr.write(`${line}\n`)
-const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits
 
-const event = (id, properties) => ({ type: 'track', userId: 'u1', event: 'Order Completed', messageId: id, properties })
-
-/** The receiver: answers 200 at once; counts `big`'s requests and keeps each `small` event's latency. */
-function receiverRole() {
+/**
+ * The receiver: answers 200, at once or, for `big`, after `bigDelayMs` (a receiver slower than its
+ * events come, which is how a backlog forms); counts `big`'s requests and keeps each `small` event's latency.
+ */
+function receiverRole({ bigDelayMs = 0 }) {
   let big = 0
   let latencies = []
   const server = createServer((request, response) => {
@@ -45,10 +43,18 @@ function receiverRole() {
     request.on('data', (chunk) => chunks.push(chunk))
     request.on('end', () => {
       const arrived = epochMs()
-      if (request.url === '/big') big++
-      else latencies.push(arrived - JSON.parse(Buffer.concat(chunks).toString()).properties.at)
-      response.writeHead(200)
-      response.end()
+      const answer = () => {
+        response.writeHead(200)
+        response.end()
+      }
+      if (request.url === '/big') {
+        big++
+        if (bigDelayMs > 0) setTimeout(answer, bigDelayMs)
+        else answer()
+        return
+      }
+      latencies.push(arrived - JSON.parse(Buffer.concat(chunks).toString()).properties.at)
+      answer()
     })
   })
   server.keepAliveTimeout = 60_000
@@ -81,11 +87,6 @@ function child(role) {
     spawned.once('exit', (code) => reject(new Error(`${role.role} exited with ${code}`)))
   })
   return { process: spawned, ready }
-}
-
-function percentile(sorted, share) {
-  if (sorted.length === 0) return undefined
-  return sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)]
 }
 
 async function main() {
@@ -125,37 +126,17 @@ async function main() {
   }
   let queue = await freshQueue()
   let sent = 0
-  /** Sends `small` its steady stream until `until`, each event stamped with when it was enqueued. */
-  async function smallStream(until) {
-    const interval = 1000 / smallRate
-    for (let next = epochMs(); next < until; next += interval) {
-      await sleep(Math.max(0, next - epochMs()))
-      const id = `small-${sent++}`
-      await queue.enqueue(event(id, { at: epochMs() }), { destination: 'small' })
-    }
-  }
-  async function phase(name, during) {
-    await stats('DELETE')
-    const bigBefore = (await stats()).big
-    const started = epochMs()
-    const until = started + seconds * 1000
-    await Promise.all([smallStream(until), during?.(until)])
-    await sleep(1000)
-    const { big, latencies } = await stats()
-    const sorted = latencies.sort((a, b) => a - b)
-    const result = {
-      small: sorted.length,
-      p50: round(percentile(sorted, 0.5)),
-      p95: round(percentile(sorted, 0.95)),
-      p99: round(percentile(sorted, 0.99)),
-      max: round(sorted.at(-1) ?? Number.NaN),
-      bigPerSecond: Math.round((big - bigBefore) / ((epochMs() - started) / 1000)),
-    }
-    log(
-      `${name}: small p50 ${result.p50} ms, p99 ${result.p99} ms (${result.small} events); big ${result.bigPerSecond}/s`,
-    )
-    return result
-  }
+  /** A phase of `small`'s stream, each event stamped with when it was enqueued. */
+  const phase = (name, during) =>
+    measurePhase({
+      name,
+      seconds,
+      smallRate,
+      stats,
+      send: (at) => queue.enqueue(event(`small-${sent++}`, { at }), { destination: 'small' }),
+      during,
+      settle: () => sleep(1000),
+    })
   let bigSent = 0
   async function fillBig(count) {
     for (let done = 0; done < count; ) {
@@ -183,30 +164,18 @@ async function main() {
 
   const alone = await phase('alone')
   const busyRate = Math.round(backlogPhase.bigPerSecond * busyShare)
-  const busy = await phase('busy', async (until) => {
-    const tick = 50
-    const perTick = Math.max(1, Math.round((busyRate * tick) / 1000))
-    for (let next = epochMs(); next < until; next += tick) {
-      await sleep(Math.max(0, next - epochMs()))
-      await fillBig(perTick)
-    }
-  })
+  const busy = await phase('busy', (until) => steadily(busyRate, until, fillBig))
   await stopFleet(fleet2)
   await queue.close()
   receiver.process.kill()
   await server.stop()
-  const output = {
-    config: { workers, seconds, smallRate, backlog, busyShare, busyRate, entry: bullmqEntry },
-    alone,
-    busy,
-    backlog: backlogPhase,
-    backlogOverBusy: round(backlogPhase.p99 / busy.p99, 2),
-    backlogOverAlone: round(backlogPhase.p99 / alone.p99, 2),
-  }
-  console.log(JSON.stringify(output))
+  report(
+    { workers, seconds, smallRate, backlog, busyShare, busyRate, entry: bullmqEntry },
+    { alone, busy, backlog: backlogPhase },
+  )
 }
 
 const role = process.argv[2] ? JSON.parse(process.argv[2]) : {}
-if (role.role === 'receiver') receiverRole()
+if (role.role === 'receiver') receiverRole(role)
 else if (role.role === 'worker') await workerRole(role)
 else await main()

@@ -307,7 +307,21 @@ function fairnessScenario() {
   return fairness
 }
 
-function targets(client, webhooks, neighbours, durable, fairness) {
+/** The same in memory: one WebhookDestination serving both destinations, a backlog of 100,000 at a receiver that answers it in 20 ms. */
+function memoryFairnessScenario() {
+  console.log("\n== fairness (in memory): a quiet destination's latency beside another's backlog")
+  const fairness = runChild(
+    'fairness-memory-run.mjs',
+    smoke ? { backlog: 2_000, seconds: 2 } : { backlog: 100_000, seconds: 10 },
+  )
+  for (const phase of ['alone', 'busy', 'backlog'])
+    console.log(
+      `${phase}: p50 ${fairness[phase].p50} ms, p99 ${fairness[phase].p99} ms, the other destination ${fairness[phase].bigPerSecond}/s`,
+    )
+  return fairness
+}
+
+function targets(client, webhooks, neighbours, durable, fairness, memoryFairness) {
   const row = (scenario, library) => client.find((s) => s.name === scenario)?.rows.find((r) => r.library === library)
   const burst = (library) => row('100,000 small events, as fast as they can be enqueued', library)
   const ours = burst('eventwire')
@@ -404,6 +418,12 @@ function targets(client, webhooks, neighbours, durable, fairness) {
       goal: 2,
       holds: fairness.backlogOverBusy <= 2,
     })
+  listed.push({
+    name: "fairness in memory: a quiet destination's p99 beside a 100,000 backlog within 2x of it alone",
+    value: memoryFairness.backlogOverAlone,
+    goal: 2,
+    holds: memoryFairness.backlogOverAlone <= 2,
+  })
   // durable-run.mjs checks its own targets, each ratio taken within its pair.
   return [...listed, ...(durable?.targets ?? [])]
 }
@@ -514,6 +534,7 @@ try {
   const neighbours = neighboursScenario(receiver)
   const durable = durableScenario()
   const fairness = fairnessScenario()
+  const memoryFairness = memoryFairnessScenario()
   console.log('\n== tracking plans and middleware: CPU per track call, no plan, each schema library, three middlewares')
   const plans = runChild('plan-run.mjs', smoke ? { calls: 1_000, rounds: 1 } : { calls: 10_000, rounds: 40 })
   console.log('\n== signature schemes: CPU per delivery to sign (a WebhookDestination) and to verify (verifyWebhook)')
@@ -531,10 +552,11 @@ try {
     neighbours,
     durable,
     fairness,
+    memoryFairness,
     plans,
     signing,
     gzip,
-    targets: smoke ? [] : targets(client, webhooks, neighbours, durable, fairness),
+    targets: smoke ? [] : targets(client, webhooks, neighbours, durable, fairness, memoryFairness),
   }
 
   console.log(

@@ -79,6 +79,7 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
       gzip: { rows: Array<{ compressor: string; jsonBytes: number; gzipBytes: number; cpuMicros: number }> }
       neighbours: NeighbourPairs & { bullmq?: NeighbourPairs }
       durable?: DurableResults
+      memoryFairness: Record<'alone' | 'busy' | 'backlog', { small: number; bigPerSecond: number }>
     }
     const rows = results.client.flatMap((scenario) => scenario.rows)
     // eventwire, eventwire with gzip and the floor(s) of each scenario.
@@ -95,6 +96,9 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
       for (const pair of engine.pairs)
         for (const run of [pair.clean, pair.bad]) expect(run.healthyDeliveries).toBe(engine.events * 3)
     }
+    // Fairness in memory: every event of the quiet destination arrives in each phase (2 s at 20 a second).
+    for (const phase of ['alone', 'busy', 'backlog'] as const) expect(results.memoryFairness[phase].small).toBe(40)
+    expect(results.memoryFairness.backlog.bigPerSecond).toBeGreaterThan(0)
     expect(results.webhooks.rows).toHaveLength(5)
     expect(results.webhooks.rows.every((row) => row.requestsPerSecond > 0)).toBe(true)
     expect(results.webhooks.pending.pending).toBe(1_000)

@@ -1,10 +1,11 @@
 /**
- * Webhook delivery and verification on every runtime: `WebhookDestination`, `verifyWebhook`, `verifySignature`, `signPayload`, `toWebhookPayload` and `AudienceSync`.
+ * Webhook delivery and verification on every runtime: `WebhookDestination` (one destination, or many through `destinations`), `verifyWebhook`, `verifySignature`, `signPayload`, `toWebhookPayload` and `AudienceSync`.
  *
  * @module eventwire/webhook
  */
 export { WebhookDestination } from './delivery/destination.js'
 export type {
+  DeliverOptions,
   WebhookCloseOptions,
   WebhookDestinationEvents,
   WebhookEventInput,
@@ -20,7 +21,12 @@ export type {
   WebhookUrlResult,
   WebhookUrlStatus,
 } from './delivery/result.js'
-export type { WebhookEntry, WebhookSettings } from './delivery/settings.js'
+export type { DestinationsSettings, WebhookEntry, WebhookSettings } from './delivery/settings.js'
+export { MemoryDestinations } from './delivery/memory-destinations.js'
+export type { SetMemoryDestinationOptions } from './delivery/memory-destinations.js'
+export type { Destination, StoredDestination } from './delivery/destination-record.js'
+export { DestinationConflictError } from './delivery/destination-conflict-error.js'
+export { UnknownDestinationError } from './delivery/unknown-destination-error.js'
 export { USER_AGENT } from './delivery/settings.js'
 export { toWebhookPayload } from './event/payload.js'
 export type { WebhookPayload } from './event/payload.js'

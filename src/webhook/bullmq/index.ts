@@ -5,10 +5,11 @@
  */
 export { WebhookQueue, DEFAULT_QUEUE_NAME } from './queue.js'
 export type { DeadLetter, EnqueueOptions, EnqueueResult, QueueCounts, WebhookQueueEvents } from './queue.js'
-export { WebhookDestinations, DestinationConflictError } from './webhook-destinations.js'
+export { WebhookDestinations } from './webhook-destinations.js'
+export { DestinationConflictError } from '../delivery/destination-conflict-error.js'
 export type { SetDestinationOptions } from './webhook-destinations.js'
 export type { Destination, StoredDestination } from '../delivery/destination-record.js'
-export { UnknownDestinationError } from './unknown-destination-error.js'
+export { UnknownDestinationError } from '../delivery/unknown-destination-error.js'
 export type { HeldUrl } from './held-jobs.js'
 export type { AttemptsOptions, LoggedAttempt } from './logged-attempt.js'
 export type { AttemptLogOptions } from './attempt-log.js'

@@ -1,4 +1,5 @@
 import { OptionsError } from '../../core/errors/options-error.js'
+import { DestinationConflictError } from '../delivery/destination-conflict-error.js'
 import { integerOption } from '../../core/option-checks.js'
 import {
   resolveDestination,
@@ -16,20 +17,6 @@ export interface SetDestinationOptions {
    * made from two places at once then fails for one of them instead of undoing the other's.
    */
   ifVersion?: number | undefined
-}
-
-/** Thrown by {@link WebhookDestinations.set} when `ifVersion` is not the stored version. */
-export class DestinationConflictError extends OptionsError {
-  /** The version the registry holds (0: none). */
-  readonly version: number
-
-  constructor(id: string, expected: number, version: number) {
-    super(
-      'ifVersion',
-      `destination ${JSON.stringify(id)} is at version ${version}, not ${expected}: someone changed it meanwhile. Read it again (get()) and apply your change to what it holds now.`,
-    )
-    this.version = version
-  }
 }
 
 /** Times a read-modify-write is tried again after another writer came first. */

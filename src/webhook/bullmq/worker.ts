@@ -14,7 +14,7 @@ import { DestinationRegistry, type RegistryStore } from './destination-registry.
 import { headerShapesOf, type Endpoint } from '../network/endpoint.js'
 import { defaultPlatform } from '../platform/node.js'
 import type { AttemptNotice, WebhookUrlResult } from '../delivery/result.js'
-import { settingNamesWithout, type WebhookSettings } from '../delivery/settings.js'
+import { settingNamesWithout, type DestinationsSettings, type WebhookSettings } from '../delivery/settings.js'
 import type { WebhookTransport } from '../network/transport.js'
 import type { Durability } from './durability.js'
 import { DurabilityWatch } from './durability-watch.js'
@@ -73,10 +73,7 @@ export interface WebhookWorkerOptions {
  * The settings of a worker that serves the registry's destinations (docs/destinations.md): those
  * that apply to every destination. URLs, secrets and mode are each destination's own.
  */
-export type DestinationsWorkerSettings = Omit<
-  WebhookSettings,
-  'webhooks' | 'sharedSecret' | 'standardSecret' | 'mode' | 'maxPendingPerUrl'
-> & { webhooks?: undefined }
+export type DestinationsWorkerSettings = Omit<DestinationsSettings, 'maxPendingPerUrl'>
 
 /** What `WebhookWorker.close()` takes. */
 export interface WorkerCloseOptions {
@@ -450,14 +447,14 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
         emit: (event, ...args) => {
           if (log !== undefined && event === 'attempt')
             log.record(destination, args[0] as AttemptNotice, this.#clock.now())
-          // A registry destination's results and notices name it (metrics and listeners tell them apart).
-          if (destination !== undefined) args[0] = { ...args[0], destination }
           // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
           return this.emit<keyof DeliveryEvents>(event, ...args)
         },
       },
       // Deadlines and due times are stored in Redis and read by other processes: on Redis's clock.
       this.#clock.now,
+      // A registry destination's results and notices name it (metrics and listeners tell them apart).
+      destination,
     )
     return { endpoints: parts.endpoints, rounds }
   }

@@ -2,7 +2,8 @@ import { monotonicNow, monotonicSince } from '../../core/clock.js'
 import { Emitter } from '../../core/emitter.js'
 import { ClosedError } from '../../core/errors/closed-error.js'
 import type { GroupInput, IdentifyInput, NoPlan, SchemaPlan, TrackInput, TrackingPlan } from '../../core/plan.js'
-import { timeoutOption } from '../../core/option-checks.js'
+import { checkOptionNames, timeoutOption } from '../../core/option-checks.js'
+import { isObject } from '../../core/validate.js'
 import { settlesWithin } from '../../core/timers.js'
 import type { JsonObject } from '../../core/json-value.js'
 import type { CircuitState } from './circuit-breaker.js'
@@ -10,12 +11,17 @@ import type { WebhookEvent } from '../event/event.js'
 import { DeliveryRounds, type DeliveryEvents, type Prepared } from './rounds.js'
 import { checkEvent, followPlan, takePlan, type CheckedEvent } from '../event/prepare.js'
 import { newDeliveryState } from './state.js'
-import { createEngine, type WebhookPlatform } from './engine-parts.js'
-import type { Endpoint } from '../network/endpoint.js'
-import type { WebhookSettings } from './settings.js'
+import { createEngine, partsFor, type EngineParts, type WebhookPlatform } from './engine-parts.js'
+import type { DestinationsSettings, WebhookSettings } from './settings.js'
 import type { WebhookTransport } from '../network/transport.js'
 import { attemptNotice, retryNotice, toDeliveryResult, type DeliveryResult } from './result.js'
 import { UrlLanes, type UrlBacklog } from './url-lanes.js'
+import { MemoryDestinations } from './memory-destinations.js'
+import { checkDestinationId, type ResolvedDestination } from './destination-record.js'
+import type { Route } from './route.js'
+import { UnknownDestinationError } from './unknown-destination-error.js'
+import { OptionsError } from '../../core/errors/options-error.js'
+import type { Clock } from '../../core/clock.js'
 
 /** A URL's circuit breaker changed state: `'open'` (its deliveries wait), `'half-open'` (one probe goes), `'closed'`. */
 export interface UrlStateNotice {
@@ -53,6 +59,17 @@ export type WebhookEventInput<Plan, Data extends object> = [Plan] extends [NoPla
       | ({ type: 'group' } & GroupInput<Plan, JsonObject>)
       | Exclude<WebhookEvent, { type: 'track' | 'identify' | 'group' }>
 
+/** Options of {@link WebhookDestination.deliver}. */
+export interface DeliverOptions {
+  /**
+   * The id of a destination of `destinations`: the event goes to its URLs, signed with its
+   * secrets. Without it, the event goes to the engine's own `webhooks`.
+   */
+  destination?: string | undefined
+}
+
+const DELIVER_OPTIONS: Readonly<Record<keyof DeliverOptions, true>> = { destination: true }
+
 /** Options of {@link WebhookDestination.close}. */
 export interface WebhookCloseOptions {
   /** Longest wait for requests in flight, in ms. @defaultValue 10_000 */
@@ -70,13 +87,14 @@ export class WebhookDestinationBase<
   /** The tracking plan every delivered event must follow, if one was given. */
   readonly #plan: SchemaPlan | undefined
   readonly #transport: WebhookTransport
-  readonly #rounds: DeliveryRounds
+  /** How events to the engine's own `webhooks` are sent; none without them. */
+  readonly #own: Route | undefined
+  readonly #destinations: MemoryDestinations
   /** One lane per URL: the unit of work is one attempt to one URL (see `url-lanes.ts`). */
   readonly #lanes: UrlLanes
   /** Events accepted and not ended, and who waits for none to be left (close). */
   #outstanding = 0
   #idle: (() => void) | undefined
-  readonly #endpoints: readonly Endpoint[]
   readonly #urls: readonly string[]
   #closing: Promise<void> | undefined
 
@@ -85,12 +103,11 @@ export class WebhookDestinationBase<
    * Web Crypto elsewhere (`platform/`).
    * @throws {@link OptionsError} naming the first setting it cannot use.
    */
-  constructor(settings: WebhookSettings & WebhookPlanOption<Plan>, platform: WebhookPlatform) {
+  constructor(settings: (WebhookSettings | DestinationsSettings) & WebhookPlanOption<Plan>, platform: WebhookPlatform) {
     super()
     const { plan, rest } = takePlan(settings)
     this.#plan = plan
-    const engine = createEngine(rest, platform)
-    this.#endpoints = engine.endpoints
+    const engine = createEngine(rest as WebhookSettings, platform, undefined, 'optional')
     this.#urls = engine.endpoints.map((endpoint) => endpoint.url)
     this.#transport = engine.transport
     // In memory, waits and windows live in this process: a monotonic clock keeps them honest. It
@@ -98,31 +115,72 @@ export class WebhookDestinationBase<
     // where epoch-sized times would be boxed (see monotonicSince).
     const origin = monotonicNow()
     const clock = monotonicSince(origin)
-    this.#rounds = new DeliveryRounds(
-      engine,
-      {
-        listenerCount: (event) => this.listenerCount(event),
-        // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
-        emit: (event, ...args) => this.emit<keyof DeliveryEvents>(event, ...args),
-      },
-      clock,
+    this.#own = engine.endpoints.length === 0 ? undefined : this.#route(engine, undefined, undefined, clock)
+    this.#destinations = new MemoryDestinations((destination) =>
+      this.#route(
+        partsFor(engine, destination),
+        destination,
+        destination.enabled ? undefined : 'ERR_DESTINATION_DISABLED',
+        clock,
+      ),
     )
-    this.#lanes = new UrlLanes(engine.settings, engine.endpoints, engine.sendUnbounded, engine.sign, clock, {
+    this.#lanes = new UrlLanes(engine.settings, engine.endpoints, clock, {
       attempted: (delivery, target, durationMs) => {
         if (this.listenerCount('attempt') === 0) return
-        this.emit('attempt', attemptNotice(delivery.eventId, target, durationMs))
+        this.emit('attempt', attemptNotice(delivery.eventId, target, durationMs, delivery.route.destination))
       },
       retrying: (delivery, target, dueAt) => {
         if (this.listenerCount('retry') === 0 || target.failure === undefined) return
         // A notice gives an epoch time.
-        this.emit('retry', retryNotice(delivery.eventId, target, target.failure, dueAt + origin))
+        this.emit(
+          'retry',
+          retryNotice(delivery.eventId, target, target.failure, dueAt + origin, delivery.route.destination),
+        )
       },
       finished: (delivery) => {
-        delivery.resolve(this.#rounds.finish(delivery, delivery.startedAt))
+        delivery.resolve(delivery.route.rounds.finish(delivery, delivery.startedAt))
         this.#settledOne()
       },
       circuit: (url, circuit) => this.emit('url-state', { url, circuit }),
     })
+  }
+
+  /** How the events of one destination (`undefined`: the engine's own `webhooks`) are sent, signed and reported. */
+  #route(parts: EngineParts, destination: ResolvedDestination | undefined, ended: Route['ended'], clock: Clock): Route {
+    const audience = {
+      listenerCount: (event: 'attempt' | 'retry') => this.listenerCount(event),
+      // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
+      emit: <Name extends keyof DeliveryEvents>(event: Name, ...args: DeliveryEvents[Name]) =>
+        this.emit<keyof DeliveryEvents>(event, ...args),
+    }
+    return {
+      destination: destination?.id,
+      endpoints: parts.endpoints,
+      send: parts.sendUnbounded,
+      sign: parts.sign,
+      mode: parts.settings.mode,
+      rounds: new DeliveryRounds(parts, audience, clock, destination?.id),
+      ended,
+      next: undefined,
+    }
+  }
+
+  /**
+   * The destinations this engine delivers to besides its own `webhooks`: each an id, up to five
+   * URLs with their headers, its secrets and mode (see docs/destinations.md). Name one in
+   * `deliver(event, { destination })`.
+   *
+   * @example
+   * ```ts
+   * import { WebhookDestination } from 'eventwire/webhook'
+   *
+   * const engine = new WebhookDestination({ timeoutMs: 5_000 })
+   * engine.destinations.set({ id: 'acme', webhooks: [{ url: 'https://hooks.acme.example/in' }], sharedSecret: 'acme-s3cret' })
+   * await engine.deliver({ type: 'track', userId: 'u1', event: 'Paid' }, { destination: 'acme' })
+   * ```
+   */
+  get destinations(): MemoryDestinations {
+    return this.#destinations
   }
 
   /** The configured URLs, normalized (`http://host` becomes `http://host/`), as results and retry notices name them. */
@@ -176,47 +234,87 @@ export class WebhookDestinationBase<
    * await destination.close()
    * ```
    */
-  deliver<Data extends object = JsonObject>(event: WebhookEventInput<Plan, Data>): Promise<DeliveryResult> {
+  deliver<Data extends object = JsonObject>(
+    event: WebhookEventInput<Plan, Data>,
+    options?: DeliverOptions,
+  ): Promise<DeliveryResult> {
     let checked: CheckedEvent
+    let route: Route
     try {
       if (this.#closing !== undefined) throw new ClosedError('deliver()')
+      route = this.#routeFor(options)
       checked = checkEvent(this.#plan === undefined ? event : followPlan(this.#plan, event, 'deliver()'))
-      this.#rounds.checkId(checked.eventId, 'deliver()')
+      route.rounds.checkId(checked.eventId, 'deliver()')
     } catch (error) {
       return Promise.reject(error)
     }
     const { eventId, body, enabled } = checked
+    const { rounds } = route
     // On the rounds' (and lanes') clock: the result's durationMs counts from here, signing included.
-    const startedAt = this.#rounds.now()
+    const startedAt = rounds.now()
     if (!enabled) {
-      const state = newDeliveryState(eventId, this.#endpoints, 0, Date.now())
+      const state = newDeliveryState(eventId, route.endpoints, 0, Date.now())
       for (const target of state.targets) target.status = 'skipped'
-      const result = toDeliveryResult(state, 'skipped')
+      const result = toDeliveryResult(state, 'skipped', undefined, route.destination)
       this.emit('skipped', result)
       return Promise.resolve(result)
     }
+    if (route.ended !== undefined) {
+      // A disabled destination: told as any event that failed at every URL, and nothing is sent.
+      const state = rounds.start(eventId)
+      for (const target of state.targets) {
+        target.status = 'failed'
+        target.failure = { code: route.ended }
+      }
+      return Promise.resolve(rounds.finish(state, startedAt))
+    }
     // Counted from here, not once signed: close() waits for an event Web Crypto is still signing.
     this.#outstanding++
-    const preparing = this.#rounds.prepare(eventId, body)
+    const preparing = rounds.prepare(eventId, body)
     // A synchronous signer (node:crypto) needs no tick; Web Crypto's does. Not an async function:
     // its frame and outer promise would stay alive for as long as the event waits (hours, when
     // retried), which is most of what a waiting delivery would cost.
     return preparing instanceof Promise
-      ? preparing.then((prepared) => this.#begin(eventId, prepared, startedAt))
-      : this.#begin(eventId, preparing, startedAt)
+      ? preparing.then((prepared) => this.#begin(route, eventId, prepared, startedAt))
+      : this.#begin(route, eventId, preparing, startedAt)
+  }
+
+  /**
+   * The route of the destination `options` name, or of the engine's own `webhooks`.
+   *
+   * @throws `OptionsError` for a bad id or options, or when there is no destination and no `webhooks`;
+   *   {@link UnknownDestinationError} for an id `destinations` does not hold.
+   */
+  #routeFor(options: DeliverOptions | undefined): Route {
+    if (options !== undefined) {
+      if (!isObject(options)) throw new OptionsError('options', 'expected { destination? }.')
+      checkOptionNames(options, DELIVER_OPTIONS, { destinationId: 'destination', id: 'destination' })
+    }
+    const destination = options?.destination
+    if (destination === undefined) {
+      if (this.#own !== undefined) return this.#own
+      throw new OptionsError(
+        'destination',
+        'this WebhookDestination has no `webhooks` of its own: name one of its destinations, deliver(event, { destination: id }), or give it `webhooks`.',
+      )
+    }
+    checkDestinationId(destination)
+    const route = this.#destinations.routeOf(destination)
+    if (route === undefined) throw new UnknownDestinationError(destination)
+    return route
   }
 
   /** Starts an event's first round, or ends it at once when its body could not be signed. */
-  #begin(eventId: string, prepared: Prepared, startedAt: number): Promise<DeliveryResult> {
+  #begin(route: Route, eventId: string, prepared: Prepared, startedAt: number): Promise<DeliveryResult> {
     if ('cause' in prepared) {
       // Failed before it took a request slot: no round to wait for.
-      const state = this.#rounds.start(eventId)
-      this.#rounds.refuseUnsigned(state, prepared)
-      const result = this.#rounds.finish(state, startedAt)
+      const state = route.rounds.start(eventId)
+      route.rounds.refuseUnsigned(state, prepared)
+      const result = route.rounds.finish(state, startedAt)
       this.#settledOne()
       return Promise.resolve(result)
     }
-    return new Promise<DeliveryResult>((resolve) => this.#lanes.add(prepared, startedAt, resolve))
+    return new Promise<DeliveryResult>((resolve) => this.#lanes.add(prepared, route, startedAt, resolve))
   }
 
   /** An event counted by deliver() has its outcome: close() may be waiting for the last one. */

@@ -76,6 +76,16 @@ export function toWebhookError(
         `${url} kept failing, so its circuit breaker was open when this event's retry window ended${cause === undefined ? '' : ` (last: ${describeError(cause)})`}.`,
         details,
       )
+    case 'ERR_DESTINATION_DISABLED':
+    case 'ERR_UNKNOWN_DESTINATION':
+      return new WebhookError(
+        code,
+        url,
+        code === 'ERR_DESTINATION_DISABLED'
+          ? `The event's destination was disabled, so ${url} got no further request. Enable the destination and send the event again.`
+          : `The event's destination was deleted, so ${url} got no further request. Add it again and send the event again.`,
+        details,
+      )
     case 'ERR_CLOSED':
       return new WebhookError(code, url, 'The destination was closed before this event could be retried.', details)
     case 'ERR_CALLBACK':

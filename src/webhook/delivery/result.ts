@@ -24,7 +24,7 @@ export interface DeliveryResult {
   readonly status: 'delivered' | 'failed' | 'skipped'
   /** The event's `messageId`, or a generated UUID; sent as the `Webhook-Id` header. */
   readonly eventId: string
-  /** The registry destination the event was enqueued to (a `WebhookWorker`); absent for its own `webhooks` and in memory. */
+  /** The destination the event was sent to (`enqueue()` or `deliver()` with `{ destination }`); absent for the engine's own `webhooks`. */
   readonly destination?: string | undefined
   /** Requests made to the URL that took the most. */
   readonly attempts: number
@@ -44,12 +44,19 @@ export function toDeliveryResult(
   state: DeliveryState<Endpoint>,
   status: DeliveryResult['status'],
   durationMs?: number,
+  destination?: string,
 ): DeliveryResult {
   const urls = state.targets.map(urlResult)
-  // Two literals rather than a spread of an optional field: one object per result, not three.
+  const { eventId } = state
+  const attempts = state.rounds
+  // Literals rather than spreads of optional fields: one object per result, not three.
+  if (destination === undefined)
+    return durationMs === undefined
+      ? { status, eventId, attempts, urls }
+      : { status, eventId, attempts, urls, durationMs }
   return durationMs === undefined
-    ? { status, eventId: state.eventId, attempts: state.rounds, urls }
-    : { status, eventId: state.eventId, attempts: state.rounds, urls, durationMs }
+    ? { status, eventId, destination, attempts, urls }
+    : { status, eventId, destination, attempts, urls, durationMs }
 }
 
 function urlResult(target: TargetState<Endpoint>): WebhookUrlResult {
@@ -65,7 +72,7 @@ function urlResult(target: TargetState<Endpoint>): WebhookUrlResult {
 /** What `'retry'` listeners receive: a URL will be tried again at `retryAt`. */
 export interface RetryNotice {
   readonly eventId: string
-  /** The registry destination the event was enqueued to (a `WebhookWorker`); absent for its own `webhooks` and in memory. */
+  /** The destination the event was sent to (`enqueue()` or `deliver()` with `{ destination }`); absent for the engine's own `webhooks`. */
   readonly destination?: string | undefined
   readonly url: string
   /** Requests sent to this URL so far. */
@@ -76,12 +83,12 @@ export interface RetryNotice {
 }
 
 /** One notice per URL that will be tried again at `retryAt`. */
-export function retryNotices(state: DeliveryState<Endpoint>, retryAt: number): RetryNotice[] {
+export function retryNotices(state: DeliveryState<Endpoint>, retryAt: number, destination?: string): RetryNotice[] {
   const notices: RetryNotice[] = []
   for (const target of state.targets) {
     if (target.status !== 'pending' || !target.failure) continue
     // A URL on its own timeline (a worker's round) is due at its own time.
-    notices.push(retryNotice(state.eventId, target, target.failure, target.dueAt ?? retryAt))
+    notices.push(retryNotice(state.eventId, target, target.failure, target.dueAt ?? retryAt, destination))
   }
   return notices
 }
@@ -92,9 +99,11 @@ export function retryNotice(
   target: TargetState<Endpoint>,
   failure: AttemptFailure,
   retryAt: number,
+  destination?: string,
 ): RetryNotice {
   return {
     eventId,
+    ...(destination === undefined ? {} : { destination }),
     url: target.endpoint.url,
     attempts: target.attempts,
     error: toWebhookError(failure, target.endpoint),
@@ -105,7 +114,7 @@ export function retryNotice(
 /** What `'attempt'` listeners receive: one request to one URL, and how it ended. */
 export interface AttemptNotice {
   readonly eventId: string
-  /** The registry destination the event was enqueued to (a `WebhookWorker`); absent for its own `webhooks` and in memory. */
+  /** The destination the event was sent to (`enqueue()` or `deliver()` with `{ destination }`); absent for the engine's own `webhooks`. */
   readonly destination?: string | undefined
   readonly url: string
   /** Requests sent to this URL so far, this one included. */
@@ -121,10 +130,16 @@ export interface AttemptNotice {
 }
 
 /** The notice of the request just answered at `target`, which holds its outcome; it took `durationMs`. */
-export function attemptNotice(eventId: string, target: TargetState<Endpoint>, durationMs?: number): AttemptNotice {
+export function attemptNotice(
+  eventId: string,
+  target: TargetState<Endpoint>,
+  durationMs?: number,
+  destination?: string,
+): AttemptNotice {
   const accepted = target.status === 'delivered'
   return {
     eventId,
+    ...(destination === undefined ? {} : { destination }),
     url: target.endpoint.url,
     attempts: target.attempts,
     accepted,

@@ -62,15 +62,18 @@ export class DeliveryRounds {
   readonly #engine: EngineParts
   readonly #audience: RoundAudience
   readonly #rules: RoundRules
+  /** The registry destination these rounds serve, named in every result and notice; `undefined` for the engine's own `webhooks`. */
+  readonly destination: string | undefined
 
   /**
    * @param clock - What deadlines and due times are measured on: `monotonicNow` where they live in
    * memory, `Date.now` where they are stored.
    */
-  constructor(engine: EngineParts, audience: RoundAudience, clock: Clock) {
+  constructor(engine: EngineParts, audience: RoundAudience, clock: Clock, destination?: string) {
     this.#engine = engine
     this.#audience = audience
     this.#rules = { mode: engine.settings.mode, backoff: engine.settings.backoff, now: clock }
+    this.destination = destination
   }
 
   /** The clock this engine's deadlines and due times are on. */
@@ -128,7 +131,10 @@ export class DeliveryRounds {
     const told =
       durations &&
       ((target: TargetState<Endpoint>) =>
-        this.#audience.emit('attempt', attemptNotice(state.eventId, target, durations.get(target.endpoint))))
+        this.#audience.emit(
+          'attempt',
+          attemptNotice(state.eventId, target, durations.get(target.endpoint), this.destination),
+        ))
     return runUrlRound(state, this.#rules, admit, this.#sender(outgoing, durations), told)
   }
 
@@ -166,7 +172,7 @@ export class DeliveryRounds {
   /** Tells that the URLs still pending will be tried again at `dueAt` (epoch ms on this engine's clock). */
   announceRetry(state: DeliveryState<Endpoint>, dueAt: number): void {
     if (this.#audience.listenerCount('retry') === 0) return
-    for (const notice of retryNotices(state, dueAt)) this.#audience.emit('retry', notice)
+    for (const notice of retryNotices(state, dueAt, this.destination)) this.#audience.emit('retry', notice)
   }
 
   /**
@@ -180,6 +186,7 @@ export class DeliveryRounds {
       state,
       status,
       startedAt === undefined ? undefined : Math.max(0, this.#rules.now() - startedAt),
+      this.destination,
     )
     this.#audience.emit(status, result)
     return result

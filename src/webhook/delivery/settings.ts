@@ -285,7 +285,7 @@ export function resolveWebhookSettings(
       if (settings[name] !== undefined)
         throw new OptionsError(
           name,
-          "applies to the worker's own `webhooks`, and it has none: each destination of the registry has its own. Leave it out, or give the worker `webhooks`.",
+          "applies to the engine's own `webhooks`, and it has none: each destination of the registry has its own. Leave it out, or give the engine `webhooks`.",
         )
     }
   } else checkWebhookCount(given)
@@ -333,6 +333,14 @@ export function resolveWebhookSettings(
     // Checked last, as it always was: a transport of the user's is not looked at while other settings are wrong.
     transport: transportOption(settings['transport']),
   }
+}
+
+/**
+ * The settings of an engine that serves only the destinations of its registry (docs/destinations.md):
+ * those that apply to every destination. URLs, secrets and mode are each destination's own.
+ */
+export type DestinationsSettings = Omit<WebhookSettings, 'webhooks' | 'sharedSecret' | 'standardSecret' | 'mode'> & {
+  webhooks?: undefined
 }
 
 /** A `webhooks` list's length: 1 to {@link MAX_WEBHOOKS}. */

@@ -6,6 +6,7 @@ import { TokenBucket } from './rate-limit.js'
 import { UrlPolicy, type Admission, type Permit } from './url-policy.js'
 import type { Endpoint } from '../network/endpoint.js'
 import { sharedFailure, toWebhookError, type AttemptFailure } from './failure.js'
+import type { Route } from './route.js'
 import type { DeliveryResult } from './result.js'
 import { MemoryRetryStore, type Due } from './retry-store.js'
 import {
@@ -17,17 +18,19 @@ import {
   type TargetState,
 } from './state.js'
 import { RetryScheduler } from './scheduler.js'
-import type { Outgoing, Sender } from './sender.js'
-import type { ResolvedWebhookSettings } from './settings.js'
+import type { Outgoing } from './sender.js'
+import { MAX_WEBHOOKS, type ResolvedWebhookSettings } from './settings.js'
 import type { WebhookResponse } from '../network/transport.js'
 import type { WebhookErrorCode } from './webhook-error.js'
-import type { Signer } from '../signing/signer.js'
+
+/** Lanes held before the first sweep of idle ones: the sweep runs again once they are twice as many as it left. */
+export const LANES_BEFORE_SWEEP = 1_024
 
 /**
  * One event at one URL, waiting or in flight: the URL's target state (a few numbers and its last
  * failure) and where the lanes hold it, the event's bytes shared through its {@link Delivery}.
- * `where` says which count of its lane holds it. Its endpoint is its lane's, read through the
- * prototype rather than held by each of a hundred thousand waiting items.
+ * `where` says which count of its lane holds it. Its endpoint is its destination's (the URL's
+ * headers there), shared by every event of the destination.
  */
 export abstract class LaneItem implements TargetState<Endpoint>, Due {
   status: TargetState['status'] = 'pending'
@@ -41,13 +44,12 @@ export abstract class LaneItem implements TargetState<Endpoint>, Due {
   /** `signing`: due, and waiting for its signature to be made again (see {@link UrlLanes}). */
   where: 'ready' | 'waiting' | 'signing' | 'flight' | 'done' = 'done'
   slot: number | undefined = undefined
+  /** Replaced when the event follows a change of its destination (new headers for the URL). */
+  endpoint: Endpoint
 
-  constructor(lane: UrlLane) {
+  constructor(lane: UrlLane, endpoint: Endpoint) {
     this.lane = lane
-  }
-
-  get endpoint(): Endpoint {
-    return this.lane.endpoint
+    this.endpoint = endpoint
   }
 
   /** The event this item carries to its URL. */
@@ -58,8 +60,8 @@ export abstract class LaneItem implements TargetState<Endpoint>, Due {
 class OtherUrlItem extends LaneItem {
   readonly delivery: Delivery
 
-  constructor(delivery: Delivery, lane: UrlLane) {
-    super(lane)
+  constructor(delivery: Delivery, lane: UrlLane, endpoint: Endpoint) {
+    super(lane, endpoint)
     this.delivery = delivery
   }
 }
@@ -85,23 +87,29 @@ export class Delivery extends LaneItem implements DeliveryState<Endpoint>, Outgo
   readonly startedAt: number
   /** Who waits for the event's outcome (`deliver()`'s promise). */
   readonly resolve: (result: DeliveryResult) => void
-  /** The items of the URLs after the first, in the order configured; none with one URL. */
+  /**
+   * The items of the URLs after the first, in the order configured, and then of any URL its
+   * destination gained while it waited; none with one URL.
+   */
   others: readonly LaneItem[] | undefined = undefined
+  /** Its destination's version it was last sent by: see {@link Route}. */
+  route: Route
 
   constructor(
     lane: UrlLane,
+    route: Route,
     outgoing: Outgoing,
     deadline: number,
-    urls: number,
     startedAt: number,
     resolve: (result: DeliveryResult) => void,
   ) {
-    super(lane)
+    super(lane, route.endpoints[0] as Endpoint)
+    this.route = route
     this.eventId = outgoing.eventId
     this.body = outgoing.body
     this.signature = outgoing.signature
     this.deadline = deadline
-    this.open = urls
+    this.open = route.endpoints.length
     this.startedAt = startedAt
     this.resolve = resolve
   }
@@ -128,8 +136,10 @@ export class Delivery extends LaneItem implements DeliveryState<Endpoint>, Outgo
  * breaker and rate), which decides when one may go.
  */
 export class UrlLane {
-  readonly endpoint: Endpoint
+  readonly url: string
   readonly policy: UrlPolicy
+  /** One of the engine's own `webhooks`: kept while idle, and listed first by `backlog()`. */
+  readonly own: boolean
   /** `ratePerUrl` is set: what is queued may wait for it. */
   readonly rated: boolean
   readonly ready = new Queue<LaneItem>()
@@ -144,10 +154,11 @@ export class UrlLane {
   /** The failure the URL's last failed attempt recorded: the next alike is kept as this one (see sharedFailure). */
   lastFailure: AttemptFailure | undefined = undefined
 
-  constructor(endpoint: Endpoint, policy: UrlPolicy, rated: boolean) {
-    this.endpoint = endpoint
+  constructor(url: string, policy: UrlPolicy, rated: boolean, own: boolean) {
+    this.url = url
     this.policy = policy
     this.rated = rated
+    this.own = own
   }
 
   get breaker(): CircuitBreaker | undefined {
@@ -181,20 +192,27 @@ export interface LaneHooks {
 
 /**
  * The in-memory engine's unit of work: one attempt to one URL. Each URL has its own lane (its
- * queue, `maxConcurrencyPerUrl` slots, its breaker), and each event at each URL its own attempts
- * and retry times, so a URL that is silent, slow or failing holds only its own slots. The URLs
- * share `maxConcurrency` by partition: each gets at most `maxConcurrency ÷ URLs`, so no URL can
- * take the slots another needs. One scheduler (one timer) holds every item waiting for a time.
+ * queue, its slots, its breaker), whichever destinations list it, and each event at each URL its
+ * own attempts and retry times, so a URL that is silent, slow or failing holds only its own slots.
+ * The URLs share `maxConcurrency` by partition: each of the engine's own URLs gets at most
+ * `maxConcurrency ÷ URLs`, each URL of the registry's destinations a fifth of it (a destination has
+ * at most five), so no URL can take the slots another needs. Lanes take turns for free slots, so a
+ * destination's backlog at its URLs holds up no other destination's URLs. One scheduler (one
+ * timer) holds every item waiting for a time.
+ *
+ * A lane of the registry's exists while it has work or its breaker is not closed: idle ones are
+ * swept as new ones come, so memory follows the URLs that have work, not every URL ever seen.
  */
 export class UrlLanes {
   readonly #settings: ResolvedWebhookSettings
-  readonly #send: Sender
-  /** Makes the `X-Signature` again for a delivery that let it go while it waited. */
-  readonly #sign: Signer | undefined
   readonly #clock: Clock
   readonly #hooks: LaneHooks
-  readonly #lanes: UrlLane[]
-  readonly #byEndpoint = new Map<Endpoint, UrlLane>()
+  /** Every lane held, by URL: the engine's own first, in the order configured. */
+  readonly #lanes = new Map<string, UrlLane>()
+  /** Slots of a URL of the registry's destinations. */
+  readonly #registrySlots: number
+  /** Lanes held when idle ones are swept next: see {@link LANES_BEFORE_SWEEP}. */
+  #sweepAt = LANES_BEFORE_SWEEP
   /** Lanes with items ready and a slot free, in turn. */
   readonly #rotation = new Queue<UrlLane>()
   readonly #scheduler: RetryScheduler<LaneItem>
@@ -206,39 +224,62 @@ export class UrlLanes {
   /** close()'s deadline has passed: nothing is sent any more. */
   #abandoned = false
 
-  constructor(
-    settings: ResolvedWebhookSettings,
-    endpoints: readonly Endpoint[],
-    send: Sender,
-    sign: Signer | undefined,
-    clock: Clock,
-    hooks: LaneHooks,
-  ) {
+  /** @param own - The engine's own URLs (none for an engine that serves only the registry's destinations). */
+  constructor(settings: ResolvedWebhookSettings, own: readonly Endpoint[], clock: Clock, hooks: LaneHooks) {
     this.#settings = settings
-    this.#send = send
-    this.#sign = sign
     this.#clock = clock
     this.#hooks = hooks
-    const slots = Math.max(
-      1,
-      Math.min(settings.maxConcurrencyPerUrl, Math.floor(settings.maxConcurrency / endpoints.length)),
-    )
-    const circuit = (url: string, state: CircuitState) => this.#hooks.circuit(url, state)
-    this.#lanes = endpoints.map((endpoint) => {
-      const rate = settings.ratePerUrl === undefined ? undefined : new TokenBucket(settings.ratePerUrl, clock())
-      const policy = new UrlPolicy(endpoint.url, {
-        slots,
-        breaker: settings.breaker,
-        timeoutMs: settings.timeoutMs,
-        rate,
-        now: clock,
-        circuit,
-      })
-      const lane = new UrlLane(endpoint, policy, rate !== undefined)
-      this.#byEndpoint.set(endpoint, lane)
-      return lane
-    })
+    const share = (urls: number) =>
+      Math.max(1, Math.min(settings.maxConcurrencyPerUrl, Math.floor(settings.maxConcurrency / urls)))
+    this.#registrySlots = share(MAX_WEBHOOKS)
+    const slots = share(own.length)
+    for (const endpoint of own) this.#lanes.set(endpoint.url, this.#newLane(endpoint.url, slots, true))
     this.#scheduler = new RetryScheduler<LaneItem>(new MemoryRetryStore(), (item) => this.#due(item), clock)
+  }
+
+  #newLane(url: string, slots: number, own: boolean): UrlLane {
+    const settings = this.#settings
+    const clock = this.#clock
+    const rate = settings.ratePerUrl === undefined ? undefined : new TokenBucket(settings.ratePerUrl, clock())
+    const policy = new UrlPolicy(url, {
+      slots,
+      breaker: settings.breaker,
+      timeoutMs: settings.timeoutMs,
+      rate,
+      now: clock,
+      circuit: (changed, state) => this.#hooks.circuit(changed, state),
+    })
+    return new UrlLane(url, policy, rate !== undefined, own)
+  }
+
+  /** The lane of `url`, made when it has none: a URL of the registry's, or one of the engine's own. */
+  #laneFor(url: string): UrlLane {
+    let lane = this.#lanes.get(url)
+    if (lane === undefined) {
+      lane = this.#newLane(url, this.#registrySlots, false)
+      this.#lanes.set(url, lane)
+    }
+    return lane
+  }
+
+  /**
+   * Drops the registry's lanes that hold nothing: no item, no rate's timer, a closed breaker (an
+   * open one must stay open for the next event). Run before an event takes its lanes, never
+   * while an item points at a lane it has not entered yet; the next sweep waits until the lanes
+   * held have doubled, so sweeping costs O(1) per lane made.
+   */
+  #sweep(): void {
+    for (const [url, lane] of this.#lanes) {
+      if (
+        !lane.own &&
+        !lane.rotating &&
+        lane.throttled === undefined &&
+        this.#held(lane) === 0 &&
+        lane.policy.circuit === 'closed'
+      )
+        this.#lanes.delete(url)
+    }
+    this.#sweepAt = Math.max(LANES_BEFORE_SWEEP, this.#lanes.size * 2)
   }
 
   /** Deliveries waiting for a time (a retry, or a breaker's cool-down), over all URLs. */
@@ -250,10 +291,10 @@ export class UrlLanes {
     return lane.readyCount + lane.waitingCount + lane.policy.inFlight
   }
 
-  /** Each URL's backlog, in the order configured. */
+  /** Each URL's backlog: the engine's own, in the order configured, then the registry's URLs it holds. */
   backlog(): UrlBacklog[] {
-    return this.#lanes.map((lane) => ({
-      url: lane.endpoint.url,
+    return Array.from(this.#lanes.values(), (lane) => ({
+      url: lane.url,
       queued: lane.readyCount,
       retrying: lane.waitingCount,
       inFlight: lane.policy.inFlight,
@@ -262,36 +303,42 @@ export class UrlLanes {
   }
 
   /**
-   * Takes an event to every configured URL, its retry window starting now; `resolve` gets its
-   * result. A lane at `maxPendingPerUrl` takes none: that URL fails at once with
-   * `ERR_BACKLOG_FULL`, and the event goes on at the others.
+   * Takes an event to every URL of its destination's `route`, its retry window starting now;
+   * `resolve` gets its result. A lane at `maxPendingPerUrl` takes none: that URL fails at once
+   * with `ERR_BACKLOG_FULL`, and the event goes on at the others.
    */
-  add(outgoing: Outgoing, startedAt: number, resolve: (result: DeliveryResult) => void): void {
-    const lanes = this.#lanes
+  add(outgoing: Outgoing, route: Route, startedAt: number, resolve: (result: DeliveryResult) => void): void {
+    if (this.#lanes.size >= this.#sweepAt) this.#sweep()
+    const { endpoints } = route
+    const first = endpoints[0] as Endpoint
     // Every URL counts before any settles: a URL refused here must not end the event early.
     const delivery = new Delivery(
-      lanes[0] as UrlLane,
+      this.#laneFor(first.url),
+      route,
       outgoing,
       this.#clock() + this.#settings.retryWindowMs,
-      lanes.length,
       startedAt,
       resolve,
     )
-    if (lanes.length > 1) delivery.others = lanes.slice(1).map((lane) => new OtherUrlItem(delivery, lane))
+    if (endpoints.length > 1)
+      delivery.others = endpoints
+        .slice(1)
+        .map((endpoint) => new OtherUrlItem(delivery, this.#laneFor(endpoint.url), endpoint))
     // Nothing here can end the event before its last URL is placed: each URL settles once, and
     // the event ends once every URL has (or at a 2xx, which no attempt has had yet).
-    for (const item of delivery.targets) {
-      if (this.#held(item.lane) >= this.#settings.maxPendingPerUrl) {
-        this.#settle(item, 'failed', { code: 'ERR_BACKLOG_FULL' })
-        continue
-      }
-      this.#enter(item)
-    }
+    for (const item of delivery.targets) this.#place(item)
     // An event signed after close() began (Web Crypto signs in a promise) is sent as what was
     // queued then is; after close()'s deadline, nothing is.
     if (this.#abandoned) this.abandon()
     else if (this.#closing) this.#endUnsendable()
     this.#dispatch()
+  }
+
+  /** A URL's first entry: queued, or failed at once when its lane holds `maxPendingPerUrl` already. */
+  #place(item: LaneItem): void {
+    if (this.#held(item.lane) >= this.#settings.maxPendingPerUrl)
+      this.#settle(item, 'failed', { code: 'ERR_BACKLOG_FULL' })
+    else this.#enter(item)
   }
 
   /**
@@ -315,7 +362,7 @@ export class UrlLanes {
    * once closing, it ends now, and no probe or timer outlives close().
    */
   #endUnsendable(): void {
-    for (const lane of this.#lanes) {
+    for (const lane of this.#lanes.values()) {
       clearTimeout(lane.throttled)
       lane.throttled = undefined
       if (lane.policy.circuit === 'closed' && !lane.rated) continue
@@ -333,7 +380,7 @@ export class UrlLanes {
    */
   abandon(): void {
     this.#abandoned = true
-    for (const lane of this.#lanes) {
+    for (const lane of this.#lanes.values()) {
       for (let item = this.#takeReady(lane); item !== undefined; item = this.#takeReady(lane)) {
         this.#settle(item, 'failed', closedFailure(item))
       }
@@ -381,7 +428,7 @@ export class UrlLanes {
   /**
    * An item whose time has come: to its lane, or ended when its window closed behind an open
    * breaker. It is still waiting, pending, its event open: an item leaves the scheduler only here,
-   * in close(), or cancelled by #forget when another URL accepts (nothing else settles a waiting URL).
+   * in close(), by #forget when another URL accepts, or when its destination changes under it.
    */
   #due(item: LaneItem): void {
     item.lane.waitingCount--
@@ -399,24 +446,29 @@ export class UrlLanes {
       this.#waitForBreaker(item, breaker)
       return
     }
-    this.#return(item)
+    this.#requeue(item)
+    this.#dispatch()
   }
 
-  /** A due item back to its lane, its event signed again first if it let the signature go (#wait). */
-  #return(item: LaneItem): void {
+  /**
+   * An item out of every queue and still to be sent: brought up to its destination's latest
+   * version, signed again if its event let its signature go (#wait) or its secrets changed, then
+   * queued. The caller dispatches.
+   */
+  #requeue(item: LaneItem): void {
     const { delivery } = item
-    if (delivery.signature !== undefined || this.#sign === undefined) {
+    if (delivery.route.next !== undefined && !this.#follow(delivery, item)) return
+    const sign = delivery.route.sign
+    if (delivery.signature !== undefined || sign === undefined) {
       this.#enter(item)
-      this.#dispatch()
       return
     }
-    const signing = signBody(this.#sign, delivery.body, this.#settings.timeoutMs)
+    const signing = signBody(sign, delivery.body, this.#settings.timeoutMs)
     if (!(signing instanceof Promise)) {
       this.#signed(item, signing)
       return
     }
     // Web Crypto answers in a promise, within timeoutMs: the item waits for it, counted as waiting.
-    // Only an event with one URL lets its signature go, so nothing else can settle it meanwhile.
     item.where = 'signing'
     item.lane.waitingCount++
     this.#signing++
@@ -424,11 +476,14 @@ export class UrlLanes {
       item.lane.waitingCount--
       this.#signing--
       item.where = 'done'
+      // Another URL may have ended the event meanwhile (a 2xx in mode 'any', its destination gone).
+      if (item.status !== 'pending') return
       this.#signed(item, signature)
+      this.#dispatch()
     })
   }
 
-  /** Queues a due item with its new signature; without one it is not sent, and its URL fails as at the first attempt. */
+  /** Queues an item with its new signature; without one it is not sent, and its URL fails as at the first attempt. */
   #signed(item: LaneItem, signature: string | CallbackFailure): void {
     if (typeof signature !== 'string') {
       this.#settle(item, 'failed', callbackFailure('signer', signature.cause, item.failure))
@@ -441,7 +496,53 @@ export class UrlLanes {
     }
     item.delivery.signature = signature
     this.#enter(item)
-    this.#dispatch()
+  }
+
+  /**
+   * Brings an event up to its destination's latest version as one of its items is about to be
+   * sent (`item`, out of every queue). A disabled or deleted destination ends every URL still
+   * pending (`ERR_DESTINATION_DISABLED`, `ERR_UNKNOWN_DESTINATION`). Otherwise state follows the
+   * URL: a URL still listed goes on where it was, with its new headers; a URL added starts now,
+   * within the event's window; a URL removed is not sent to again (`'superseded'`). New secrets
+   * sign it again before its next request. Returns whether `item` is still to be sent.
+   */
+  #follow(delivery: Delivery, item: LaneItem): boolean {
+    let route = delivery.route
+    while (route.next !== undefined) route = route.next
+    const before = delivery.route
+    delivery.route = route
+    const targets = delivery.targets
+    if (route.ended !== undefined) {
+      for (const target of targets) {
+        if (target.status !== 'pending') continue
+        this.#forget(target)
+        this.#settle(target, 'failed', { code: route.ended })
+      }
+      return false
+    }
+    if (route.sign !== before.sign) delivery.signature = undefined
+    const listed = new Map(route.endpoints.map((endpoint) => [endpoint.url, endpoint]))
+    const added: LaneItem[] = []
+    const known = new Set(targets.map((target) => target.lane.url))
+    for (const endpoint of route.endpoints) {
+      if (!known.has(endpoint.url)) added.push(new OtherUrlItem(delivery, this.#laneFor(endpoint.url), endpoint))
+    }
+    // The URLs added count before any removed one settles: the event must not end in between.
+    if (added.length > 0) {
+      delivery.others = [...(delivery.others ?? []), ...added]
+      delivery.open += added.length
+    }
+    for (const target of targets) {
+      const endpoint = listed.get(target.lane.url)
+      if (endpoint !== undefined) target.endpoint = endpoint
+      else if (target.status === 'pending') {
+        this.#forget(target)
+        target.status = 'superseded'
+        this.#settled(delivery, target)
+      }
+    }
+    for (const other of added) this.#place(other)
+    return item.status === 'pending'
   }
 
   #rotate(lane: UrlLane): void {
@@ -462,7 +563,19 @@ export class UrlLanes {
       const lane = this.#rotation.shift()
       if (lane === undefined) return
       lane.rotating = false
-      if (this.#peekReady(lane) === undefined) continue
+      const next = this.#peekReady(lane)
+      if (next === undefined) continue
+      const { delivery } = next
+      if (
+        delivery.route.next !== undefined ||
+        (delivery.signature === undefined && delivery.route.sign !== undefined)
+      ) {
+        // Its destination changed while it waited, or it must be signed again: not sent as it is.
+        this.#takeReady(lane)
+        this.#requeue(next)
+        this.#rotate(lane)
+        continue
+      }
       // Synchronous here: no breaker is shared, and a token bucket answers at once.
       const admission = lane.policy.admit() as Admission
       if (admission.kind === 'wait') {
@@ -535,7 +648,7 @@ export class UrlLanes {
 
   /** Sends `item` on the slot its policy gave it with `permit`. */
   #attempt(item: LaneItem, permit: Permit): void {
-    const { lane, delivery } = item
+    const { delivery } = item
     item.where = 'flight'
     this.#inFlight++
     // Counted as sent: a request still in flight when another URL accepts the event is reported.
@@ -543,9 +656,9 @@ export class UrlLanes {
     // performance.now(): a request's time, below the millisecond on loopback.
     const sentAt = performance.now()
     // The sender never rejects: every failure, a transport's throw or rejection included, is an answer.
-    void this.#send(lane.endpoint, delivery).then((response) =>
-      this.#answered(item, permit, response, performance.now() - sentAt),
-    )
+    void delivery.route
+      .send(item.endpoint, delivery)
+      .then((response) => this.#answered(item, permit, response, performance.now() - sentAt))
   }
 
   #answered(item: LaneItem, permit: Permit, response: WebhookResponse, durationMs: number): void {
@@ -598,7 +711,7 @@ export class UrlLanes {
   /** Counts a URL of `delivery` settled; ends the event when its mode says so. */
   #settled(delivery: Delivery, target: LaneItem): void {
     delivery.open--
-    const accepted = target.status === 'delivered' && this.#settings.mode === 'any'
+    const accepted = target.status === 'delivered' && delivery.route.mode === 'any'
     if (accepted) {
       // The first URL to accept ends the event: the others are superseded, waiting or in flight
       // (an attempt in flight finishes in its own lane and is not reported).

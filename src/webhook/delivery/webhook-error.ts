@@ -11,6 +11,8 @@ export type WebhookErrorCode =
   | 'ERR_CALLBACK'
   | 'ERR_BACKLOG_FULL'
   | 'ERR_CIRCUIT_OPEN'
+  | 'ERR_DESTINATION_DISABLED'
+  | 'ERR_UNKNOWN_DESTINATION'
 
 /**
  * Why an attempt to one URL failed:
@@ -33,6 +35,9 @@ export type WebhookErrorCode =
  * - `ERR_CIRCUIT_OPEN`: the URL's circuit breaker was open when the event's retry window ended;
  *   `cause` is the URL's last failure (on a BullMQ worker, the failure that opened the breaker,
  *   as any worker of the queue saw it).
+ * - `ERR_DESTINATION_DISABLED`, `ERR_UNKNOWN_DESTINATION`: in memory, the event's destination was
+ *   disabled or deleted (`destinations.disable()`, `delete()`) while the event waited; its URL got
+ *   no further request.
  */
 export class WebhookError extends EventwireError<WebhookErrorCode> {
   /** The URL the attempt went to. */

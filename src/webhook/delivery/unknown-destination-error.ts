@@ -1,9 +1,9 @@
 import { EventwireError } from '../../core/errors/eventwire-error.js'
 
 /**
- * Thrown (as a rejection of `WebhookQueue.enqueue()` or `enqueueBulk()`) for a destination id the
- * registry does not hold, or holds in a form eventwire cannot read: nothing was stored. Add the
- * destination first (`queue.destinations.set()`).
+ * Thrown (as a rejection of `WebhookQueue.enqueue()`, `enqueueBulk()` or, in memory,
+ * `WebhookDestination.deliver()`) for a destination id the registry does not hold, or holds in a
+ * form eventwire cannot read: the event was not taken. Add the destination first (`destinations.set()`).
  *
  * @example
  * ```ts
@@ -25,8 +25,8 @@ export class UnknownDestinationError extends EventwireError<'ERR_UNKNOWN_DESTINA
     super(
       'ERR_UNKNOWN_DESTINATION',
       problem === undefined
-        ? `No destination ${JSON.stringify(destination)} in the registry: nothing was stored. Add it first with queue.destinations.set(), or check the id.`
-        : `Destination ${JSON.stringify(destination)} in the registry cannot be read: ${problem}. Nothing was stored; set the destination again.`,
+        ? `No destination ${JSON.stringify(destination)} in the registry: the event was not taken. Add it first with destinations.set(), or check the id.`
+        : `Destination ${JSON.stringify(destination)} in the registry cannot be read: ${problem}. The event was not taken; set the destination again.`,
     )
     this.destination = destination
   }
