@@ -18,6 +18,9 @@ import { UnknownDestinationError } from '../../src/webhook/delivery/unknown-dest
 import { DestinationConflictError } from '../../src/webhook/delivery/destination-conflict-error.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 import { startChaosSink } from '../helpers/chaos-sink.js'
+import { createServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Signer } from '../../src/webhook/signing/signer.js'
 
 const open: Array<{ close(): Promise<void> }> = []
 afterEach(async () => {
@@ -40,6 +43,33 @@ function engine(
 }
 
 const track = (id: string) => ({ type: 'track' as const, userId: 'u1', event: 'E', messageId: id })
+
+/** A receiver that holds every request until `release()`, then answers 200; `versions` are their X-Version headers. */
+async function holding(): Promise<{ url: string; held: () => number; release(): void; versions: unknown[] }> {
+  const waiting: ServerResponse[] = []
+  const versions: unknown[] = []
+  const server = createServer((request, response) => {
+    request.resume()
+    versions.push(request.headers['x-version'])
+    waiting.push(response)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const release = () => {
+    for (const response of waiting.splice(0)) response.writeHead(200).end()
+  }
+  open.push({
+    close: () => {
+      release()
+      return new Promise((resolve) => server.close(() => resolve()))
+    },
+  })
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    held: () => waiting.length,
+    release,
+    versions,
+  }
+}
 
 /** Resolves with the first notice of `name` the engine emits. */
 function next<T>(emitter: WebhookDestinationBase, name: 'retry' | 'attempt'): Promise<T> {
@@ -121,6 +151,14 @@ describe('WebhookDestination with destinations', () => {
     expect(made.destinations.delete('acme')).toBe(true)
     expect(made.destinations.delete('acme')).toBe(false)
     expect(made.destinations.get('acme')).toBeUndefined()
+    // A deletion is a change too: what is set after it has a newer version.
+    expect(made.destinations.set({ id: 'acme', webhooks: [{ url: 'https://a.example/' }] }).version).toBe(5)
+    expect(() =>
+      made.destinations.set({ id: 'b', webhooks: [{ url: 'https://b.example/' }] }, { ifVersion: -1 }),
+    ).toThrow(expect.objectContaining({ option: 'ifVersion' }))
+    made.destinations.set({ id: 'b', webhooks: [{ url: 'https://b.example/' }] })
+    made.destinations.set({ id: 'a', webhooks: [{ url: 'https://a.example/' }] })
+    expect(made.destinations.list().destinations.map((stored) => stored.id)).toEqual(['a', 'acme', 'b'])
   })
 
   it('answers a disabled destination failed at once, sending nothing, and sends again once enabled', async () => {
@@ -202,6 +240,130 @@ describe('WebhookDestination with destinations', () => {
     expect(failing.requests).toHaveLength(1)
   })
 
+  it("keeps what a URL settled when its destination is disabled or changes under a waiting event (mode 'each')", async () => {
+    const ok = await sink()
+    // Each event's first request fails, its retry is accepted.
+    const tried = new Set<unknown>()
+    const failing = await sink((request) => {
+      const first = !tried.has(request.headers['webhook-id'])
+      tried.add(request.headers['webhook-id'])
+      return { status: first ? 503 : 200 }
+    })
+    const made = engine()
+    made.destinations.set({ id: 'a', webhooks: [{ url: ok.url }, { url: failing.url }], mode: 'each' })
+    made.destinations.set({ id: 'b', webhooks: [{ url: ok.url }, { url: failing.url }], mode: 'each' })
+    // Disabled: the URL that delivered stays delivered; the one waiting fails, and nothing of it is left.
+    const first = made.deliver(track('e1'), { destination: 'a' })
+    await next<RetryNotice>(made, 'retry')
+    made.destinations.disable('a')
+    const disabled = await first
+    expect(disabled.urls.map((url) => [url.status, url.lastError?.code])).toEqual([
+      ['delivered', undefined],
+      ['failed', 'ERR_DESTINATION_DISABLED'],
+    ])
+    expect(made.backlog().find((url) => url.url === `${failing.url}/`)).toMatchObject({
+      queued: 0,
+      retrying: 0,
+      inFlight: 0,
+    })
+    // Its delivered URL removed: it stays delivered; the one waiting goes on.
+    const second = made.deliver(track('e2'), { destination: 'b' })
+    await next<RetryNotice>(made, 'retry')
+    made.destinations.set({ id: 'b', webhooks: [{ url: failing.url }], mode: 'each' })
+    const changed = await second
+    expect(changed.status).toBe('delivered')
+    expect(changed.urls.map((url) => [url.url, url.status])).toEqual([
+      [`${ok.url}/`, 'delivered'],
+      [`${failing.url}/`, 'delivered'],
+    ])
+  })
+
+  it('sends the URL an event waits for with the headers set meanwhile', async () => {
+    const receiver = await sink((_request, index) => ({ status: index === 0 ? 503 : 200 }))
+    const made = engine()
+    made.destinations.set({ id: 'acme', webhooks: [{ url: receiver.url, headers: { 'X-Version': '1' } }] })
+    const delivering = made.deliver(track('e1'), { destination: 'acme' })
+    await next<RetryNotice>(made, 'retry')
+    made.destinations.set({ id: 'acme', webhooks: [{ url: receiver.url, headers: { 'X-Version': '2' } }] })
+    expect((await delivering).status).toBe('delivered')
+    expect(receiver.requests.map((request) => request.headers['x-version'])).toEqual(['1', '2'])
+  })
+
+  it('sends an event queued for a slot with the headers set while it was queued', async () => {
+    const receiver = await holding()
+    // A fifth of 5: one slot per URL of a destination.
+    const made = engine({ maxConcurrency: 5 })
+    made.destinations.set({ id: 'acme', webhooks: [{ url: receiver.url, headers: { 'X-Version': '1' } }] })
+    const first = made.deliver(track('e1'), { destination: 'acme' })
+    const second = made.deliver(track('e2'), { destination: 'acme' })
+    await expect.poll(() => receiver.held()).toBe(1)
+    expect(made.backlog()).toEqual([expect.objectContaining({ queued: 1, inFlight: 1 })])
+    made.destinations.set({ id: 'acme', webhooks: [{ url: receiver.url, headers: { 'X-Version': '2' } }] })
+    receiver.release()
+    await first
+    await expect.poll(() => receiver.held()).toBe(1)
+    receiver.release()
+    expect((await second).status).toBe('delivered')
+    expect(receiver.versions).toEqual(['1', '2'])
+  })
+
+  it('does not send a URL that another URL superseded while its new signature was being made', async () => {
+    const failing = await sink(() => ({ status: 503 }))
+    const slow = await holding()
+    let open: (() => void) | undefined
+    const signing = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    let asked: (() => void) | undefined
+    const signerAsked = new Promise<void>((resolve) => {
+      asked = resolve
+    })
+    // New secrets sign in a promise that this test lets go: as Web Crypto does, under its control.
+    const platform: WebhookPlatform = {
+      transport: nodePlatform.transport,
+      signer: (format, secret) => {
+        const node = nodePlatform.signer(format, secret)
+        if (secret !== 'gated') return node
+        const gated: Signer = (data) => {
+          asked?.()
+          return signing.then(() => node(data))
+        }
+        return gated
+      },
+    }
+    const made = engine({}, platform)
+    made.destinations.set({ id: 'acme', webhooks: [{ url: failing.url }, { url: slow.url }], sharedSecret: 'old' })
+    const delivering = made.deliver(track('e1'), { destination: 'acme' })
+    await next<RetryNotice>(made, 'retry')
+    made.destinations.set({ id: 'acme', webhooks: [{ url: failing.url }, { url: slow.url }], sharedSecret: 'gated' })
+    // The failing URL came due and waits for its new signature; the slow one then accepts the event.
+    await signerAsked
+    slow.release()
+    const result = await delivering
+    expect(result.urls.map((url) => url.status)).toEqual(['superseded', 'delivered'])
+    open?.()
+    await signing
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(made.backlog().find((url) => url.url === `${failing.url}/`)).toMatchObject({
+      queued: 0,
+      inFlight: 0,
+      retrying: 0,
+    })
+    expect(failing.requests).toHaveLength(1)
+  })
+
+  it("keeps the engine's own URLs through every sweep, listed first", async () => {
+    const receiver = await sink()
+    const made = engine({ webhooks: [{ url: `${receiver.url}/own` }] })
+    expect((await made.deliver(track('own'))).status).toBe('delivered')
+    const ids = Array.from({ length: LANES_BEFORE_SWEEP + 10 }, (_, index) => `d${index}`)
+    for (const id of ids) made.destinations.set({ id, webhooks: [{ url: `${receiver.url}/${id}` }] })
+    for (let at = 0; at < ids.length; at += 200)
+      await Promise.all(ids.slice(at, at + 200).map((id) => made.deliver(track(id), { destination: id })))
+    // Swept more than once on the way: only the idle lanes of destinations went.
+    expect(made.backlog()[0]?.url).toBe(`${receiver.url}/own`)
+  })
+
   it('holds one lane per URL across destinations: a URL two destinations list has one breaker', async () => {
     const shared = await sink(() => ({ status: 503 }))
     const made = engine({
@@ -237,7 +399,14 @@ describe('WebhookDestination with destinations', () => {
 
   it('drops the lanes of URLs that have no work as new ones come: memory follows the URLs with work', async () => {
     const receiver = await sink()
-    const made = engine()
+    const dead = await sink(() => ({ status: 503 }))
+    const made = engine({
+      retryWindowMs: 0,
+      breaker: { failures: 1, failureRate: 0.5, windowMs: 60_000, coolDownMs: 600_000 },
+    })
+    // A URL whose breaker is open keeps its lane, idle or not: the next event to it must wait too.
+    made.destinations.set({ id: 'dead', webhooks: [{ url: dead.url }] })
+    expect((await made.deliver(track('dead'), { destination: 'dead' })).status).toBe('failed')
     const batch = LANES_BEFORE_SWEEP + 10
     const deliverTo = async (from: number) => {
       const ids = Array.from({ length: batch }, (_, index) => `d${from + index}`)
@@ -246,12 +415,17 @@ describe('WebhookDestination with destinations', () => {
       expect(results.every((result) => result.status === 'delivered')).toBe(true)
     }
     await deliverTo(0)
-    // Swept once on the way, while every lane had work: all are held.
-    expect(made.backlog()).toHaveLength(batch)
+    // Swept once on the way, while every lane had work: all are held, and the dead one.
+    expect(made.backlog()).toHaveLength(batch + 1)
+    // The next sweep waits until the lanes have doubled: one more lane is just one more.
+    made.destinations.set({ id: 'one-more', webhooks: [{ url: `${receiver.url}/one-more` }] })
+    await made.deliver(track('one-more'), { destination: 'one-more' })
+    expect(made.backlog()).toHaveLength(batch + 2)
     await deliverTo(batch)
     const held = made.backlog().map((url) => url.url)
-    expect(held.length).toBeLessThanOrEqual(batch)
+    expect(held.length).toBeLessThanOrEqual(batch + 2)
     expect(held).not.toContain(`${receiver.url}/d0`)
+    expect(made.backlog().find((url) => url.url === `${dead.url}/`)?.circuit).toBe('open')
     expect(held).toContain(`${receiver.url}/d${2 * batch - 1}`)
   })
 })
