@@ -9,7 +9,8 @@
 // 1,000 and after the rest gives the bytes each delivered event leaves behind.
 //
 // - `none`: `dedupWindowMs: 0`, the job removed on completion (nothing remembered);
-// - `dedup-key`: eventwire's default, BullMQ's de-duplication key with a ttl of the window;
+// - `remembered`: eventwire's default, each id a field of a small hash of its span of the window
+//   (src/webhook/bullmq/remembered-ids.ts); `remembered` says how many hashes, how full, and their encodings;
 // - `kept-job`: the alternative, BullMQ's `removeOnComplete: { age }` keeping each job's hash.
 import { createServer } from 'node:http'
 import { parseArgs } from 'node:util'
@@ -78,13 +79,40 @@ async function measure(label, enqueue, close) {
     job: await raw.memory('USAGE', `bull:${name}:evt-${sample}`),
     dedupKey: await raw.memory('USAGE', `bull:${name}:de:evt-${sample}`),
   }
+  // The hashes that remember ids (eventwire's default): how many, how full, in which encoding.
+  const shards = await raw.keys(`bull:${name}:seen:*:*:*`)
+  let ids = 0
+  let shardBytes = 0
+  const encodings = {}
+  for (const key of shards) {
+    ids += await raw.hlen(key)
+    shardBytes += await raw.memory('USAGE', key, 'SAMPLES', '0')
+    const encoding = await raw.object('ENCODING', key)
+    encodings[encoding] = (encodings[encoding] ?? 0) + 1
+  }
+  const remembered =
+    shards.length === 0
+      ? undefined
+      : {
+          shards: shards.length,
+          ids,
+          idsPerShard: Math.round(ids / shards.length),
+          memoryUsagePerId: Math.round(shardBytes / ids),
+          encodings,
+        }
   await worker.close()
   await close()
-  return { label, bytesPerDeliveredEvent: Math.round((after - before) / total), keys, memoryUsageOfOne: perKey }
+  return {
+    label,
+    bytesPerDeliveredEvent: Math.round((after - before) / total),
+    keys,
+    memoryUsageOfOne: perKey,
+    ...(remembered === undefined ? {} : { remembered }),
+  }
 }
 
 const results = []
-for (const label of ['none', 'dedup-key', 'kept-job']) {
+for (const label of ['none', 'remembered', 'kept-job']) {
   await raw.flushall()
   const name = 'dedup-memory'
   if (label === 'kept-job') {

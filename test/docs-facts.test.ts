@@ -31,6 +31,7 @@ import { MAX_ATTEMPTS_READ, resolveAttemptsOptions } from '../src/webhook/bullmq
 import { MAX_CAUSE_TEXT } from '../src/webhook/delivery/failure.js'
 import { ALERT_DEFAULTS } from '../src/webhook/bullmq/delivery-alerts.js'
 import { ADMITTED_TTL_MS, FAIR_WINDOW, SWEEP_MS } from '../src/webhook/bullmq/fair-queueing.js'
+import { IDS_PER_SHARD, SHARD_GROWTH, SPANS_PER_WINDOW } from '../src/webhook/bullmq/remembered-ids.js'
 import { MAX_DESTINATION_LABELS, OTHER_DESTINATIONS } from '../src/webhook/otel/attributes.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -210,6 +211,8 @@ const NOT_FACTS: Record<string, string> = {
   'docs/durable-delivery.md: 1 s': "Redis's own window of writes at risk with appendfsync everysec",
   'docs/cli.md: 5.2 s': 'a sample line of output',
   'docs/client.md: 3 bytes': 'the UTF-8 size of U+FFFD, a fact of UTF-8',
+  'docs/durable-delivery.md: 50 bytes':
+    'a budget per remembered id: test/webhook/enqueue-status.test.ts checks that the hashes take less, bench/README.md measures all Redis takes',
 }
 
 describe('measures in the guides', () => {
@@ -248,6 +251,18 @@ describe('docs/destinations.md', () => {
   it("says a worker without URLs of its own gives each URL the share of a destination's most URLs", () => {
     expect(MAX_WEBHOOKS).toBe(5)
     expect(page).toContain('a fifth of its `concurrency`')
+  })
+
+  it('states how delivered ids are remembered, as the source sets them', () => {
+    const durable = text('docs/durable-delivery.md')
+    expect(SPANS_PER_WINDOW).toBe(4)
+    expect(durable).toContain('The window is cut into four spans')
+    expect(durable).toContain('at least `dedupWindowMs`, and at most a quarter more')
+    expect(IDS_PER_SHARD).toBe(32)
+    expect(durable).toContain('Each such hash holds about 32 ids')
+    // A layout grows by two bits (four times the hashes) once its hashes hold twice their share.
+    expect(SHARD_GROWTH).toBe(2)
+    expect(durable).toContain('A burst takes four times as many hashes')
   })
 
   it('states the fairness window, the sweep and the expiry, as the source sets them', () => {

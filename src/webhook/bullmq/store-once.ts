@@ -3,6 +3,7 @@ import { jobIdOf, type WebhookJobData } from './job-data.js'
 import { StoredJob } from './stored-job.js'
 import type { StoredJobQueue } from './stored-queue.js'
 import { ADMIT_FUNCTIONS, PARK, PARTY_KEYS_FROM_JOB_PREFIX, definePark, parkedNowKey } from './fair-queueing.js'
+import { REMEMBERED_FUNCTIONS, shardHash } from './remembered-ids.js'
 
 /**
  * What Redis had of an event id when an event was stored: nothing (`queued`: stored now), an
@@ -38,32 +39,38 @@ const RELEASE = 'eventwireRelease'
 // KEYS[1]: the failed set; KEYS[2]: the list of stand-ins (below); KEYS[3]: the list of the ids
 // it parks (fair queueing: each id stored now is admitted to the wait list or parked, see
 // fair-queueing.ts). ARGV[1]: the job key prefix;
-// ARGV[2]: the de-duplication key prefix; ARGV[3..]: job ids. Job and de-duplication keys are built
-// from the prefixes, as BullMQ's own scripts build job keys: with a hash-tagged prefix they are in
-// the slot of KEYS[1].
+// ARGV[2]: the prefix of BullMQ's de-duplication keys; ARGV[3..]: each job id and its shard hash
+// (remembered-ids.ts). Job, de-duplication and remembered ids' keys are built from the prefixes,
+// as BullMQ's own scripts build job keys: with a hash-tagged prefix they are in the slot of KEYS[1].
 // Answers per id: 0 nothing, 1 a job in flight or an id remembered after delivery, 2 a dead letter.
 //
-// An id remembered after delivery (its de-duplication key, which the worker writes when it
-// delivers) has no job, and BullMQ's add would store it again. So its job key gets a stand-in for
+// An id remembered after delivery (in the hashes the worker writes when it delivers, or a
+// de-duplication key of BullMQ's or of an earlier version's) has no job, and BullMQ's add would store it again. So its job key gets a stand-in for
 // the length of the transaction: BullMQ's add of an id whose job key exists is a no-op, as for a
 // job in Redis. The stand-in's key goes on KEYS[2], and RELEASE, the transaction's last command,
 // deletes it: nobody else sees it.
-const SEEN_LUA = `${PARTY_KEYS_FROM_JOB_PREFIX}
+const SEEN_LUA = `${PARTY_KEYS_FROM_JOB_PREFIX}${REMEMBERED_FUNCTIONS}
 local parkedNow = KEYS[3]
 ${ADMIT_FUNCTIONS}
 local answers = {}
-for i = 3, #ARGV do
+-- Read once, at the first id that has no job.
+local checks
+for i = 3, #ARGV, 2 do
   local id = ARGV[i]
   local job = ARGV[1] .. id
+  local at = (i - 1) / 2
   if redis.call('EXISTS', job) == 1 then
-    if redis.call('ZSCORE', KEYS[1], id) then answers[i - 2] = 2 else answers[i - 2] = 1 end
-  elseif redis.call('EXISTS', ARGV[2] .. id) == 1 then
-    answers[i - 2] = 1
-    redis.call('HSET', job, 'standIn', 'eventwire')
-    redis.call('RPUSH', KEYS[2], job)
+    if redis.call('ZSCORE', KEYS[1], id) then answers[at] = 2 else answers[at] = 1 end
   else
-    answers[i - 2] = 0
-    admit(id)
+    checks = checks or rememberedIn()
+    if redis.call('EXISTS', ARGV[2] .. id) == 1 or remembered(checks, id, tonumber(ARGV[i + 1])) then
+      answers[at] = 1
+      redis.call('HSET', job, 'standIn', 'eventwire')
+      redis.call('RPUSH', KEYS[2], job)
+    else
+      answers[at] = 0
+      admit(id)
+    end
   end
 end
 admitted()
@@ -138,7 +145,9 @@ export async function storeOnce(
   const multi = client.multi()
   const held = `${keys['']}eventwire-held`
   const parked = parkedNowKey((keys[''] as string).slice(0, -1))
-  multi.runCommand(SEEN, [keys.failed, held, parked, keys[''], `${keys.de}:`, ...jobs.map((job) => job.id as string)])
+  const idsAndHashes: (string | number)[] = []
+  for (const job of jobs) idsAndHashes.push(job.id as string, shardHash(job.id as string))
+  multi.runCommand(SEEN, [keys.failed, held, parked, keys[''], `${keys.de}:`, ...idsAndHashes])
   // Each add is queued on the transaction before its promise settles; none is sent before exec().
   await Promise.all(jobs.map((job) => job.addJob(multi)))
   multi.runCommand(RELEASE, [held])

@@ -20,6 +20,7 @@ import type { Durability } from './durability.js'
 import { DurabilityWatch } from './durability-watch.js'
 import { eventIdOfJob, freshData, restoreState, storeState, type WebhookJobData } from './job-data.js'
 import { DEAD_LETTER_DEFAULTS, DEFAULT_DEDUP_WINDOW_MS, keepDeadLetters, resolveWorkerOptions } from './options.js'
+import { REMEMBER_IDS_LUA, shardHash } from './remembered-ids.js'
 import { unreadableReason } from './stored-job.js'
 import { FaultTolerantWorker } from './fault-tolerant-worker.js'
 import { isOutOfMemory } from './redis-fault.js'
@@ -130,22 +131,13 @@ interface NotServed {
   readonly refused: string
 }
 
-/** The name the markers' script is defined under on BullMQ's connection. */
-const REMEMBER = 'eventwireRemember'
-
-/** KEYS: marker keys; ARGV: for each, its value and its expiry in ms. */
-const REMEMBER_LUA = `
-for i = 1, #KEYS do
-  redis.call('SET', KEYS[i], ARGV[2 * i - 1], 'PX', ARGV[2 * i])
-end
-return #KEYS
-`
+/** The name the script that remembers delivered ids is defined under on BullMQ's connection. */
+const REMEMBER = 'eventwireRememberIds'
 
 /** The commands the worker sends itself after deliveries (see `WebhookWorker.#remember`), and its socket. */
 interface MarkerStore {
-  set(key: string, value: string, expiry: 'PX', ms: number): Promise<unknown>
-  [REMEMBER](count: number, ...keysThenArgs: (string | number)[]): Promise<unknown>
-  defineCommand(name: string, definition: { lua: string }): void
+  [REMEMBER](windows: string, seen: string, window: number, ...idsAndHashes: (string | number)[]): Promise<unknown>
+  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void
   /** A single Redis's socket; a cluster client has none. */
   readonly stream?: { cork(): void; uncork(): void } | undefined
 }
@@ -234,13 +226,12 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   readonly #started: Promise<void>
   /** Redis's persistence, checked at start and on every reconnect. */
   readonly #durability: DurabilityWatch
-  /** Where a delivered event's id is remembered: `<prefix>:<name>:de:`, as BullMQ names its de-duplication keys. */
-  readonly #markers: string
+  /** Where delivered ids are remembered: `<prefix>:<name>:seen` (see remembered-ids.ts). */
+  readonly #seen: string
   /** The connection BullMQ completes jobs on, once connected. */
   #store: MarkerStore | undefined
-  /** The markers of the deliveries of this turn, and when they are sent (see `#remember`). */
-  #markerKeys: string[] = []
-  #markerArgs: (string | number)[] = []
+  /** The ids delivered this turn and their shard hashes, by window, and when they are sent (see `#remember`). */
+  #toRemember = new Map<number, (string | number)[]>()
   #remembered: Promise<void> | undefined
   /** Whether this turn's writes to Redis are being held, to leave in one write (see `#holdWrites`). */
   #holding = false
@@ -352,7 +343,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       // The dead letters' default retention; a job enqueued with another `deadLetters` carries its own.
       removeOnFail: keepDeadLetters(DEAD_LETTER_DEFAULTS),
     })
-    this.#markers = `${this.#worker.keys.de}:`
+    this.#seen = `${(this.#worker.keys[''] as string).slice(0, -1)}:seen`
     this.#worker.on('error', (error) => this.#onRedisError(error, undefined))
     this.#worker.on('stalled', (jobId) => this.emit('recovered', { jobId, eventId: eventIdOfJob(jobId) }))
     this.#worker.left = (job, fault) => this.#onRedisError(fault, job.id)
@@ -379,7 +370,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     const store = client as unknown as MarkerStore
     // Once per connection, as BullMQ defines its own scripts (the number of keys comes first).
     if (typeof (store as Partial<MarkerStore>)[REMEMBER] !== 'function')
-      store.defineCommand(REMEMBER, { lua: REMEMBER_LUA })
+      store.defineCommand(REMEMBER, { numberOfKeys: 1, lua: REMEMBER_IDS_LUA })
     this.#store = store
     const keys = this.#worker.keys
     this.#fair = new FairQueueing(
@@ -645,11 +636,11 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   }
 
   /**
-   * Remembers a delivered event's id for its de-duplication window, counted from now by Redis's own
-   * expiry (no clock of a producer's or a worker's is read), so that `enqueue()` answers
-   * `'duplicate'` once its job is gone. Written here
-   * rather than when it is enqueued, so that a waiting event costs Redis nothing for it. The ids
-   * of the jobs delivered in one turn of the event loop go in one command, sent before their
+   * Remembers a delivered event's id for its de-duplication window, in a small hash of the span
+   * of the window it falls in on Redis's clock (remembered-ids.ts: no clock of a producer's or a
+   * worker's is read), so that `enqueue()` answers `'duplicate'` once its job is gone. Written
+   * here rather than when it is enqueued, so that a waiting event costs Redis nothing for it. The
+   * ids of the jobs delivered in one turn of the event loop go in one command, sent before their
    * processors return: BullMQ's completions follow on the same connection, so an id is never
    * unknown in between. A job enqueued with BullMQ's own `deduplication` (by an earlier version)
    * has its key already.
@@ -659,8 +650,12 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     const window = data.dedupWindowMs ?? DEFAULT_DEDUP_WINDOW_MS
     if (!(window > 0)) return undefined
     const jobId = job.id as string
-    this.#markerKeys.push(`${this.#markers}${jobId}`)
-    this.#markerArgs.push(jobId, window)
+    let ids = this.#toRemember.get(window)
+    if (ids === undefined) {
+      ids = []
+      this.#toRemember.set(window, ids)
+    }
+    ids.push(jobId, shardHash(jobId))
     this.#remembered ??= new Promise((resolve) =>
       setImmediate(() => {
         this.#sendMarkers()
@@ -670,13 +665,11 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     return this.#remembered
   }
 
-  /** Sends the markers gathered since the last time, in one command (see `#remember`). */
+  /** Sends the ids gathered since the last time, one command per window (see `#remember`). */
   #sendMarkers(): void {
     const store = this.#store as MarkerStore
-    const keys = this.#markerKeys
-    const args = this.#markerArgs
-    this.#markerKeys = []
-    this.#markerArgs = []
+    const byWindow = this.#toRemember
+    this.#toRemember = new Map()
     this.#remembered = undefined
     // The markers and the completions that follow them leave in one socket write, as soon as the
     // processors this resolves have returned: a tick queued from a microtask runs once the
@@ -684,11 +677,11 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     const stream = store.stream
     stream?.cork()
     queueMicrotask(() => process.nextTick(() => stream?.uncork()))
-    const sent =
-      keys.length === 1
-        ? store.set(keys[0] as string, args[0] as string, 'PX', args[1] as number)
-        : store[REMEMBER](keys.length, ...keys, ...args)
-    sent.catch((error: unknown) => this.#reportError(error as Error))
+    for (const [window, ids] of byWindow) {
+      store[REMEMBER](`${this.#seen}-windows`, this.#seen, window, ...ids).catch((error: unknown) =>
+        this.#reportError(error as Error),
+      )
+    }
   }
 
   /** The attempts logged, and the alerts raised in Redis told. */
