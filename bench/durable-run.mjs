@@ -16,6 +16,11 @@
 //   WebhookQueue.enqueue() (each awaited, a batch in parallel), WebhookQueue.enqueueBulk() when the
 //   build has it, BullMQ's Queue.add (same batching) and Queue.addBulk (one call per batch).
 // - memory: used_memory after `waitingEvents` events wait (no worker) less before, per event.
+// - scale: the registry's destinations, as a platform runs them: `events` events spread over
+//   `destinations` destinations of `urlsPerDestination` URLs each (mode 'each', every URL a path on
+//   the receiver), against the same events to one destination of as many URLs, alternated `pairs`
+//   times, with `scaleWorkers` workers that serve the registry. Its clock runs until every job has
+//   left Redis; each worker reports its RSS when it stops.
 //
 // The floor does the same work by hand: the same body (toWebhookPayload, JSON.stringify), job data
 // { eventId, body } with job id `evt-<id>` and removeOnComplete; a BullMQ Worker with the same
@@ -60,7 +65,14 @@ async function workerRole({ kind, redisPort, url }) {
   const connection = { host: '127.0.0.1', port: redisPort, maxRetriesPerRequest: null }
   const counts = { delivered: 0, failed: 0 }
   let close
-  if (kind === 'eventwire') {
+  if (kind === 'fleet') {
+    const { WebhookWorker } = await import(bullmqEntry)
+    const worker = new WebhookWorker({}, { connection, concurrency: CONCURRENCY })
+    worker.on('delivered', () => counts.delivered++)
+    worker.on('failed', () => counts.failed++)
+    await worker.ready()
+    close = () => worker.close()
+  } else if (kind === 'eventwire') {
     const { WebhookWorker } = await import(bullmqEntry)
     const worker = new WebhookWorker(
       { webhooks: [{ url }], sharedSecret: SECRET },
@@ -115,8 +127,9 @@ async function workerRole({ kind, redisPort, url }) {
       process.send({ type: 'started' })
     } else if (message === 'stop') {
       const cpuMs = cpuMsSince(before)
+      const rssMb = process.memoryUsage().rss / 2 ** 20
       await close()
-      process.send({ type: 'stopped', cpuMs, ...counts }, () => process.exit(0))
+      process.send({ type: 'stopped', cpuMs, rssMb, ...counts }, () => process.exit(0))
     }
   })
   process.send({ type: 'ready' })
@@ -246,8 +259,11 @@ async function orchestrate() {
     enqueueEvents: config.enqueueEvents ?? (smoke ? 300 : 20_000),
     batch: config.batch ?? 100,
     waitingEvents: config.waitingEvents ?? (smoke ? 300 : 10_000),
+    destinations: config.destinations ?? (smoke ? 50 : 10_000),
+    urlsPerDestination: config.urlsPerDestination ?? 5,
+    scaleWorkers: config.scaleWorkers ?? (smoke ? 2 : 4),
   }
-  const parts = new Set(config.parts ?? ['deliveries', 'enqueue', 'memory'])
+  const parts = new Set(config.parts ?? ['deliveries', 'enqueue', 'memory', 'scale'])
   const redisPort = config.redisPort ?? (await freePort())
   const { Redis } = await import('ioredis')
   const { Queue } = await import('bullmq')
@@ -262,11 +278,21 @@ async function orchestrate() {
   const key = (name) => `${PREFIX}:${DEFAULT_QUEUE_NAME}:${name}`
   let runNumber = 0
 
-  /** Stores `count` events the way `kind` does, outside any measurement. */
-  async function fill(kind, run, count) {
+  /**
+   * Stores `count` events the way `kind` does, outside any measurement; with `destinations`, the
+   * registry's, the n-th event to destination `d<n mod destinations>`.
+   */
+  async function fill(kind, run, count, destinations) {
     for (let start = 0; start < count; start += 1_000) {
       const items = Array.from({ length: Math.min(1_000, count - start) }, (_, i) => event(run, start + i))
-      if (kind === 'eventwire') {
+      if (destinations !== undefined) {
+        for (let at = 0; at < items.length; at += 100)
+          await Promise.all(
+            items
+              .slice(at, at + 100)
+              .map((item, i) => ours.enqueue(item, { destination: `d${(start + at + i) % destinations}` })),
+          )
+      } else if (kind === 'eventwire') {
         for (let at = 0; at < items.length; at += 100)
           await Promise.all(items.slice(at, at + 100).map((item) => ours.enqueue(item)))
       } else {
@@ -281,11 +307,30 @@ async function orchestrate() {
     }
   }
 
-  async function deliveriesRun(kind, workers) {
+  /** Sets `count` destinations `d0`, `d1`... of `urlsPerDestination` URLs each, paths on the receiver. */
+  async function setDestinations(count) {
+    const ids = Array.from({ length: count }, (_, index) => `d${index}`)
+    for (let at = 0; at < ids.length; at += 100)
+      await Promise.all(
+        ids.slice(at, at + 100).map((id) =>
+          ours.destinations.set({
+            id,
+            webhooks: Array.from({ length: sizes.urlsPerDestination }, (_, url) => ({
+              url: `${receiver.url}/${id}/${url}`,
+            })),
+            sharedSecret: SECRET,
+            mode: 'each',
+          }),
+        ),
+      )
+  }
+
+  async function deliveriesRun(kind, workers, destinations) {
     const run = `d${++runNumber}`
     await redis.flushall()
     await control.pause()
-    await fill(kind, run, sizes.events)
+    if (destinations !== undefined) await setDestinations(destinations)
+    await fill(kind, run, sizes.events, destinations)
     await receiver.stats('DELETE')
     const children = Array.from({ length: workers }, () =>
       spawnChild(
@@ -320,6 +365,7 @@ async function orchestrate() {
       if (waiting + active + delayed === 0) break
       await sleep(10)
     }
+    const doneAt = epochMs()
     const redisCpuMs = (redisCpuSeconds(await redis.info('cpu')) - redisCpuBefore) * 1000
     const commands = commandSummary(commandCalls(await redis.info('commandstats')), {
       llen: 2 * polls,
@@ -327,12 +373,14 @@ async function orchestrate() {
     })
     const stopped = await Promise.all(children.map((child) => ask(child, 'stop', 'stopped')))
     await Promise.all(children.map((child) => child.exitCode === null && new Promise((r) => child.once('exit', r))))
-    const wallMs = seen.lastNewAt - started
+    // An event of several URLs is seen at its first: the last requests are to URLs of ids seen before.
+    const wallMs = (destinations === undefined ? seen.lastNewAt : doneAt) - started
     const cpuMs = stopped.reduce((sum, child) => sum + child.cpuMs, 0)
     const delivered = stopped.reduce((sum, child) => sum + child.delivered, 0)
     const result = {
       kind,
       workers,
+      ...(destinations === undefined ? {} : { destinations, urlsPerDestination: sizes.urlsPerDestination }),
       events: sizes.events,
       wallMs,
       perSecond: sizes.events / (wallMs / 1000),
@@ -345,6 +393,7 @@ async function orchestrate() {
       duplicates: seen.requests - seen.unique,
       delivered,
       failed: stopped.reduce((sum, child) => sum + child.failed, 0),
+      workerRssMb: stopped.map((child) => round(child.rssMb)),
     }
     log(
       `durable ${kind}, ${workers} worker(s): ${round(result.perSecond)} deliveries/s, ${round(result.cpuMicrosPerDelivery, 1)} µs worker CPU and ${round(result.commandsPerDelivery, 2)} Redis commands (${round(result.redisCpuMicrosPerDelivery, 1)} µs Redis CPU) per delivery, ${result.duplicates} duplicates`,
@@ -419,7 +468,7 @@ async function orchestrate() {
     return result
   }
 
-  const output = { sizes, deliveries: [], enqueue: [], memory: [] }
+  const output = { sizes, deliveries: [], enqueue: [], memory: [], scale: [] }
   try {
     await ours.ready()
     if (parts.has('deliveries')) {
@@ -440,6 +489,14 @@ async function orchestrate() {
         output.enqueue.push(results)
       }
     }
+    if (parts.has('scale')) {
+      for (let pair = 0; pair < sizes.pairs; pair++) {
+        const one = await deliveriesRun('fleet', sizes.scaleWorkers, 1)
+        const many = await deliveriesRun('fleet', sizes.scaleWorkers, sizes.destinations)
+        output.scale.push({ one, many, manyOverOne: round(many.perSecond / one.perSecond, 2) })
+        log(`scale: ${sizes.destinations} destinations at ${output.scale.at(-1).manyOverOne}x the rate of one`)
+      }
+    }
     if (parts.has('memory')) {
       for (let pair = 0; pair < sizes.pairs; pair++)
         output.memory.push({ eventwire: await memoryRun('eventwire'), floor: await memoryRun('floor') })
@@ -455,7 +512,7 @@ async function orchestrate() {
 }
 
 /** Medians, spreads (min and max) and eventwire-to-floor ratios, each ratio taken within its pair; and the targets. */
-function summarize({ deliveries, enqueue, memory }) {
+function summarize({ deliveries, enqueue, memory, scale }) {
   const byWorkers = [...new Set(deliveries.map((pair) => pair.workers))].map((workers) => {
     const pairs = deliveries.filter((pair) => pair.workers === workers)
     const side = (kind) => {
@@ -522,6 +579,13 @@ function summarize({ deliveries, enqueue, memory }) {
     )
     target(`durable, ${row.workers} worker(s): throughput at least 90% of the floor`, row.throughputRatio, 0.9, '>=')
   }
+  if (scale.length)
+    target(
+      `durable: ${scale[0].many.destinations} destinations of ${scale[0].many.urlsPerDestination} URLs at least 90% of the rate of one destination (median ratio)`,
+      median(scale.map((pair) => pair.manyOverOne)),
+      0.9,
+      '>=',
+    )
   if (memorySummary)
     target(
       'durable: Redis bytes per waiting delivery no more than the floor (ratio)',

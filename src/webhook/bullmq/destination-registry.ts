@@ -1,4 +1,5 @@
 import { REDIS_NOW } from './redis-now.js'
+import { evalCached, type ScriptStore } from './cached-script.js'
 
 // The registry of destinations, in Redis, beside the queue's keys (and in its hash slot, with a
 // hash-tagged prefix): one hash of the destinations' JSON by id, a counter that every change
@@ -14,9 +15,8 @@ export function destinationKey(keys: string, kind: 'attempts' | 'alerts', destin
   return destination === undefined ? `${keys}:${kind}` : `${keys}:${kind}:${destination}`
 }
 
-/** What the registry is read and written with: ioredis's `eval`, as BullMQ's connection has it. */
-export interface RegistryStore {
-  eval(script: string, keys: number, ...args: Array<string | number>): Promise<unknown>
+/** What the registry is read and written with: ioredis's scripts, as BullMQ's connection runs them. */
+export interface RegistryStore extends ScriptStore {
   hget(key: string, field: string): Promise<string | null>
   hscan(
     key: string,
@@ -98,7 +98,8 @@ export class DestinationRegistry {
    * `json` is `undefined`; with `ifVersion`, only if the stored version is that one (0: none stored).
    */
   async write(store: RegistryStore, id: string, json: string | undefined, ifVersion?: number): Promise<WriteOutcome> {
-    const [done, version, at] = (await store.eval(
+    const [done, version, at] = (await evalCached(
+      store,
       WRITE,
       3,
       this.#hash,
@@ -132,7 +133,7 @@ export class DestinationRegistry {
 
   /** What changed after `seen`. */
   async changesSince(store: RegistryStore, seen: number): Promise<Changes> {
-    const reply = (await store.eval(CHANGES, 2, this.#changes, this.#counter, seen, MAX_CHANGES_READ)) as Array<
+    const reply = (await evalCached(store, CHANGES, 2, this.#changes, this.#counter, seen, MAX_CHANGES_READ)) as Array<
       number | string
     >
     const version = Number(reply[0])

@@ -3,6 +3,7 @@ import type { DeliveryState, TargetState } from '../delivery/state.js'
 import type { StoredState } from './job-data.js'
 import { UrlKeys } from './url-keys.js'
 import { REDIS_NOW } from './redis-now.js'
+import { evalCached, type ScriptStore } from './cached-script.js'
 
 // The jobs held back, in Redis: BullMQ keeps a retry and a job held back by a URL in one delayed
 // set, and only the job's stored state says which it is. Reading every delayed job to tell them
@@ -14,10 +15,8 @@ import { REDIS_NOW } from './redis-now.js'
 /** Why a job waits, when it is not for a retry: a URL's breaker is open, or its slots or rate are taken. */
 export type HeldReason = 'breaker' | 'slots'
 
-/** The command held jobs are written and read with: ioredis's `eval`, as BullMQ's connection has it. */
-export interface HeldStore {
-  eval(script: string, keys: number, ...args: Array<string | number>): Promise<unknown>
-}
+/** What held jobs are written and read with: ioredis's scripts, as BullMQ's connection runs them. */
+export type HeldStore = ScriptStore
 
 /**
  * The entries of one job, rewritten: KEYS[1] and KEYS[2] hold the queue's jobs held by a breaker
@@ -215,7 +214,7 @@ export class HeldJobs {
       keys.push(this.#breakerKeys.of(hold.url), this.#slotsKeys.of(hold.url))
       args.push(this.#hashes.of(hold.url), hold.url, hold.reason, hold.until)
     }
-    return store.eval(HOLD, keys.length, ...keys, ...args)
+    return evalCached(store, HOLD, keys.length, ...keys, ...args)
   }
 
   /**
@@ -228,7 +227,8 @@ export class HeldJobs {
     store: HeldStore,
     queueKeys: { readonly wait: string; readonly delayed: string; readonly job: string },
   ): Promise<HeldCounts> {
-    const reply = (await store.eval(
+    const reply = (await evalCached(
+      store,
       READ,
       5,
       this.#urls,

@@ -4,11 +4,10 @@ import { causeText, MAX_CAUSE_TEXT, type AttemptFailure } from '../delivery/fail
 import type { WebhookErrorCode } from '../delivery/webhook-error.js'
 import { UrlKeys } from './url-keys.js'
 import { REDIS_NOW } from './redis-now.js'
+import { evalCached, type ScriptStore } from './cached-script.js'
 
-/** The command shared breakers use: ioredis's `eval`, as BullMQ's connection has it. */
-export interface BreakerStore {
-  eval(script: string, keys: number, ...args: Array<string | number>): Promise<unknown>
-}
+/** What shared breakers use: ioredis's scripts, as BullMQ's connection runs them. */
+export type BreakerStore = ScriptStore
 
 // Every script reads the time from Redis (TIME): one clock for every worker, so that a worker
 // whose own clock is minutes off neither holds a URL for minutes nor lets it go early. What a
@@ -177,7 +176,7 @@ export class SharedBreakers implements SharedCircuit {
 
   #read(url: string, reading: Reading): Promise<void> {
     reading.reading = this.#store()
-      .then((store) => store.eval(READ, 1, this.#keys.of(url)))
+      .then((store) => evalCached(store, READ, 1, this.#keys.of(url)))
       .then(
         (answer) => {
           const now = this.#now()
@@ -214,7 +213,7 @@ export class SharedBreakers implements SharedCircuit {
     const told = openedBy === undefined ? '' : writeOpenedBy(openedBy)
     this.#store()
       .then((store) =>
-        store.eval(OPEN, 2, key, `${key}:probe`, coolDownMs, this.#coolDownMs + 4 * this.#timeoutMs, told),
+        evalCached(store, OPEN, 2, key, `${key}:probe`, coolDownMs, this.#coolDownMs + 4 * this.#timeoutMs, told),
       )
       .then((opening) => {
         // Its own opening, when read back, keeps the time this worker gave it.
@@ -228,7 +227,7 @@ export class SharedBreakers implements SharedCircuit {
     this.#remember(url, undefined)
     const key = this.#keys.of(url)
     this.#store()
-      .then((store) => store.eval(`return redis.call('DEL', KEYS[1], KEYS[2])`, 2, key, `${key}:probe`))
+      .then((store) => evalCached(store, `return redis.call('DEL', KEYS[1], KEYS[2])`, 2, key, `${key}:probe`))
       .catch((error: unknown) => this.#failed(error as Error))
   }
 
@@ -242,7 +241,7 @@ export class SharedBreakers implements SharedCircuit {
     try {
       const store = await this.#store()
       const key = this.#keys.of(url)
-      const answer = Number(await store.eval(CLAIM, 2, key, `${key}:probe`, this.#timeoutMs + 1_000))
+      const answer = Number(await evalCached(store, CLAIM, 2, key, `${key}:probe`, this.#timeoutMs + 1_000))
       if (answer > 0) {
         const openUntil = this.#now() + answer
         this.#remember(url, openUntil)

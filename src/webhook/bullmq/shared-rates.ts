@@ -1,11 +1,10 @@
 import type { RateSchedule } from '../delivery/url-policy.js'
 import { UrlKeys } from './url-keys.js'
 import { REDIS_NOW } from './redis-now.js'
+import { evalCached, type ScriptStore } from './cached-script.js'
 
-/** The command shared rates use: ioredis's `eval`, as BullMQ's connection has it. */
-export interface RateStore {
-  eval(script: string, keys: number, ...args: Array<string | number>): Promise<unknown>
-}
+/** What shared rates use: ioredis's scripts, as BullMQ's connection runs them. */
+export type RateStore = ScriptStore
 
 /**
  * One delivery to a URL, if its rate allows it now: the generic cell rate algorithm, equivalent to
@@ -70,7 +69,7 @@ export class SharedRates implements RateSchedule {
   async take(url: string): Promise<number> {
     try {
       const store = await this.#store()
-      const wait = await store.eval(TAKE, 1, this.#keys.of(url), this.#interval, this.#tolerance)
+      const wait = await evalCached(store, TAKE, 1, this.#keys.of(url), this.#interval, this.#tolerance)
       // Stryker disable next-line ConditionalExpression,EqualityOperator: TAKE answers 0 or a wait above 0.
       return typeof wait === 'number' && wait > 0 ? wait : 0
     } catch (error) {
