@@ -2,7 +2,7 @@
 // what it may be, what each wrong field is told, and what the registry stores of it.
 import { describe, expect, it } from 'vitest'
 import { OptionsError } from '../../src/index.js'
-import { resolveDestination, whyNotDestinationId } from '../../src/webhook/delivery/destination-record.js'
+import { byId, resolveDestination, whyNotDestinationId } from '../../src/webhook/delivery/destination-record.js'
 
 const url = 'https://hooks.acme.example/in'
 const secret = `whsec_${Buffer.alloc(24, 7).toString('base64')}`
@@ -17,6 +17,13 @@ function refusal(value: unknown, prefix?: string): { option: string; message: st
   }
   throw new Error('not refused')
 }
+
+describe('byId', () => {
+  it('orders destinations by id, as list() gives them', () => {
+    const ids = ['globex', 'acme', 'Zeta', 'a.b', 'a-b'].map((id) => ({ id }))
+    expect(ids.sort(byId).map(({ id }) => id)).toEqual(['Zeta', 'a-b', 'a.b', 'acme', 'globex'])
+  })
+})
 
 describe('destination ids', () => {
   it.each(['a', 'A9', '9', 'acme-eu.prod_2', 'a'.repeat(100)])('takes %j', (id) => {

@@ -3,6 +3,7 @@ import { DestinationConflictError } from '../delivery/destination-conflict-error
 import { integerOption } from '../../core/option-checks.js'
 import {
   resolveDestination,
+  byId,
   checkDestinationId,
   type Destination,
   type StoredDestination,
@@ -103,7 +104,7 @@ export class WebhookDestinations {
       if (read.kind === 'found') destinations.push(read.stored)
       else if (read.kind === 'unreadable') unreadable.push({ id, problem: read.problem })
     }
-    destinations.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    destinations.sort(byId)
     return { destinations, unreadable }
   }
 

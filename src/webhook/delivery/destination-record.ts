@@ -73,6 +73,12 @@ const LIKELY_NAMES: Readonly<Record<string, string>> = {
   disabled: 'enabled',
 }
 
+/** Orders destinations by id, as `list()` gives them; a registry holds each id once, so none are equal. */
+export function byId(a: { readonly id: string }, b: { readonly id: string }): number {
+  // Stryker disable next-line EqualityOperator: two ids of one registry are never equal.
+  return a.id < b.id ? -1 : 1
+}
+
 /** Why `id` cannot name a destination, or `undefined` when it can. */
 export function whyNotDestinationId(id: unknown): string | undefined {
   if (typeof id !== 'string') return `expected a string, got ${typeof id}`

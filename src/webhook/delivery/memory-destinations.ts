@@ -1,6 +1,7 @@
 import { integerOption } from '../../core/option-checks.js'
 import { DestinationConflictError } from './destination-conflict-error.js'
 import {
+  byId,
   checkDestinationId,
   resolveDestination,
   type Destination,
@@ -78,7 +79,7 @@ export class MemoryDestinations {
   /** Every destination, by id (`unreadable` is always empty in memory: it is there to match the BullMQ registry). */
   list(): { destinations: StoredDestination[]; unreadable: Array<{ id: string; problem: string }> } {
     const destinations = Array.from(this.#entries.values(), (entry) => entry.stored)
-    destinations.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    destinations.sort(byId)
     return { destinations, unreadable: [] }
   }
 
