@@ -249,11 +249,18 @@ describe.runIf(redis.available)('eventwire dead-letters', () => {
     // First, an event of no destination, which this worker without webhooks of its own cannot send.
     await queue.enqueue({ type: 'track', userId: 'u1', event: 'E', messageId: 'o0' })
     await expect.poll(async () => (await queue.counts()).failed, { timeout: 15_000 }).toBe(1)
+    // One at a time, each a dead letter before the next: the list's order (newest first) is then theirs.
+    let failed = 1
     for (let index = 0; index < 3; index++) {
-      await queue.enqueue({ type: 'track', userId: 'u1', event: 'E', messageId: `a${index}` }, { destination: 'a' })
-      await queue.enqueue({ type: 'track', userId: 'u1', event: 'E', messageId: `b${index}` }, { destination: 'b' })
+      for (const destination of ['a', 'b']) {
+        await queue.enqueue(
+          { type: 'track', userId: 'u1', event: 'E', messageId: `${destination}${index}` },
+          { destination },
+        )
+        failed++
+        await expect.poll(async () => (await queue.counts()).failed, { timeout: 15_000 }).toBe(failed)
+      }
     }
-    await expect.poll(async () => (await queue.counts()).failed, { timeout: 15_000 }).toBe(7)
     await worker.close()
 
     const listed = await cli('dead-letters', 'list', '--destination', 'a', '--json')
