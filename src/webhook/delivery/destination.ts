@@ -35,7 +35,7 @@ export class WebhookDestination<Plan extends TrackingPlan | NoPlan = NoPlan> ext
   /**
    * @param settings - The URLs, the secret and the delivery rules; with `plan` (a `definePlan`),
    * events are checked by it and `deliver` is typed by it. Without `webhooks` (and so without
-   * secrets or mode), it delivers only to the destinations of {@link WebhookDestinationBase.destinations}.
+   * secrets or mode), it delivers only to the destinations of `destinations`.
    * @throws {@link OptionsError} naming the first setting it cannot use.
    */
   constructor(settings: (WebhookSettings | DestinationsSettings) & WebhookPlanOption<Plan>) {
