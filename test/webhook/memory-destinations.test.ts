@@ -156,6 +156,10 @@ describe('WebhookDestination with destinations', () => {
     expect(() =>
       made.destinations.set({ id: 'b', webhooks: [{ url: 'https://b.example/' }] }, { ifVersion: -1 }),
     ).toThrow(expect.objectContaining({ option: 'ifVersion' }))
+    // A misspelt option is refused, not ignored: it would drop the protection without a word.
+    expect(() =>
+      made.destinations.set({ id: 'b', webhooks: [{ url: 'https://b.example/' }] }, { ifversion: 5 } as never),
+    ).toThrow(/ifVersion/)
     made.destinations.set({ id: 'b', webhooks: [{ url: 'https://b.example/' }] })
     made.destinations.set({ id: 'a', webhooks: [{ url: 'https://a.example/' }] })
     expect(made.destinations.list().destinations.map((stored) => stored.id)).toEqual(['a', 'acme', 'b'])

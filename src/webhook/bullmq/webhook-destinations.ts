@@ -1,9 +1,9 @@
 import { OptionsError } from '../../core/errors/options-error.js'
 import { DestinationConflictError } from '../delivery/destination-conflict-error.js'
-import { integerOption } from '../../core/option-checks.js'
 import {
   resolveDestination,
   byId,
+  ifVersionOf,
   checkDestinationId,
   type Destination,
   type StoredDestination,
@@ -66,7 +66,7 @@ export class WebhookDestinations {
    */
   async set(destination: Destination, options: SetDestinationOptions = {}): Promise<StoredDestination> {
     const { record } = resolveDestination(destination)
-    const ifVersion = options.ifVersion === undefined ? undefined : integerOption('ifVersion', options.ifVersion, 0, 0)
+    const ifVersion = ifVersionOf(options)
     const outcome = await this.#registry.write(await this.#store(), record.id, JSON.stringify(record), ifVersion)
     this.#changed(record.id)
     if (outcome.kind !== 'written')

@@ -1,5 +1,5 @@
 import { OptionsError } from '../../core/errors/options-error.js'
-import { checkOptionNames, choiceOption } from '../../core/option-checks.js'
+import { checkOptionNames, choiceOption, integerOption } from '../../core/option-checks.js'
 import { isObject } from '../../core/validate.js'
 import type { ResolvedWebhook } from '../network/endpoint.js'
 import { checkWebhookCount, resolveEntry, signingSecrets, type WebhookEntry } from './settings.js'
@@ -72,6 +72,21 @@ const LIKELY_NAMES: Readonly<Record<string, string>> = {
   secret: 'sharedSecret',
   disabled: 'enabled',
 }
+
+/**
+ * The `ifVersion` of a registry's `set()` options, checked: a name it does not know (`ifversion`)
+ * is refused rather than ignored, which would drop the protection without a word.
+ *
+ * @throws {@link OptionsError} naming the option and the fix.
+ */
+export function ifVersionOf(options: unknown): number | undefined {
+  if (options === undefined) return undefined
+  if (!isObject(options)) throw new OptionsError('options', 'expected { ifVersion? }.')
+  checkOptionNames(options, SET_OPTIONS, { ifversion: 'ifVersion', version: 'ifVersion' })
+  return options['ifVersion'] === undefined ? undefined : integerOption('ifVersion', options['ifVersion'], 0, 0)
+}
+
+const SET_OPTIONS: Readonly<Record<string, true>> = { ifVersion: true }
 
 /** Orders destinations by id, as `list()` gives them; a registry holds each id once, so none are equal. */
 export function byId(a: { readonly id: string }, b: { readonly id: string }): number {

@@ -1,7 +1,7 @@
-import { integerOption } from '../../core/option-checks.js'
 import { DestinationConflictError } from './destination-conflict-error.js'
 import {
   byId,
+  ifVersionOf,
   checkDestinationId,
   resolveDestination,
   type Destination,
@@ -59,7 +59,7 @@ export class MemoryDestinations {
    */
   set(destination: Destination, options: SetMemoryDestinationOptions = {}): StoredDestination {
     const { resolved, record } = resolveDestination(destination)
-    const ifVersion = options.ifVersion === undefined ? undefined : integerOption('ifVersion', options.ifVersion, 0, 0)
+    const ifVersion = ifVersionOf(options)
     const before = this.#entries.get(record.id)
     if (ifVersion !== undefined && ifVersion !== (before?.stored.version ?? 0))
       throw new DestinationConflictError(record.id, ifVersion, before?.stored.version ?? 0)
