@@ -8,7 +8,7 @@ import { settlesWithin } from '../../core/timers.js'
 import type { JsonObject } from '../../core/json-value.js'
 import type { CircuitState } from './circuit-breaker.js'
 import type { WebhookEvent } from '../event/event.js'
-import { DeliveryRounds, type DeliveryEvents, type Prepared } from './rounds.js'
+import { DeliveryRounds, type DeliveryEvents, type Prepared, type RoundAudience } from './rounds.js'
 import { checkEvent, followPlan, takePlan, type CheckedEvent } from '../event/prepare.js'
 import { newDeliveryState } from './state.js'
 import { createEngine, partsFor, type EngineParts, type WebhookPlatform } from './engine-parts.js'
@@ -90,6 +90,12 @@ export class WebhookDestinationBase<
   /** How events to the engine's own `webhooks` are sent; none without them. */
   readonly #own: Route | undefined
   readonly #destinations: MemoryDestinations
+  /** Where every route's rounds tell their results and notices: this emitter, whose `emit` is protected. */
+  readonly #audience: RoundAudience = {
+    listenerCount: (event) => this.listenerCount(event),
+    // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
+    emit: (event, ...args) => this.emit<keyof DeliveryEvents>(event, ...args),
+  }
   /** One lane per URL: the unit of work is one attempt to one URL (see `url-lanes.ts`). */
   readonly #lanes: UrlLanes
   /** Events accepted and not ended, and who waits for none to be left (close). */
@@ -147,19 +153,13 @@ export class WebhookDestinationBase<
 
   /** How the events of one destination (`undefined`: the engine's own `webhooks`) are sent, signed and reported. */
   #route(parts: EngineParts, destination: ResolvedDestination | undefined, ended: Route['ended'], clock: Clock): Route {
-    const audience = {
-      listenerCount: (event: 'attempt' | 'retry') => this.listenerCount(event),
-      // Named as the union: TypeScript cannot match DeliveryEvents[Name] to these events for a generic Name.
-      emit: <Name extends keyof DeliveryEvents>(event: Name, ...args: DeliveryEvents[Name]) =>
-        this.emit<keyof DeliveryEvents>(event, ...args),
-    }
     return {
       destination: destination?.id,
       endpoints: parts.endpoints,
       send: parts.sendUnbounded,
       sign: parts.sign,
       mode: parts.settings.mode,
-      rounds: new DeliveryRounds(parts, audience, clock, destination?.id),
+      rounds: new DeliveryRounds(parts, this.#audience, clock, destination?.id),
       ended,
       next: undefined,
     }
