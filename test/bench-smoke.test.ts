@@ -27,7 +27,12 @@ interface DurableResults {
   readonly deliveries: Array<{ workers: number; eventwire: DeliveriesRun; floor: DeliveriesRun }>
   readonly enqueue: Array<Record<string, { perSecond: number; commandsPerEvent: number }>>
   readonly memory: Array<Record<'eventwire' | 'floor', { waiting: number; bytesPerWaiting: number }>>
-  readonly scale: Array<Record<'one' | 'many', DeliveriesRun & { destinations: number; urlsPerDestination: number }>>
+  readonly scale: Array<
+    Record<
+      'one' | 'many' | 'quiet',
+      DeliveriesRun & { destinations: number; busy: number; urlsPerDestination: number; workerHeapMb: number[] }
+    > & { quietHeapOverOne: number }
+  >
 }
 
 /** The durable part: each worker count ran both sides, every event was delivered once, each store variant stored. */
@@ -44,14 +49,18 @@ function checkDurable(durable: DurableResults | undefined): void {
   const [memory] = durable?.memory ?? []
   expect(memory?.eventwire.waiting).toBe(memory?.floor.waiting)
   expect(memory?.eventwire.bytesPerWaiting).toBeGreaterThan(0)
-  // The registry at scale: one destination, then many, each event delivered at each of its URLs.
+  // The registry at scale: one destination, then many, then the registry with one busy, each
+  // event delivered at each of its URLs; each worker's heap is reported.
   const [scale] = durable?.scale ?? []
   expect(scale?.one.destinations).toBe(1)
   expect(scale?.many.destinations).toBeGreaterThan(1)
-  for (const run of [scale?.one, scale?.many]) {
+  expect(scale?.quiet).toMatchObject({ destinations: scale?.many.destinations, busy: 1 })
+  for (const run of [scale?.one, scale?.many, scale?.quiet]) {
     expect(run).toMatchObject({ delivered: run?.events, failed: 0 })
     expect(run?.duplicates).toBe((run?.events ?? 0) * ((run?.urlsPerDestination ?? 0) - 1))
+    for (const heap of run?.workerHeapMb ?? []) expect(heap).toBeGreaterThan(0)
   }
+  expect(scale?.quietHeapOverOne).toBeGreaterThan(0)
 }
 
 // The durable part starts redis-server and a dozen worker and producer processes through tsx: on a

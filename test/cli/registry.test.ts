@@ -200,7 +200,7 @@ describe.runIf(redis.available)('eventwire destinations', () => {
     await cli('destinations', 'set', 'acme', '--url', 'https://a.example/', '--if-version', '0')
     const conflict = await cli('destinations', 'set', 'acme', '--url', 'https://b.example/', '--if-version', '0')
     expect(conflict.code).toBe(2)
-    expect(conflict.stderr).toMatch(/is at version \d+, not 0/)
+    expect(conflict.stderr).toMatch(/exists already, at version \d+: ifVersion 0 writes only a new one/)
     expect(await cli('destinations', 'show')).toMatchObject({
       code: 2,
       stderr: expect.stringContaining("missing required argument 'id' for 'show'"),

@@ -93,8 +93,15 @@ describe('resolveDestination', () => {
   })
 
   it.each([
-    ['not an object', 'acme', 'destination', /expected \{ id, webhooks, sharedSecret\?, \.\.\. \}/],
-    ['null', null, 'destination', /expected \{ id, webhooks/],
+    [
+      'a string',
+      'acme',
+      'destination',
+      /expected an object \{ id, webhooks, sharedSecret\?, \.\.\. \}, got a string \("acme"\)\. Give it as \{ id: 'acme', webhooks: \[\{ url: 'https:\/\/…' \}\] \}\.$/,
+    ],
+    ['null', null, 'destination', /expected an object \{ id, webhooks.*, got null\./],
+    ['an array', [], 'destination', /, got an array\./],
+    ['a number', 42, 'destination', /, got a number\./],
     [
       'an unknown field',
       { id: 'a', webhooks: [{ url }], colour: 'red' },

@@ -88,8 +88,13 @@ describe.runIf(redis.available)('many destinations on one queue', () => {
       const conflict = await registry
         .set({ id: 'acme', webhooks: [{ url: 'https://b.example/in' }] }, { ifVersion: first.version + 1 })
         .catch((error: unknown) => error)
-      expect(conflict).toMatchObject({ version: first.version, code: 'ERR_INVALID_OPTION' })
-      expect((conflict as Error).message).toMatch(/Read it again/)
+      expect(conflict).toMatchObject({
+        destination: 'acme',
+        expected: first.version + 1,
+        version: first.version,
+        code: 'ERR_DESTINATION_CONFLICT',
+      })
+      expect((conflict as Error).message).toMatch(/someone changed it meanwhile\. Read it again/)
       await registry.set({ id: 'acme', webhooks: [{ url: 'https://b.example/in' }] }, { ifVersion: first.version })
       expect((await registry.get('acme'))?.webhooks).toEqual([{ url: 'https://b.example/in' }])
     })

@@ -121,6 +121,50 @@ describe('eventwire HTTP/1.1 transport: connections', () => {
     await transport.close?.()
   })
 
+  it('shares idle connections among the URLs of one origin: a run to five paths uses one connection', async () => {
+    receiver = await startRaw((socket) => ok(socket))
+    const transport = createHttp1Transport()
+    for (let index = 0; index < 10; index++) {
+      expect(await transport.send(requestTo(`${receiver.url}/${index % 5}`))).toMatchObject({ ok: true, status: 200 })
+    }
+    expect(receiver.connections()).toBe(1)
+    expect(receiver.requests.map((request) => request.head.split(' ')[1])).toEqual(
+      Array.from({ length: 10 }, (_, index) => `/in/${index % 5}`),
+    )
+    await transport.close?.()
+  })
+
+  it('counts connections in use per URL: a URL that never answers holds its own, and another URL of the origin goes on', async () => {
+    const held: Socket[] = []
+    receiver = await startRaw((socket) => {
+      const request = receiver?.requests.at(-1)
+      if (request?.head.startsWith('POST /in/silent ')) held.push(socket)
+      else ok(socket)
+    })
+    const transport = createHttp1Transport({ connections: 2 })
+    const silent = Array.from({ length: 3 }, () => transport.send(requestTo(`${receiver!.url}/silent`)))
+    await vi.waitFor(() => expect(held).toHaveLength(2))
+    // The silent URL is at its two; its third request waits in its own line, not in the other URL's.
+    for (let index = 0; index < 3; index++) {
+      expect(await transport.send(requestTo(`${receiver.url}/fine`))).toMatchObject({ ok: true, status: 200 })
+    }
+    expect(receiver.connections()).toBe(3)
+    expect(receiver.requests.filter((request) => request.head.startsWith('POST /in/silent '))).toHaveLength(2)
+    // The fine URL's idle connection is not the silent URL's to take while that URL is at its two.
+    ok(held[0] as Socket)
+    await vi.waitFor(() => expect(held).toHaveLength(3))
+    ok(held[1] as Socket)
+    ok(held[2] as Socket)
+    expect(await Promise.all(silent)).toEqual(
+      Array.from({ length: 3 }, () => ({ ok: true, status: 200, retryAfter: null })),
+    )
+    // The third silent request went on the connection its first one freed.
+    expect(
+      receiver.requests.filter((request) => request.head.startsWith('POST /in/silent ')).map((r) => r.connection),
+    ).toEqual([0, 1, 0])
+    await transport.close?.()
+  })
+
   it('sends once more, on a new connection, a request whose kept-alive connection the receiver closed before answering', async () => {
     // Each connection answers its first request and drops the next unanswered: a receiver that
     // closed an idle connection just as the request went out on it.

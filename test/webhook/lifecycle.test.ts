@@ -114,6 +114,10 @@ describe('close() with a signer that answers in a promise (Web Crypto: browsers,
     sign?.('a1b2')
     const result = await delivery
     expect(result.urls[0]).toMatchObject({ status: 'failed', attempts: 0, lastError: { code: 'ERR_CLOSED' } })
+    // Never sent: the message does not say it was tried.
+    expect(result.urls[0]?.lastError?.message).toBe(
+      'The destination was closed while this event waited for https://a.test/, so it got no further request. Deliver the event again once a destination runs.',
+    )
     expect(transport.calls).toBe(0)
   })
 

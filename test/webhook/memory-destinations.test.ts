@@ -143,6 +143,19 @@ describe('WebhookDestination with destinations', () => {
     expect(() =>
       made.destinations.set({ id: 'acme', webhooks: [{ url: 'https://b.example/' }] }, { ifVersion: 0 }),
     ).toThrow(DestinationConflictError)
+    expect(() =>
+      made.destinations.set({ id: 'acme', webhooks: [{ url: 'https://b.example/' }] }, { ifVersion: 0 }),
+    ).toThrow(/exists already, at version 1: ifVersion 0 writes only a new one/)
+    expect(() =>
+      made.destinations.set({ id: 'gone', webhooks: [{ url: 'https://b.example/' }] }, { ifVersion: 4 }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'ERR_DESTINATION_CONFLICT',
+        expected: 4,
+        version: 0,
+        message: expect.stringMatching(/is not in the registry, so not at version 4: it was deleted meanwhile/),
+      }),
+    )
     expect(made.destinations.disable('acme')).toMatchObject({ enabled: false, version: 2 })
     expect(made.destinations.disable('acme')).toMatchObject({ version: 2 })
     expect(made.destinations.enable('acme')).toMatchObject({ enabled: true, version: 3 })

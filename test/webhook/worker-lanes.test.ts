@@ -41,6 +41,42 @@ const sent = (admission: Admission): Sent => {
 }
 
 describe('WorkerLanes', () => {
+  it('forgets URLs that hold nothing once it has met many: a busy one, an open breaker, an admission waiting for Redis and a paced return stay', async () => {
+    let release = (_: number | undefined) => {}
+    const shared = {
+      known: (url: string) => (url === 'unread' ? UNREAD : undefined),
+      read: () => new Promise<number | undefined>((resolve) => (release = resolve)),
+      claimProbe: async () => ({ claimed: true }),
+      open: () => {},
+      close: () => {},
+      openedBy: () => undefined,
+    }
+    const { lanes, clock } = lanesOf({
+      slotsPerUrl: 1,
+      shared,
+      breaker: { ...BREAKER_DEFAULTS, failures: 1, coolDownMs: 60_000 },
+    })
+    const busy = sent(await lanes.admit('busy'))
+    sent(await lanes.admit('broken')).done(true)
+    const unread = lanes.admit('unread')
+    const lasting = sent(await lanes.admit('paced'))
+    // Its slot taken by an attempt that lasts: the next job leaves, and its return is paced, after the attempt ends too.
+    clock.now += 1_000
+    expect((await lanes.admit('paced')).kind).toBe('wait')
+    lasting.done(false)
+    for (let index = 0; index < 1_020; index++) sent(await lanes.admit(`quiet-${index}`)).done(false)
+    expect(lanes.size).toBe(1_024)
+    sent(await lanes.admit('one-more'))
+    expect(lanes.size).toBe(5)
+    expect(lanes.backlog(['busy', 'broken']).map((url) => [url.inFlight, url.circuit])).toEqual([
+      [1, 'closed'],
+      [0, 'open'],
+    ])
+    release(undefined)
+    expect((await unread).kind).toBe('attempt')
+    busy.done(false)
+  })
+
   it('admits up to slotsPerUrl attempts per URL, each URL on its own', async () => {
     const { lanes } = lanesOf()
     expect((await lanes.admit('a')).kind).toBe('attempt')

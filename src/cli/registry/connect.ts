@@ -108,7 +108,7 @@ export async function onQueue(
           ? error.message
           : `Redis at ${options.redis} failed: ${error.message}. Check --redis (or EVENTWIRE_REDIS) and that Redis is up.`
     process.stderr.write(`error: ${escapeControl(withoutCredentials(message))}\n`)
-    return code === 'ERR_INVALID_OPTION' ? EXIT.usage : EXIT.failed
+    return code === 'ERR_INVALID_OPTION' || code === 'ERR_DESTINATION_CONFLICT' ? EXIT.usage : EXIT.failed
   } finally {
     await queue?.close().catch(() => undefined)
   }

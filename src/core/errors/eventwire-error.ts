@@ -34,6 +34,7 @@ export type ErrorCode =
   | 'ERR_REDIS_REFUSED'
   | 'ERR_UNKNOWN_DESTINATION'
   | 'ERR_DESTINATION_DISABLED'
+  | 'ERR_DESTINATION_CONFLICT'
 
 /**
  * Marks every eventwire error, whichever copy of the library made it. `Symbol.for` returns the

@@ -1,3 +1,4 @@
+import { SweptMap } from '../../core/swept-map.js'
 import { Queue } from '../../core/queue.js'
 import type { BreakerRules, CircuitState } from '../delivery/circuit-breaker.js'
 import type { Admission } from '../delivery/url-round.js'
@@ -35,6 +36,8 @@ class WorkerLane {
   readonly waiters = new Queue<Waiter>()
   /** The earliest a job left because the slots were taken may come back: see `#returnTime`. */
   nextReturn = 0
+  /** Admissions under way that wait for Redis (a first reading, a probe's claim, the shared rate). */
+  admitting = 0
 
   constructor(url: string, rules: WorkerLaneRules) {
     this.policy = new UrlPolicy(url, {
@@ -112,7 +115,19 @@ export interface WorkerLaneRules {
  */
 export class WorkerLanes {
   readonly #rules: WorkerLaneRules
-  readonly #lanes = new Map<string, WorkerLane>()
+  /**
+   * A lane that holds nothing goes once many have come (a fleet that meets 50,000 URLs once each
+   * keeps the few with work): nothing in flight or being admitted, its breaker closed, and no
+   * job's return still paced by it. What it forgets is how long the URL's attempts took.
+   */
+  readonly #lanes = new SweptMap<string, WorkerLane>(
+    (lane) =>
+      lane.admitting === 0 &&
+      // No attempt in flight: nobody waits for a slot either (a job waits only while all are taken).
+      lane.policy.inFlight === 0 &&
+      lane.policy.circuit === 'closed' &&
+      lane.nextReturn <= this.#rules.now(),
+  )
   #tickets = 0
 
   constructor(rules: WorkerLaneRules) {
@@ -122,10 +137,16 @@ export class WorkerLanes {
   #lane(url: string): WorkerLane {
     let lane = this.#lanes.get(url)
     if (lane === undefined) {
+      this.#lanes.sweepIfGrown()
       lane = new WorkerLane(url, this.#rules)
       this.#lanes.set(url, lane)
     }
     return lane
+  }
+
+  /** URLs this process holds state for: those with work, and idle ones not swept yet. */
+  get size(): number {
+    return this.#lanes.size
   }
 
   /** Each of `urls` as this process sees it now. */
@@ -151,9 +172,19 @@ export class WorkerLanes {
   admitNow(url: string): Admission | Promise<Admission> {
     const lane = this.#lane(url)
     const admitted = lane.policy.admit(() => this.#slotWithin(lane))
-    return admitted instanceof Promise
-      ? admitted.then((admission) => this.#round(lane, admission))
-      : this.#round(lane, admitted)
+    if (!(admitted instanceof Promise)) return this.#round(lane, admitted)
+    // Counted while Redis answers: the lane holds nothing else yet, and must not be swept meanwhile.
+    lane.admitting++
+    return admitted.then(
+      (admission) => {
+        lane.admitting--
+        return this.#round(lane, admission)
+      },
+      (error: unknown) => {
+        lane.admitting--
+        throw error
+      },
+    )
   }
 
   /** {@link admitNow}, always as a promise. */

@@ -113,6 +113,19 @@ export function checkDestinationId(id: unknown, option = 'destination'): asserts
   if (why !== undefined) throw new OptionsError(option, `${why}.`)
 }
 
+/** What a value that is not a destination object was, and the shape to give. */
+function notADestination(value: unknown): string {
+  const given =
+    typeof value === 'string'
+      ? `a string (${JSON.stringify(value.slice(0, 40))})`
+      : value === null
+        ? 'null'
+        : Array.isArray(value)
+          ? 'an array'
+          : `a ${typeof value}`
+  return `expected an object { id, webhooks, sharedSecret?, ... }, got ${given}. Give it as { id: 'acme', webhooks: [{ url: 'https://…' }] }.`
+}
+
 /**
  * Checks a destination and gives what engines use and what the registry stores (its settings as
  * given, secrets included, without the fields left out).
@@ -124,7 +137,7 @@ export function resolveDestination(
   value: unknown,
   prefix = 'destination.',
 ): { resolved: ResolvedDestination; record: DestinationRecord } {
-  if (!isObject(value)) throw new OptionsError(prefix.slice(0, -1), 'expected { id, webhooks, sharedSecret?, ... }.')
+  if (!isObject(value)) throw new OptionsError(prefix.slice(0, -1), notADestination(value))
   checkOptionNames(value, DESTINATION_NAMES, LIKELY_NAMES, prefix)
   const id = value['id']
   checkDestinationId(id, `${prefix}id`)

@@ -87,7 +87,13 @@ export function toWebhookError(
         details,
       )
     case 'ERR_CLOSED':
-      return new WebhookError(code, url, 'The destination was closed before this event could be retried.', details)
+      // Also for an event never sent yet: "retried" would say it was tried.
+      return new WebhookError(
+        code,
+        url,
+        `The destination was closed while this event waited for ${url}, so it got no further request. Deliver the event again once a destination runs.`,
+        details,
+      )
     case 'ERR_CALLBACK':
       return callback === 'signer'
         ? new WebhookError(

@@ -1,3 +1,4 @@
+import { ENTRIES_BEFORE_SWEEP, SweptMap } from '../../core/swept-map.js'
 import type { Clock } from '../../core/clock.js'
 import { Queue } from '../../core/queue.js'
 import { signBody, type CallbackFailure } from './callbacks.js'
@@ -24,7 +25,7 @@ import type { WebhookResponse } from '../network/transport.js'
 import type { WebhookErrorCode } from './webhook-error.js'
 
 /** Lanes held before the first sweep of idle ones: the sweep runs again once they are twice as many as it left. */
-export const LANES_BEFORE_SWEEP = 1_024
+export const LANES_BEFORE_SWEEP = ENTRIES_BEFORE_SWEEP
 
 /**
  * One event at one URL, waiting or in flight: the URL's target state (a few numbers and its last
@@ -207,12 +208,18 @@ export class UrlLanes {
   readonly #settings: ResolvedWebhookSettings
   readonly #clock: Clock
   readonly #hooks: LaneHooks
-  /** Every lane held, by URL: the engine's own first, in the order configured. */
-  readonly #lanes = new Map<string, UrlLane>()
+  /**
+   * Every lane held, by URL: the engine's own first, in the order configured. A registry's lane
+   * that holds nothing goes once many have come: no item, and a closed breaker (an open one must
+   * stay open for the next event; a rate's bucket is full again after a quiet while anyway). A
+   * lane holding nothing has no rate timer left that matters, and is out of the rotation or
+   * skipped there once empty (#peekReady): held items and the breaker are all that count.
+   */
+  readonly #lanes = new SweptMap<string, UrlLane>(
+    (lane) => !lane.own && this.#held(lane) === 0 && lane.policy.circuit === 'closed',
+  )
   /** Slots of a URL of the registry's destinations. */
   readonly #registrySlots: number
-  /** Lanes held when idle ones are swept next: see {@link LANES_BEFORE_SWEEP}. */
-  #sweepAt = LANES_BEFORE_SWEEP
   /** Lanes with items ready and a slot free, in turn. */
   readonly #rotation = new Queue<UrlLane>()
   readonly #scheduler: RetryScheduler<LaneItem>
@@ -262,21 +269,6 @@ export class UrlLanes {
     return lane
   }
 
-  /**
-   * Drops the registry's lanes that hold nothing: no item, and a closed breaker (an open one must
-   * stay open for the next event; a rate's bucket is full again after a quiet while anyway). Run before an event takes its lanes, never
-   * while an item points at a lane it has not entered yet; the next sweep waits until the lanes
-   * held have doubled, so sweeping costs O(1) per lane made.
-   */
-  #sweep(): void {
-    // A lane holding nothing has no rate timer left that matters, and is out of the rotation or
-    // skipped there once empty (#peekReady): held items and the breaker are all that count.
-    for (const [url, lane] of this.#lanes) {
-      if (!lane.own && this.#held(lane) === 0 && lane.policy.circuit === 'closed') this.#lanes.delete(url)
-    }
-    this.#sweepAt = Math.max(LANES_BEFORE_SWEEP, this.#lanes.size * 2)
-  }
-
   /** Deliveries waiting for a time (a retry, or a breaker's cool-down), over all URLs. */
   get waiting(): number {
     return this.#scheduler.size + this.#signing
@@ -303,8 +295,8 @@ export class UrlLanes {
    * with `ERR_BACKLOG_FULL`, and the event goes on at the others.
    */
   add(outgoing: Outgoing, route: Route, startedAt: number, resolve: (result: DeliveryResult) => void): void {
-    // Stryker disable next-line EqualityOperator: sweeping at that size or one lane later holds as many lanes, within one.
-    if (this.#lanes.size >= this.#sweepAt) this.#sweep()
+    // Before the event takes its lanes, never while an item points at a lane it has not entered yet.
+    this.#lanes.sweepIfGrown()
     const { endpoints } = route
     const first = endpoints[0] as Endpoint
     // Every URL counts before any settles: a URL refused here must not end the event early.

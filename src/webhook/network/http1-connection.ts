@@ -45,7 +45,8 @@ export const DEFAULT_IDLE_MS = 4_000
  */
 export class Http1Connection implements Carrier {
   readonly #socket: Socket
-  readonly #owner: ConnectionOwner
+  /** Who it tells when it is done with or gone: the URL's pool while in use, the origin while idle. */
+  owner: ConnectionOwner
   readonly #host: string
   #attempt: Http1Attempt | undefined = undefined
   #reader = new ResponseReader()
@@ -59,7 +60,7 @@ export class Http1Connection implements Carrier {
 
   constructor(socket: Socket, owner: ConnectionOwner, host: string) {
     this.#socket = socket
-    this.#owner = owner
+    this.owner = owner
     this.#host = host
     socket.on('data', (chunk: Buffer) => this.#read(chunk))
     socket.on('end', () => this.#ended())
@@ -85,7 +86,7 @@ export class Http1Connection implements Carrier {
     } catch (error) {
       attempt.fail(error)
       attempt.end()
-      this.#owner.release(this)
+      this.owner.release(this)
       return
     }
     this.#attempt = attempt
@@ -157,7 +158,7 @@ export class Http1Connection implements Carrier {
     const idleMs = this.#reader.head?.idleMs
     // A second short of what the receiver said, as undici does: it may close the connection at its word.
     if (idleMs !== undefined) this.idleMs = Math.max(0, Math.min(DEFAULT_IDLE_MS, idleMs - 1_000))
-    this.#owner.release(this)
+    this.owner.release(this)
   }
 
   #ended(): void {
@@ -174,7 +175,7 @@ export class Http1Connection implements Carrier {
     attempt.carrier = undefined
     if (!attempt.answered && !this.#heard && this.#carried > 1 && !attempt.resent) {
       attempt.resent = true
-      this.#owner.resend(attempt)
+      this.owner.resend(attempt)
       return
     }
     attempt.fail(cause)
@@ -184,6 +185,6 @@ export class Http1Connection implements Carrier {
   #closed(): void {
     this.#gone = true
     if (this.#attempt !== undefined) this.#lost(protocolError('the connection closed before the response ended'))
-    this.#owner.remove(this)
+    this.owner.remove(this)
   }
 }

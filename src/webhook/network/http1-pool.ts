@@ -1,68 +1,56 @@
-import { connect as netConnect, isIP, type Socket } from 'node:net'
-import { type ConnectionOptions, connect as tlsConnect } from 'node:tls'
 import { transportClosed } from '../../core/attempt-deadline.js'
-import { monotonicNow } from '../../core/clock.js'
 import { Queue } from '../../core/queue.js'
-import { setUnrefTimeout } from '../../core/timers.js'
 import type { Http1Attempt } from './http1-attempt.js'
-import { type ConnectionOwner, Http1Connection } from './http1-connection.js'
-import { refusal } from './address-guard.js'
-import { publicOnlyLookup } from './public-lookup.js'
+import type { ConnectionOwner, Http1Connection } from './http1-connection.js'
 
-/** Where a pool connects, read once from the URL's origin. */
-export interface PoolTarget {
-  readonly origin: string
-  /** Refuse non-public addresses: a literal one before connecting, a name's after resolving it. */
-  readonly guarded: boolean
+/** What a pool takes from its origin: see `PoolOrigin`. */
+export interface PoolOrigin {
+  /** The refusal of every attempt, when the guard refuses the origin's address. */
+  readonly refused: Error | undefined
+  /** Connections in use per URL, at most. */
   readonly connections: number
-  readonly tls?: Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized'> | undefined
+  /** An idle connection of the origin, now carried for `owner`. */
+  takeIdle(owner: ConnectionOwner): Http1Connection | undefined
+  /** Takes back a connection done with. */
+  keep(connection: Http1Connection): void
+  /** A new connection to the origin, for `owner`. */
+  open(owner: ConnectionOwner): Http1Connection
 }
 
 /**
- * The keep-alive connections to one receiving URL, at most `connections` of them: a request takes
- * the connection that went idle last (the one least likely to have been closed by the receiver),
- * or opens one, or waits in line for one. Idle connections close after their idle time (one
- * timer per pool) and do not keep the process alive.
+ * The connections one receiving URL has in use, at most its origin's `connections` of them: a
+ * request takes an idle connection of the origin, or opens one, or waits in line for one of this
+ * URL's. A connection done with goes to the next request in this URL's line, or back to the
+ * origin's idle ones.
  */
 export class Http1Pool implements ConnectionOwner {
-  readonly #target: PoolTarget
-  readonly #host: string
-  readonly #port: number
-  readonly #tls: boolean
-  /** The `host` header: the origin's host and any port it names. */
-  readonly #hostHeader: string
-  /** The guard is on and the host is a literal non-public address: every attempt is refused without connecting. */
-  readonly #refused: boolean
-  readonly #idle: Http1Connection[] = []
+  readonly #origin: PoolOrigin
   readonly #waiting = new Queue<Http1Attempt>()
   readonly #all = new Set<Http1Connection>()
-  #sweep: ReturnType<typeof setTimeout> | undefined = undefined
   #closed = false
   #drained: (() => void) | undefined = undefined
 
-  constructor(target: PoolTarget) {
-    this.#target = target
-    const url = new URL(target.origin)
-    this.#tls = url.protocol === 'https:'
-    // A literal IPv6 address is written in brackets in a URL, and connected to without them.
-    this.#host = url.hostname.replace(/^\[(.*)\]$/, '$1')
-    this.#port = url.port === '' ? (this.#tls ? 443 : 80) : Number(url.port)
-    this.#hostHeader = url.host
-    // Decided once; the refusal itself is made for each attempt, as any other failure is.
-    this.#refused = target.guarded && refusal(this.#host) !== undefined
+  constructor(origin: PoolOrigin) {
+    this.#origin = origin
+  }
+
+  /** Whether it holds nothing: no connection in use, nobody in line. */
+  get empty(): boolean {
+    return this.#all.size === 0 && this.#waiting.length === 0
   }
 
   submit(attempt: Http1Attempt): void {
+    const refused = this.#origin.refused
     if (this.#closed) {
       attempt.fail(transportClosed())
       attempt.end()
-    } else if (this.#refused) {
-      attempt.fail(refusal(this.#host))
+    } else if (refused !== undefined) {
+      attempt.fail(refused)
       attempt.end()
     } else {
-      const idle = this.#takeIdle()
-      if (idle !== undefined) idle.start(attempt)
-      else if (this.#all.size < this.#target.connections) this.#open().start(attempt)
+      const idle = this.#origin.takeIdle(this)
+      if (idle !== undefined) this.#carry(idle).start(attempt)
+      else if (this.#all.size < this.#origin.connections) this.#open().start(attempt)
       else this.#waiting.push(attempt)
     }
   }
@@ -70,7 +58,7 @@ export class Http1Pool implements ConnectionOwner {
   resend(attempt: Http1Attempt): void {
     if (attempt.ended) return
     // A new connection, not another idle one that may have been closed the same way.
-    if (this.#all.size < this.#target.connections && !this.#closed) this.#open().start(attempt)
+    if (this.#all.size < this.#origin.connections && !this.#closed) this.#open().start(attempt)
     else this.submit(attempt)
   }
 
@@ -80,23 +68,18 @@ export class Http1Pool implements ConnectionOwner {
       connection.start(next)
       return
     }
-    if (this.#closed) {
-      connection.destroy()
-      return
-    }
-    connection.idle(monotonicNow())
-    this.#idle.push(connection)
-    this.#sweep ??= setUnrefTimeout(this.#sweepIdle, connection.idleMs)
+    this.#all.delete(connection)
+    if (this.#closed) connection.destroy()
+    else this.#origin.keep(connection)
+    this.#drainedIfDone()
   }
 
   remove(connection: Http1Connection): void {
     this.#all.delete(connection)
-    const index = this.#idle.indexOf(connection)
-    if (index >= 0) this.#idle.splice(index, 1)
     // Room for a connection: an attempt waiting in line takes it, even while the pool closes.
     const next = this.#nextWaiting()
     if (next !== undefined) this.#open().start(next)
-    else if (this.#drained !== undefined && this.#all.size === 0) this.#drained()
+    else this.#drainedIfDone()
   }
 
   /** The next attempt in line that still wants a connection. */
@@ -107,13 +90,11 @@ export class Http1Pool implements ConnectionOwner {
   }
 
   /**
-   * Closes idle connections now and the others once their attempts end; attempts already
-   * answered stop reading their bodies. Resolves when every connection is closed.
+   * Closes its connections once their attempts end; attempts already answered stop reading their
+   * bodies. Resolves when every connection is closed.
    */
   close(): Promise<void> {
     this.#closed = true
-    clearTimeout(this.#sweep)
-    for (const connection of this.#idle.splice(0)) connection.destroy()
     for (const connection of this.#all) if (connection.readingBody) connection.destroy()
     return new Promise((resolve) => {
       if (this.#all.size === 0) resolve()
@@ -121,45 +102,16 @@ export class Http1Pool implements ConnectionOwner {
     })
   }
 
-  #takeIdle(): Http1Connection | undefined {
-    const now = monotonicNow()
-    for (let connection = this.#idle.pop(); connection !== undefined; connection = this.#idle.pop()) {
-      if (connection.usable && connection.idleLeft(now) > 0) return connection
-      connection.destroy()
-    }
-    return undefined
+  #drainedIfDone(): void {
+    if (this.#drained !== undefined && this.#all.size === 0) this.#drained()
   }
 
-  readonly #sweepIdle = (): void => {
-    this.#sweep = undefined
-    const now = monotonicNow()
-    let soonest = Number.POSITIVE_INFINITY
-    for (let index = this.#idle.length - 1; index >= 0; index--) {
-      const connection = this.#idle[index] as Http1Connection
-      const left = connection.idleLeft(now)
-      if (left <= 0) {
-        this.#idle.splice(index, 1)
-        connection.destroy()
-      } else soonest = Math.min(soonest, left)
-    }
-    if (soonest !== Number.POSITIVE_INFINITY) this.#sweep = setUnrefTimeout(this.#sweepIdle, soonest)
+  #carry(connection: Http1Connection): Http1Connection {
+    this.#all.add(connection)
+    return connection
   }
 
   #open(): Http1Connection {
-    const lookup = this.#target.guarded ? publicOnlyLookup : undefined
-    const socket: Socket = this.#tls
-      ? tlsConnect({
-          ...this.#target.tls,
-          host: this.#host,
-          port: this.#port,
-          ...(isIP(this.#host) === 0 ? { servername: this.#host } : {}),
-          ALPNProtocols: ['http/1.1'],
-          ...(lookup ? { lookup } : {}),
-        })
-      : netConnect({ host: this.#host, port: this.#port, ...(lookup ? { lookup } : {}) })
-    socket.setNoDelay(true)
-    const connection = new Http1Connection(socket, this, this.#hostHeader)
-    this.#all.add(connection)
-    return connection
+    return this.#carry(this.#origin.open(this))
   }
 }

@@ -1,11 +1,13 @@
+import { transportClosed } from '../../core/attempt-deadline.js'
+import { SweptMap } from '../../core/swept-map.js'
 import type { ConnectionOptions } from 'node:tls'
 import { Http1Attempt } from './http1-attempt.js'
-import { Http1Pool } from './http1-pool.js'
+import { Http1Origin } from './http1-origin.js'
 import { keepsItsPromise, type WebhookResponse, type WebhookTransport } from './transport.js'
 
 /** Options of {@link createHttp1Transport}. */
 export interface Http1TransportOptions {
-  /** Connections per receiving URL. @defaultValue 64 */
+  /** Connections in use per receiving URL; idle ones are shared by the URLs of an origin. @defaultValue 64 */
   connections?: number | undefined
   /** Refuse non-public addresses for every request, not only those of destinations with `blockPrivateNetworks`. @defaultValue false */
   blockPrivateNetworks?: boolean | undefined
@@ -14,40 +16,47 @@ export interface Http1TransportOptions {
 }
 
 /**
- * The Node default: webhook requests over HTTP/1.1 on `node:net` and `node:tls`, one keep-alive
- * pool per receiving URL (a URL that never answers holds only its own connections). A request is
- * one socket write; of the response only the status line and the few header fields that decide
- * the answer and the framing are read, and the body is counted and dropped. Per request it makes
- * a fraction of the garbage a general-purpose client makes for a caller that reads responses:
- * held for hours by a process with many deliveries waiting, that garbage was most of its memory
- * beyond the deliveries themselves. Each attempt ends within its `timeoutMs` (waiting for a
- * connection, connecting, the head and the body together). Redirects are not followed.
+ * The Node default: webhook requests over HTTP/1.1 on `node:net` and `node:tls`, with keep-alive
+ * connections shared by the URLs of one origin while idle, and counted per receiving URL while in
+ * use (a URL that never answers holds only the connections it took). A request is one socket
+ * write; of the response only the status line and the few header fields that decide the answer
+ * and the framing are read, and the body is counted and dropped. Per request it makes a fraction
+ * of the garbage a general-purpose client makes for a caller that reads responses: held for hours
+ * by a process with many deliveries waiting, that garbage was most of its memory beyond the
+ * deliveries themselves. Each attempt ends within its `timeoutMs` (waiting for a connection,
+ * connecting, the head and the body together). Redirects are not followed.
  */
 export function createHttp1Transport(options: Http1TransportOptions = {}): WebhookTransport {
   const connections = options.connections ?? 64
-  /** The pools by each request's `url` as given (the same string every time): no key to build per request. */
-  const open = new Map<string, Http1Pool>()
-  const guarded = new Map<string, Http1Pool>()
+  // By each request's `origin` as given (the same string every time): no key to build per request.
+  // An origin that holds nothing goes once many have come: a process that met 50,000 origins once
+  // keeps the few it still talks to.
+  const open = new SweptMap<string, Http1Origin>((origin) => origin.empty)
+  const guarded = new SweptMap<string, Http1Origin>((origin) => origin.empty)
   let closed = false
   return keepsItsPromise({
     send(request) {
       return new Promise<WebhookResponse>((answer) => {
         const attempt = new Http1Attempt(request, answer)
-        const isGuarded = options.blockPrivateNetworks === true || request.blockPrivateNetworks === true
-        const pools = isGuarded ? guarded : open
-        let pool = pools.get(request.url)
-        if (pool === undefined) {
-          pool = new Http1Pool({ origin: request.origin, guarded: isGuarded, connections, tls: options.tls })
-          // Closed: the pool answers at once that it is.
-          if (closed) void pool.close()
-          else pools.set(request.url, pool)
+        if (closed) {
+          attempt.fail(transportClosed())
+          attempt.end()
+          return
         }
-        pool.submit(attempt)
+        const isGuarded = options.blockPrivateNetworks === true || request.blockPrivateNetworks === true
+        const origins = isGuarded ? guarded : open
+        let origin = origins.get(request.origin)
+        if (origin === undefined) {
+          origins.sweepIfGrown()
+          origin = new Http1Origin({ origin: request.origin, guarded: isGuarded, connections, tls: options.tls })
+          origins.set(request.origin, origin)
+        }
+        origin.pool(request.url).submit(attempt)
       })
     },
     async close() {
       closed = true
-      await Promise.all([...open.values(), ...guarded.values()].map((pool) => pool.close()))
+      await Promise.all([...open.values(), ...guarded.values()].map((origin) => origin.close()))
       open.clear()
       guarded.clear()
     },

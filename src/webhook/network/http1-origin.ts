@@ -1,0 +1,167 @@
+import { connect as netConnect, isIP, type Socket } from 'node:net'
+import { type ConnectionOptions, connect as tlsConnect } from 'node:tls'
+import { monotonicNow } from '../../core/clock.js'
+import { SweptMap } from '../../core/swept-map.js'
+import { setUnrefTimeout } from '../../core/timers.js'
+import { refusal } from './address-guard.js'
+import { type ConnectionOwner, Http1Connection } from './http1-connection.js'
+import { Http1Pool, type PoolOrigin } from './http1-pool.js'
+import { publicOnlyLookup } from './public-lookup.js'
+
+/** Where an origin's connections go, and how many one of its URLs may have at once. */
+export interface OriginTarget {
+  readonly origin: string
+  /** Refuse non-public addresses: a literal one before connecting, a name's after resolving it. */
+  readonly guarded: boolean
+  /** Connections in use per URL, at most. */
+  readonly connections: number
+  readonly tls?: Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized'> | undefined
+}
+
+/** Where an origin is: the host to connect to (a literal IPv6 address without its brackets), its port, TLS or not, and the `host` header. */
+export function addressOf(origin: string): { host: string; port: number; tls: boolean; hostHeader: string } {
+  const url = new URL(origin)
+  const tls = url.protocol === 'https:'
+  return {
+    // Stryker disable next-line Regex: a hostname holds brackets only around a whole IPv6 address, so either anchor alone matches the same.
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: url.port === '' ? (tls ? 443 : 80) : Number(url.port),
+    tls,
+    hostHeader: url.host,
+  }
+}
+
+/**
+ * One origin's connections: the idle ones, shared by every URL of the origin, and a
+ * {@link Http1Pool} per URL for the ones in use. A connection is a connection to the origin, so a
+ * request to any of its URLs may take the one that went idle last; but what is in use, and the
+ * line for it, stay per URL: a URL that never answers holds only connections it took, and its
+ * line holds up no other URL's requests. Idle connections close after their idle time (one timer
+ * per origin) and do not keep the process alive.
+ */
+export class Http1Origin implements ConnectionOwner, PoolOrigin {
+  readonly target: OriginTarget
+  readonly #host: string
+  readonly #port: number
+  readonly #tls: boolean
+  /** The `host` header: the origin's host and any port it names. */
+  readonly #hostHeader: string
+  /** The refusal of every attempt when the guard is on and the host is a literal non-public address. */
+  readonly refused: Error | undefined
+  readonly #idle: Http1Connection[] = []
+  /** Each URL's connections in use; a URL with none and nobody in line holds nothing. */
+  readonly #pools = new SweptMap<string, Http1Pool>((pool) => pool.empty)
+  #sweep: ReturnType<typeof setTimeout> | undefined = undefined
+
+  constructor(target: OriginTarget) {
+    this.target = target
+    const address = addressOf(target.origin)
+    this.#tls = address.tls
+    this.#host = address.host
+    this.#port = address.port
+    this.#hostHeader = address.hostHeader
+    // Decided once; the refusal itself is made for each attempt, as any other failure is.
+    this.refused = target.guarded ? refusal(this.#host) : undefined
+  }
+
+  get connections(): number {
+    return this.target.connections
+  }
+
+  /** Whether it holds nothing: no idle connection, and none in use or waited for. */
+  get empty(): boolean {
+    if (this.#idle.length > 0) return false
+    for (const pool of this.#pools.values()) if (!pool.empty) return false
+    return true
+  }
+
+  /** The pool of `url`, one of this origin's URLs. */
+  pool(url: string): Http1Pool {
+    let pool = this.#pools.get(url)
+    if (pool === undefined) {
+      // No pool in use is swept: a pool is only taken here, and used at once.
+      this.#pools.sweepIfGrown()
+      pool = new Http1Pool(this)
+      this.#pools.set(url, pool)
+    }
+    return pool
+  }
+
+  /** The connection that went idle last and is still open (the one least likely to have been closed by the receiver), for `owner`. */
+  takeIdle(owner: ConnectionOwner): Http1Connection | undefined {
+    const now = monotonicNow()
+    for (let connection = this.#idle.pop(); connection !== undefined; connection = this.#idle.pop()) {
+      if (connection.usable && connection.idleLeft(now) > 0) {
+        connection.owner = owner
+        return connection
+      }
+      connection.destroy()
+    }
+    return undefined
+  }
+
+  /** Keeps `connection`, done with, for the next request to any URL of the origin. */
+  keep(connection: Http1Connection): void {
+    // Never once closed: its pools are closed first, and a closed pool destroys what it is done with.
+    connection.owner = this
+    connection.idle(monotonicNow())
+    this.#idle.push(connection)
+    this.#sweep ??= setUnrefTimeout(this.#sweepIdle, connection.idleMs)
+  }
+
+  /** A new connection to the origin, for `owner`. */
+  open(owner: ConnectionOwner): Http1Connection {
+    const lookup = this.target.guarded ? publicOnlyLookup : undefined
+    const socket: Socket = this.#tls
+      ? tlsConnect({
+          ...this.target.tls,
+          host: this.#host,
+          port: this.#port,
+          ...(isIP(this.#host) === 0 ? { servername: this.#host } : {}),
+          // Stryker disable next-line StringLiteral,ArrayDeclaration: an empty protocol name aborts the process (an assertion in Node's TLS binding).
+          ALPNProtocols: ['http/1.1'],
+          ...(lookup ? { lookup } : {}),
+        })
+      : netConnect({ host: this.#host, port: this.#port, ...(lookup ? { lookup } : {}) })
+    // Stryker disable next-line BooleanLiteral: a request is one write, so Nagle's delay changes when bytes leave, never what is delivered.
+    socket.setNoDelay(true)
+    return new Http1Connection(socket, owner, this.#hostHeader)
+  }
+
+  // An idle connection carries no request: it is never released or asked to send again.
+  // Stryker disable next-line BlockStatement: never called.
+  release(): void {}
+
+  // Stryker disable next-line BlockStatement: never called.
+  resend(): void {}
+
+  remove(connection: Http1Connection): void {
+    const index = this.#idle.indexOf(connection)
+    if (index >= 0) this.#idle.splice(index, 1)
+  }
+
+  /**
+   * Closes idle connections now and the others once their attempts end; attempts already
+   * answered stop reading their bodies. Resolves when every connection is closed.
+   */
+  async close(): Promise<void> {
+    clearTimeout(this.#sweep)
+    for (const connection of this.#idle.splice(0)) connection.destroy()
+    await Promise.all(Array.from(this.#pools.values(), (pool) => pool.close()))
+  }
+
+  readonly #sweepIdle = (): void => {
+    this.#sweep = undefined
+    const now = monotonicNow()
+    let soonest = Number.POSITIVE_INFINITY
+    for (let index = this.#idle.length - 1; index >= 0; index--) {
+      const connection = this.#idle[index] as Http1Connection
+      const left = connection.idleLeft(now)
+      if (left <= 0) {
+        this.#idle.splice(index, 1)
+        connection.destroy()
+      } else soonest = Math.min(soonest, left)
+    }
+    if (soonest !== Number.POSITIVE_INFINITY) this.#sweep = setUnrefTimeout(this.#sweepIdle, soonest)
+  }
+}
