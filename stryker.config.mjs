@@ -49,6 +49,8 @@ export default {
     'src/webhook/delivery/memory-destinations.ts',
     'src/webhook/bullmq/remembered-ids.ts',
     'src/core/swept-map.ts',
+    'src/webhook/network/http1-pool.ts',
+    'src/webhook/network/http1-origin.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/index.html' },

@@ -156,7 +156,12 @@ describe.runIf(redis.available)('eventwire destinations', () => {
       status: 200,
       durationMs: 12.5,
     })
-    expect(await cli('destinations', 'attempts', 'nobody')).toMatchObject({ code: 0, stdout: '' })
+    // No attempt, and no such destination: most likely a typo, said so.
+    expect(await cli('destinations', 'attempts', 'nobody')).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: 'error: no destination "nobody" in the registry\n',
+    })
     expect(await cli('destinations', 'list', '--limit', '5')).toMatchObject({ code: 2 })
     expect(await cli('destinations', 'attempts')).toMatchObject({ code: 2 })
   })
@@ -180,6 +185,38 @@ describe.runIf(redis.available)('eventwire destinations', () => {
       'warning: set replaced acme whole, and its sharedSecret went with it: its requests now go out unsigned. Give them again (--secret, or --file with the whole destination) to keep them.',
     )
     expect(await cli('destinations', 'set', 'acme', '--url', 'https://a.example/in')).toMatchObject({ stderr: '' })
+  })
+
+  it('takes back what show --json printed: refuses the secrets it hid, keeps those shown, and writes only over the version it shows', async () => {
+    const name = `cli-registry-${++queues}`
+    const cli = cliOn(name)
+    await cli('destinations', 'set', 'acme', '--url', 'https://a.example/in', '--secret', 'real-secret')
+    const hidden = join(folder, 'hidden.json')
+    writeFileSync(hidden, (await cli('destinations', 'show', 'acme', '--json')).stdout)
+    const refused = await cli('destinations', 'set', 'acme', '--file', hidden)
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain(`the file's sharedSecret is "***", as show prints what it hides`)
+    expect((await queueOf(name).destinations.get('acme'))?.sharedSecret).toEqual(['real-secret'])
+    const shownFile = join(folder, 'shown.json')
+    writeFileSync(shownFile, (await cli('destinations', 'show', 'acme', '--json', '--show-secrets')).stdout)
+    expect(await cli('destinations', 'set', 'acme', '--file', shownFile)).toMatchObject({ code: 0, stderr: '' })
+    expect((await queueOf(name).destinations.get('acme'))?.sharedSecret).toEqual(['real-secret'])
+    // The file's version is now behind: the write is refused, as with --if-version.
+    const behind = await cli('destinations', 'set', 'acme', '--file', shownFile)
+    expect(behind.code).toBe(2)
+    expect(behind.stderr).toMatch(/is at version \d+, not \d+: someone changed it meanwhile/)
+  })
+
+  it('warns when set enables a destination that was disabled', async () => {
+    const name = `cli-registry-${++queues}`
+    const cli = cliOn(name)
+    await cli('destinations', 'set', 'acme', '--url', 'https://a.example/in')
+    await cli('destinations', 'disable', 'acme')
+    const set = await cli('destinations', 'set', 'acme', '--url', 'https://b.example/in')
+    expect(set.code).toBe(0)
+    expect(set.stderr.trim()).toBe(
+      'warning: acme was disabled, and set enabled it: workers send its events again. To keep it off, give "enabled": false in --file, or run disable after.',
+    )
   })
 
   it('exits 2 for a destination the registry refuses, naming the field, and writes nothing', async () => {
@@ -286,7 +323,9 @@ describe.runIf(redis.available)('eventwire dead-letters', () => {
     })
     expect(await cli('dead-letters', 'redrive', 'b1')).toMatchObject({
       code: 1,
-      stderr: expect.stringContaining('no dead letter "b1"'),
+      stderr: expect.stringContaining(
+        'no dead letter "b1" without a destination (a dead letter of a destination needs --destination <id>)',
+      ),
     })
     expect(await cli('dead-letters', 'redrive')).toMatchObject({ code: 2 })
     expect(await cli('dead-letters', 'purge', '--destination', 'b')).toMatchObject({ code: 2 })

@@ -50,6 +50,7 @@ function alertsWith(
   store: AlertStore,
   settings: Partial<ResolvedAlerts> = {},
   disable: (id: string) => Promise<boolean> = async () => true,
+  retryWindowMs = WINDOW,
 ) {
   const told: DeliveryAlert[] = []
   const failures: Error[] = []
@@ -57,7 +58,7 @@ function alertsWith(
   const alerts = new DeliveryAlerts(
     'bull:q',
     { shares: [0.25, 0.5, 0.75], autoDisable: false, ...settings },
-    WINDOW,
+    retryWindowMs,
     async () => store,
     {
       alert: (alert) => told.push(alert),
@@ -191,22 +192,27 @@ describe('DeliveryAlerts', () => {
     expect(disabled).toEqual([])
   })
 
-  it('asks Redis once a minute at most for a stage it knows of, per destination and URL', async () => {
+  it.each([
+    ['a minute, with a retry window of an hour', 3_600_000, ALERT_MEMORY_MS],
+    ['two retry windows, when that is shorter: as long as Redis keeps the stage', WINDOW, 2 * WINDOW],
+  ])('asks Redis at most once per %s for a stage it knows of, per destination and URL', async (_, window, memoryMs) => {
     let now = 1_000_000
     vi.spyOn(performance, 'now').mockImplementation(() => now)
     const { store, calls } = fakeStore()
-    const { alerts } = alertsWith(store)
-    alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A)), 300)
-    alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A)), 300)
-    alerts.afterRound('beta', [endpointOf(URL_A)], state(target(URL_A)), 300)
+    const { alerts } = alertsWith(store, {}, undefined, window)
+    const failing = (id: string) =>
+      alerts.afterRound(id, [endpointOf(URL_A)], { ...state(target(URL_A)), deadline: window }, window * 0.3)
+    failing('acme')
+    failing('acme')
+    failing('beta')
     await alerts.settled()
     expect(calls.map((call) => call.args[0])).toEqual(['bull:q:alerts:acme', 'bull:q:alerts:beta'])
-    now += ALERT_MEMORY_MS - 1
-    alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A)), 300)
+    now += memoryMs - 1
+    failing('acme')
     await alerts.settled()
     expect(calls).toHaveLength(2)
     now += 1
-    alerts.afterRound('acme', [endpointOf(URL_A)], state(target(URL_A)), 300)
+    failing('acme')
     await alerts.settled()
     expect(calls).toHaveLength(3)
   })

@@ -2,7 +2,12 @@
 // what it may be, what each wrong field is told, and what the registry stores of it.
 import { describe, expect, it } from 'vitest'
 import { OptionsError } from '../../src/index.js'
-import { byId, resolveDestination, whyNotDestinationId } from '../../src/webhook/delivery/destination-record.js'
+import {
+  byId,
+  resolveDestination,
+  resolveNewDestination,
+  whyNotDestinationId,
+} from '../../src/webhook/delivery/destination-record.js'
 
 const url = 'https://hooks.acme.example/in'
 const secret = `whsec_${Buffer.alloc(24, 7).toString('base64')}`
@@ -155,6 +160,12 @@ describe('resolveDestination', () => {
     const refused = refusal(value)
     expect(refused.option).toBe(option)
     expect(refused.message).toMatch(message)
+  })
+
+  it('reads a stored destination that lists a URL twice (written before the rule), and refuses one to be written', () => {
+    const twice = { id: 'acme', webhooks: [{ url: 'https://a.example/in' }, { url: 'https://a.example/in' }] }
+    expect(resolveDestination(twice, 'destinations.acme.').resolved.webhooks).toHaveLength(2)
+    expect(() => resolveNewDestination(twice)).toThrow(/`destination\.webhooks\[1\]\.url`: .* already/)
   })
 
   it('names the fields under the prefix it is given', () => {

@@ -177,6 +177,102 @@ describe('eventwire HTTP/1.1 transport: connections', () => {
     await transport.close?.()
   })
 
+  it('sends a request again on a new connection, not on another idle one the receiver may have closed the same way', async () => {
+    // Two connections each answer one request, then drop whatever comes next unanswered.
+    const first: Socket[] = []
+    receiver = await startRaw((socket, connection, nth) => {
+      if (nth > 0) socket.destroy()
+      else if (connection < 2) {
+        first.push(socket)
+        if (first.length === 2) for (const held of first) ok(held)
+      } else ok(socket)
+    })
+    const transport = createHttp1Transport()
+    // Two at once: two connections, both idle after.
+    await Promise.all([transport.send(requestTo(receiver.url)), transport.send(requestTo(receiver.url))])
+    expect(await transport.send(requestTo(receiver.url))).toMatchObject({ ok: true, status: 200 })
+    expect(receiver.requests.map((request) => request.connection).slice(2)).toEqual([1, 2])
+    await transport.close?.()
+  })
+
+  it('fails, without sending it again, a request whose kept-alive connection was lost after the transport began to close', async () => {
+    let drop: (() => void) | undefined
+    receiver = await startRaw((socket, _connection, nth) => {
+      if (nth === 0) ok(socket)
+      else drop = () => socket.destroy()
+    })
+    const transport = createHttp1Transport()
+    await transport.send(requestTo(receiver.url))
+    const second = transport.send(requestTo(receiver.url))
+    await vi.waitFor(() => expect(drop).toBeDefined())
+    const closing = transport.close?.()
+    drop?.()
+    expect(await second).toMatchObject({ ok: false, failure: 'network' })
+    await closing
+    expect(receiver.connections()).toBe(1)
+  })
+
+  it('stops reading the body of an answered request on close(), so that closing does not wait for the body', async () => {
+    receiver = await startRaw((socket) => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\nok'))
+    const transport = createHttp1Transport()
+    // A deadline far past the test's: only close() can end the body's reading in time.
+    expect(await transport.send(requestTo(receiver.url, { timeoutMs: 600_000 }))).toMatchObject({ ok: true })
+    await transport.close?.()
+    await vi.waitFor(() => expect(receiver?.closedByClient()).toBe(1))
+  })
+
+  it('never sends a request that gave up while it waited in line for a connection', async () => {
+    const held: Socket[] = []
+    receiver = await startRaw((socket) => held.push(socket))
+    const transport = createHttp1Transport({ connections: 1 })
+    const first = transport.send(requestTo(receiver.url))
+    await vi.waitFor(() => expect(held).toHaveLength(1))
+    const unwanted = new AbortController()
+    const second = transport.send(requestTo(receiver.url, { signal: unwanted.signal }))
+    const third = transport.send(requestTo(receiver.url))
+    unwanted.abort()
+    expect(await second).toMatchObject({ ok: false, failure: 'network' })
+    ok(held[0] as Socket)
+    expect(await first).toMatchObject({ ok: true })
+    await vi.waitFor(() => expect(held).toHaveLength(2))
+    ok(held[1] as Socket)
+    expect(await third).toMatchObject({ ok: true })
+    // The first and third requests only, both on the one connection.
+    expect(receiver.requests.map((request) => request.connection)).toEqual([0, 0])
+    await transport.close?.()
+  })
+
+  it('refuses a literal private address without connecting when told to block private networks, and a name that resolves to one', async () => {
+    receiver = await startRaw((socket) => ok(socket))
+    const transport = createHttp1Transport({ blockPrivateNetworks: true })
+    const port = new URL(receiver.url).port
+    expect(await transport.send(requestTo(receiver.url))).toMatchObject({ ok: false, failure: 'blocked' })
+    expect(await transport.send(requestTo(`http://localhost:${port}/in`))).toMatchObject({
+      ok: false,
+      failure: 'blocked',
+      cause: expect.objectContaining({ message: expect.stringMatching(/^localhost resolves to 127\.0\.0\.1/) }),
+    })
+    expect(receiver.connections()).toBe(0)
+    await transport.close?.()
+  })
+
+  it('closes each idle connection at its own time: a second one left idle later is closed later', async () => {
+    const sockets: Socket[] = []
+    receiver = await startRaw((socket) => sockets.push(socket))
+    const transport = createHttp1Transport()
+    const first = transport.send(requestTo(`${receiver.url}/a`))
+    const second = transport.send(requestTo(`${receiver.url}/b`))
+    await vi.waitFor(() => expect(sockets).toHaveLength(2))
+    ok(sockets[0] as Socket, 'keep-alive: timeout=2\r\n')
+    await first
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    ok(sockets[1] as Socket, 'keep-alive: timeout=2\r\n')
+    await second
+    await vi.waitFor(() => expect(receiver?.closedByClient()).toBe(1), { timeout: 5_000 })
+    await vi.waitFor(() => expect(receiver?.closedByClient()).toBe(2), { timeout: 5_000 })
+    await transport.close?.()
+  })
+
   it('does not send again a request whose kept-alive connection closed after a byte of an answer (a 1xx)', async () => {
     receiver = await startRaw((socket, _connection, nth) => {
       if (nth === 0) ok(socket)
@@ -288,9 +384,18 @@ describe('eventwire HTTP/1.1 transport: connections', () => {
     await transport.close?.()
     await vi.waitFor(() => expect(receiver?.closedByClient()).toBe(1))
     const closing = other.close?.()
+    let closed = false
+    void closing?.then(() => {
+      closed = true
+    })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    // Not closed while its request is in flight.
+    expect(closed).toBe(false)
     ok(answerLater as Socket)
     expect(await inFlight).toMatchObject({ ok: true, status: 200 })
     await closing
+    // Its connection, done with once closing, was closed rather than kept.
+    await vi.waitFor(() => expect(receiver?.closedByClient()).toBe(2))
     expect(await other.send(requestTo(receiver.url))).toMatchObject({ ok: false, failure: 'network' })
   })
 

@@ -136,6 +136,14 @@ describe('WebhookDestination with destinations', () => {
     expect(made.destinations.list().destinations).toEqual([])
   })
 
+  it('refuses a destination that lists a URL twice, and writes nothing', () => {
+    const made = engine()
+    expect(() =>
+      made.destinations.set({ id: 'acme', webhooks: [{ url: 'http://a.example/d' }, { url: 'HTTP://a.example/d' }] }),
+    ).toThrow('Invalid option `destination.webhooks[1].url`: http://a.example/d is destination.webhooks[0].url already')
+    expect(made.destinations.get('acme')).toBeUndefined()
+  })
+
   it('keeps versions as the BullMQ registry does: ifVersion, disable, enable, delete', () => {
     const made = engine()
     const first = made.destinations.set({ id: 'acme', webhooks: [{ url: 'https://a.example/' }] }, { ifVersion: 0 })
@@ -153,7 +161,9 @@ describe('WebhookDestination with destinations', () => {
         code: 'ERR_DESTINATION_CONFLICT',
         expected: 4,
         version: 0,
-        message: expect.stringMatching(/is not in the registry, so not at version 4: it was deleted meanwhile/),
+        message: expect.stringMatching(
+          /is not in the registry, so not at version 4: it was deleted, or never set\. Set it without ifVersion/,
+        ),
       }),
     )
     expect(made.destinations.disable('acme')).toMatchObject({ enabled: false, version: 2 })

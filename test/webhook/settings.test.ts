@@ -261,6 +261,19 @@ describe('WebhookDestination URL rules', () => {
     expect((error as Error).message).not.toContain('s3cret-pw')
   })
 
+  it('refuses a URL listed twice, as written or in another case of its scheme and host', () => {
+    expect(() =>
+      resolveWebhookSettings({
+        webhooks: [{ url: 'https://a.example/in' }, { url: 'https://b.example/in' }, { url: 'HTTPS://A.example/in' }],
+      }),
+    ).toThrow(
+      'Invalid option `webhooks[2].url`: https://a.example/in is webhooks[0].url already: each event would go to it twice. List each URL once.',
+    )
+    expect(() =>
+      resolveWebhookSettings({ webhooks: [{ url: 'https://a.example/in' }, { url: 'https://a.example/in?x=1' }] }),
+    ).not.toThrow()
+  })
+
   it.each([null, 'https://hooks.example.com/in', 42])('refuses an entry that is not an object (%j)', (entry) => {
     expect(optionOf({ webhooks: [entry] })).toBe('webhooks[0]')
   })

@@ -101,7 +101,7 @@ async function act(
         else if (sent) process.stdout.write(`re-driven ${escapeControl(eventId)}\n`)
         else
           process.stderr.write(
-            `error: no dead letter ${escapeControl(JSON.stringify(eventId))}${destination === undefined ? '' : ` of destination ${escapeControl(destination)}`}\n`,
+            `error: no dead letter ${escapeControl(JSON.stringify(eventId))}${destination === undefined ? ' without a destination (a dead letter of a destination needs --destination <id>)' : ` of destination ${escapeControl(destination)}`}\n`,
           )
         return sent ? EXIT.ok : EXIT.failed
       }

@@ -33,7 +33,7 @@ const OPTIONS = {
   ifVersion: {
     long: 'if-version',
     value: 'n',
-    description: 'set: write only over this version (0: only a new destination)',
+    description: "set: write only over this version (0: only a new destination); a --file's own version does the same",
     parse: (text: string) => countArgument(text),
   },
   showSecrets: { long: 'show-secrets', description: 'list, show: print secrets and sensitive header values' },
@@ -100,22 +100,30 @@ function attemptLine(attempt: LoggedAttempt): string {
 
 /**
  * `set` from the command line replaces the whole destination: says what the destination had that
- * the new one has not (its secrets, its headers), which a `set --url` quietly drops.
+ * the new one has not (its secrets and headers, which a `set --url` quietly drops), and that a
+ * disabled destination is enabled again (a destination is enabled unless it says otherwise).
  */
-function warnDropped(before: StoredDestination, after: StoredDestination): void {
-  const gone = [
-    ...(before.sharedSecret !== undefined && after.sharedSecret === undefined ? ['its sharedSecret'] : []),
-    ...(before.standardSecret !== undefined && after.standardSecret === undefined ? ['its standardSecret'] : []),
-    ...(before.webhooks.some((webhook) => webhook.headers !== undefined) &&
-    after.webhooks.every((webhook) => webhook.headers === undefined)
-      ? ['its headers']
-      : []),
-  ]
-  if (gone.length === 0) return
-  const unsigned = after.sharedSecret === undefined && after.standardSecret === undefined
-  process.stderr.write(
-    `warning: set replaced ${escapeControl(after.id)} whole, and ${gone.join(', ')} went with it${unsigned ? ': its requests now go out unsigned' : ''}. Give them again (--secret, or --file with the whole destination) to keep them.\n`,
-  )
+function warnChanged(before: StoredDestination, after: StoredDestination, fromFlags: boolean): void {
+  const gone = fromFlags
+    ? [
+        ...(before.sharedSecret !== undefined && after.sharedSecret === undefined ? ['its sharedSecret'] : []),
+        ...(before.standardSecret !== undefined && after.standardSecret === undefined ? ['its standardSecret'] : []),
+        ...(before.webhooks.some((webhook) => webhook.headers !== undefined) &&
+        after.webhooks.every((webhook) => webhook.headers === undefined)
+          ? ['its headers']
+          : []),
+      ]
+    : []
+  if (gone.length > 0) {
+    const unsigned = after.sharedSecret === undefined && after.standardSecret === undefined
+    process.stderr.write(
+      `warning: set replaced ${escapeControl(after.id)} whole, and ${gone.join(', ')} went with it${unsigned ? ': its requests now go out unsigned' : ''}. Give them again (--secret, or --file with the whole destination) to keep them.\n`,
+    )
+  }
+  if (!before.enabled && after.enabled)
+    process.stderr.write(
+      `warning: ${escapeControl(after.id)} was disabled, and set enabled it: workers send its events again. To keep it off, give "enabled": false in --file, or run disable after.\n`,
+    )
 }
 
 function absent(id: string): ExitCode {
@@ -123,8 +131,32 @@ function absent(id: string): ExitCode {
   return EXIT.failed
 }
 
-/** The destination `set` writes: from `--file`, or from `--url`, `--secret` and `--mode`. */
-function destinationOf(options: Options, id: string): Destination {
+/** How `show` prints a value it hides. */
+const MASK = '***'
+
+/** The fields of a destination `show` may print as {@link MASK}, as they appear in a file. */
+function maskedFields(given: Record<string, unknown>): string[] {
+  const masked: string[] = []
+  for (const field of ['sharedSecret', 'standardSecret']) {
+    const value = given[field]
+    if (value === MASK || (Array.isArray(value) && value.includes(MASK))) masked.push(field)
+  }
+  const webhooks = Array.isArray(given['webhooks']) ? given['webhooks'] : []
+  webhooks.forEach((webhook: unknown, index) => {
+    const headers = (webhook as { headers?: unknown } | null)?.headers
+    if (typeof headers !== 'object' || headers === null) return
+    for (const [name, value] of Object.entries(headers))
+      if (value === MASK) masked.push(`webhooks[${index}].headers.${name}`)
+  })
+  return masked
+}
+
+/**
+ * The destination `set` writes: from `--file`, or from `--url`, `--secret` and `--mode`. A file
+ * may be what `show --json` printed: its `updatedAt` is left out, and its `version` is the
+ * version the write expects (as `--if-version`, which wins when both are given).
+ */
+function destinationOf(options: Options, id: string): { destination: Destination; version?: number } {
   if (options.file !== undefined) {
     if (options.url !== undefined || options.secret !== undefined || options.mode !== undefined)
       usageError('give the destination either with --file or with --url, --secret and --mode, not both')
@@ -136,17 +168,28 @@ function destinationOf(options: Options, id: string): Destination {
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
       usageError("option '--file' must hold one destination, a JSON object")
-    const given = parsed as Record<string, unknown>
+    const { version, updatedAt: _printed, ...given } = parsed as Record<string, unknown>
     if (given['id'] !== undefined && given['id'] !== id)
       usageError(`the file is destination ${JSON.stringify(given['id'])}, not ${JSON.stringify(id)}`)
-    return { ...given, id } as unknown as Destination
+    const masked = maskedFields(given)
+    if (masked.length > 0)
+      usageError(
+        `the file's ${masked.join(', ')} ${masked.length === 1 ? 'is' : 'are'} "${MASK}", as show prints what it hides: set would store "${MASK}" and sign with it. Read the destination with show --json --show-secrets, or give the secret with --secret.`,
+      )
+    if (version !== undefined && (typeof version !== 'number' || !Number.isInteger(version) || version < 0))
+      usageError(
+        `the file's version must be a whole number, as show --json prints it; leave it out to write whatever the registry holds`,
+      )
+    return { destination: { ...given, id } as unknown as Destination, ...(version === undefined ? {} : { version }) }
   }
   if (options.url === undefined) usageError('set needs the destination: --url URL (repeatable) or --file FILE')
   return {
-    id,
-    webhooks: options.url.map((url) => ({ url })),
-    ...(options.secret === undefined ? {} : { sharedSecret: options.secret }),
-    ...(options.mode === undefined ? {} : { mode: options.mode as 'any' | 'each' }),
+    destination: {
+      id,
+      webhooks: options.url.map((url) => ({ url })),
+      ...(options.secret === undefined ? {} : { sharedSecret: options.secret }),
+      ...(options.mode === undefined ? {} : { mode: options.mode as 'any' | 'each' }),
+    },
   }
 }
 
@@ -155,7 +198,7 @@ async function act(
   options: Options,
   action: Action,
   id: string | undefined,
-  destination: Destination | undefined,
+  written: ReturnType<typeof destinationOf> | undefined,
 ): Promise<ExitCode> {
   const registry = queue.destinations
   switch (action) {
@@ -178,16 +221,20 @@ async function act(
       return EXIT.ok
     }
     case 'attempts': {
-      for (const attempt of await queue.attempts({ destination: id, eventId: options.event, limit: options.limit })) {
+      const attempts = await queue.attempts({ destination: id, eventId: options.event, limit: options.limit })
+      // Nothing logged for an id the registry does not hold: most likely a typo, not a quiet customer.
+      if (attempts.length === 0 && (await registry.get(id as string)) === undefined) return absent(id as string)
+      for (const attempt of attempts) {
         if (options.json) writeJsonLine(process.stdout, attempt)
         else process.stdout.write(`${attemptLine(attempt)}\n`)
       }
       return EXIT.ok
     }
     case 'set': {
-      const before = options.file === undefined ? await registry.get(id as string) : undefined
-      const stored = await registry.set(destination as Destination, { ifVersion: options.ifVersion })
-      if (before !== undefined) warnDropped(before, stored)
+      const { destination: given, version } = written as { destination: Destination; version?: number }
+      const before = await registry.get(id as string)
+      const stored = await registry.set(given, { ifVersion: options.ifVersion ?? version })
+      if (before !== undefined) warnChanged(before, stored, options.file === undefined)
       print({ ...options, showSecrets: false }, stored)
       return EXIT.ok
     }
@@ -236,7 +283,7 @@ export const destinationsCommand: Command = defineCommand({
       usageError(`${action} takes none of --file, --url, --secret, --mode, --if-version`)
     if (action !== 'attempts' && (options.event ?? options.limit) !== undefined)
       usageError(`${action} takes neither --event nor --limit`)
-    const destination = action === 'set' ? destinationOf(options, id as string) : undefined
-    return onQueue(options, (queue) => act(queue, options, action, id, destination))
+    const written = action === 'set' ? destinationOf(options, id as string) : undefined
+    return onQueue(options, (queue) => act(queue, options, action, id, written))
   },
 })

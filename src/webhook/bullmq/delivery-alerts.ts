@@ -152,7 +152,7 @@ export interface AlertHooks {
   failed(error: Error): void
 }
 
-/** How long this worker trusts what it knows of a URL's stage before it asks Redis again. */
+/** How long this worker trusts what it knows of a URL's stage before it asks Redis again, at most: never longer than two retry windows, as long as Redis keeps the stage. */
 export const ALERT_MEMORY_MS = 60_000
 
 /** Pairs of a destination and a URL this worker remembers at most: the oldest is forgotten first. */
@@ -184,6 +184,8 @@ export class DeliveryAlerts {
   readonly #hooks: AlertHooks
   /** The highest stage this worker knows of, by destination and URL, and when it learnt it. */
   readonly #known = new Map<string, Known>()
+  /** How long this worker trusts what it knows of a pair: see {@link ALERT_MEMORY_MS}. */
+  readonly #memoryMs: number
   /** Commands to Redis under way, and what they tell once answered. */
   readonly #pending = new Set<Promise<void>>()
 
@@ -199,6 +201,9 @@ export class DeliveryAlerts {
     this.#retryWindowMs = retryWindowMs
     this.#store = store
     this.#hooks = hooks
+    // Never longer than Redis keeps a stage (two windows): a worker that remembered a stage Redis
+    // has forgotten would tell nothing of the URL's next failing.
+    this.#memoryMs = Math.min(ALERT_MEMORY_MS, 2 * retryWindowMs)
   }
 
   /** The stage an event's window ran out at. */
@@ -264,7 +269,7 @@ export class DeliveryAlerts {
   ): void {
     const pair = this.#pair(destination, url)
     const known = this.#known.get(pair)
-    if (known !== undefined && known.stage >= stage && performance.now() - known.at < ALERT_MEMORY_MS) return
+    if (known !== undefined && known.stage >= stage && performance.now() - known.at < this.#memoryMs) return
     this.#remember(pair, stage)
     const givenUp = stage === this.#givenUp
     const checkAll = givenUp && destination !== undefined && this.#settings.autoDisable
@@ -302,7 +307,7 @@ export class DeliveryAlerts {
     const known = this.#known.get(pair)
     if (!failedBefore && (known === undefined || known.stage === 0)) return
     // Told to Redis once: until a failure raises a stage again, this worker knows there is none.
-    if (known !== undefined && known.stage === 0 && performance.now() - known.at < ALERT_MEMORY_MS) return
+    if (known !== undefined && known.stage === 0 && performance.now() - known.at < this.#memoryMs) return
     this.#remember(pair, 0)
     this.#command(async (store) => {
       const had = await (store[CLEAR_COMMAND] as NonNullable<AlertStore[typeof CLEAR_COMMAND]>)(

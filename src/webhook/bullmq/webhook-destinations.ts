@@ -1,7 +1,7 @@
 import { OptionsError } from '../../core/errors/options-error.js'
 import { DestinationConflictError } from '../delivery/destination-conflict-error.js'
 import {
-  resolveDestination,
+  resolveNewDestination,
   byId,
   ifVersionOf,
   checkDestinationId,
@@ -65,7 +65,7 @@ export class WebhookDestinations {
    *   {@link DestinationConflictError} when `ifVersion` does not match.
    */
   async set(destination: Destination, options: SetDestinationOptions = {}): Promise<StoredDestination> {
-    const { record } = resolveDestination(destination)
+    const { record } = resolveNewDestination(destination)
     const ifVersion = ifVersionOf(options)
     const outcome = await this.#registry.write(await this.#store(), record.id, JSON.stringify(record), ifVersion)
     this.#changed(record.id)

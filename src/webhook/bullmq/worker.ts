@@ -455,16 +455,16 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     if (read.kind === 'absent')
       return {
         refused:
-          'ERR_UNKNOWN_DESTINATION: its destination is not in the registry (deleted, or never added); not sent. Add the destination again and re-drive the dead letter, or purge it.',
+          'ERR_UNKNOWN_DESTINATION: its destination is not in the registry (deleted, or never added): no further request was sent. Add the destination again and re-drive the dead letter, or purge it.',
       }
     if (read.kind === 'unreadable')
       return {
-        refused: `ERR_UNKNOWN_DESTINATION: its destination in the registry cannot be read (${read.problem}); not sent. Set the destination again and re-drive the dead letter.`,
+        refused: `ERR_UNKNOWN_DESTINATION: its destination in the registry cannot be read (${read.problem}): no further request was sent. Set the destination again and re-drive the dead letter.`,
       }
     if (!read.resolved.enabled)
       return {
         refused:
-          'ERR_DESTINATION_DISABLED: its destination is disabled; not sent. Enable it and re-drive the dead letter to send it.',
+          'ERR_DESTINATION_DISABLED: its destination is disabled: no further request was sent. Enable it and re-drive the dead letter to send it.',
       }
     return this.#serving(partsFor(this.#engine, read.resolved), read.resolved.id)
   }

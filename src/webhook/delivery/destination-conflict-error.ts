@@ -6,7 +6,7 @@ function conflictText(id: string, expected: number, version: number): string {
   if (expected === 0)
     return `${name} exists already, at version ${version}: ifVersion 0 writes only a new one. Read it (get()) and pass its version to change it.`
   if (version === 0)
-    return `${name} is not in the registry, so not at version ${expected}: it was deleted meanwhile. Set it again without ifVersion, or with ifVersion 0, if it should come back.`
+    return `${name} is not in the registry, so not at version ${expected}: it was deleted, or never set. Set it without ifVersion, or with ifVersion 0, to make it.`
   return `${name} is at version ${version}, not ${expected}: someone changed it meanwhile. Read it again (get()) and apply your change to what it holds now.`
 }
 

@@ -2,7 +2,7 @@ import { OptionsError } from '../../core/errors/options-error.js'
 import { checkOptionNames, choiceOption, integerOption } from '../../core/option-checks.js'
 import { isObject } from '../../core/validate.js'
 import type { ResolvedWebhook } from '../network/endpoint.js'
-import { checkWebhookCount, resolveEntry, signingSecrets, type WebhookEntry } from './settings.js'
+import { checkWebhookCount, refuseRepeatedUrls, resolveEntry, signingSecrets, type WebhookEntry } from './settings.js'
 
 /**
  * One customer's Webhooks destination, as a platform keeps it: where its events go and how they
@@ -111,6 +111,16 @@ export function whyNotDestinationId(id: unknown): string | undefined {
 export function checkDestinationId(id: unknown, option = 'destination'): asserts id is string {
   const why = whyNotDestinationId(id)
   if (why !== undefined) throw new OptionsError(option, `${why}.`)
+}
+
+/**
+ * {@link resolveDestination} for a write (`destinations.set()`): it also refuses a URL listed
+ * twice. A destination stored before that rule still reads, so its events are not lost.
+ */
+export function resolveNewDestination(value: unknown): ReturnType<typeof resolveDestination> {
+  const resolved = resolveDestination(value)
+  refuseRepeatedUrls(resolved.resolved.webhooks, 'destination.webhooks')
+  return resolved
 }
 
 /** What a value that is not a destination object was, and the shape to give. */

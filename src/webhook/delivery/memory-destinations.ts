@@ -3,7 +3,7 @@ import {
   byId,
   ifVersionOf,
   checkDestinationId,
-  resolveDestination,
+  resolveNewDestination,
   type Destination,
   type ResolvedDestination,
   type StoredDestination,
@@ -58,7 +58,7 @@ export class MemoryDestinations {
    *   {@link DestinationConflictError} when `ifVersion` does not match.
    */
   set(destination: Destination, options: SetMemoryDestinationOptions = {}): StoredDestination {
-    const { resolved, record } = resolveDestination(destination)
+    const { resolved, record } = resolveNewDestination(destination)
     const ifVersion = ifVersionOf(options)
     const before = this.#entries.get(record.id)
     if (ifVersion !== undefined && ifVersion !== (before?.stored.version ?? 0))

@@ -298,6 +298,7 @@ export function resolveWebhookSettings(
   if (typeof block !== 'boolean') throw new OptionsError('blockPrivateNetworks', 'expected true or false.')
   const mode = choiceOption('mode', settings['mode'], ['any', 'each']) ?? 'any'
   const resolved = webhooks.map((entry, index) => resolveEntry(entry, index))
+  refuseRepeatedUrls(resolved)
   if (block) {
     resolved.forEach((webhook, index) => {
       const host = new URL(webhook.url).hostname
@@ -341,6 +342,23 @@ export function resolveWebhookSettings(
  */
 export type DestinationsSettings = Omit<WebhookSettings, 'webhooks' | 'sharedSecret' | 'standardSecret' | 'mode'> & {
   webhooks?: undefined
+}
+
+/**
+ * Refuses a URL listed twice in one `webhooks` list (as written: `HTTP://A/x` is `http://a/x`):
+ * each event would go to it twice, and both entries would share its one lane.
+ */
+export function refuseRepeatedUrls(webhooks: readonly { readonly url: string }[], name = 'webhooks'): void {
+  const seen = new Map<string, number>()
+  webhooks.forEach(({ url }, index) => {
+    const first = seen.get(url)
+    if (first !== undefined)
+      throw new OptionsError(
+        `${name}[${index}].url`,
+        `${withoutCredentials(url)} is ${name}[${first}].url already: each event would go to it twice. List each URL once.`,
+      )
+    seen.set(url, index)
+  })
 }
 
 /** A `webhooks` list's length: 1 to {@link MAX_WEBHOOKS}. */

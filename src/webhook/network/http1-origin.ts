@@ -157,6 +157,7 @@ export class Http1Origin implements ConnectionOwner, PoolOrigin {
     for (let index = this.#idle.length - 1; index >= 0; index--) {
       const connection = this.#idle[index] as Http1Connection
       const left = connection.idleLeft(now)
+      // Stryker disable next-line EqualityOperator: a connection with no time left at the very millisecond goes at the next sweep, a millisecond later.
       if (left <= 0) {
         this.#idle.splice(index, 1)
         connection.destroy()
