@@ -13,7 +13,7 @@ import type { WebhookPlatform } from '../../src/webhook/delivery/engine-parts.js
 import { defaultPlatform as nodePlatform } from '../../src/webhook/platform/node.js'
 import { defaultPlatform as webPlatform } from '../../src/webhook/platform/web.js'
 import { WebhookDestinationBase } from '../../src/webhook/delivery/destination-base.js'
-import { LANES_BEFORE_SWEEP } from '../../src/webhook/delivery/url-lanes.js'
+import { ENTRIES_BEFORE_SWEEP } from '../../src/core/swept-map.js'
 import { UnknownDestinationError } from '../../src/webhook/delivery/unknown-destination-error.js'
 import { DestinationConflictError } from '../../src/webhook/delivery/destination-conflict-error.js'
 import { startSink, type Sink } from '../helpers/sink.js'
@@ -383,7 +383,7 @@ describe('WebhookDestination with destinations', () => {
     const receiver = await sink()
     const made = engine({ webhooks: [{ url: `${receiver.url}/own` }] })
     expect((await made.deliver(track('own'))).status).toBe('delivered')
-    const ids = Array.from({ length: LANES_BEFORE_SWEEP + 10 }, (_, index) => `d${index}`)
+    const ids = Array.from({ length: ENTRIES_BEFORE_SWEEP + 10 }, (_, index) => `d${index}`)
     for (const id of ids) made.destinations.set({ id, webhooks: [{ url: `${receiver.url}/${id}` }] })
     for (let at = 0; at < ids.length; at += 200)
       await Promise.all(ids.slice(at, at + 200).map((id) => made.deliver(track(id), { destination: id })))
@@ -434,7 +434,7 @@ describe('WebhookDestination with destinations', () => {
     // A URL whose breaker is open keeps its lane, idle or not: the next event to it must wait too.
     made.destinations.set({ id: 'dead', webhooks: [{ url: dead.url }] })
     expect((await made.deliver(track('dead'), { destination: 'dead' })).status).toBe('failed')
-    const batch = LANES_BEFORE_SWEEP + 10
+    const batch = ENTRIES_BEFORE_SWEEP + 10
     const deliverTo = async (from: number) => {
       const ids = Array.from({ length: batch }, (_, index) => `d${from + index}`)
       for (const id of ids) made.destinations.set({ id, webhooks: [{ url: `${receiver.url}/${id}` }] })

@@ -184,6 +184,8 @@ export class DeliveryAlerts {
   readonly #hooks: AlertHooks
   /** The highest stage this worker knows of, by destination and URL, and when it learnt it. */
   readonly #known = new Map<string, Known>()
+  /** How long Redis keeps a URL's stage after its last raise: two retry windows. */
+  readonly #keptMs: number
   /** How long this worker trusts what it knows of a pair: see {@link ALERT_MEMORY_MS}. */
   readonly #memoryMs: number
   /** Commands to Redis under way, and what they tell once answered. */
@@ -201,9 +203,10 @@ export class DeliveryAlerts {
     this.#retryWindowMs = retryWindowMs
     this.#store = store
     this.#hooks = hooks
-    // Never longer than Redis keeps a stage (two windows): a worker that remembered a stage Redis
-    // has forgotten would tell nothing of the URL's next failing.
-    this.#memoryMs = Math.min(ALERT_MEMORY_MS, 2 * retryWindowMs)
+    this.#keptMs = 2 * retryWindowMs
+    // Never longer than Redis keeps a stage: a worker that remembered a stage Redis has forgotten
+    // would tell nothing of the URL's next failing.
+    this.#memoryMs = Math.min(ALERT_MEMORY_MS, this.#keptMs)
   }
 
   /** The stage an event's window ran out at. */
@@ -278,7 +281,7 @@ export class DeliveryAlerts {
         destinationKey(this.#keys, 'alerts', destination),
         url,
         stage,
-        2 * this.#retryWindowMs,
+        this.#keptMs,
         // Mapped only here: a give-up with autoDisable, not every round.
         ...(checkAll ? endpoints.map((endpoint) => endpoint.url) : []),
       )

@@ -1,4 +1,4 @@
-import { ENTRIES_BEFORE_SWEEP, SweptMap } from '../../core/swept-map.js'
+import { SweptMap } from '../../core/swept-map.js'
 import type { Clock } from '../../core/clock.js'
 import { Queue } from '../../core/queue.js'
 import { signBody, type CallbackFailure } from './callbacks.js'
@@ -23,9 +23,6 @@ import type { Outgoing } from './sender.js'
 import { MAX_WEBHOOKS, type ResolvedWebhookSettings } from './settings.js'
 import type { WebhookResponse } from '../network/transport.js'
 import type { WebhookErrorCode } from './webhook-error.js'
-
-/** Lanes held before the first sweep of idle ones: the sweep runs again once they are twice as many as it left. */
-export const LANES_BEFORE_SWEEP = ENTRIES_BEFORE_SWEEP
 
 /**
  * One event at one URL, waiting or in flight: the URL's target state (a few numbers and its last

@@ -18,8 +18,18 @@ export interface OriginTarget {
   readonly tls?: Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized'> | undefined
 }
 
+/** Where an origin is, read once from its URL. */
+export interface OriginAddress {
+  /** The host to connect to: a literal IPv6 address without its brackets. */
+  readonly host: string
+  readonly port: number
+  readonly tls: boolean
+  /** The `host` header: the origin's host and any port it names. */
+  readonly hostHeader: string
+}
+
 /** Where an origin is: the host to connect to (a literal IPv6 address without its brackets), its port, TLS or not, and the `host` header. */
-export function addressOf(origin: string): { host: string; port: number; tls: boolean; hostHeader: string } {
+export function addressOf(origin: string): OriginAddress {
   const url = new URL(origin)
   const tls = url.protocol === 'https:'
   return {
@@ -41,13 +51,9 @@ export function addressOf(origin: string): { host: string; port: number; tls: bo
  */
 export class Http1Origin implements ConnectionOwner, PoolOrigin {
   readonly target: OriginTarget
-  readonly #host: string
-  readonly #port: number
-  readonly #tls: boolean
-  /** The `host` header: the origin's host and any port it names. */
-  readonly #hostHeader: string
-  /** The refusal of every attempt when the guard is on and the host is a literal non-public address. */
-  readonly refused: Error | undefined
+  readonly #address: OriginAddress
+  /** The guard is on and the host is a literal non-public address: every attempt is refused without connecting. */
+  readonly #refused: boolean
   readonly #idle: Http1Connection[] = []
   /** Each URL's connections in use; a URL with none and nobody in line holds nothing. */
   readonly #pools = new SweptMap<string, Http1Pool>((pool) => pool.empty)
@@ -55,13 +61,13 @@ export class Http1Origin implements ConnectionOwner, PoolOrigin {
 
   constructor(target: OriginTarget) {
     this.target = target
-    const address = addressOf(target.origin)
-    this.#tls = address.tls
-    this.#host = address.host
-    this.#port = address.port
-    this.#hostHeader = address.hostHeader
+    this.#address = addressOf(target.origin)
     // Decided once; the refusal itself is made for each attempt, as any other failure is.
-    this.refused = target.guarded ? refusal(this.#host) : undefined
+    this.#refused = target.guarded && refusal(this.#address.host) !== undefined
+  }
+
+  refusal(): Error | undefined {
+    return this.#refused ? refusal(this.#address.host) : undefined
   }
 
   get connections(): number {
@@ -111,21 +117,22 @@ export class Http1Origin implements ConnectionOwner, PoolOrigin {
 
   /** A new connection to the origin, for `owner`. */
   open(owner: ConnectionOwner): Http1Connection {
+    const { host, port, tls, hostHeader } = this.#address
     const lookup = this.target.guarded ? publicOnlyLookup : undefined
-    const socket: Socket = this.#tls
+    const socket: Socket = tls
       ? tlsConnect({
           ...this.target.tls,
-          host: this.#host,
-          port: this.#port,
-          ...(isIP(this.#host) === 0 ? { servername: this.#host } : {}),
+          host,
+          port,
+          ...(isIP(host) === 0 ? { servername: host } : {}),
           // Stryker disable next-line StringLiteral,ArrayDeclaration: an empty protocol name aborts the process (an assertion in Node's TLS binding).
           ALPNProtocols: ['http/1.1'],
           ...(lookup ? { lookup } : {}),
         })
-      : netConnect({ host: this.#host, port: this.#port, ...(lookup ? { lookup } : {}) })
+      : netConnect({ host, port, ...(lookup ? { lookup } : {}) })
     // Stryker disable next-line BooleanLiteral: a request is one write, so Nagle's delay changes when bytes leave, never what is delivered.
     socket.setNoDelay(true)
-    return new Http1Connection(socket, owner, this.#hostHeader)
+    return new Http1Connection(socket, owner, hostHeader)
   }
 
   // An idle connection carries no request: it is never released or asked to send again.

@@ -3,10 +3,10 @@ import { Queue } from '../../core/queue.js'
 import type { Http1Attempt } from './http1-attempt.js'
 import type { ConnectionOwner, Http1Connection } from './http1-connection.js'
 
-/** What a pool takes from its origin: see `PoolOrigin`. */
+/** What a pool takes from its origin: see `Http1Origin`. */
 export interface PoolOrigin {
-  /** The refusal of every attempt, when the guard refuses the origin's address. */
-  readonly refused: Error | undefined
+  /** A refusal for this attempt, when the guard refuses the origin's address; `undefined` otherwise. */
+  refusal(): Error | undefined
   /** Connections in use per URL, at most. */
   readonly connections: number
   /** An idle connection of the origin, now carried for `owner`. */
@@ -40,19 +40,16 @@ export class Http1Pool implements ConnectionOwner {
   }
 
   submit(attempt: Http1Attempt): void {
-    const refused = this.#origin.refused
-    if (this.#closed) {
-      attempt.fail(transportClosed())
-      attempt.end()
-    } else if (refused !== undefined) {
+    const refused = this.#closed ? transportClosed() : this.#origin.refusal()
+    if (refused !== undefined) {
       attempt.fail(refused)
       attempt.end()
-    } else {
-      const idle = this.#origin.takeIdle(this)
-      if (idle !== undefined) this.#carry(idle).start(attempt)
-      else if (this.#all.size < this.#origin.connections) this.#open().start(attempt)
-      else this.#waiting.push(attempt)
+      return
     }
+    const idle = this.#origin.takeIdle(this)
+    if (idle !== undefined) this.#carry(idle).start(attempt)
+    else if (this.#all.size < this.#origin.connections) this.#open().start(attempt)
+    else this.#waiting.push(attempt)
   }
 
   resend(attempt: Http1Attempt): void {
