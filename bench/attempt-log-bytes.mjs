@@ -6,7 +6,7 @@
 // On a flushed Redis, `--destinations` destinations each get one URL of 49 characters, and a
 // worker in this process delivers `--events` events spread over them (each a 36-character
 // messageId) to a receiver on 127.0.0.1 that answers 200, with the default attemptLog (the
-// newest 1,000 per destination). Once the worker has closed, the log's streams are summed with
+// newest 200 per destination). Once the worker has closed, the log's streams are summed with
 // `MEMORY USAGE key SAMPLES 0` and divided by their entries (XLEN). Then a second run with every
 // tenth request answered 503 once shows entries that carry an error.
 import { randomUUID } from 'node:crypto'

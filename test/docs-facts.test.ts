@@ -29,6 +29,13 @@ import {
 } from '../src/webhook/bullmq/attempt-log.js'
 import { MAX_ATTEMPTS_READ, resolveAttemptsOptions } from '../src/webhook/bullmq/logged-attempt.js'
 import { MAX_CAUSE_TEXT } from '../src/webhook/delivery/failure.js'
+import {
+  KEEP_SENT_DEFAULTS,
+  KEEP_SENT_FLUSH_MS,
+  MAX_KEPT_PER_DESTINATION,
+  MAX_UNWRITTEN_BODY_CHARS,
+} from '../src/webhook/bullmq/sent-bodies.js'
+import { REPLAY_PAGE } from '../src/webhook/bullmq/replay.js'
 import { ALERT_DEFAULTS } from '../src/webhook/bullmq/delivery-alerts.js'
 import { ADMITTED_TTL_MS, FAIR_WINDOW, SWEEP_MS } from '../src/webhook/bullmq/fair-queueing.js'
 import { IDS_PER_SHARD, SHARD_GROWTH, SPANS_PER_WINDOW } from '../src/webhook/bullmq/remembered-ids.js'
@@ -275,6 +282,19 @@ describe('docs/destinations.md', () => {
     expect(ADMITTED_TTL_MS).toBe(3_600_000)
     expect(page).toContain('The set expires an hour after its last change')
     expect(text('docs/guarantees.md')).toContain('at most 200 events in the line the workers take from')
+  })
+
+  it('states what workers keep for replay, for how long, and how a replay stores it, as the source sets them', () => {
+    expect(KEEP_SENT_DEFAULTS).toEqual({ maxEntries: 1_000, maxAgeMs: 24 * 3_600_000 })
+    expect(page).toContain('`keepSent: true` keeps the newest 1,000 delivered events of each destination for a day')
+    expect(MAX_KEPT_PER_DESTINATION).toBe(100_000)
+    expect(page).toContain('`maxEntries` goes up to 100,000')
+    expect(KEEP_SENT_FLUSH_MS).toBe(100)
+    expect(page).toContain('a tenth of a second after delivery')
+    expect(MAX_UNWRITTEN_BODY_CHARS).toBe(16_000_000)
+    expect(page).toContain('holds up to 16,000,000 characters of bodies')
+    expect(REPLAY_PAGE).toBe(1_000)
+    expect(page).toContain('a thousand at a time')
   })
 
   it("states the metrics' bound on destination values and its shared value, as the source sets them", () => {

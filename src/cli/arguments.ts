@@ -33,6 +33,27 @@ export function countArgument(value: string): number {
   return wholeNumber(value, 'a whole number, 0 or more')
 }
 
+const AGO = /^(\d+)(s|m|h|d)$/
+const UNIT_MS: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/**
+ * A point in time as epoch ms: an ISO 8601 date or date-time (`2026-11-28T14:00:00Z`; a
+ * date-time without a zone is refused, since it would be read in this machine's zone), epoch ms,
+ * or a duration ago (`90m`, `2h`, `1d`). `now` is the clock a duration is counted back from.
+ */
+export function timeArgument(value: string, now: () => number = Date.now): number {
+  const ago = AGO.exec(value)
+  if (ago !== null) return Math.max(0, now() - Number(ago[1]) * (UNIT_MS[ago[2] as string] as number))
+  if (/^\d+$/.test(value)) return wholeNumber(value, 'a time')
+  const zoned = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/.test(value)
+  const ms = Date.parse(value)
+  if (!zoned || Number.isNaN(ms))
+    throw new InvalidArgumentError(
+      'expected a time: an ISO 8601 date-time with its zone (2026-11-28T14:00:00Z), epoch ms, or how long ago (90m, 2h, 1d).',
+    )
+  return ms
+}
+
 /** A probability, from 0 to 1. */
 export function rateArgument(value: string): number {
   const rate = Number(value)

@@ -166,6 +166,79 @@ describe.runIf(redis.available)('eventwire destinations', () => {
     expect(await cli('destinations', 'attempts')).toMatchObject({ code: 2 })
   })
 
+  it('replays a window of what a destination was kept, with --since and --until in each form, and says what it left out', async () => {
+    const name = `cli-registry-${++queues}`
+    const cli = cliOn(name)
+    await queueOf(name).destinations.set({ id: 'acme', webhooks: [{ url: 'https://hooks.acme.example/in' }] })
+    const client = new Redis({ host: '127.0.0.1', port: redis.server.port })
+    open.push({ close: async () => client.disconnect() })
+    const key = `bull:${name}:sent:acme`
+    // As a worker with keepSent writes them: one at 2025-11-28T03:20:00Z, one an hour later, one now.
+    await client.xadd(key, '1764300000000-0', 'e', 'order-1', 'b', '{"n":1}')
+    await client.xadd(key, '1764303600000-0', 'e', 'order-2', 'b', '{"n":2}')
+    await client.xadd(key, '*', 'e', 'order-3', 'b', '{"n":3}')
+
+    const first = await cli(
+      'destinations',
+      'replay',
+      'acme',
+      '--since',
+      '2025-11-28T03:20:00Z',
+      '--until',
+      '1764300000000',
+    )
+    expect(first).toMatchObject({ code: 0, stdout: 'acme: 1 of 1 events queued again' })
+    const again = await cli(
+      'destinations',
+      'replay',
+      'acme',
+      '--since',
+      '1764300000000',
+      '--until',
+      '2025-11-28T04:20:00+01:00',
+      '--json',
+    )
+    expect(JSON.parse(again.stdout)).toEqual({
+      id: 'acme',
+      found: 1,
+      queued: 0,
+      inFlight: 1,
+      deadLetters: 0,
+      disabled: 0,
+    })
+    expect((await cli('destinations', 'replay', 'acme', '--since', '1h')).stdout).toBe(
+      'acme: 1 of 1 events queued again',
+    )
+    expect((await queueOf(name).counts()).waiting).toBe(2)
+    expect(await cli('destinations', 'replay', 'acme', '--since', '2025-11-28')).toMatchObject({
+      code: 0,
+      stdout: 'acme: 1 of 3 events queued again; 2 already waiting or being delivered',
+    })
+    expect((await cli('destinations', 'replay', 'acme', '--since', '0', '--until', '1764299999999')).stdout).toBe(
+      'acme: 0 of 0 events queued again: nothing kept for that window (workers keep delivered events only with their keepSent option)',
+    )
+    await queueOf(name).destinations.disable('acme')
+    expect((await cli('destinations', 'replay', 'acme', '--since', '0')).stdout).toBe(
+      'acme: 0 of 3 events queued again; 3 not sent: the destination is disabled (enable it, then replay)',
+    )
+    expect(await cli('destinations', 'replay', 'nobody', '--since', '0')).toMatchObject({ code: 1 })
+    for (const bad of [
+      ['replay', 'acme'],
+      ['replay', 'acme', '--since', '2025-11-28T03:20:00'],
+      ['replay', 'acme', '--since', 'yesterday'],
+      ['replay', 'acme', '--since', '1m', '--until', '1764300000000'],
+      ['show', 'acme', '--since', '1h'],
+    ]) {
+      const run = await cli('destinations', ...bad)
+      expect(run.code, bad.join(' ')).toBe(2)
+      expect(run.stdout).toBe('')
+    }
+    expect((await cli('destinations', 'replay', 'acme')).stderr).toMatch(/replay needs --since/)
+    expect((await cli('destinations', 'replay', 'acme', '--since', 'yesterday')).stderr).toMatch(
+      /ISO 8601 date-time with its zone/,
+    )
+  })
+
   it('warns when set from the command line drops the secrets or headers the destination had', async () => {
     const name = `cli-registry-${++queues}`
     const cli = cliOn(name)
@@ -205,6 +278,19 @@ describe.runIf(redis.available)('eventwire destinations', () => {
     const behind = await cli('destinations', 'set', 'acme', '--file', shownFile)
     expect(behind.code).toBe(2)
     expect(behind.stderr).toMatch(/is at version \d+, not \d+: someone changed it meanwhile/)
+  })
+
+  it('warns when a Standard Webhooks secret is given as the X-Signature secret, without printing it', async () => {
+    const name = `cli-registry-${++queues}`
+    const cli = cliOn(name)
+    const secret = `whsec_${Buffer.alloc(24, 7).toString('base64')}`
+    const set = await cli('destinations', 'set', 'acme', '--url', 'https://a.example/in', '--secret', secret)
+    expect(set.code).toBe(0)
+    expect(set.stderr).toContain('acme has a whsec_ secret as its X-Signature secret')
+    expect(set.stderr).toContain('give it as standardSecret in --file')
+    expect(set.stderr + set.stdout).not.toContain(secret)
+    const plain = await cli('destinations', 'set', 'beta', '--url', 'https://b.example/in', '--secret', 's3cret')
+    expect(plain).toMatchObject({ code: 0, stderr: '' })
   })
 
   it('warns when set enables a destination that was disabled', async () => {
@@ -305,6 +391,12 @@ describe.runIf(redis.available)('eventwire dead-letters', () => {
     expect(letters.map((letter) => letter.eventId).sort()).toEqual(['a0', 'a1', 'a2'])
     expect(letters.every((letter) => letter.destination === 'a' && /ECONNREFUSED/.test(letter.reason))).toBe(true)
     expect((await cli('dead-letters', 'list', '--limit', '2')).stdout.split('\n')).toHaveLength(2)
+    // None, and no such destination: most likely a typo, said so.
+    expect(await cli('dead-letters', 'list', '--destination', 'nosuch')).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: 'error: no destination "nosuch" in the registry\n',
+    })
     const lines = (await cli('dead-letters', 'list')).stdout.split('\n')
     expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\dT.*Z {2}b2 {2}b {2}not delivered/)
     // A dead letter of no destination keeps the columns: a dash where the destination goes.

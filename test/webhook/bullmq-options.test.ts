@@ -210,6 +210,7 @@ describe('WebhookWorker options', () => {
       stalledInterval: undefined,
       durability: undefined,
       attemptLog: undefined,
+      keepSent: undefined,
       alerts: undefined,
     } satisfies Required<WebhookWorkerOptions>
     expect(resolveWorkerOptions(unset)).toEqual(resolveWorkerOptions({ connection }))
@@ -230,6 +231,7 @@ describe('WebhookWorker options', () => {
       stalledInterval: 1_000,
       durability: 'best-effort',
       attemptLog: { maxEntries: 10, maxAgeMs: 60_000 },
+      keepSent: { maxEntries: 10, maxAgeMs: 60_000 },
       alerts: { shares: [0.5], autoDisable: true },
     } as const
     expect(resolveWorkerOptions(given)).toEqual(given)

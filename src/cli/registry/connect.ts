@@ -113,3 +113,9 @@ export async function onQueue(
     await queue?.close().catch(() => undefined)
   }
 }
+
+/** Says that the registry holds no destination `id`: exit code 1. */
+export function absent(id: string): ExitCode {
+  process.stderr.write(`error: no destination ${escapeControl(JSON.stringify(id))} in the registry\n`)
+  return EXIT.failed
+}

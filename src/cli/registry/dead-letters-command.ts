@@ -5,7 +5,7 @@ import { EXIT, type ExitCode } from '../exit-codes.js'
 import type { OptionSpecs, OptionValues } from '../options.js'
 import { escapeControl, writeJsonLine } from '../terminal.js'
 import { usageError } from '../usage.js'
-import { onQueue, REDIS_OPTIONS } from './connect.js'
+import { absent, onQueue, REDIS_OPTIONS } from './connect.js'
 
 const ACTIONS = ['list', 'redrive', 'purge'] as const
 type Action = (typeof ACTIONS)[number]
@@ -92,6 +92,9 @@ async function act(
           printLetter(letter, json)
           return ++shown < options.limit ? 'stayed' : 'stop'
         })
+      // No dead letter, and no such destination: most likely a typo, not a healthy customer.
+      if (shown === 0 && destination !== undefined && (await queue.destinations.get(destination)) === undefined)
+        return absent(destination)
       return EXIT.ok
     }
     case 'redrive': {
@@ -142,7 +145,7 @@ export const deadLettersCommand: Command = defineCommand({
   argument: { name: 'eventId', description: 'the event to re-drive; or --all', for: ['redrive'], optional: true },
   options: OPTIONS,
   epilog:
-    'Exit codes: 0 done, 1 no such dead letter, one could not be re-driven, or Redis failed, 2 bad command line.\n\nExamples:\n  $ eventwire dead-letters list --destination acme\n  $ eventwire dead-letters redrive --all --destination acme\n  $ eventwire dead-letters purge --older-than 604800000',
+    'Exit codes: 0 done, 1 no such dead letter or destination, one could not be re-driven, or Redis failed, 2 bad command line.\n\nExamples:\n  $ eventwire dead-letters list --destination acme\n  $ eventwire dead-letters redrive --all --destination acme\n  $ eventwire dead-letters purge --older-than 604800000',
   run: (options, action, eventId) => {
     if (action === 'redrive' && (eventId === undefined) === !options.all)
       usageError('redrive takes one event id, or --all')

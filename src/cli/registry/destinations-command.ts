@@ -1,14 +1,20 @@
 import { readFileSync } from 'node:fs'
-import type { Destination, LoggedAttempt, StoredDestination, WebhookQueue } from '../../webhook/bullmq/index.js'
-import { countArgument } from '../arguments.js'
+import type {
+  Destination,
+  LoggedAttempt,
+  ReplayResult,
+  StoredDestination,
+  WebhookQueue,
+} from '../../webhook/bullmq/index.js'
+import { countArgument, timeArgument } from '../arguments.js'
 import { defineCommand, type Command } from '../command-line.js'
 import { EXIT, type ExitCode } from '../exit-codes.js'
 import type { OptionSpecs, OptionValues } from '../options.js'
 import { escapeControl, writeJsonLine } from '../terminal.js'
 import { usageError } from '../usage.js'
-import { onQueue, REDIS_OPTIONS } from './connect.js'
+import { absent, onQueue, REDIS_OPTIONS } from './connect.js'
 
-const ACTIONS = ['list', 'show', 'attempts', 'set', 'disable', 'enable', 'delete'] as const
+const ACTIONS = ['list', 'show', 'attempts', 'replay', 'set', 'disable', 'enable', 'delete'] as const
 type Action = (typeof ACTIONS)[number]
 
 /** Collects each use of a repeatable option. */
@@ -44,9 +50,51 @@ const OPTIONS = {
     description: 'attempts: at most this many, newest first (100 by default, up to 10000)',
     parse: countArgument,
   },
+  since: {
+    long: 'since',
+    value: 'time',
+    description:
+      'attempts, replay: from this time on: ISO 8601 with its zone (2026-11-28T14:00:00Z), epoch ms, or how long ago (90m, 2h, 1d)',
+    parse: (text: string) => timeArgument(text),
+  },
+  until: {
+    long: 'until',
+    value: 'time',
+    description: 'attempts, replay: up to this time, in the same forms (now by default)',
+    parse: (text: string) => timeArgument(text),
+  },
 } as const satisfies OptionSpecs
 
 type Options = OptionValues<typeof OPTIONS>
+
+/**
+ * A `whsec_` secret is a Standard Webhooks one: given as the X-Signature secret (`--secret`, or
+ * `sharedSecret` in a file), it signs with HMAC-SHA1 over those characters, and a receiver that
+ * verifies Standard Webhooks refuses every request. Said, not refused: the string is a valid key.
+ */
+function warnStandardAsShared(stored: StoredDestination): void {
+  const shared = stored.sharedSecret === undefined ? [] : [stored.sharedSecret].flat()
+  if (!shared.some((secret) => secret.startsWith('whsec_'))) return
+  process.stderr.write(
+    `warning: ${escapeControl(stored.id)} has a whsec_ secret as its X-Signature secret (--secret, sharedSecret). That is a Standard Webhooks secret: give it as standardSecret in --file for receivers that verify Standard Webhooks.\n`,
+  )
+}
+
+/** What a replay did, in one line: what it stored, and why it left any out. */
+function replayLine(id: string, result: ReplayResult): string {
+  const left = [
+    result.inFlight > 0 ? `${result.inFlight} already waiting or being delivered` : '',
+    result.deadLetters > 0 ? `${result.deadLetters} dead letters (re-drive them instead)` : '',
+    result.disabled > 0 ? `${result.disabled} not sent: the destination is disabled (enable it, then replay)` : '',
+  ].filter((part) => part !== '')
+  const kept =
+    result.found === 0
+      ? ': nothing kept for that window (workers keep delivered events only with their keepSent option)'
+      : ''
+  return escapeControl(
+    `${id}: ${result.queued} of ${result.found} events queued again${kept}${left.length > 0 ? `; ${left.join('; ')}` : ''}`,
+  )
+}
 
 /** Header names whose values are credentials: masked unless `--show-secrets`. */
 const SENSITIVE = /auth|token|secret|key|password|cookie|signature/i
@@ -124,11 +172,6 @@ function warnChanged(before: StoredDestination, after: StoredDestination, fromFl
     process.stderr.write(
       `warning: ${escapeControl(after.id)} was disabled, and set enabled it: workers send its events again. To keep it off, give "enabled": false in --file, or run disable after.\n`,
     )
-}
-
-function absent(id: string): ExitCode {
-  process.stderr.write(`error: no destination ${escapeControl(JSON.stringify(id))} in the registry\n`)
-  return EXIT.failed
 }
 
 /** How `show` prints a value it hides. */
@@ -221,7 +264,13 @@ async function act(
       return EXIT.ok
     }
     case 'attempts': {
-      const attempts = await queue.attempts({ destination: id, eventId: options.event, limit: options.limit })
+      const attempts = await queue.attempts({
+        destination: id,
+        eventId: options.event,
+        limit: options.limit,
+        since: options.since,
+        until: options.until,
+      })
       // Nothing logged for an id the registry does not hold: most likely a typo, not a quiet customer.
       if (attempts.length === 0 && (await registry.get(id as string)) === undefined) return absent(id as string)
       for (const attempt of attempts) {
@@ -230,11 +279,18 @@ async function act(
       }
       return EXIT.ok
     }
+    case 'replay': {
+      const result = await queue.replay({ destination: id, since: options.since as number, until: options.until })
+      if (options.json) writeJsonLine(process.stdout, { id, ...result })
+      else process.stdout.write(`${replayLine(id as string, result)}\n`)
+      return EXIT.ok
+    }
     case 'set': {
       const { destination: given, version } = written as { destination: Destination; version?: number }
       const before = await registry.get(id as string)
       const stored = await registry.set(given, { ifVersion: options.ifVersion ?? version })
       if (before !== undefined) warnChanged(before, stored, options.file === undefined)
+      warnStandardAsShared(stored)
       print({ ...options, showSecrets: false }, stored)
       return EXIT.ok
     }
@@ -264,16 +320,16 @@ export const destinationsCommand: Command = defineCommand({
   name: 'destinations',
   summary: "list and change the destinations of a queue's registry in Redis",
   description:
-    "Reads and writes the registry of destinations that producers route to and workers deliver to (docs/destinations.md). Changes reach every producer and worker within a second. Secrets and credential headers print as *** unless --show-secrets. 'attempts' prints a destination's attempt log, newest first.",
+    "Reads and writes the registry of destinations that producers route to and workers deliver to (docs/destinations.md). Changes reach every producer and worker within a second. Secrets and credential headers print as *** unless --show-secrets. 'attempts' prints a destination's attempt log, newest first. 'replay' sends again what the destination was delivered in a window, as kept by workers with keepSent.",
   operand: { name: 'action', description: 'what to do', choices: ACTIONS },
   argument: {
     name: 'id',
     description: 'the destination',
-    for: ['show', 'attempts', 'set', 'disable', 'enable', 'delete'],
+    for: ['show', 'attempts', 'replay', 'set', 'disable', 'enable', 'delete'],
   },
   options: OPTIONS,
   epilog:
-    'Exit codes: 0 done, 1 no such destination or Redis failed, 2 bad command line or destination.\n\nExamples:\n  $ eventwire destinations set acme --url https://hooks.acme.example/in --secret s3cret\n  $ eventwire destinations set acme --file acme.json\n  $ eventwire destinations attempts acme --limit 20\n  $ eventwire destinations disable acme',
+    'Exit codes: 0 done, 1 no such destination or Redis failed, 2 bad command line or destination.\n\nExamples:\n  $ eventwire destinations set acme --url https://hooks.acme.example/in --secret s3cret\n  $ eventwire destinations set acme --file acme.json\n  $ eventwire destinations attempts acme --limit 20\n  $ eventwire destinations replay acme --since 2026-11-28T14:00:00Z --until 2026-11-28T15:00:00Z\n  $ eventwire destinations disable acme',
   run: (options, action, id) => {
     // Checked before Redis is asked: a wrong command line is known at once.
     if (
@@ -283,6 +339,10 @@ export const destinationsCommand: Command = defineCommand({
       usageError(`${action} takes none of --file, --url, --secret, --mode, --if-version`)
     if (action !== 'attempts' && (options.event ?? options.limit) !== undefined)
       usageError(`${action} takes neither --event nor --limit`)
+    if (action !== 'attempts' && action !== 'replay' && (options.since ?? options.until) !== undefined)
+      usageError(`${action} takes neither --since nor --until`)
+    if (action === 'replay' && options.since === undefined)
+      usageError('replay needs --since: the start of the window (e.g. --since 2h, or --since 2026-11-28T14:00:00Z)')
     const written = action === 'set' ? destinationOf(options, id as string) : undefined
     return onQueue(options, (queue) => act(queue, options, action, id, written))
   },

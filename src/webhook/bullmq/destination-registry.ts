@@ -11,7 +11,11 @@ import { evalCached, type ScriptStore } from './cached-script.js'
  * A key of one destination's own under the queue's keys (`<keys>:<kind>:<id>`), or of the workers'
  * own `webhooks` (`<keys>:<kind>`): a destination id has no `:`, so neither can be the other's.
  */
-export function destinationKey(keys: string, kind: 'attempts' | 'alerts', destination: string | undefined): string {
+export function destinationKey(
+  keys: string,
+  kind: 'attempts' | 'alerts' | 'sent',
+  destination: string | undefined,
+): string {
   return destination === undefined ? `${keys}:${kind}` : `${keys}:${kind}:${destination}`
 }
 

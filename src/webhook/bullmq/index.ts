@@ -13,6 +13,8 @@ export { UnknownDestinationError } from '../delivery/unknown-destination-error.j
 export type { HeldUrl } from './held-jobs.js'
 export type { AttemptsOptions, LoggedAttempt } from './logged-attempt.js'
 export type { AttemptLogOptions } from './attempt-log.js'
+export type { KeepSentOptions } from './sent-bodies.js'
+export type { ReplayOptions, ReplayResult } from './replay.js'
 export type {
   AlertOptions,
   BackAlert,

@@ -9,6 +9,7 @@ import type { WaitForReplicas } from './replica-ack.js'
 import type { WebhookQueueOptions } from './queue-options.js'
 import { resolveAttemptLog, type ResolvedAttemptLog } from './attempt-log.js'
 import { resolveAlerts, type ResolvedAlerts } from './delivery-alerts.js'
+import { resolveKeepSent, type ResolvedKeepSent } from './sent-bodies.js'
 
 // WebhookQueue and WebhookWorker options are checked here, as the destination's settings are in
 // settings.ts: at construction, each wrong value an OptionsError naming its option, instead of a
@@ -60,6 +61,8 @@ export interface ResolvedWorkerOptions extends ResolvedQueueLocation {
   readonly stalledInterval: number
   /** Where each attempt is logged and for how long; `undefined`: not logged. */
   readonly attemptLog: ResolvedAttemptLog | undefined
+  /** What is kept of delivered events for `WebhookQueue.replay()`; `undefined`: nothing. */
+  readonly keepSent: ResolvedKeepSent | undefined
   /** When URLs that keep failing are told about, and whether destinations are disabled; `undefined`: never. */
   readonly alerts: ResolvedAlerts | undefined
 }
@@ -89,6 +92,7 @@ export const WORKER_OPTION_NAMES = {
   stalledInterval: true,
   durability: true,
   attemptLog: true,
+  keepSent: true,
   alerts: true,
 } as const satisfies Readonly<Record<string, true>>
 /** Names people reach for (BullMQ's and ioredis's among them), mapped to ours. */
@@ -210,6 +214,7 @@ export function resolveWorkerOptions(options: unknown): ResolvedWorkerOptions {
     lockDuration: integerOption('lockDuration', options['lockDuration'], 30_000, 1, MAX_TIMER_MS),
     stalledInterval: integerOption('stalledInterval', options['stalledInterval'], 30_000, 1, MAX_TIMER_MS),
     attemptLog: resolveAttemptLog(options['attemptLog']),
+    keepSent: resolveKeepSent(options['keepSent']),
     alerts: resolveAlerts(options['alerts']),
   }
 }

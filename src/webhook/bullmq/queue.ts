@@ -37,6 +37,7 @@ import { checkDestinationId } from '../delivery/destination-record.js'
 import { OptionsError } from '../../core/errors/options-error.js'
 import { checkOptionNames } from '../../core/option-checks.js'
 import { parkedCount, type ParkedStore } from './fair-queueing.js'
+import { eachSent, resolveReplayOptions, type ReplayOptions, type ReplayResult, type SentReadStore } from './replay.js'
 import {
   readAttempts,
   resolveAttemptsOptions,
@@ -554,6 +555,62 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
     await job.updateData(freshData(job.data))
     await job.retry('failed')
     return true
+  }
+
+  /**
+   * Sends again what a destination was delivered in a time window: each event its workers kept
+   * (the worker option `keepSent`), with its id and body, signed anew. An event of the window
+   * whose id is in Redis (waiting, being delivered, or a dead letter) is not stored a second time.
+   * Events are stored as `enqueueBulk()` stores them, a thousand at a time, and delivered as any
+   * event, behind the destination's other events (fair queueing).
+   *
+   * @returns how many events the window held, and what became of them.
+   * @throws `OptionsError` naming an option it cannot use; {@link UnknownDestinationError} for a
+   *   destination the registry does not hold; `RedisTimeoutError` and `RedisRefusedError` as
+   *   `enqueue()` does (replaying the window again is safe: what was stored answers `inFlight`).
+   * @example
+   * ```ts
+   * import { WebhookQueue } from 'eventwire/webhook/bullmq'
+   *
+   * const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port: 6379 } })
+   * // The customer lost what they received between 14:00 and 15:00 UTC.
+   * const { found, queued } = await queue.replay({
+   *   destination: 'acme',
+   *   since: Date.parse('2026-11-28T14:00:00Z'),
+   *   until: Date.parse('2026-11-28T15:00:00Z'),
+   * })
+   * console.log(`${queued} of ${found} events sent again`)
+   * ```
+   */
+  async replay(options: ReplayOptions): Promise<ReplayResult> {
+    const range = resolveReplayOptions(options)
+    if (this.#closing !== undefined) throw new ClosedError('replay events')
+    const disabled = range.destination !== undefined && !(await this.#takes(range.destination))
+    const client = (await this.#queue.backend.client) as unknown as SentReadStore
+    const store: SentReadStore = {
+      xrange: (...args) => this.#bounded(client.xrange(...args), 'Could not read the events kept for replay'),
+    }
+    const outcome = { queued: 0, inFlight: 0, deadLetters: 0, disabled: 0 }
+    const found = await eachSent(store, this.#keys, range, async (events) => {
+      if (disabled) {
+        outcome.disabled += events.length
+        return
+      }
+      const checked = events.map(({ eventId, body }) => ({
+        eventId,
+        body,
+        destination: range.destination,
+        enabled: true,
+        named: true,
+        replay: true,
+      }))
+      for (const status of await this.#store(checked, `Could not store ${checked.length} replayed events in Redis`)) {
+        if (status === 'queued') outcome.queued++
+        else if (status === 'dead-letter') outcome.deadLetters++
+        else outcome.inFlight++
+      }
+    })
+    return { found, ...outcome }
   }
 
   /**

@@ -17,6 +17,11 @@ export interface EventToStore {
   readonly body: string
   /** The registry's destination it goes to, if any. */
   readonly destination?: string | undefined
+  /**
+   * Sent again by `replay()`: stored even when its id is remembered after delivery (what a replay
+   * is for), though never beside a job of the same id in Redis.
+   */
+  readonly replay?: boolean | undefined
 }
 
 /**
@@ -40,7 +45,8 @@ const RELEASE = 'eventwireRelease'
 // it parks (fair queueing: each id stored now is admitted to the wait list or parked, see
 // fair-queueing.ts). ARGV[1]: the job key prefix;
 // ARGV[2]: the prefix of BullMQ's de-duplication keys; ARGV[3..]: each job id and its shard hash
-// (remembered-ids.ts). Job, de-duplication and remembered ids' keys are built from the prefixes,
+// (remembered-ids.ts), or -1 for an event sent again by replay(): its id is not looked for among
+// those remembered after delivery. Job, de-duplication and remembered ids' keys are built from the prefixes,
 // as BullMQ's own scripts build job keys: with a hash-tagged prefix they are in the slot of KEYS[1].
 // Answers per id: 0 nothing, 1 a job in flight or an id remembered after delivery, 2 a dead letter.
 //
@@ -62,8 +68,9 @@ for i = 3, #ARGV, 2 do
   if redis.call('EXISTS', job) == 1 then
     if redis.call('ZSCORE', KEYS[1], id) then answers[at] = 2 else answers[at] = 1 end
   else
-    checks = checks or rememberedIn()
-    if redis.call('EXISTS', ARGV[2] .. id) == 1 or remembered(checks, id, tonumber(ARGV[i + 1])) then
+    local hash = tonumber(ARGV[i + 1])
+    if hash >= 0 then checks = checks or rememberedIn() end
+    if hash >= 0 and (redis.call('EXISTS', ARGV[2] .. id) == 1 or remembered(checks, id, hash)) then
       answers[at] = 1
       redis.call('HSET', job, 'standIn', 'eventwire')
       redis.call('RPUSH', KEYS[2], job)
@@ -113,6 +120,8 @@ export async function storeOnce(
   /** Indexes (in `events`) of events whose id came earlier in `events`. */
   const repeats = new Set<number>()
   const jobs: StoredJob<WebhookJobData>[] = []
+  /** Positions (in `jobs`) of events sent again by replay(). */
+  const replays = new Set<number>()
   const { removeOnFail, dedupWindowMs: window } = options
   const jobIds = events.map((event) => jobIdOf(event.eventId, event.destination))
   for (const [index, event] of events.entries()) {
@@ -123,6 +132,7 @@ export async function storeOnce(
     }
     positions.set(jobId, jobs.length)
     const { eventId, body, destination } = event
+    if (event.replay === true) replays.add(jobs.length)
     jobs.push(
       new StoredJob<WebhookJobData>(
         queue,
@@ -146,7 +156,8 @@ export async function storeOnce(
   const held = `${keys['']}eventwire-held`
   const parked = parkedNowKey((keys[''] as string).slice(0, -1))
   const idsAndHashes: (string | number)[] = []
-  for (const job of jobs) idsAndHashes.push(job.id as string, shardHash(job.id as string))
+  for (const [index, job] of jobs.entries())
+    idsAndHashes.push(job.id as string, replays.has(index) ? -1 : shardHash(job.id as string))
   multi.runCommand(SEEN, [keys.failed, held, parked, keys[''], `${keys.de}:`, ...idsAndHashes])
   // Each add is queued on the transaction before its promise settles; none is sent before exec().
   await Promise.all(jobs.map((job) => job.addJob(multi)))

@@ -31,7 +31,9 @@ import { SharedBreakers, type BreakerStore } from './shared-breakers.js'
 import { SharedRates, type RateStore } from './shared-rates.js'
 import { WorkerLanes, type WorkerUrlState } from './worker-lanes.js'
 import { FairQueueing, partyOfJob, type FairStore } from './fair-queueing.js'
-import { AttemptLog, type AttemptLogOptions, type AttemptLogStore } from './attempt-log.js'
+import { AttemptLog, type AttemptLogOptions } from './attempt-log.js'
+import { SentBodies, type KeepSentOptions } from './sent-bodies.js'
+import type { StreamStore } from './stream-writer.js'
 import { DeliveryAlerts, type AlertOptions, type AlertStore, type DeliveryAlert } from './delivery-alerts.js'
 import { WebhookDestinations } from './webhook-destinations.js'
 import type { UrlStateNotice } from '../delivery/destination-base.js'
@@ -62,6 +64,12 @@ export interface WebhookWorkerOptions {
    * @defaultValue { maxEntries: 200, maxAgeMs: 7 days }
    */
   attemptLog?: AttemptLogOptions | false | undefined
+  /**
+   * Keep each delivered event's id and body per destination in Redis, bounded by count and age,
+   * so that `WebhookQueue.replay()` can send a time window again; `true` for the defaults. Bodies
+   * cost Redis their size. See docs/destinations.md. @defaultValue false
+   */
+  keepSent?: KeepSentOptions | boolean | undefined
   /**
    * Staged alerts (`'alert'`) for a URL that keeps failing its events, and whether a destination
    * whose every URL gave up is disabled; `false` for none. See docs/destinations.md.
@@ -218,6 +226,8 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
   readonly #lanes: WorkerLanes
   /** Each attempt, per destination, for `WebhookQueue.attempts()`; none with `attemptLog: false`. */
   readonly #log: AttemptLog | undefined
+  /** What is kept of delivered events, for `WebhookQueue.replay()`; none without `keepSent`. */
+  readonly #sent: SentBodies | undefined
   /** This worker's side of fair queueing between destinations: reports what it takes, releases what is parked. */
   #fair: FairQueueing | undefined
   /** Staged alerts of URLs that keep failing; none with `alerts: false`. */
@@ -264,15 +274,34 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     const { breaker, timeoutMs, ratePerUrl } = engine.settings
     const store = async () => (await this.#worker.backend.client) as unknown as BreakerStore & RateStore
     const keys = `${resolved.prefix}:${resolved.name}`
+    const streams = async () => (await store()) as unknown as StreamStore
+    /** Where a stream writer reports: a failed write as `'error'`, what it dropped as `'warning'` saying `what`. */
+    const streamHooks = (what: (count: number) => string) => ({
+      failed: (error: Error) => this.#reportError(error),
+      dropped: (count: number) => this.#warn(`eventwire: ${what(count)} Deliveries go on; see docs/destinations.md.`),
+    })
     this.#log =
       resolved.attemptLog &&
-      new AttemptLog(keys, resolved.attemptLog, async () => (await store()) as unknown as AttemptLogStore, {
-        failed: (error) => this.#reportError(error),
-        dropped: (count) =>
-          this.#warn(
-            `eventwire: ${count} attempt(s) were not logged: Redis took the attempt log's writes more slowly than this worker made attempts. Deliveries go on; see docs/destinations.md (attempt log).`,
-          ),
-      })
+      new AttemptLog(
+        keys,
+        resolved.attemptLog,
+        streams,
+        streamHooks(
+          (count) =>
+            `${count} attempt(s) were not logged: Redis took the attempt log's writes more slowly than this worker made attempts.`,
+        ),
+      )
+    this.#sent =
+      resolved.keepSent &&
+      new SentBodies(
+        keys,
+        resolved.keepSent,
+        streams,
+        streamHooks(
+          (count) =>
+            `${count} delivered event(s) were not kept for replay: Redis took their writes more slowly than this worker delivered.`,
+        ),
+      )
     this.#own = engine.endpoints.length === 0 ? undefined : this.#serving(engine, undefined)
     this.#lanes = new WorkerLanes({
       slotsPerUrl: slotsPerUrl(settings, engine.endpoints.length, resolved.concurrency),
@@ -686,12 +715,13 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
 
   /** The attempts logged, and the alerts raised in Redis told. */
   async #toldAll(): Promise<void> {
-    await Promise.all([this.#log?.flush(), this.#alerts?.settled()])
+    await Promise.all([this.#log?.flush(), this.#sent?.flush(), this.#alerts?.settled()])
   }
 
   /** Delivers a job; once the worker is closing, its attempts and alerts are written before it ends (the connection closes after the last). */
   async #process(job: Job<WebhookJobData>, token: string | undefined): Promise<void> {
-    if (this.#log === undefined && this.#alerts === undefined) return this.#deliver(job, token)
+    if (this.#log === undefined && this.#sent === undefined && this.#alerts === undefined)
+      return this.#deliver(job, token)
     try {
       return await this.#deliver(job, token)
     } finally {
@@ -774,7 +804,10 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     if (remembered !== undefined) await remembered
     else this.#holdWrites()
     // Delivered: the job is removed on completion, so its state is not written first.
-    if (result.status === 'delivered') return
+    if (result.status === 'delivered') {
+      this.#sent?.record(data.destination, data.eventId, data.body)
+      return
+    }
     await keepState()
     throw new UnrecoverableError(
       `not delivered after ${state.rounds} round(s): ${result.urls.map(reasonAt).join('; ')}`,
