@@ -234,6 +234,9 @@ describe.runIf(redis.available)('eventwire destinations', () => {
       expect(run.stdout).toBe('')
     }
     expect((await cli('destinations', 'replay', 'acme')).stderr).toMatch(/replay needs --since/)
+    expect(
+      (await cli('destinations', 'attempts', 'acme', '--since', '1764300000001', '--until', '1764300000000')).stderr,
+    ).toMatch(/--until is before --since \(2025-11-28T03:20:00\.000Z < 2025-11-28T03:20:00\.001Z\)/)
     expect((await cli('destinations', 'replay', 'acme', '--since', 'yesterday')).stderr).toMatch(
       /ISO 8601 date-time with its zone/,
     )

@@ -97,7 +97,10 @@ describe('keeping what was sent, apart from Redis', () => {
     expect(() => resolveReplayOptions({})).toThrow(/`since`.*0 for all that is kept/)
     expect(() => resolveReplayOptions({ since: -1 })).toThrow(/`since`/)
     expect(() => resolveReplayOptions({ since: 1.5 })).toThrow(/`since`/)
-    expect(() => resolveReplayOptions({ since: 10, until: 9 })).toThrow(/`until`/)
+    expect(() => resolveReplayOptions({ since: 10, until: 9 })).toThrow(
+      'Invalid option `until`: is before `since` (9 < 10): give a window that ends after it starts.',
+    )
+    expect(() => resolveReplayOptions({ since: 10, until: -1 })).toThrow(/`until`/)
     expect(() => resolveReplayOptions({ from: 1 })).toThrow('`from`: no such option; use `since` instead.')
     expect(() => resolveReplayOptions({ start: 1 })).toThrow('`start`: no such option; use `since` instead.')
     expect(() => resolveReplayOptions({ since: 1, to: 2 })).toThrow('`to`: no such option; use `until` instead.')
@@ -312,7 +315,7 @@ describe.runIf(redis.available)('replay, in Redis', () => {
   it('sends a window again to the same destination: same ids and bodies, signed anew, nothing outside it', async () => {
     const acme = await sink()
     const beta = await sink()
-    const { queue, worker, kept, redisNow } = await fleet()
+    const { queue, worker, kept, redisNow, client, name } = await fleet()
     await queue.destinations.set({ id: 'acme', webhooks: [{ url: acme.url }], sharedSecret: 'acme-secret' })
     await queue.destinations.set({ id: 'beta', webhooks: [{ url: beta.url }] })
     let done = ended(worker, 3)
@@ -350,8 +353,9 @@ describe.runIf(redis.available)('replay, in Redis', () => {
     }
     expect(JSON.parse(again[0]?.body as string)).toMatchObject({ properties: { plan: 'gold' } })
     expect(beta.requests).toHaveLength(1)
-    // What was sent again is kept again: it was sent in its own time.
-    await kept('acme', 5)
+    // What was sent again is not kept again: a replay pushes no older event out of what is kept.
+    await worker.close()
+    expect(await client.xlen(destinationKey(`bull:${name}`, 'sent', 'acme'))).toBe(3)
     // Nothing kept for a window with nothing in it, or for the workers' own webhooks.
     expect(await queue.replay({ destination: 'acme', since: (await redisNow()) + 60_000 })).toMatchObject({
       found: 0,
@@ -409,7 +413,7 @@ describe.runIf(redis.available)('replay, in Redis', () => {
 
   it('refuses an unknown destination, counts a disabled one’s events, and replays the workers’ own webhooks', async () => {
     const receiver = await sink()
-    const { queue, worker, kept } = await fleet()
+    const { queue, worker, kept, client, name } = await fleet()
     await queue.destinations.set({ id: 'acme', webhooks: [{ url: receiver.url }] })
     const done = ended(worker, 1)
     await queue.enqueue(event('one'), { destination: 'acme' })
@@ -424,15 +428,20 @@ describe.runIf(redis.available)('replay, in Redis', () => {
       disabled: 1,
     })
     await expect(queue.replay({ destination: 'nosuch', since: 0 })).rejects.toThrow(UnknownDestinationError)
+    // Deleted, what was kept goes with it: an id set again finds nothing of the customer before.
+    expect(await queue.destinations.delete('acme')).toBe(true)
+    expect(await client.exists(destinationKey(`bull:${name}`, 'sent', 'acme'))).toBe(0)
+    await queue.destinations.set({ id: 'acme', webhooks: [{ url: receiver.url }] })
+    expect(await queue.replay({ destination: 'acme', since: 0 })).toMatchObject({ found: 0 })
     await queue.close()
     await expect(queue.replay({ destination: 'acme', since: 0 })).rejects.toMatchObject({ code: 'ERR_CLOSED' })
 
     const own = await sink()
-    const name = `replay-own-${queues++}`
-    const ownQueue = new WebhookQueue({ connection: connection(), name })
+    const ownName = `replay-own-${queues++}`
+    const ownQueue = new WebhookQueue({ connection: connection(), name: ownName })
     const ownWorker = new WebhookWorker(
       { webhooks: [{ url: own.url }] },
-      { connection: connection(), name, keepSent: { maxEntries: 2 } },
+      { connection: connection(), name: ownName, keepSent: { maxEntries: 2 } },
     )
     open.push(ownWorker, ownQueue)
     await Promise.all([ownQueue.ready(), ownWorker.ready()])
@@ -441,7 +450,7 @@ describe.runIf(redis.available)('replay, in Redis', () => {
     await ownDone
     await ownWorker.close()
     // Kept: the newest two.
-    const again = new WebhookWorker({ webhooks: [{ url: own.url }] }, { connection: connection(), name })
+    const again = new WebhookWorker({ webhooks: [{ url: own.url }] }, { connection: connection(), name: ownName })
     open.push(again)
     ownDone = ended(again, 2)
     expect(await ownQueue.replay({ since: 0 })).toMatchObject({ found: 2, queued: 2 })

@@ -341,6 +341,10 @@ export const destinationsCommand: Command = defineCommand({
       usageError(`${action} takes neither --event nor --limit`)
     if (action !== 'attempts' && action !== 'replay' && (options.since ?? options.until) !== undefined)
       usageError(`${action} takes neither --since nor --until`)
+    if (options.since !== undefined && options.until !== undefined && options.until < options.since)
+      usageError(
+        `--until is before --since (${new Date(options.until).toISOString()} < ${new Date(options.since).toISOString()}): give a window that ends after it starts`,
+      )
     if (action === 'replay' && options.since === undefined)
       usageError('replay needs --since: the start of the window (e.g. --since 2h, or --since 2026-11-28T14:00:00Z)')
     const written = action === 'set' ? destinationOf(options, id as string) : undefined

@@ -22,6 +22,7 @@ export function destinationKey(
 /** What the registry is read and written with: ioredis's scripts, as BullMQ's connection runs them. */
 export interface RegistryStore extends ScriptStore {
   hget(key: string, field: string): Promise<string | null>
+  del(key: string): Promise<number>
   hscan(
     key: string,
     cursor: string,

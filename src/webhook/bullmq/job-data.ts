@@ -42,6 +42,8 @@ export interface WebhookJobData {
   /** The id of the registry's destination it goes to; none for the worker's own `webhooks`. */
   readonly destination?: string
   readonly dedupWindowMs?: number
+  /** Stored again by `replay()`: not kept again once delivered (a replay must not push older events out of what is kept). */
+  readonly replayed?: true
   readonly state?: StoredState
   readonly stalls?: number
 }
@@ -53,6 +55,7 @@ export function freshData(data: WebhookJobData): WebhookJobData {
     body: data.body,
     ...(data.destination === undefined ? {} : { destination: data.destination }),
     ...(data.dedupWindowMs === undefined ? {} : { dedupWindowMs: data.dedupWindowMs }),
+    ...(data.replayed === true ? { replayed: true } : {}),
   }
 }
 

@@ -237,7 +237,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
         if (!this.emit('error', error)) console.error('eventwire: webhook queue:', error.message)
       },
     })
-    this.destinations = new WebhookDestinations(registry, store, (id) => this.#routes.forget(id))
+    this.destinations = new WebhookDestinations(registry, store, (id) => this.#routes.forget(id), this.#keys)
     this.#queue.on('error', (error: Error) => {
       this.#lastError = error
       if (!this.emit('error', error)) console.error('eventwire: webhook queue:', error.message)

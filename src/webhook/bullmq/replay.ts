@@ -77,7 +77,12 @@ export function resolveReplayOptions(options: unknown): ReplayRange {
   if (options['since'] === undefined)
     throw new OptionsError('since', 'expected the start of the window, in epoch ms (0 for all that is kept).')
   const since = integerOption('since', options['since'], 0, 0)
-  const until = options['until'] === undefined ? undefined : integerOption('until', options['until'], 0, since)
+  const until = options['until'] === undefined ? undefined : integerOption('until', options['until'], 0, 0)
+  if (until !== undefined && until < since)
+    throw new OptionsError(
+      'until',
+      `is before \`since\` (${until} < ${since}): give a window that ends after it starts.`,
+    )
   return { destination, since, until }
 }
 

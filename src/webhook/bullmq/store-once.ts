@@ -142,6 +142,7 @@ export async function storeOnce(
           body,
           ...(destination === undefined ? {} : { destination }),
           ...(window === undefined ? {} : { dedupWindowMs: window }),
+          ...(event.replay === true ? { replayed: true as const } : {}),
         },
         // removeOnFail only when not the workers' default (see WebhookWorker).
         removeOnFail === undefined

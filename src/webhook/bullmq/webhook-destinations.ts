@@ -9,7 +9,7 @@ import {
   type StoredDestination,
 } from '../delivery/destination-record.js'
 import { readStored } from './destination-cache.js'
-import type { DestinationRegistry, RegistryStore } from './destination-registry.js'
+import { destinationKey, type DestinationRegistry, type RegistryStore } from './destination-registry.js'
 
 /** Options of {@link WebhookDestinations.set}. */
 export interface SetDestinationOptions {
@@ -47,10 +47,18 @@ const MAX_TRIES = 5
 export class WebhookDestinations {
   readonly #registry: DestinationRegistry
   readonly #store: () => Promise<RegistryStore>
+  readonly #keys: string
   readonly #changed: (id: string) => void
 
   /** @internal Made by `WebhookQueue`; `changed` is told each id this process writes. */
-  constructor(registry: DestinationRegistry, store: () => Promise<RegistryStore>, changed: (id: string) => void) {
+  /** @param keys - The queue's keys, `<prefix>:<name>`: where what workers keep for replay is. */
+  constructor(
+    registry: DestinationRegistry,
+    store: () => Promise<RegistryStore>,
+    changed: (id: string) => void,
+    keys: string,
+  ) {
+    this.#keys = keys
     this.#registry = registry
     this.#store = store
     this.#changed = changed
@@ -131,7 +139,11 @@ export class WebhookDestinations {
    */
   async delete(id: string): Promise<boolean> {
     checkDestinationId(id)
-    const outcome = await this.#registry.write(await this.#store(), id, undefined)
+    const store = await this.#store()
+    const outcome = await this.#registry.write(store, id, undefined)
+    // What workers kept of its events for replay goes with it: an id set again later may be
+    // another customer's, and must not be sent this one's events.
+    if (outcome.kind === 'written') await store.del(destinationKey(this.#keys, 'sent', id))
     this.#changed(id)
     return outcome.kind === 'written'
   }

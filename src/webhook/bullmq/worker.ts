@@ -338,7 +338,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
       build: (read) => this.#servingOf(read),
       failed: (error) => this.#reportError(error),
     })
-    const writer = new WebhookDestinations(registry, registryStore, (id) => this.#destinations.forget(id))
+    const writer = new WebhookDestinations(registry, registryStore, (id) => this.#destinations.forget(id), keys)
     this.#alerts =
       resolved.alerts &&
       new DeliveryAlerts(
@@ -805,7 +805,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     else this.#holdWrites()
     // Delivered: the job is removed on completion, so its state is not written first.
     if (result.status === 'delivered') {
-      this.#sent?.record(data.destination, data.eventId, data.body)
+      if (data.replayed !== true) this.#sent?.record(data.destination, data.eventId, data.body)
       return
     }
     await keepState()
