@@ -36,6 +36,10 @@ import {
   MAX_UNWRITTEN_BODY_CHARS,
 } from '../src/webhook/bullmq/sent-bodies.js'
 import { REPLAY_PAGE } from '../src/webhook/bullmq/replay.js'
+import { DEFAULT_SERVE_PORT } from '../src/cli/serve/command.js'
+import { MAX_SOURCE_DESTINATIONS, MAX_WRITE_KEYS } from '../src/cli/serve/serve-config.js'
+import { MAX_HEADERS } from '../src/cli/serve/serve-server.js'
+import { HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../src/cli/ingest/ingest-request.js'
 import { ALERT_DEFAULTS } from '../src/webhook/bullmq/delivery-alerts.js'
 import { ADMITTED_TTL_MS, FAIR_WINDOW, SWEEP_MS } from '../src/webhook/bullmq/fair-queueing.js'
 import { IDS_PER_SHARD, SHARD_GROWTH, SPANS_PER_WINDOW } from '../src/webhook/bullmq/remembered-ids.js'
@@ -206,6 +210,7 @@ const FACTS = new Set<string>([
 const NOT_FACTS: Record<string, string> = {
   'docs/cli.md: 10 s': "eventwire dev's header timeout and its rate window, the command's own constants",
   'docs/cli.md: 338 bytes': 'a sample line of output',
+  'docs/destinations.md: 100 bytes': "the sizing rule's margin per kept event, from bench/README.md's measures",
   'docs/cli.md: 501,024 bytes': "eventwire dev's read cap for a gzip body: 500,000 bytes and a 1,024-byte margin",
   'docs/performance.md: 20 KB': "the size of a benchmark's large events",
   'docs/performance.md: 10 seconds': "a benchmark's duration",
@@ -282,6 +287,19 @@ describe('docs/destinations.md', () => {
     expect(ADMITTED_TTL_MS).toBe(3_600_000)
     expect(page).toContain('The set expires an hour after its last change')
     expect(text('docs/guarantees.md')).toContain('at most 200 events in the line the workers take from')
+  })
+
+  it("states serve's port, limits and bounds as the source sets them", () => {
+    const serve = text('docs/serve.md')
+    expect(DEFAULT_SERVE_PORT).toBe(8080)
+    expect(serve).toContain('8080 and 127.0.0.1 by default')
+    expect([HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS, MAX_HEADERS]).toEqual([10_000, 10_000, 100])
+    expect(serve).toContain(
+      'Requests time out after 10 s for their headers and 10 s in all; a request may carry at most 100 headers',
+    )
+    expect([MAX_WRITE_KEYS, MAX_SOURCE_DESTINATIONS]).toEqual([5, 100])
+    expect(serve).toContain('one write key or up to 5 during a rotation, and up to 100 destination ids')
+    expect(serve).toContain('32,000 bytes of JSON a message, 500,000 a body')
   })
 
   it('states what workers keep for replay, for how long, and how a replay stores it, as the source sets them', () => {

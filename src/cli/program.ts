@@ -5,12 +5,20 @@ import { devCommand } from './dev/command.js'
 import { EXIT, type ExitCode } from './exit-codes.js'
 import { formatHelp } from './help.js'
 import { listenCommand } from './listen/command.js'
+import { serveCommand } from './serve/command.js'
 import { deadLettersCommand } from './registry/dead-letters-command.js'
 import { destinationsCommand } from './registry/destinations-command.js'
 import { sendCommand } from './send/command.js'
 import { UsageError, usageError } from './usage.js'
 
-const COMMANDS: readonly Command[] = [devCommand, listenCommand, sendCommand, destinationsCommand, deadLettersCommand]
+const COMMANDS: readonly Command[] = [
+  devCommand,
+  listenCommand,
+  sendCommand,
+  serveCommand,
+  destinationsCommand,
+  deadLettersCommand,
+]
 
 /** Help is wrapped to the terminal, and to 80 columns when it goes to a file or a pipe. */
 function helpWidth(): number {

@@ -134,7 +134,7 @@ describe('eventwire dev', () => {
       code: 'ERR_UNAUTHORIZED',
       error: expect.stringMatching(/^that write key is not this server's/),
     })
-    expect((await postBatch(url, writeKey, batch, '/v1/track')).status).toBe(404)
+    expect((await postBatch(url, writeKey, batch, '/v1/nothing')).status).toBe(404)
     expect((await fetch(`${url}/v1/batch`)).status).toBe(405)
     await cli.waitFor(() => cli.records().filter((record) => record['event'] === 'rejected').length === 4)
     expect(hook.requests).toHaveLength(0)

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
-import { writeKeyMatches } from '../../src/cli/dev/write-key.js'
+import { writeKeyMatches } from '../../src/cli/ingest/write-key.js'
 
 const charCodeAt = String.prototype.charCodeAt
 afterEach(() => {
@@ -22,7 +22,7 @@ function charactersRead(writeKey: string, given: string): number {
   return reads
 }
 
-describe('the write-key comparison of eventwire dev', () => {
+describe('the write-key comparison of eventwire dev and serve', () => {
   it('accepts the key and nothing else', () => {
     fc.assert(fc.property(fc.string(), fc.string(), (key, given) => writeKeyMatches(key, given) === (key === given)))
     expect(writeKeyMatches('wk_123', 'wk_123')).toBe(true)

@@ -1,6 +1,6 @@
 import type { WireMessage } from '../../index.js'
 import type { DeliveryResult, RetryNotice, WebhookUrlStatus } from '../../webhook/index.js'
-import type { RejectionCode } from './batch.js'
+import type { RejectionCode } from '../ingest/batch.js'
 
 /** One URL's part in a settled event. */
 export interface UrlOutcome {

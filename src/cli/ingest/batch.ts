@@ -18,6 +18,8 @@ export type RejectionCode =
   | 'ERR_NOT_JSON'
   | 'ERR_BAD_BATCH'
   | 'ERR_MESSAGE_TOO_LARGE'
+  | 'ERR_UNAVAILABLE'
+  | 'ERR_INTERNAL'
   | ValidationError['code']
 
 /** A request the ingest server answers with an error status, and why. */
@@ -90,6 +92,25 @@ export function parseBatchBody(body: string): BatchBody {
     throw bad('ERR_BAD_BATCH', 'the body must be a JSON object with a `batch` array of messages.')
   if (parsed['batch'].length === 0) throw bad('ERR_BAD_BATCH', '`batch` is empty.')
   return parsed as BatchBody
+}
+
+/**
+ * Parses the body of one call (`POST /v1/track` and the like) as a batch of that one message,
+ * its type the path's, so that it is checked as any batch is. A `writeKey`, `context` or
+ * `integrations` in the body stays on the message; the key is also the batch's, to be checked.
+ *
+ * @throws {@link BatchRejection} (400) for a body that is not a JSON object.
+ */
+export function parseCallBody(body: string, type: MessageType): BatchBody {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body)
+  } catch (error) {
+    throw bad('ERR_NOT_JSON', `the body is not JSON (${(error as Error).message}).`)
+  }
+  if (!isObject(parsed)) throw bad('ERR_BAD_BATCH', `the body must be a JSON object: one ${type} message.`)
+  const { writeKey, ...message } = parsed
+  return { batch: [{ ...message, type }], ...(writeKey === undefined ? {} : { writeKey }) }
 }
 
 /**

@@ -49,24 +49,27 @@ export function connectionOf(text: string): Record<string, unknown> {
 }
 
 /**
- * The queue of the command's options. The BullMQ entry is loaded here, by the package's own name,
- * so that the other commands start without the optional peers `bullmq` and `ioredis`; without them
- * this says what to install.
+ * The BullMQ entry, loaded here by the package's own name, so that the other commands start
+ * without the optional peers `bullmq` and `ioredis`; without them this says what to install.
  */
-async function openQueue(
-  connection: Record<string, unknown>,
-  options: { name: string; prefix: string },
-): Promise<WebhookQueue> {
+export async function loadBullmq(): Promise<typeof import('../../webhook/bullmq/index.js')> {
   // A name, not a path: the bundler leaves it to Node, which finds the package's own entry.
   const entry = 'eventwire/webhook/bullmq'
-  let bullmq: typeof import('../../webhook/bullmq/index.js')
   try {
-    bullmq = (await import(entry)) as typeof import('../../webhook/bullmq/index.js')
+    return (await import(entry)) as typeof import('../../webhook/bullmq/index.js')
   } catch (error) {
     throw new CommandFailure(
       `this command needs the optional packages bullmq and ioredis beside eventwire: npm install bullmq ioredis (${(error as Error).message})`,
     )
   }
+}
+
+/** The queue of the command's options, as an operator's tool opens it. */
+async function openQueue(
+  connection: Record<string, unknown>,
+  options: { name: string; prefix: string },
+): Promise<WebhookQueue> {
+  const bullmq = await loadBullmq()
   const queue = new bullmq.WebhookQueue({
     connection,
     name: options.name,

@@ -1,0 +1,237 @@
+import { readFileSync } from 'node:fs'
+import type { WireMessage } from '../../index.js'
+import type { WebhookEvent } from '../../webhook/index.js'
+import type { WebhookQueue, WebhookWorker } from '../../webhook/bullmq/index.js'
+import { countArgument, InvalidArgumentError, millisecondsArgument } from '../arguments.js'
+import { defineCommand, type Command } from '../command-line.js'
+import { EXIT, type ExitCode } from '../exit-codes.js'
+import { closeServer } from '../http.js'
+import type { OptionSpecs, OptionValues } from '../options.js'
+import { withoutCredentials } from '../redact.js'
+import { connectionOf, loadBullmq, REDIS_OPTIONS } from '../registry/connect.js'
+import { addressOptions, startServer } from '../server-options.js'
+import { untilStopped } from '../signals.js'
+import { writeJsonLine } from '../terminal.js'
+import { fromOptions, UsageError, usageError } from '../usage.js'
+import { checkServeConfig, type ServeConfig, type SourceConfig } from './serve-config.js'
+import { createServeServer } from './serve-server.js'
+import { SourceKeys } from './source-keys.js'
+
+/** The port `eventwire serve` listens on by default. */
+export const DEFAULT_SERVE_PORT = 8080
+
+const { json: _json, ...QUEUE_OPTIONS } = REDIS_OPTIONS
+
+const OPTIONS = {
+  ...QUEUE_OPTIONS,
+  ...addressOptions(DEFAULT_SERVE_PORT),
+  config: {
+    long: 'config',
+    short: 'c',
+    value: 'path',
+    description: 'the sources (write keys and their destinations) and destinations to seed, as JSON',
+    env: 'EVENTWIRE_CONFIG',
+  },
+  role: {
+    long: 'role',
+    value: 'role',
+    description: 'ingest: take calls; worker: deliver; all: both (the default)',
+    choices: ['ingest', 'worker', 'all'],
+    default: 'all',
+  },
+  concurrency: {
+    long: 'concurrency',
+    value: 'n',
+    description: 'worker: deliveries in flight at once (50 by default)',
+    parse: (text: string) => {
+      const n = countArgument(text)
+      if (n < 1) throw new InvalidArgumentError('expected 1 or more.')
+      return n
+    },
+  },
+  durability: {
+    long: 'durability',
+    value: 'mode',
+    description: 'strict: refuse a Redis that could lose acknowledged events (the default); best-effort: warn',
+    choices: ['strict', 'best-effort'],
+    default: 'strict',
+  },
+  drainTimeout: {
+    long: 'drain-timeout',
+    value: 'ms',
+    description: 'on SIGTERM, how long requests and deliveries in flight may take before they are cut (10000)',
+    parse: millisecondsArgument,
+    default: 10_000,
+  },
+} as const satisfies OptionSpecs
+
+type ServeOptions = OptionValues<typeof OPTIONS>
+
+/** One JSON line on stdout: what an operator's log collector reads. Never a write key or a secret. */
+function log(entry: Readonly<Record<string, unknown>>): void {
+  writeJsonLine(process.stdout, { time: new Date().toISOString(), level: 'info', ...entry })
+}
+
+/** The config file, read and checked; a usage error (exit 2) naming the field otherwise. */
+function readConfig(path: string | undefined): ServeConfig {
+  if (path === undefined)
+    usageError('serve needs --config <file>: the sources whose write keys it takes (docs/serve.md)')
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    return usageError(`cannot read --config ${path}: ${(error as Error).message}`)
+  }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch (error) {
+    return usageError(`--config ${path} is not JSON: ${(error as Error).message}`)
+  }
+  return fromOptions(() => checkServeConfig(parsed))
+}
+
+/** Writes the config's destinations into the registry, then checks that every source's destinations are there. */
+async function seed(queue: WebhookQueue, config: ServeConfig): Promise<void> {
+  for (const destination of config.destinations) await queue.destinations.set(destination)
+  for (const [index, source] of config.sources.entries()) {
+    for (const [position, id] of source.destinations.entries()) {
+      if ((await queue.destinations.get(id)) === undefined)
+        usageError(
+          `sources[${index}].destinations[${position}]: no destination ${JSON.stringify(id)} in the registry. Add it under "destinations" in --config, or with eventwire destinations set.`,
+        )
+    }
+  }
+}
+
+/**
+ * Stores a request's messages for each destination of its source, all at once; a destination
+ * deleted since is skipped and logged. A message without a `userId` is taken and not stored: a
+ * webhook carries the userId, and an anonymous page view must not cost its batch a 400 (the
+ * client would drop the whole batch).
+ */
+function storeFor(queue: WebhookQueue): (source: SourceConfig, messages: WireMessage[]) => Promise<void> {
+  return async (source, messages) => {
+    // The client's rules checked each message, which is what an event promises.
+    const events = messages.filter(
+      (message) => typeof message.userId === 'string' && message.userId !== '',
+    ) as unknown as WebhookEvent[]
+    if (events.length < messages.length)
+      log({
+        event: 'not-forwarded',
+        source: source.id,
+        events: messages.length - events.length,
+        reason: 'no userId: a webhook carries the userId, and an anonymousId is not forwarded',
+      })
+    if (events.length === 0) return
+    await Promise.all(
+      source.destinations.map(async (destination) => {
+        try {
+          await queue.enqueueBulk(events, { destination })
+        } catch (error) {
+          if ((error as { code?: unknown }).code !== 'ERR_UNKNOWN_DESTINATION') throw error
+          log({ level: 'warn', event: 'unknown-destination', source: source.id, destination, events: events.length })
+        }
+      }),
+    )
+  }
+}
+
+async function serve(options: ServeOptions): Promise<ExitCode> {
+  const config = readConfig(options.config)
+  // A service, not a tool: it reconnects for as long as it runs, and waits for Redis rather than fail a call at once.
+  const { retryStrategy: _once, ...reached } = connectionOf(options.redis)
+  const service = { ...reached, maxRetriesPerRequest: null }
+  let bullmq: Awaited<ReturnType<typeof loadBullmq>>
+  try {
+    bullmq = await loadBullmq()
+  } catch (error) {
+    process.stderr.write(`error: ${(error as Error).message}\n`)
+    return EXIT.failed
+  }
+  const location = { name: options.name, prefix: options.prefix }
+  const durability = options.durability as 'strict' | 'best-effort'
+  const queue = new bullmq.WebhookQueue({ connection: service, ...location, durability })
+  const said = (level: string) => (detail: Error | string) =>
+    log({ level, event: level, message: withoutCredentials(typeof detail === 'string' ? detail : detail.message) })
+  queue.on('warning', said('warn'))
+  queue.on('error', said('error'))
+  let worker: WebhookWorker | undefined
+  let stopping = false
+  let server: ReturnType<typeof createServeServer> | undefined
+  try {
+    await queue.ready()
+    await seed(queue, config)
+    if (options.role !== 'ingest') {
+      worker = new bullmq.WebhookWorker(
+        {},
+        {
+          connection: service,
+          ...location,
+          durability,
+          ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+        },
+      )
+      worker.on('warning', said('warn'))
+      worker.on('error', said('error'))
+      await worker.ready()
+    }
+    if (options.role !== 'worker') {
+      server = createServeServer({
+        keys: new SourceKeys(config.sources),
+        store: storeFor(queue),
+        // Not ready once stopping: a load balancer takes the process out while it drains.
+        ready: async () => {
+          if (stopping) return false
+          try {
+            await queue.ready()
+            return true
+          } catch {
+            return false
+          }
+        },
+        log,
+      })
+      const url = await startServer(server, 'serve', options)
+      if (url === undefined) {
+        // startServer said why (a port in use, an address not here).
+        await Promise.all([worker?.close({ timeout: 1_000 }), queue.close()]).catch(() => undefined)
+        return EXIT.failed
+      }
+      log({ event: 'listening', url, role: options.role, sources: config.sources.length })
+    } else log({ event: 'working', role: options.role })
+  } catch (error) {
+    await Promise.all([worker?.close({ timeout: 1_000 }), queue.close()]).catch(() => undefined)
+    // A config that names a destination the registry lacks: exit 2, as any wrong input.
+    if (error instanceof UsageError || !(error instanceof Error)) throw error
+    log({ level: 'error', event: 'start-failed', message: withoutCredentials(error.message) })
+    return EXIT.failed
+  }
+  const signal = await untilStopped()
+  stopping = true
+  log({ event: 'stopping', signal })
+  // First no new calls; then the deliveries in flight end or go back to Redis for another worker.
+  if (server !== undefined) await closeServer(server, options.drainTimeout)
+  await worker?.close({ timeout: options.drainTimeout })
+  await queue.close()
+  log({ event: 'stopped' })
+  return EXIT.ok
+}
+
+/** `eventwire serve`: the platform, in production: the ingest API and the delivery workers on one Redis. */
+export const serveCommand: Command = defineCommand({
+  name: 'serve',
+  summary: 'run the platform: the ingest API and the webhook workers, on Redis',
+  description:
+    "Takes the platform's clients' calls (POST /v1/batch and /v1/<type>, the write key as HTTP Basic user or in the body), " +
+    'answers 200 once Redis holds every event, and delivers each to the destinations of its source as signed webhooks. ' +
+    'Run one process with --role all, or ingest and worker processes apart; all share Redis and nothing else. ' +
+    'GET /healthz says the process is up, GET /readyz that it takes events. Logs are JSON lines on stdout. See docs/serve.md.',
+  options: OPTIONS,
+  epilog:
+    'Exit codes: 0 stopped by SIGTERM or SIGINT, 1 Redis failed or the port was taken, 2 bad command line or config.\n\nExamples:\n' +
+    '  $ eventwire serve --config platform.json --redis redis://127.0.0.1:6379\n' +
+    '  $ eventwire serve --config platform.json --role ingest --host 0.0.0.0 --port 8080\n' +
+    '  $ eventwire serve --config platform.json --role worker --concurrency 100',
+  run: serve,
+})

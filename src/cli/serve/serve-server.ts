@@ -1,0 +1,131 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { WireMessage } from '../../index.js'
+import { BatchRejection } from '../ingest/batch.js'
+import {
+  answerJson as answer,
+  INGEST_PATHS,
+  INGEST_SERVER_OPTIONS,
+  readIngest,
+  type WriteKeys,
+} from '../ingest/ingest-request.js'
+import type { SourceConfig } from './serve-config.js'
+
+// The HTTP side of `eventwire serve`: the ingest API, answered 200 only once Redis holds every
+// event of the request (acknowledged means durable), and the health checks a load balancer asks.
+
+/** What the server needs of the rest of the process. */
+export interface ServeServerParts {
+  readonly keys: WriteKeys<SourceConfig>
+  /**
+   * Stores a request's messages for each destination of its source; resolves once Redis holds
+   * them all. Rejects with why it could not: see {@link answerOf}.
+   */
+  store(source: SourceConfig, messages: WireMessage[]): Promise<void>
+  /** Whether this process takes events now: started on a Redis fit to keep them, and not stopping. */
+  ready(): Promise<boolean>
+  /** One structured log entry. */
+  log(entry: Readonly<Record<string, unknown>>): void
+}
+
+/** Most headers a request may carry. */
+export const MAX_HEADERS = 100
+/** What a client waits before it tries again after a 503, in seconds. */
+export const RETRY_AFTER_S = 1
+
+/** Browsers send the write key in the body, as text: no preflight. One that asks is allowed what the clients send. */
+const CORS = { 'access-control-allow-origin': '*' } as const
+const PREFLIGHT = {
+  ...CORS,
+  'access-control-allow-methods': 'POST',
+  'access-control-allow-headers': 'authorization, content-type, content-encoding',
+  'access-control-max-age': '600',
+} as const
+
+/**
+ * The answer to a store that failed: 503 with Retry-After while Redis cannot take events (it did
+ * not answer in time, it refused the write, durability is not met, the process is stopping), 400
+ * for an event the webhook rules refuse, 500 for anything else.
+ */
+export function answerOf(error: unknown): BatchRejection {
+  const code = (error as { code?: unknown } | undefined)?.code
+  const message = error instanceof Error ? error.message : String(error)
+  if (
+    code === 'ERR_TIMEOUT' ||
+    code === 'ERR_REDIS_REFUSED' ||
+    code === 'ERR_REDIS_FAULT' ||
+    code === 'ERR_NOT_REPLICATED' ||
+    code === 'ERR_CLOSED' ||
+    // Redis's persistence falls short of `durability`: nothing is stored until it is fit again.
+    code === 'ERR_INVALID_OPTION'
+  )
+    return new BatchRejection(503, 'ERR_UNAVAILABLE', `the events were not stored: ${message} Send the request again.`)
+  if (typeof code === 'string' && code.startsWith('ERR_') && (error as { field?: unknown }).field !== undefined)
+    return new BatchRejection(400, 'ERR_BAD_BATCH', message)
+  return new BatchRejection(500, 'ERR_INTERNAL', `the events were not stored: ${message}`)
+}
+
+/**
+ * The ingest API (`POST /v1/batch`, `/v1/<type>`), `GET /healthz` (the process is up) and
+ * `GET /readyz` (it takes events: see {@link ServeServerParts.ready}).
+ */
+export function createServeServer(parts: ServeServerParts): Server {
+  const server = createServer(INGEST_SERVER_OPTIONS, (request, response) => handle(parts, request, response))
+  server.maxHeadersCount = MAX_HEADERS
+  return server
+}
+
+function handle(parts: ServeServerParts, request: IncomingMessage, response: ServerResponse): void {
+  const path = (request.url ?? '/').split('?')[0] as string
+  const refuse = (rejection: BatchRejection, source?: string) => {
+    // An unread body would otherwise keep the connection busy.
+    response.setHeader('connection', 'close')
+    const headers = rejection.status === 503 ? { ...CORS, 'retry-after': String(RETRY_AFTER_S) } : CORS
+    answer(response, rejection.status, { success: false, code: rejection.code, error: rejection.message }, headers)
+    parts.log({
+      level: rejection.status >= 500 ? 'error' : 'warn',
+      event: 'refused',
+      path,
+      status: rejection.status,
+      code: rejection.code,
+      reason: rejection.message,
+      ...(source === undefined ? {} : { source }),
+    })
+  }
+  if (path === '/healthz') {
+    answer(response, 200, { ok: true })
+    return
+  }
+  if (path === '/readyz') {
+    parts.ready().then(
+      (ready) => answer(response, ready ? 200 : 503, { ready }),
+      () => answer(response, 503, { ready: false }),
+    )
+    return
+  }
+  const kind = INGEST_PATHS[path]
+  if (kind === undefined) {
+    refuse(
+      new BatchRejection(404, 'ERR_NOT_FOUND', `nothing at ${path}: the ingest API is POST /v1/batch, or /v1/<type>.`),
+    )
+    return
+  }
+  if (request.method === 'OPTIONS') {
+    response.writeHead(204, PREFLIGHT).end()
+    return
+  }
+  readIngest(request, kind, parts.keys)
+    .then(async ({ source, messages }) => {
+      try {
+        await parts.store(source, messages)
+      } catch (error) {
+        refuse(answerOf(error), source.id)
+        return
+      }
+      answer(response, 200, { success: true }, CORS)
+    })
+    .catch((error: unknown) =>
+      refuse(
+        error instanceof BatchRejection ? error : new BatchRejection(500, 'ERR_INTERNAL', (error as Error).message),
+      ),
+    )
+}

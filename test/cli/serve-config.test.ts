@@ -1,0 +1,184 @@
+// The config of `eventwire serve`, checked whole before anything is written: each error names the
+// field and what to give, and never the write key it found wrong.
+import { describe, expect, it } from 'vitest'
+import { OptionsError } from '../../src/index.js'
+import {
+  checkServeConfig,
+  MAX_SOURCE_DESTINATIONS,
+  MAX_WRITE_KEY_LENGTH,
+  MAX_WRITE_KEYS,
+} from '../../src/cli/serve/serve-config.js'
+import { answerOf } from '../../src/cli/serve/serve-server.js'
+import { SourceKeys } from '../../src/cli/serve/source-keys.js'
+
+const source = (over: Record<string, unknown> = {}) => ({
+  id: 'shop',
+  writeKey: 'wk_1',
+  destinations: ['acme'],
+  ...over,
+})
+const refusal = (config: unknown) => {
+  try {
+    checkServeConfig(config)
+  } catch (error) {
+    expect(error).toBeInstanceOf(OptionsError)
+    return (error as Error).message
+  }
+  throw new Error('accepted')
+}
+
+describe('the config of eventwire serve', () => {
+  it('takes sources with one write key or a rotation, and destinations as the registry takes them', () => {
+    const config = checkServeConfig({
+      sources: [source(), source({ id: 'blog', writeKey: ['wk_a', 'wk_b'], destinations: [] })],
+      destinations: [{ id: 'acme', webhooks: [{ url: 'https://a.example/in' }], sharedSecret: 's' }],
+    })
+    expect(config.sources).toEqual([
+      { id: 'shop', writeKeys: ['wk_1'], destinations: ['acme'] },
+      { id: 'blog', writeKeys: ['wk_a', 'wk_b'], destinations: [] },
+    ])
+    expect(config.destinations).toEqual([
+      { id: 'acme', webhooks: [{ url: 'https://a.example/in' }], sharedSecret: 's' },
+    ])
+    expect(checkServeConfig({ sources: [source()] }).destinations).toEqual([])
+    expect(MAX_WRITE_KEYS).toBe(5)
+    expect(MAX_WRITE_KEY_LENGTH).toBe(200)
+    expect(MAX_SOURCE_DESTINATIONS).toBe(100)
+  })
+
+  it('names the field at fault and what to give', () => {
+    expect(refusal([])).toBe(
+      'Invalid option `config`: expected a JSON object { "sources": [...], "destinations": [...] }.',
+    )
+    expect(refusal({ sources: [source()], source: 1 })).toBe(
+      'Invalid option `config.source`: no such field; use `sources` instead.',
+    )
+    expect(refusal({})).toMatch(/^Invalid option `sources`: expected a list of sources, such as \[/)
+    expect(refusal({ sources: [] })).toMatch(/^Invalid option `sources`/)
+    expect(refusal({ sources: ['shop'] })).toBe('Invalid option `sources[0]`: expected { id, writeKey, destinations }.')
+    expect(refusal({ sources: [source({ writeKeys: ['k'] })] })).toBe(
+      'Invalid option `sources[0].writeKeys`: no such field; use `writeKey` instead.',
+    )
+    expect(refusal({ sources: [source({ id: 'a b' })] })).toMatch(
+      /^Invalid option `sources\[0\]\.id`: expected 1 to 100/,
+    )
+    expect(refusal({ sources: [source({ writeKey: undefined })] })).toMatch(
+      /^Invalid option `sources\[0\]\.writeKey`: expected a write key/,
+    )
+    expect(refusal({ sources: [source({ writeKey: '' })] })).toMatch(/`sources\[0\]\.writeKey`: expected a write key/)
+    expect(refusal({ sources: [source({ writeKey: ' ' })] })).toMatch(/`sources\[0\]\.writeKey`: expected a write key/)
+    expect(refusal({ sources: [source({ writeKey: 'k'.repeat(201) })] })).toMatch(/1 to 200 characters/)
+    expect(checkServeConfig({ sources: [source({ writeKey: 'k'.repeat(200) })] }).sources[0]?.writeKeys).toHaveLength(1)
+    expect(refusal({ sources: [source({ writeKey: [] })] })).toMatch(
+      /`sources\[0\]\.writeKey`: expected one write key, or a list of 1 to 5/,
+    )
+    expect(refusal({ sources: [source({ writeKey: ['a', 'b', 'c', 'd', 'e', 'f'] })] })).toMatch(/a list of 1 to 5/)
+    expect(
+      checkServeConfig({ sources: [source({ writeKey: ['a', 'b', 'c', 'd', 'e'] })] }).sources[0]?.writeKeys,
+    ).toHaveLength(5)
+    expect(refusal({ sources: [source({ key: 'k' })] })).toBe(
+      'Invalid option `sources[0].key`: no such field; use `writeKey` instead.',
+    )
+    expect(refusal({ sources: [source({ destination: 'acme' })] })).toBe(
+      'Invalid option `sources[0].destination`: no such field; use `destinations` instead.',
+    )
+    expect(refusal({ sources: [source()], destination: [] })).toBe(
+      'Invalid option `config.destination`: no such field; use `destinations` instead.',
+    )
+    expect(refusal({ sources: [source({ writeKey: ['a', 7] })] })).toMatch(
+      /^Invalid option `sources\[0\]\.writeKey\[1\]`/,
+    )
+    expect(refusal({ sources: [source({ writeKey: 'wk:1' })] })).toMatch(/no space and no ":"/)
+    expect(refusal({ sources: [source({ writeKey: 'wk 1' })] })).toMatch(/no space and no ":"/)
+    expect(refusal({ sources: [source({ destinations: 'acme' })] })).toMatch(
+      /^Invalid option `sources\[0\]\.destinations`: expected a list of up to 100 destination ids/,
+    )
+    expect(refusal({ sources: [source({ destinations: Array.from({ length: 101 }, (_, i) => `d${i}`) })] })).toMatch(
+      /up to 100/,
+    )
+    expect(
+      checkServeConfig({ sources: [source({ destinations: Array.from({ length: 100 }, (_, i) => `d${i}`) })] }),
+    ).toBeDefined()
+    expect(refusal({ sources: [source({ destinations: ['acme', ''] })] })).toBe(
+      'Invalid option `sources[0].destinations[1]`: expected the id of a destination, such as "acme".',
+    )
+    expect(refusal({ sources: [source({ destinations: [7] })] })).toMatch(/`sources\[0\]\.destinations\[0\]`/)
+    expect(refusal({ sources: [source({ nope: 1 })] })).toBe(
+      'Invalid option `sources[0].nope`: no such field; the fields are id, writeKey, destinations.',
+    )
+    expect(refusal({ sources: [source({ destinations: ['acme', 'acme'] })] })).toBe(
+      'Invalid option `sources[0].destinations`: names a destination twice: each event would go to it twice.',
+    )
+    expect(refusal({ sources: [source(), source()] })).toMatch(
+      /^Invalid option `sources\[1\]\.id`: another source is "shop" too/,
+    )
+    expect(refusal({ sources: [source(), source({ id: 'blog', writeKey: ['x', 'wk_1'] })] })).toBe(
+      'Invalid option `sources[1].writeKey`: another source has this write key too: give each source its own.',
+    )
+    expect(refusal({ sources: [source()], destinations: {} })).toMatch(
+      /^Invalid option `destinations`: expected a list/,
+    )
+    expect(refusal({ sources: [source()], destinations: [{ id: 'acme', webhooks: [{ url: 'ftp://x' }] }] })).toMatch(
+      /^Invalid option `destinations\[0\]\.webhooks\[0\]\.url`/,
+    )
+    expect(
+      refusal({
+        sources: [source()],
+        destinations: [
+          { id: 'acme', webhooks: [{ url: 'https://a.example/' }] },
+          { id: 'acme', webhooks: [{ url: 'https://b.example/' }] },
+        ],
+      }),
+    ).toMatch(/^Invalid option `destinations\[1\]\.id`: another destination is "acme" too/)
+  })
+
+  it('never says the write key it found wrong', () => {
+    const secret = 'wk_live_do_not_print'
+    for (const config of [
+      { sources: [source({ writeKey: `${secret}:x` })] },
+      { sources: [source({ writeKey: secret }), source({ id: 'b', writeKey: secret })] },
+    ])
+      expect(refusal(config)).not.toContain(secret)
+  })
+
+  it('finds a source by any of its keys, and none by another', () => {
+    const keys = new SourceKeys([
+      { id: 'shop', writeKeys: ['wk_1', 'wk_2'], destinations: [] },
+      { id: 'blog', writeKeys: ['wk_3'], destinations: [] },
+    ])
+    expect(keys.sourceOf('wk_1')?.id).toBe('shop')
+    expect(keys.sourceOf('wk_2')?.id).toBe('shop')
+    expect(keys.sourceOf('wk_3')?.id).toBe('blog')
+    expect(keys.sourceOf('wk_4')).toBeUndefined()
+    expect(keys.sourceOf('')).toBeUndefined()
+  })
+
+  it('answers a store that failed: 503 while Redis cannot take events, 400 for a rule, 500 otherwise', () => {
+    for (const code of [
+      'ERR_TIMEOUT',
+      'ERR_REDIS_REFUSED',
+      'ERR_REDIS_FAULT',
+      'ERR_NOT_REPLICATED',
+      'ERR_CLOSED',
+      'ERR_INVALID_OPTION',
+    ]) {
+      const answer = answerOf(Object.assign(new Error('Redis said no.'), { code }))
+      expect(answer, code).toMatchObject({ status: 503, code: 'ERR_UNAVAILABLE' })
+      expect(answer.message).toBe('the events were not stored: Redis said no. Send the request again.')
+    }
+    expect(answerOf(Object.assign(new Error('bad'), { code: 'ERR_INVALID_FIELD', field: 'userId' }))).toMatchObject({
+      status: 400,
+      code: 'ERR_BAD_BATCH',
+      message: 'bad',
+    })
+    expect(answerOf(Object.assign(new Error('odd'), { code: 'ERR_INVALID_FIELD' }))).toMatchObject({ status: 500 })
+    expect(answerOf(Object.assign(new Error('odd'), { code: 'EINVAL', field: 'x' }))).toMatchObject({ status: 500 })
+    expect(answerOf(Object.assign(new Error('odd'), { code: 7, field: 'x' }))).toMatchObject({ status: 500 })
+    expect(answerOf(new Error('boom'))).toMatchObject({
+      status: 500,
+      code: 'ERR_INTERNAL',
+      message: 'the events were not stored: boom',
+    })
+    expect(answerOf('text')).toMatchObject({ status: 500, message: 'the events were not stored: text' })
+  })
+})

@@ -1,0 +1,314 @@
+// `eventwire serve` against a real Redis, as real processes: the ingest API takes what the
+// platform's clients send (the project's own Client, single calls, gzip, the write key in the body),
+// answers 200 once Redis holds the events, and the workers deliver each to its source's
+// destinations, signed with each destination's secret; it refuses what it cannot take with the
+// status and reason a client needs, logs JSON lines without keys or secrets, and stops on SIGTERM.
+import { createHmac } from 'node:crypto'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { gzipSync } from 'node:zlib'
+import { Redis } from 'ioredis'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { Client } from '../../src/index.js'
+import { plainEnv, runCli, startCli, type CliProcess } from '../helpers/cli.js'
+import { redisForFile } from '../helpers/redis-suite.js'
+import { startSink, type Sink } from '../helpers/sink.js'
+
+const redis = redisForFile()
+const folder = mkdtempSync(join(tmpdir(), 'eventwire-serve-'))
+const running: CliProcess[] = []
+const open: Array<{ close(): Promise<void> }> = []
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((cli) => (cli.child.exitCode === null ? cli.stop('SIGKILL') : undefined)))
+  await Promise.all(open.splice(0).map((item) => item.close()))
+})
+let queues = 0
+
+const SHOP_KEY = 'wk_shop_4f1c2a9e7b'
+const BLOG_KEY = 'wk_blog_77d0e1'
+const ACME_SECRET = 'acme-s3cret-9a8b'
+const BETA_SECRET = 'beta-s3cret-1c2d'
+
+const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64')}`
+const signed = (body: string, secret: string) => createHmac('sha1', secret).update(body).digest('hex')
+
+describe.runIf(redis.available)('eventwire serve', () => {
+  async function sink(): Promise<Sink> {
+    const started = await startSink()
+    open.push(started)
+    return started
+  }
+
+  /** A config of two sources and two destinations; shop's events go to both, blog's to beta. */
+  function configFile(acme: Sink, beta: Sink, extra: Record<string, unknown> = {}): string {
+    const file = join(folder, `config-${++queues}.json`)
+    writeFileSync(
+      file,
+      JSON.stringify({
+        sources: [
+          { id: 'shop', writeKey: SHOP_KEY, destinations: ['acme', 'beta'] },
+          { id: 'blog', writeKey: [BLOG_KEY, 'wk_blog_next'], destinations: ['beta'] },
+        ],
+        destinations: [
+          { id: 'acme', webhooks: [{ url: acme.url }], sharedSecret: ACME_SECRET },
+          { id: 'beta', webhooks: [{ url: beta.url }], sharedSecret: BETA_SECRET },
+        ],
+        ...extra,
+      }),
+    )
+    return file
+  }
+
+  async function serve(config: string, ...args: string[]): Promise<{ cli: CliProcess; url: string; name: string }> {
+    const name = `serve-${queues}`
+    const cli = await startCli(
+      ['serve', '--config', config, '--port', '0', '--name', name, ...args],
+      plainEnv({ EVENTWIRE_REDIS: `redis://127.0.0.1:${redis.server.port}` }),
+    )
+    running.push(cli)
+    const listening = await cli.waitForRecord((record) => record['event'] === 'listening', 20_000)
+    return { cli, url: listening['url'] as string, name }
+  }
+
+  /** Waits until `receiver` holds `count` requests. */
+  const received = (receiver: Sink, count: number) =>
+    vi.waitFor(() => expect(receiver.requests.length).toBeGreaterThanOrEqual(count), { timeout: 15_000 })
+
+  it("delivers what the project's Client sends to each destination of its source, signed with each one's secret", async () => {
+    const acme = await sink()
+    const beta = await sink()
+    const { cli, url } = await serve(configFile(acme, beta))
+    const shop = new Client(SHOP_KEY, { endpoint: url, flushAt: 2 })
+    shop.track({ userId: 'u1', event: 'Order Completed', properties: { total: 42 } })
+    shop.identify({ userId: 'u1', traits: { plan: 'pro' } })
+    await shop.close()
+    const blog = new Client('wk_blog_next', { endpoint: url })
+    blog.page({ userId: 'u2', name: 'Home' })
+    await blog.close()
+    await received(acme, 2)
+    await received(beta, 3)
+    expect(acme.requests).toHaveLength(2)
+    for (const request of acme.requests) expect(request.headers['x-signature']).toBe(signed(request.body, ACME_SECRET))
+    for (const request of beta.requests) expect(request.headers['x-signature']).toBe(signed(request.body, BETA_SECRET))
+    const types = beta.requests.map((request) => JSON.parse(request.body).type).sort()
+    expect(types).toEqual(['identify', 'page', 'track'])
+    // The log names sources, never their keys or the destinations' secrets.
+    const stopped = await cli.stop('SIGTERM')
+    expect(stopped).toBe(0)
+    const output = cli.lines.join('\n') + cli.stderr()
+    for (const secret of [SHOP_KEY, BLOG_KEY, 'wk_blog_next', ACME_SECRET, BETA_SECRET])
+      expect(output).not.toContain(secret)
+    expect(cli.records().map((record) => record['event'])).toEqual(
+      expect.arrayContaining(['listening', 'stopping', 'stopped']),
+    )
+  })
+
+  it('takes single calls, gzip, the key in the body and anonymous calls; answers health and readiness', async () => {
+    const acme = await sink()
+    const beta = await sink()
+    const { cli, url } = await serve(configFile(acme, beta))
+    const track = await fetch(`${url}/v1/track`, {
+      method: 'POST',
+      headers: { authorization: basic(SHOP_KEY), 'content-type': 'application/json' },
+      body: JSON.stringify({ userId: 'u1', event: 'Single', messageId: 'single-1' }),
+    })
+    expect(track.status).toBe(200)
+    expect(await track.json()).toEqual({ success: true })
+    const zipped = await fetch(`${url}/v1/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', 'content-encoding': 'gzip' },
+      body: gzipSync(JSON.stringify({ writeKey: BLOG_KEY, batch: [{ type: 'track', userId: 'u2', event: 'Zipped' }] })),
+    })
+    expect(zipped.status).toBe(200)
+    expect(zipped.headers.get('access-control-allow-origin')).toBe('*')
+    await received(acme, 1)
+    await received(beta, 2)
+    expect(JSON.parse(acme.requests[0]?.body as string)).toMatchObject({ type: 'track', event: 'Single' })
+    expect(beta.requests.map((request) => JSON.parse(request.body).event).sort()).toEqual(['Single', 'Zipped'])
+    // An anonymous call is taken and not sent (a webhook carries the userId); its batch is not refused.
+    const anonymous = await fetch(`${url}/v1/batch`, {
+      method: 'POST',
+      headers: { authorization: basic(SHOP_KEY), 'content-type': 'application/json' },
+      body: JSON.stringify({
+        batch: [
+          { type: 'page', anonymousId: 'a1', name: 'Home' },
+          { type: 'track', userId: 'u3', event: 'Known' },
+        ],
+      }),
+    })
+    expect(anonymous.status).toBe(200)
+    await received(acme, 2)
+    expect(JSON.parse(acme.requests[1]?.body as string)).toMatchObject({ event: 'Known' })
+    expect((await fetch(`${url}/healthz`)).status).toBe(200)
+    const ready = await fetch(`${url}/readyz`)
+    expect(ready.status).toBe(200)
+    expect(await ready.json()).toEqual({ ready: true })
+    expect(cli.records().find((record) => record['event'] === 'not-forwarded')).toMatchObject({
+      source: 'shop',
+      events: 1,
+    })
+    expect(acme.requests).toHaveLength(2)
+  })
+
+  it('refuses what it cannot take with the status and the reason, and stores none of it', async () => {
+    const acme = await sink()
+    const beta = await sink()
+    const { cli, url } = await serve(configFile(acme, beta))
+    const post = (path: string, body: unknown, headers: Record<string, string> = { authorization: basic(SHOP_KEY) }) =>
+      fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      })
+    const refused = async (response: Response) => ({ status: response.status, ...(await response.json()) })
+    expect(
+      await refused(await post('/v1/batch', { batch: [{ type: 'track', userId: 'u1', event: 'E' }] }, {})),
+    ).toMatchObject({
+      status: 401,
+      code: 'ERR_UNAUTHORIZED',
+      error: expect.stringContaining('send the write key as the HTTP Basic auth user name'),
+    })
+    expect(
+      await refused(
+        await post(
+          '/v1/batch',
+          { batch: [{ type: 'track', userId: 'u1', event: 'E' }] },
+          { authorization: basic('nope') },
+        ),
+      ),
+    ).toMatchObject({ status: 401, error: expect.stringContaining('no source has that write key') })
+    // A key in the body of another source than the header's.
+    expect(
+      await refused(
+        await post('/v1/batch', { writeKey: BLOG_KEY, batch: [{ type: 'track', userId: 'u1', event: 'E' }] }),
+      ),
+    ).toMatchObject({ status: 401 })
+    expect(await refused(await post('/v1/batch', { batch: [{ type: 'track', userId: 'u1' }] }))).toMatchObject({
+      status: 400,
+      code: 'ERR_MISSING_EVENT',
+      error: expect.stringMatching(/^batch\[0\]: /),
+    })
+    expect(await refused(await post('/v1/batch', '{'))).toMatchObject({ status: 400, code: 'ERR_NOT_JSON' })
+    expect(await refused(await post('/v1/track', { userId: 'u1', event: 'x'.repeat(40_000) }))).toMatchObject({
+      status: 400,
+      code: 'ERR_MESSAGE_TOO_LARGE',
+    })
+    expect(await refused(await post('/v1/batch', 'x'.repeat(600_000)))).toMatchObject({
+      status: 413,
+      code: 'ERR_BODY_TOO_LARGE',
+    })
+    expect(await refused(await post('/v1/nothing', {}))).toMatchObject({ status: 404, code: 'ERR_NOT_FOUND' })
+    expect((await fetch(`${url}/v1/batch`)).status).toBe(405)
+    // What the Webhooks destination is turned off for, per call, is taken and not sent.
+    const off = await post('/v1/batch', {
+      batch: [{ type: 'track', userId: 'u1', event: 'Off', integrations: { Webhooks: false } }],
+    })
+    expect(off.status).toBe(200)
+    expect((await post('/v1/track', { userId: 'u1', event: 'After' })).status).toBe(200)
+    await received(acme, 1)
+    expect(acme.requests.map((request) => JSON.parse(request.body).event)).toEqual(['After'])
+    const logged = cli.records().filter((record) => record['event'] === 'refused')
+    expect(logged.map((record) => record['status'])).toEqual([401, 401, 401, 400, 400, 400, 413, 404, 405])
+    expect(logged[3]).toMatchObject({ level: 'warn', path: '/v1/batch', code: 'ERR_MISSING_EVENT' })
+  })
+
+  it('answers 503 with Retry-After while Redis refuses the write, and 200 once it takes it again', async () => {
+    const acme = await sink()
+    const beta = await sink()
+    const { cli, url } = await serve(configFile(acme, beta))
+    const admin = new Redis({ host: '127.0.0.1', port: redis.server.port })
+    open.push({ close: async () => admin.disconnect() })
+    const send = () =>
+      fetch(`${url}/v1/track`, {
+        method: 'POST',
+        headers: { authorization: basic(SHOP_KEY), 'content-type': 'application/json' },
+        body: JSON.stringify({ userId: 'u1', event: 'Full', messageId: 'full-1' }),
+      })
+    // Full, under noeviction: Redis answers every write OOM.
+    await admin.config('SET', 'maxmemory', '1')
+    try {
+      const full = await send()
+      expect(full.status).toBe(503)
+      expect(full.headers.get('retry-after')).toBe('1')
+      expect(await full.json()).toMatchObject({
+        success: false,
+        code: 'ERR_UNAVAILABLE',
+        error: expect.stringContaining('OOM'),
+      })
+    } finally {
+      await admin.config('SET', 'maxmemory', '0')
+    }
+    expect((await send()).status).toBe(200)
+    await received(acme, 1)
+    expect(cli.records().find((record) => record['status'] === 503)).toMatchObject({ level: 'error', source: 'shop' })
+  })
+
+  it('runs ingest and workers as separate processes on one Redis', async () => {
+    const acme = await sink()
+    const beta = await sink()
+    const config = configFile(acme, beta)
+    const { url, name } = await serve(config, '--role', 'ingest')
+    const client = new Client(SHOP_KEY, { endpoint: url })
+    client.track({ userId: 'u1', event: 'Apart' })
+    await client.close()
+    // Stored, and not delivered: no worker yet.
+    expect(acme.requests).toHaveLength(0)
+    const worker = await startCli(
+      ['serve', '--config', config, '--role', 'worker', '--name', name],
+      plainEnv({ EVENTWIRE_REDIS: `redis://127.0.0.1:${redis.server.port}` }),
+    )
+    running.push(worker)
+    await worker.waitForRecord((record) => record['event'] === 'working', 20_000)
+    await received(acme, 1)
+    await received(beta, 1)
+    expect(await worker.stop('SIGTERM')).toBe(0)
+  })
+
+  it('exits 1, saying why, when its port is taken or Redis cannot be reached, and leaves nothing running', async () => {
+    const acme = await sink()
+    const beta = await sink()
+    const config = configFile(acme, beta)
+    const { url } = await serve(config)
+    const port = new URL(url).port
+    const taken = await runCli(
+      ['serve', '--config', config, '--port', port, '--name', `taken-${queues}`],
+      plainEnv({ EVENTWIRE_REDIS: `redis://127.0.0.1:${redis.server.port}` }),
+    )
+    expect(taken).toMatchObject({ code: 1, stderr: expect.stringContaining(`cannot listen on 127.0.0.1:${port}`) })
+    const away = await runCli(
+      ['serve', '--config', config, '--port', '0'],
+      plainEnv({ EVENTWIRE_REDIS: 'redis://127.0.0.1:1' }),
+    )
+    expect(away.code).toBe(1)
+    expect(away.stdout).toContain('"event":"start-failed"')
+  }, 30_000)
+
+  it('exits 2 for a config it cannot use, naming the field and the fix, before it takes anything', async () => {
+    const env = plainEnv({ EVENTWIRE_REDIS: `redis://127.0.0.1:${redis.server.port}` })
+    const withConfig = (config: unknown) => {
+      const file = join(folder, `bad-${++queues}.json`)
+      writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config))
+      return runCli(['serve', '--config', file, '--port', '0', '--name', `bad-${queues}`], env)
+    }
+    expect(await runCli(['serve', '--port', '0'], env)).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('serve needs --config <file>'),
+    })
+    expect(await withConfig('{')).toMatchObject({ code: 2, stderr: expect.stringContaining('is not JSON') })
+    expect(await withConfig({ sources: [{ id: 'shop', destinations: [] }] })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('`sources[0].writeKey`'),
+    })
+    expect(await withConfig({ sources: [{ id: 'shop', writeKey: 'k', destinations: ['ghost'] }] })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('sources[0].destinations[0]: no destination "ghost" in the registry'),
+    })
+    expect(
+      await withConfig({
+        sources: [{ id: 'shop', writeKey: 'k', destinations: [] }],
+        destinations: [{ id: 'acme', webhooks: [{ url: 'ftp://x' }] }],
+      }),
+    ).toMatchObject({ code: 2, stderr: expect.stringContaining('`destinations[0].webhooks[0].url`') })
+  })
+})
