@@ -50,8 +50,10 @@ export class WebhookDestinations {
   readonly #keys: string
   readonly #changed: (id: string) => void
 
-  /** @internal Made by `WebhookQueue`; `changed` is told each id this process writes. */
-  /** @param keys - The queue's keys, `<prefix>:<name>`: where what workers keep for replay is. */
+  /**
+   * @internal Made by `WebhookQueue`; `changed` is told each id this process writes; `keys` are
+   * the queue's, `<prefix>:<name>`: where what workers keep for replay is.
+   */
   constructor(
     registry: DestinationRegistry,
     store: () => Promise<RegistryStore>,
