@@ -36,7 +36,7 @@ export class BatchRejection extends Error {
 const bad = (code: RejectionCode, message: string) => new BatchRejection(400, code, message)
 
 /** True for a non-null, non-array object: what JSON calls an object. */
-function isObject(value: unknown): value is Record<string, unknown> {
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 

@@ -1,5 +1,6 @@
 import { OptionsError } from '../../index.js'
 import { WebhookDestination, type Destination } from '../../webhook/index.js'
+import { isObject } from '../ingest/batch.js'
 
 // The file `eventwire serve --config` reads: the sources whose write keys the ingest API takes,
 // each with the destinations its events go to, and destinations to write into the registry at
@@ -31,9 +32,6 @@ export const MAX_SOURCE_DESTINATIONS = 100
 
 /** A source's id: what logs name it by. */
 const SOURCE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** Refuses a field the file may not have, naming the one meant when it is a likely slip. */
 function refuseUnknown(

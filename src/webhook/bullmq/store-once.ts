@@ -120,8 +120,6 @@ export async function storeOnce(
   /** Indexes (in `events`) of events whose id came earlier in `events`. */
   const repeats = new Set<number>()
   const jobs: StoredJob<WebhookJobData>[] = []
-  /** Positions (in `jobs`) of events sent again by replay(). */
-  const replays = new Set<number>()
   const { removeOnFail, dedupWindowMs: window } = options
   const jobIds = events.map((event) => jobIdOf(event.eventId, event.destination))
   for (const [index, event] of events.entries()) {
@@ -132,7 +130,6 @@ export async function storeOnce(
     }
     positions.set(jobId, jobs.length)
     const { eventId, body, destination } = event
-    if (event.replay === true) replays.add(jobs.length)
     jobs.push(
       new StoredJob<WebhookJobData>(
         queue,
@@ -157,8 +154,8 @@ export async function storeOnce(
   const held = `${keys['']}eventwire-held`
   const parked = parkedNowKey((keys[''] as string).slice(0, -1))
   const idsAndHashes: (string | number)[] = []
-  for (const [index, job] of jobs.entries())
-    idsAndHashes.push(job.id as string, replays.has(index) ? -1 : shardHash(job.id as string))
+  for (const job of jobs)
+    idsAndHashes.push(job.id as string, job.data.replayed === true ? -1 : shardHash(job.id as string))
   multi.runCommand(SEEN, [keys.failed, held, parked, keys[''], `${keys.de}:`, ...idsAndHashes])
   // Each add is queued on the transaction before its promise settles; none is sent before exec().
   await Promise.all(jobs.map((job) => job.addJob(multi)))
