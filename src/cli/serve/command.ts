@@ -20,6 +20,12 @@ import { SourceKeys } from './source-keys.js'
 /** The port `eventwire serve` listens on by default. */
 export const DEFAULT_SERVE_PORT = 8080
 
+/**
+ * The shortest `--lock-duration`: a worker renews its locks at half of it, so much less would
+ * let a busy but living worker lose its deliveries to another (and send them twice).
+ */
+const MIN_LOCK_MS = 1_000
+
 const { json: _json, ...QUEUE_OPTIONS } = REDIS_OPTIONS
 
 const OPTIONS = {
@@ -47,6 +53,17 @@ const OPTIONS = {
       const n = countArgument(text)
       if (n < 1) throw new InvalidArgumentError('expected 1 or more.')
       return n
+    },
+  },
+  lockDuration: {
+    long: 'lock-duration',
+    value: 'ms',
+    description:
+      'worker: how long the deliveries of a worker that died stay held before another worker takes them (30000)',
+    parse: (text: string) => {
+      const ms = millisecondsArgument(text)
+      if (ms < MIN_LOCK_MS) throw new InvalidArgumentError(`expected at least ${MIN_LOCK_MS} ms.`)
+      return ms
     },
   },
   durability: {
@@ -170,6 +187,10 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
           ...location,
           durability,
           ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+          // A dead worker's deliveries are taken back once its lock lapses, found at the next check.
+          ...(options.lockDuration === undefined
+            ? {}
+            : { lockDuration: options.lockDuration, stalledInterval: options.lockDuration }),
         },
       )
       worker.on('warning', said('warn'))
