@@ -57,6 +57,7 @@ export default {
     'src/cli/ingest/ingest-request.ts',
     'src/cli/serve/serve-server.ts',
     'src/cli/serve/serve-config.ts',
+    'src/cli/serve/source-rates.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/index.html' },

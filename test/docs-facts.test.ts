@@ -38,7 +38,8 @@ import {
 import { REPLAY_PAGE } from '../src/webhook/bullmq/replay.js'
 import { DEFAULT_SERVE_PORT } from '../src/cli/serve/command.js'
 import { MAX_SOURCE_DESTINATIONS, MAX_WRITE_KEYS } from '../src/cli/serve/serve-config.js'
-import { MAX_HEADERS } from '../src/cli/serve/serve-server.js'
+import { DEFAULT_MAX_CONNECTIONS, DROPS_LOGGED_EVERY_MS, MAX_HEADERS } from '../src/cli/serve/serve-server.js'
+import { DEFAULT_RATE_LIMIT } from '../src/cli/serve/source-rates.js'
 import { HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../src/cli/ingest/ingest-request.js'
 import { ALERT_DEFAULTS } from '../src/webhook/bullmq/delivery-alerts.js'
 import { ADMITTED_TTL_MS, FAIR_WINDOW, SWEEP_MS } from '../src/webhook/bullmq/fair-queueing.js'
@@ -300,6 +301,13 @@ describe('docs/destinations.md', () => {
     expect([MAX_WRITE_KEYS, MAX_SOURCE_DESTINATIONS]).toEqual([5, 100])
     expect(serve).toContain('one write key or up to 5 during a rotation, and up to 100 destination ids')
     expect(serve).toContain('32,000 bytes of JSON a message, 500,000 a body')
+    expect([DEFAULT_RATE_LIMIT, DEFAULT_MAX_CONNECTIONS, DROPS_LOGGED_EVERY_MS]).toEqual([500, 1_000, 10_000])
+    expect(serve).toContain('requests a second each source may send to one process: 500 by default')
+    expect(serve).toContain('Each source may send 500 requests a second to a process by default')
+    expect(serve).toContain('the default lets some 10,000 events a second through')
+    expect(serve).toContain('connections one process holds open at once: 1000 by default')
+    expect(serve).toContain('A process holds at most 1000 connections at once')
+    expect(serve).toContain('`connections-full` is logged every 10 s at most')
   })
 
   it('states what workers keep for replay, for how long, and how a replay stores it, as the source sets them', () => {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { OptionsError } from '../../src/index.js'
 import {
   checkServeConfig,
+  MAX_RATE_LIMIT,
   MAX_SOURCE_DESTINATIONS,
   MAX_WRITE_KEY_LENGTH,
   MAX_WRITE_KEYS,
@@ -104,7 +105,7 @@ describe('the config of eventwire serve', () => {
     )
     expect(refusal({ sources: [source({ destinations: [7] })] })).toMatch(/`sources\[0\]\.destinations\[0\]`/)
     expect(refusal({ sources: [source({ nope: 1 })] })).toBe(
-      'Invalid option `sources[0].nope`: no such field; the fields are id, writeKey, destinations.',
+      'Invalid option `sources[0].nope`: no such field; the fields are id, writeKey, destinations, rateLimit.',
     )
     expect(refusal({ sources: [source({ destinations: ['acme', 'acme'] })] })).toBe(
       'Invalid option `sources[0].destinations`: names a destination twice: each event would go to it twice.',
@@ -130,6 +131,24 @@ describe('the config of eventwire serve', () => {
         ],
       }),
     ).toMatch(/^Invalid option `destinations\[1\]\.id`: another destination is "acme" too/)
+  })
+
+  it("takes a source's own rate limit: a whole number of requests a second, 0 for none", () => {
+    for (const rateLimit of [0, 1, 250, MAX_RATE_LIMIT])
+      expect(checkServeConfig({ sources: [source({ rateLimit })] }).sources[0]).toEqual({
+        id: 'shop',
+        writeKeys: ['wk_1'],
+        destinations: ['acme'],
+        rateLimit,
+      })
+    expect(MAX_RATE_LIMIT).toBe(1_000_000)
+    for (const rateLimit of [-1, 1.5, '100', MAX_RATE_LIMIT + 1, null, Number.NaN])
+      expect(refusal({ sources: [source({ rateLimit })] }), String(rateLimit)).toBe(
+        'Invalid option `sources[0].rateLimit`: expected the requests a second this source may send to one process: a whole number from 1 to 1000000, or 0 for no limit.',
+      )
+    expect(refusal({ sources: [source({ rate: 5 })] })).toBe(
+      'Invalid option `sources[0].rate`: no such field; use `rateLimit` instead.',
+    )
   })
 
   it('never says the write key it found wrong', () => {

@@ -1,13 +1,15 @@
 // The HTTP side of `eventwire serve`, in this process on a real loopback server: what it reads of an
 // ingest request (paths, methods, write keys in the header and the body, gzip, limits), what it
 // hands over to be stored, and how it answers a store that failed, health and readiness.
-import type { AddressInfo } from 'node:net'
+import { connect, type AddressInfo, type Socket } from 'node:net'
+import type { Server } from 'node:http'
 import { gzipSync } from 'node:zlib'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { WireMessage } from '../../src/index.js'
 import type { SourceConfig } from '../../src/cli/serve/serve-config.js'
 import { createServeServer, RETRY_AFTER_S } from '../../src/cli/serve/serve-server.js'
 import { SourceKeys } from '../../src/cli/serve/source-keys.js'
+import { SourceRates } from '../../src/cli/serve/source-rates.js'
 import { INGEST_PATHS } from '../../src/cli/ingest/ingest-request.js'
 
 const SHOP: SourceConfig = { id: 'shop', writeKeys: ['wk_shop', 'wk_shop_next'], destinations: ['acme'] }
@@ -21,32 +23,39 @@ afterEach(async () => {
 })
 
 interface Started {
+  server: Server
   url: string
   stored: Array<{ source: string; messages: WireMessage[] }>
   logged: Array<Record<string, unknown>>
   state: { fail?: unknown; ready: boolean | 'throws' }
 }
 
-async function start(): Promise<Started> {
+/** The server on a free port, with no rate limit unless given one; its clock stands still. */
+async function start(limits: { rate?: number; maxConnections?: number } = {}): Promise<Started> {
   const stored: Started['stored'] = []
   const logged: Started['logged'] = []
   const state: Started['state'] = { ready: true }
-  const server = createServeServer({
-    keys: new SourceKeys([SHOP, BLOG]),
-    store: async (source, messages) => {
-      if (state.fail !== undefined) throw state.fail
-      stored.push({ source: source.id, messages })
+  const rates = new SourceRates(limits.rate ?? 0, () => 1_000)
+  const server = createServeServer(
+    {
+      keys: new SourceKeys([SHOP, BLOG]),
+      admit: (source) => rates.admit(source),
+      store: async (source, messages) => {
+        if (state.fail !== undefined) throw state.fail
+        stored.push({ source: source.id, messages })
+      },
+      ready: async () => {
+        if (state.ready === 'throws') throw new Error('no Redis')
+        return state.ready
+      },
+      log: (entry) => logged.push({ ...entry }),
     },
-    ready: async () => {
-      if (state.ready === 'throws') throw new Error('no Redis')
-      return state.ready
-    },
-    log: (entry) => logged.push({ ...entry }),
-  })
+    limits.maxConnections,
+  )
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   closers.push(() => new Promise((resolve) => server.close(() => resolve())))
   closers.push(async () => server.closeAllConnections())
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, stored, logged, state }
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, stored, logged, state }
 }
 
 const post = (url: string, body: string | Buffer, headers: Record<string, string> = {}) =>
@@ -58,11 +67,14 @@ describe('the ingest API of eventwire serve', () => {
   it('cuts off requests that stall, and takes at most 100 headers', () => {
     const server = createServeServer({
       keys: new SourceKeys([]),
+      admit: () => ({ waitMs: 0 }),
       store: async () => undefined,
       ready: async () => true,
       log: () => undefined,
     })
-    expect([server.headersTimeout, server.requestTimeout, server.maxHeadersCount]).toEqual([10_000, 10_000, 100])
+    expect([server.headersTimeout, server.requestTimeout, server.maxHeadersCount, server.maxConnections]).toEqual([
+      10_000, 10_000, 100, 1_000,
+    ])
   })
 
   it('has the batch path and one path per call type', () => {
@@ -312,5 +324,75 @@ describe('the ingest API of eventwire serve', () => {
     expect(RETRY_AFTER_S).toBe(1)
     // A refusal closes the connection: an unread body would keep it busy.
     expect(unavailable.headers.get('connection')).toBe('close')
+  })
+
+  it('answers 429 with Retry-After to a source over its rate, before reading its body, and holds no other source', async () => {
+    const { url, stored, logged } = await start({ rate: 2 })
+    const shop = () => post(`${url}/v1/batch`, json({ batch: [track] }), { authorization: basic('wk_shop') })
+    const blog = () => post(`${url}/v1/batch`, json({ writeKey: 'wk_blog', batch: [track] }))
+    expect([(await shop()).status, (await shop()).status]).toEqual([200, 200])
+    const limited = await shop()
+    expect(limited.headers.get('retry-after')).toBe('1')
+    expect(limited.headers.get('connection')).toBe('close')
+    expect(limited.headers.get('access-control-allow-origin')).toBe('*')
+    expect(await answered(limited)).toEqual({
+      status: 429,
+      success: false,
+      code: 'ERR_RATE_LIMITED',
+      error:
+        'this source sends more requests a second than it may. Send again after 1 s, or batch more events a request.',
+    })
+    // A key in the header is refused before the body is read: a body past the limit is not a 413.
+    const big = json({ batch: [{ ...track, properties: { pad: 'x'.repeat(600_000) } }] })
+    expect((await post(`${url}/v1/batch`, big, { authorization: basic('wk_shop') })).status).toBe(429)
+    // Another source has its own rate; a key in the body is held to it once the body is read.
+    expect([(await blog()).status, (await blog()).status, (await blog()).status]).toEqual([200, 200, 429])
+    // A key in the header and the body is one request of one source: counted once.
+    const { url: other } = await start({ rate: 2 })
+    const both = () =>
+      post(`${other}/v1/batch`, json({ writeKey: 'wk_shop', batch: [track] }), { authorization: basic('wk_shop') })
+    expect([(await both()).status, (await both()).status, (await both()).status]).toEqual([200, 200, 429])
+    expect(stored.map((entry) => entry.source)).toEqual(['shop', 'shop', 'blog', 'blog'])
+    // A line for each source's first refusal; the next ones within a second are counted, not logged.
+    expect(logged).toEqual([
+      { level: 'warn', event: 'rate-limited', path: '/v1/batch', source: 'shop', refused: 1 },
+      { level: 'warn', event: 'rate-limited', path: '/v1/batch', source: 'blog', refused: 1 },
+    ])
+  })
+
+  it('closes connections past its limit as they come, and logs that every 10 s at most', async () => {
+    const { server, url, logged } = await start({ maxConnections: 2 })
+    const held: Socket[] = []
+    closers.push(async () => {
+      for (const socket of held) socket.destroy()
+    })
+    const port = (server.address() as AddressInfo).port
+    let accepted = 0
+    server.on('connection', () => accepted++)
+    const open = () => {
+      const socket = connect(port, '127.0.0.1')
+      held.push(socket)
+      return new Promise<{ socket: Socket; closed: Promise<string> }>((resolve) =>
+        socket.once('connect', () => {
+          let data = ''
+          socket.on('data', (chunk) => (data += chunk.toString()))
+          resolve({ socket, closed: new Promise((ended) => socket.once('close', () => ended(data))) })
+        }),
+      )
+    }
+    await open()
+    await open()
+    await expect.poll(() => accepted).toBe(2)
+    const third = await open()
+    third.socket.write('GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n')
+    // Closed unanswered.
+    expect(await third.closed).toBe('')
+    const fourth = await open()
+    expect(await fourth.closed).toBe('')
+    expect(logged).toEqual([{ level: 'warn', event: 'connections-full', maxConnections: 2, dropped: 1 }])
+    expect(accepted).toBe(2)
+    // Once one of the two goes, a new connection is served.
+    held[0]?.destroy()
+    await expect.poll(async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.status).toBe(200)
   })
 })

@@ -213,6 +213,37 @@ describe.runIf(redis.available)('eventwire serve', () => {
     expect(logged[3]).toMatchObject({ level: 'warn', path: '/v1/batch', code: 'ERR_MISSING_EVENT' })
   })
 
+  it('holds each source to --rate-limit, or to its own rateLimit, with 429 and Retry-After', async () => {
+    const acme = await sink()
+    const beta = await sink()
+    const config = configFile(acme, beta, {
+      sources: [
+        { id: 'shop', writeKey: SHOP_KEY, destinations: ['acme'] },
+        { id: 'blog', writeKey: BLOG_KEY, destinations: ['beta'], rateLimit: 0 },
+      ],
+    })
+    const { cli, url } = await serve(config, '--rate-limit', '1')
+    const send = (key: string) =>
+      fetch(`${url}/v1/track`, {
+        method: 'POST',
+        headers: { authorization: basic(key), 'content-type': 'application/json' },
+        body: JSON.stringify({ userId: 'u1', event: 'Limited' }),
+      })
+    const first = await send(SHOP_KEY)
+    const second = await send(SHOP_KEY)
+    expect([first.status, second.status]).toEqual([200, 429])
+    expect(second.headers.get('retry-after')).toBe('1')
+    expect(await second.json()).toMatchObject({ code: 'ERR_RATE_LIMITED' })
+    const blog = await Promise.all(Array.from({ length: 5 }, () => send(BLOG_KEY)))
+    expect(blog.map((response) => response.status)).toEqual([200, 200, 200, 200, 200])
+    await cli.waitForRecord((record) => record['event'] === 'rate-limited')
+    expect(cli.records().find((record) => record['event'] === 'rate-limited')).toMatchObject({
+      level: 'warn',
+      source: 'shop',
+      refused: 1,
+    })
+  })
+
   it('answers 503 with Retry-After while Redis refuses the write, and 200 once it takes it again', async () => {
     const acme = await sink()
     const beta = await sink()

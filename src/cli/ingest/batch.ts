@@ -19,6 +19,7 @@ export type RejectionCode =
   | 'ERR_BAD_BATCH'
   | 'ERR_MESSAGE_TOO_LARGE'
   | 'ERR_UNAVAILABLE'
+  | 'ERR_RATE_LIMITED'
   | 'ERR_INTERNAL'
   | ValidationError['code']
 
@@ -28,6 +29,8 @@ export class BatchRejection extends Error {
     readonly status: number,
     readonly code: RejectionCode,
     message: string,
+    /** Seconds the sender should wait before it sends again, told as `Retry-After`. */
+    readonly retryAfterS?: number,
   ) {
     super(message)
   }

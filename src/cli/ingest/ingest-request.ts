@@ -113,7 +113,8 @@ function inflated(body: Buffer): Buffer {
  * Reads and checks an ingest request to `path` (one of {@link INGEST_PATHS}).
  *
  * A key in the header is checked before the body is read, so a wrong one costs no body; a key in
- * the body once it is parsed.
+ * the body once it is parsed. `admit` is asked about the source as soon as it is known, and
+ * refuses by throwing: before the body for a key in the header.
  *
  * @throws {@link BatchRejection} with the status and reason to answer.
  */
@@ -121,6 +122,7 @@ export async function readIngest<Source>(
   request: IncomingMessage,
   kind: MessageType | 'batch',
   keys: WriteKeys<Source>,
+  admit: (source: Source) => void = () => undefined,
 ): Promise<IngestRequest<Source>> {
   const path = `/v1/${kind}`
   if (request.method !== 'POST')
@@ -128,6 +130,7 @@ export async function readIngest<Source>(
   const user = basicUser(request.headers.authorization)
   const byHeader = user === undefined ? undefined : keys.sourceOf(user)
   if (user !== undefined && byHeader === undefined) refuseKey(keys, false)
+  if (byHeader !== undefined) admit(byHeader)
   let body: Buffer
   try {
     // gzip's own framing (stored blocks add a few bytes per 64 KiB) may take a body a little past
@@ -148,6 +151,7 @@ export async function readIngest<Source>(
     const byBody = typeof given === 'string' ? keys.sourceOf(given) : undefined
     // A key in the body must be the header's source too, when both came.
     if (byBody === undefined || (source !== undefined && byBody !== source)) refuseKey(keys, false)
+    if (source === undefined) admit(byBody)
     source = byBody
   }
   if (source === undefined) refuseKey(keys, true)

@@ -14,8 +14,9 @@ import { untilStopped } from '../signals.js'
 import { writeJsonLine } from '../terminal.js'
 import { fromOptions, UsageError, usageError } from '../usage.js'
 import { checkServeConfig, type ServeConfig, type SourceConfig } from './serve-config.js'
-import { createServeServer } from './serve-server.js'
+import { createServeServer, DEFAULT_MAX_CONNECTIONS } from './serve-server.js'
 import { SourceKeys } from './source-keys.js'
+import { DEFAULT_RATE_LIMIT, SourceRates } from './source-rates.js'
 
 /** The port `eventwire serve` listens on by default. */
 export const DEFAULT_SERVE_PORT = 8080
@@ -65,6 +66,24 @@ const OPTIONS = {
       if (ms < MIN_LOCK_MS) throw new InvalidArgumentError(`expected at least ${MIN_LOCK_MS} ms.`)
       return ms
     },
+  },
+  rateLimit: {
+    long: 'rate-limit',
+    value: 'n',
+    description: `ingest: requests a second each source may send to this process, 0 for no limit (${DEFAULT_RATE_LIMIT}); a source's own rateLimit in --config wins`,
+    parse: countArgument,
+    default: DEFAULT_RATE_LIMIT,
+  },
+  maxConnections: {
+    long: 'max-connections',
+    value: 'n',
+    description: `ingest: connections open at once; more are closed as they come (${DEFAULT_MAX_CONNECTIONS})`,
+    parse: (text: string) => {
+      const n = countArgument(text)
+      if (n < 1) throw new InvalidArgumentError('expected 1 or more.')
+      return n
+    },
+    default: DEFAULT_MAX_CONNECTIONS,
   },
   durability: {
     long: 'durability',
@@ -198,21 +217,26 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
       await worker.ready()
     }
     if (options.role !== 'worker') {
-      server = createServeServer({
-        keys: new SourceKeys(config.sources),
-        store: storeFor(queue),
-        // Not ready once stopping: a load balancer takes the process out while it drains.
-        ready: async () => {
-          if (stopping) return false
-          try {
-            await queue.ready()
-            return true
-          } catch {
-            return false
-          }
+      const rates = new SourceRates(options.rateLimit)
+      server = createServeServer(
+        {
+          keys: new SourceKeys(config.sources),
+          admit: (source) => rates.admit(source),
+          store: storeFor(queue),
+          // Not ready once stopping: a load balancer takes the process out while it drains.
+          ready: async () => {
+            if (stopping) return false
+            try {
+              await queue.ready()
+              return true
+            } catch {
+              return false
+            }
+          },
+          log,
         },
-        log,
-      })
+        options.maxConnections,
+      )
       const url = await startServer(server, 'serve', options)
       if (url === undefined) {
         // startServer said why (a port in use, an address not here).

@@ -12,6 +12,8 @@ export interface SourceConfig {
   /** One write key, or several while clients move from an old key to a new one. */
   readonly writeKeys: readonly string[]
   readonly destinations: readonly string[]
+  /** Requests a second this source may send to one ingest process, 0 for no limit; `--rate-limit` when absent. */
+  readonly rateLimit?: number
 }
 
 /** What `--config` holds, checked. */
@@ -29,6 +31,9 @@ export const MAX_WRITE_KEY_LENGTH = 200
 
 /** Most destinations one source sends to. */
 export const MAX_SOURCE_DESTINATIONS = 100
+
+/** The highest `rateLimit` a source may have, in requests a second. */
+export const MAX_RATE_LIMIT = 1_000_000
 
 /** A source's id: what logs name it by. */
 const SOURCE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/
@@ -86,8 +91,8 @@ function sourceOf(value: unknown, index: number): SourceConfig {
   if (!isObject(value)) throw new OptionsError(at, 'expected { id, writeKey, destinations }.')
   refuseUnknown(
     value,
-    ['id', 'writeKey', 'destinations'],
-    { writeKeys: 'writeKey', key: 'writeKey', destination: 'destinations' },
+    ['id', 'writeKey', 'destinations', 'rateLimit'],
+    { writeKeys: 'writeKey', key: 'writeKey', destination: 'destinations', rate: 'rateLimit' },
     `${at}.`,
   )
   const id = value['id']
@@ -108,7 +113,15 @@ function sourceOf(value: unknown, index: number): SourceConfig {
   const unique = new Set(destinations)
   if (unique.size !== destinations.length)
     throw new OptionsError(`${at}.destinations`, 'names a destination twice: each event would go to it twice.')
-  return { id, writeKeys: writeKeysOf(value['writeKey'], `${at}.writeKey`), destinations }
+  const source: SourceConfig = { id, writeKeys: writeKeysOf(value['writeKey'], `${at}.writeKey`), destinations }
+  const rateLimit = value['rateLimit']
+  if (rateLimit === undefined) return source
+  if (!Number.isSafeInteger(rateLimit) || (rateLimit as number) < 0 || (rateLimit as number) > MAX_RATE_LIMIT)
+    throw new OptionsError(
+      `${at}.rateLimit`,
+      `expected the requests a second this source may send to one process: a whole number from 1 to ${MAX_RATE_LIMIT}, or 0 for no limit.`,
+    )
+  return { ...source, rateLimit: rateLimit as number }
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   type WriteKeys,
 } from '../ingest/ingest-request.js'
 import type { SourceConfig } from './serve-config.js'
+import type { Admission } from './source-rates.js'
 
 // The HTTP side of `eventwire serve`: the ingest API, answered 200 only once Redis holds every
 // event of the request (acknowledged means durable), and the health checks a load balancer asks.
@@ -21,6 +22,8 @@ export interface ServeServerParts {
    * them all. Rejects with why it could not: see {@link answerOf}.
    */
   store(source: SourceConfig, messages: WireMessage[]): Promise<void>
+  /** Whether a request of `source` is taken now, by its rate limit. */
+  admit(source: SourceConfig): Admission
   /** Whether this process takes events now: started on a Redis fit to keep them, and not stopping. */
   ready(): Promise<boolean>
   /** One structured log entry. */
@@ -58,20 +61,61 @@ export function answerOf(error: unknown): BatchRejection {
     // Redis's persistence falls short of `durability`: nothing is stored until it is fit again.
     code === 'ERR_INVALID_OPTION'
   )
-    return new BatchRejection(503, 'ERR_UNAVAILABLE', `the events were not stored: ${message} Send the request again.`)
+    return new BatchRejection(
+      503,
+      'ERR_UNAVAILABLE',
+      `the events were not stored: ${message} Send the request again.`,
+      RETRY_AFTER_S,
+    )
   if (typeof code === 'string' && code.startsWith('ERR_') && (error as { field?: unknown }).field !== undefined)
     return new BatchRejection(400, 'ERR_BAD_BATCH', message)
   return new BatchRejection(500, 'ERR_INTERNAL', `the events were not stored: ${message}`)
 }
 
+/** Connections one process holds open at once by default; more are closed as they come. */
+export const DEFAULT_MAX_CONNECTIONS = 1_000
+
+/** Between two log lines about connections closed for the limit, at least this long (ms). */
+export const DROPS_LOGGED_EVERY_MS = 10_000
+
 /**
  * The ingest API (`POST /v1/batch`, `/v1/<type>`), `GET /healthz` (the process is up) and
- * `GET /readyz` (it takes events: see {@link ServeServerParts.ready}).
+ * `GET /readyz` (it takes events: see {@link ServeServerParts.ready}). Past `maxConnections`
+ * connections at once, a new one is closed as it comes, and logged every 10 s at most.
  */
-export function createServeServer(parts: ServeServerParts): Server {
+export function createServeServer(parts: ServeServerParts, maxConnections = DEFAULT_MAX_CONNECTIONS): Server {
   const server = createServer(INGEST_SERVER_OPTIONS, (request, response) => handle(parts, request, response))
   server.maxHeadersCount = MAX_HEADERS
+  server.maxConnections = maxConnections
+  let dropped = 0
+  let loggedAt = Number.NEGATIVE_INFINITY
+  server.on('drop', () => {
+    dropped++
+    const now = performance.now()
+    // Stryker disable next-line EqualityOperator: a line at exactly 10 s or just after is alike.
+    if (now - loggedAt < DROPS_LOGGED_EVERY_MS) return
+    parts.log({ level: 'warn', event: 'connections-full', maxConnections, dropped })
+    dropped = 0
+    loggedAt = now
+  })
   return server
+}
+
+/** Throws the 429 for a source over its rate; logs the refusals once a second at most. */
+function admitter(parts: ServeServerParts, path: string): (source: SourceConfig) => void {
+  return (source) => {
+    const { waitMs, report } = parts.admit(source)
+    if (waitMs === 0) return
+    if (report !== undefined)
+      parts.log({ level: 'warn', event: 'rate-limited', path, source: source.id, refused: report })
+    const seconds = Math.ceil(waitMs / 1_000)
+    throw new BatchRejection(
+      429,
+      'ERR_RATE_LIMITED',
+      `this source sends more requests a second than it may. Send again after ${seconds} s, or batch more events a request.`,
+      seconds,
+    )
+  }
 }
 
 function handle(parts: ServeServerParts, request: IncomingMessage, response: ServerResponse): void {
@@ -79,8 +123,11 @@ function handle(parts: ServeServerParts, request: IncomingMessage, response: Ser
   const refuse = (rejection: BatchRejection, source?: string) => {
     // An unread body would otherwise keep the connection busy.
     response.setHeader('connection', 'close')
-    const headers = rejection.status === 503 ? { ...CORS, 'retry-after': String(RETRY_AFTER_S) } : CORS
+    const headers =
+      rejection.retryAfterS === undefined ? CORS : { ...CORS, 'retry-after': String(rejection.retryAfterS) }
     answer(response, rejection.status, { success: false, code: rejection.code, error: rejection.message }, headers)
+    // A flood of 429s is logged by the admitter, a line a second.
+    if (rejection.status === 429) return
     parts.log({
       level: rejection.status >= 500 ? 'error' : 'warn',
       event: 'refused',
@@ -113,7 +160,7 @@ function handle(parts: ServeServerParts, request: IncomingMessage, response: Ser
     response.writeHead(204, PREFLIGHT).end()
     return
   }
-  readIngest(request, kind, parts.keys)
+  readIngest(request, kind, parts.keys, admitter(parts, path))
     .then(async ({ source, messages }) => {
       try {
         await parts.store(source, messages)
