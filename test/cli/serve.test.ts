@@ -244,6 +244,53 @@ describe.runIf(redis.available)('eventwire serve', () => {
     })
   })
 
+  it('serves metrics in the Prometheus text format on a port of their own: ingest answers and deliveries, by source and destination', async () => {
+    const acme = await sink()
+    const beta = await sink()
+    const { cli, url } = await serve(configFile(acme, beta), '--metrics-port', '0')
+    const metrics = String((await cli.waitForRecord((record) => record['event'] === 'metrics'))['url'])
+    expect(metrics).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/)
+    expect(new URL(metrics).port).not.toBe(new URL(url).port)
+    const shop = new Client(SHOP_KEY, { endpoint: url })
+    shop.track({ userId: 'u1', event: 'Counted' })
+    shop.identify({ userId: 'u1', traits: { plan: 'pro' } })
+    await shop.close()
+    const refused = await fetch(`${url}/v1/batch`, {
+      method: 'POST',
+      body: JSON.stringify({ batch: [{ type: 'track', userId: 'u1', event: 'No key' }] }),
+    })
+    expect(refused.status).toBe(401)
+    await received(acme, 2)
+    await received(beta, 2)
+    const scrape = async () => {
+      const response = await fetch(metrics)
+      expect(response.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8')
+      return response.text()
+    }
+    await vi.waitFor(
+      async () => {
+        const text = await scrape()
+        expect(text).toMatch(
+          /^eventwire_webhook_deliveries_total\{.*eventwire_webhook_destination="acme".*outcome="delivered".*\} 2$/m,
+        )
+        expect(text).toMatch(
+          /^eventwire_webhook_deliveries_total\{.*eventwire_webhook_destination="beta".*outcome="delivered".*\} 2$/m,
+        )
+      },
+      { timeout: 10_000 },
+    )
+    const text = await scrape()
+    expect(text).toContain(
+      'eventwire_serve_requests_total{eventwire_source="shop",http_response_status_code="200"} 1\n',
+    )
+    expect(text).toContain('eventwire_serve_requests_total{http_response_status_code="401"} 1\n')
+    expect(text).toContain('eventwire_serve_events_total{eventwire_source="shop"} 2\n')
+    expect(text).toMatch(/^eventwire_webhook_queue_depth\{/m)
+    // Nothing of a key or a secret in the metrics.
+    for (const secret of [SHOP_KEY, ACME_SECRET, BETA_SECRET]) expect(text).not.toContain(secret)
+    expect((await fetch(new URL('/', metrics))).status).toBe(404)
+  })
+
   it('answers 503 with Retry-After while Redis refuses the write, and 200 once it takes it again', async () => {
     const acme = await sink()
     const beta = await sink()

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import type { WireMessage } from '../../index.js'
 import type { WebhookEvent } from '../../webhook/index.js'
 import type { WebhookQueue, WebhookWorker } from '../../webhook/bullmq/index.js'
-import { countArgument, InvalidArgumentError, millisecondsArgument } from '../arguments.js'
+import { countArgument, InvalidArgumentError, millisecondsArgument, portArgument } from '../arguments.js'
 import { defineCommand, type Command } from '../command-line.js'
 import { EXIT, type ExitCode } from '../exit-codes.js'
 import { closeServer } from '../http.js'
@@ -14,6 +14,7 @@ import { untilStopped } from '../signals.js'
 import { writeJsonLine } from '../terminal.js'
 import { fromOptions, UsageError, usageError } from '../usage.js'
 import { checkServeConfig, type ServeConfig, type SourceConfig } from './serve-config.js'
+import { createServeMetrics, type ServeMetrics } from './serve-metrics.js'
 import { createServeServer, DEFAULT_MAX_CONNECTIONS } from './serve-server.js'
 import { SourceKeys } from './source-keys.js'
 import { DEFAULT_RATE_LIMIT, SourceRates } from './source-rates.js'
@@ -84,6 +85,13 @@ const OPTIONS = {
       return n
     },
     default: DEFAULT_MAX_CONNECTIONS,
+  },
+  metricsPort: {
+    long: 'metrics-port',
+    value: 'port',
+    description:
+      'serve metrics in the Prometheus text format at GET /metrics on this port, at --host; needs @opentelemetry/api',
+    parse: portArgument,
   },
   durability: {
     long: 'durability',
@@ -195,6 +203,13 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
   let worker: WebhookWorker | undefined
   let stopping = false
   let server: ReturnType<typeof createServeServer> | undefined
+  let metrics: ServeMetrics | undefined
+  /** What a start that failed leaves: nothing running. */
+  const abandon = async () => {
+    metrics?.stop()
+    if (metrics?.server.listening) await closeServer(metrics.server, 1_000)
+    await Promise.all([worker?.close({ timeout: 1_000 }), queue.close()]).catch(() => undefined)
+  }
   try {
     await queue.ready()
     await seed(queue, config)
@@ -216,6 +231,15 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
       worker.on('error', said('error'))
       await worker.ready()
     }
+    if (options.metricsPort !== undefined) {
+      metrics = await createServeMetrics(queue, worker)
+      const url = await startServer(metrics.server, 'serve', { host: options.host, port: options.metricsPort })
+      if (url === undefined) {
+        await abandon()
+        return EXIT.failed
+      }
+      log({ event: 'metrics', url: `${url}/metrics` })
+    }
     if (options.role !== 'worker') {
       const rates = new SourceRates(options.rateLimit)
       server = createServeServer(
@@ -234,19 +258,20 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
             }
           },
           log,
+          measure: metrics?.measure,
         },
         options.maxConnections,
       )
       const url = await startServer(server, 'serve', options)
       if (url === undefined) {
         // startServer said why (a port in use, an address not here).
-        await Promise.all([worker?.close({ timeout: 1_000 }), queue.close()]).catch(() => undefined)
+        await abandon()
         return EXIT.failed
       }
       log({ event: 'listening', url, role: options.role, sources: config.sources.length })
     } else log({ event: 'working', role: options.role })
   } catch (error) {
-    await Promise.all([worker?.close({ timeout: 1_000 }), queue.close()]).catch(() => undefined)
+    await abandon()
     // A config that names a destination the registry lacks: exit 2, as any wrong input.
     if (error instanceof UsageError || !(error instanceof Error)) throw error
     log({ level: 'error', event: 'start-failed', message: withoutCredentials(error.message) })
@@ -258,6 +283,9 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
   // First no new calls; then the deliveries in flight end or go back to Redis for another worker.
   if (server !== undefined) await closeServer(server, options.drainTimeout)
   await worker?.close({ timeout: options.drainTimeout })
+  // Metrics are scraped until the work is done.
+  metrics?.stop()
+  if (metrics !== undefined) await closeServer(metrics.server, 1_000)
   await queue.close()
   log({ event: 'stopped' })
   return EXIT.ok

@@ -9,6 +9,7 @@ import {
   type WriteKeys,
 } from '../ingest/ingest-request.js'
 import type { SourceConfig } from './serve-config.js'
+import type { IngestMeasure } from './serve-metrics.js'
 import type { Admission } from './source-rates.js'
 
 // The HTTP side of `eventwire serve`: the ingest API, answered 200 only once Redis holds every
@@ -28,6 +29,8 @@ export interface ServeServerParts {
   ready(): Promise<boolean>
   /** One structured log entry. */
   log(entry: Readonly<Record<string, unknown>>): void
+  /** Counts each ingest answer, for `--metrics-port`. */
+  readonly measure?: IngestMeasure | undefined
 }
 
 /** Most headers a request may carry. */
@@ -126,6 +129,7 @@ function handle(parts: ServeServerParts, request: IncomingMessage, response: Ser
     const headers =
       rejection.retryAfterS === undefined ? CORS : { ...CORS, 'retry-after': String(rejection.retryAfterS) }
     answer(response, rejection.status, { success: false, code: rejection.code, error: rejection.message }, headers)
+    parts.measure?.(rejection.status, source, 0)
     // A flood of 429s is logged by the admitter, a line a second.
     if (rejection.status === 429) return
     parts.log({
@@ -169,6 +173,7 @@ function handle(parts: ServeServerParts, request: IncomingMessage, response: Ser
         return
       }
       answer(response, 200, { success: true }, CORS)
+      parts.measure?.(200, source.id, messages.length)
     })
     .catch((error: unknown) =>
       refuse(
