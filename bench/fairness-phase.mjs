@@ -13,7 +13,8 @@ export const event = (id, properties) => ({
   properties,
 })
 
-function percentile(sorted, share) {
+/** The value at `share` (0.5, 0.99) of a sorted list. */
+export function percentile(sorted, share) {
   if (sorted.length === 0) return undefined
   return sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)]
 }

@@ -307,6 +307,28 @@ function fairnessScenario() {
   return fairness
 }
 
+/**
+ * `eventwire serve`: ingest against a bare BullMQ server, and ingest-to-webhook latency with one
+ * ingest and two worker processes. Needs the CLI build (dist/cli.js).
+ */
+function serveScenario() {
+  console.log('\n== eventwire serve: ingest against a bare node:http + Queue.addBulk server; ingest-to-webhook latency')
+  if (!hasRedis()) {
+    console.log('skipped: redis-server is not installed')
+    return undefined
+  }
+  const serve = runChild(
+    'serve-run.mjs',
+    smoke
+      ? { events: 2_000, pairs: 1, rates: [200], seconds: 2 }
+      : { events: 100_000, pairs: runs, rates: [200, 2_000], seconds: 20 },
+  )
+  console.log(`ingest: ${serve.ingestRatio}x the floor's events/s (median of each)`)
+  for (const row of serve.latency)
+    console.log(`${row.rate} events/s: p50 ${row.p50} ms, p95 ${row.p95} ms, p99 ${row.p99} ms`)
+  return serve
+}
+
 /** The same in memory: one WebhookDestination serving both destinations, a backlog of 100,000 at a receiver that answers it in 20 ms. */
 function memoryFairnessScenario() {
   console.log("\n== fairness (in memory): a quiet destination's latency beside another's backlog")
@@ -321,7 +343,7 @@ function memoryFairnessScenario() {
   return fairness
 }
 
-function targets(client, webhooks, neighbours, durable, fairness, memoryFairness) {
+function targets(client, webhooks, neighbours, durable, fairness, memoryFairness, serve) {
   const row = (scenario, library) => client.find((s) => s.name === scenario)?.rows.find((r) => r.library === library)
   const burst = (library) => row('100,000 small events, as fast as they can be enqueued', library)
   const ours = burst('eventwire')
@@ -424,6 +446,22 @@ function targets(client, webhooks, neighbours, durable, fairness, memoryFairness
     goal: 2,
     holds: memoryFairness.backlogOverAlone <= 2,
   })
+  if (serve) {
+    listed.push({
+      name: 'serve: ingest at least 0.8x the events/s of a bare node:http server doing Queue.addBulk',
+      value: serve.ingestRatio,
+      goal: 0.8,
+      holds: serve.ingestRatio >= 0.8,
+    })
+    const slow = serve.latency.find((row) => row.rate === 200)
+    if (slow)
+      listed.push({
+        name: 'serve: ingest-to-webhook p95 under 100 ms at 200 events/s (one ingest, two workers)',
+        value: slow.p95,
+        goal: 100,
+        holds: slow.p95 < 100 && slow.received === slow.events,
+      })
+  }
   // durable-run.mjs checks its own targets, each ratio taken within its pair.
   return [...listed, ...(durable?.targets ?? [])]
 }
@@ -535,6 +573,7 @@ try {
   const durable = durableScenario()
   const fairness = fairnessScenario()
   const memoryFairness = memoryFairnessScenario()
+  const serve = serveScenario()
   console.log('\n== tracking plans and middleware: CPU per track call, no plan, each schema library, three middlewares')
   const plans = runChild('plan-run.mjs', smoke ? { calls: 1_000, rounds: 1 } : { calls: 10_000, rounds: 40 })
   console.log('\n== signature schemes: CPU per delivery to sign (a WebhookDestination) and to verify (verifyWebhook)')
@@ -553,10 +592,11 @@ try {
     durable,
     fairness,
     memoryFairness,
+    serve,
     plans,
     signing,
     gzip,
-    targets: smoke ? [] : targets(client, webhooks, neighbours, durable, fairness, memoryFairness),
+    targets: smoke ? [] : targets(client, webhooks, neighbours, durable, fairness, memoryFairness, serve),
   }
 
   console.log(

@@ -39,6 +39,7 @@ export async function startRedisServer({ port = 0, args = [], signal = 'SIGTERM'
   child.stdout.resume()
   return {
     port: listenOn,
+    pid: child.pid,
     stop: async () => {
       if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve).kill(signal))
       rmSync(dir, { recursive: true, force: true })

@@ -98,6 +98,10 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
       neighbours: NeighbourPairs & { bullmq?: NeighbourPairs }
       durable?: DurableResults
       memoryFairness: Record<'alone' | 'busy' | 'backlog', { small: number; bigPerSecond: number }>
+      serve?: {
+        ingest: Array<{ kind: string; stored: number; refused: number; eventsPerSecond: number }>
+        latency: Array<{ events: number; received: number }>
+      }
     }
     const rows = results.client.flatMap((scenario) => scenario.rows)
     // eventwire, eventwire with gzip and the floor(s) of each scenario.
@@ -117,6 +121,12 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
     // Fairness in memory: every event of the quiet destination arrives in each phase (2 s at 20 a second).
     for (const phase of ['alone', 'busy', 'backlog'] as const) expect(results.memoryFairness[phase].small).toBe(40)
     expect(results.memoryFairness.backlog.bigPerSecond).toBeGreaterThan(0)
+    // serve (with a redis-server): every event the ingest took is in Redis, and every one reaches the receiver.
+    if (results.serve !== undefined) {
+      expect(results.serve.ingest.map((run) => run.kind).sort()).toEqual(['floor', 'serve'])
+      for (const run of results.serve.ingest) expect([run.stored, run.refused]).toEqual([2_000, 0])
+      for (const row of results.serve.latency) expect(row.received).toBe(row.events)
+    }
     expect(results.webhooks.rows).toHaveLength(5)
     expect(results.webhooks.rows.every((row) => row.requestsPerSecond > 0)).toBe(true)
     expect(results.webhooks.pending.pending).toBe(1_000)
