@@ -7,16 +7,28 @@ export class BodyTooLargeError extends Error {
   }
 }
 
-/** Reads a whole request body, as the bytes received, refusing more than `limit` of them. */
+/** How far past its limit a body is read and dropped before the answer, as a multiple of the limit. */
+export const DRAIN_FACTOR = 2
+
+/**
+ * Reads a whole request body, as the bytes received, refusing more than `limit` of them. A body
+ * over the limit is read to its end and dropped, up to {@link DRAIN_FACTOR} times the limit, so
+ * that its sender gets the refusal.
+ */
 export async function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
-  if (Number(request.headers['content-length'] ?? 0) > limit) throw new BodyTooLargeError(limit)
+  const drainLimit = limit * DRAIN_FACTOR
+  // Too large to be worth reading: cut at once, and the sender may see a reset instead of the answer.
+  if (Number(request.headers['content-length'] ?? 0) > drainLimit) throw new BodyTooLargeError(limit)
   const chunks: Buffer[] = []
   let bytes = 0
   for await (const chunk of request as AsyncIterable<Buffer>) {
     bytes += chunk.length
-    if (bytes > limit) throw new BodyTooLargeError(limit)
-    chunks.push(chunk)
+    if (bytes > drainLimit) throw new BodyTooLargeError(limit)
+    // Past the limit the rest is read and dropped: a sender still writing then reads the 413,
+    // where a connection closed on unread data would have reset it mid-write.
+    if (bytes <= limit) chunks.push(chunk)
   }
+  if (bytes > limit) throw new BodyTooLargeError(limit)
   return Buffer.concat(chunks, bytes)
 }
 

@@ -395,4 +395,35 @@ describe('the ingest API of eventwire serve', () => {
     held[0]?.destroy()
     await expect.poll(async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.status).toBe(200)
   })
+
+  it('reads a body past the limit to its end before it answers 413, so a sender still writing gets the answer', async () => {
+    const { server } = await start()
+    const port = (server.address() as AddressInfo).port
+    /** Writes each piece once the one before is written, then ends; resolves with what came back and any socket error. */
+    const sendRaw = (pieces: string[]) =>
+      new Promise<{ answer: string; error?: string }>((resolve) => {
+        const socket = connect(port, '127.0.0.1')
+        let answer = ''
+        let error: string | undefined
+        socket.on('data', (chunk) => (answer += chunk.toString()))
+        socket.on('error', (failure: NodeJS.ErrnoException) => (error = failure.code))
+        socket.on('close', () => resolve({ answer, ...(error === undefined ? {} : { error }) }))
+        const next = (index: number) =>
+          index < pieces.length ? socket.write(pieces[index] as string, () => next(index + 1)) : socket.end()
+        socket.on('connect', () => next(0))
+      })
+    const head = (framing: string) =>
+      `POST /v1/batch HTTP/1.1\r\nhost: x\r\nauthorization: ${basic('wk_shop')}\r\n${framing}\r\n\r\n`
+    const half = 'x'.repeat(350_000)
+    const chunk = `${half.length.toString(16)}\r\n${half}\r\n`
+    for (const pieces of [
+      [head('content-length: 700000'), half, half],
+      [head('transfer-encoding: chunked'), chunk, `${chunk}0\r\n\r\n`],
+    ]) {
+      const { answer, error } = await sendRaw(pieces)
+      expect(error, pieces[0]).toBeUndefined()
+      expect(answer, pieces[0]).toMatch(/^HTTP\/1\.1 413 /)
+      expect(answer, pieces[0]).toContain('"code":"ERR_BODY_TOO_LARGE"')
+    }
+  })
 })

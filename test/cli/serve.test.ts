@@ -4,7 +4,7 @@
 // destinations, signed with each destination's secret; it refuses what it cannot take with the
 // status and reason a client needs, logs JSON lines without keys or secrets, and stops on SIGTERM.
 import { createHmac } from 'node:crypto'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
@@ -289,6 +289,56 @@ describe.runIf(redis.available)('eventwire serve', () => {
     // Nothing of a key or a secret in the metrics.
     for (const secret of [SHOP_KEY, ACME_SECRET, BETA_SECRET]) expect(text).not.toContain(secret)
     expect((await fetch(new URL('/', metrics))).status).toBe(404)
+  })
+
+  it('reads its config again on SIGHUP: a new source is taken, a removed key refused; a file it cannot use changes nothing', async () => {
+    const acme = await sink()
+    const beta = await sink()
+    const shopOnly = { sources: [{ id: 'shop', writeKey: SHOP_KEY, destinations: ['acme'] }] }
+    const config = configFile(acme, beta, shopOnly)
+    const { cli, url } = await serve(config)
+    const send = (key: string) =>
+      fetch(`${url}/v1/track`, {
+        method: 'POST',
+        headers: { authorization: basic(key), 'content-type': 'application/json' },
+        body: JSON.stringify({ userId: 'u1', event: 'Reloaded' }),
+      })
+    expect([(await send(SHOP_KEY)).status, (await send(BLOG_KEY)).status]).toEqual([200, 401])
+    const reloads = () => cli.records().filter((record) => String(record['event']).startsWith('reload')).length
+    // blog comes, with a destination of its own written on the way; shop goes.
+    const written = JSON.parse(readFileSync(config, 'utf8')) as Record<string, unknown[]>
+    writeFileSync(
+      config,
+      JSON.stringify({
+        sources: [{ id: 'blog', writeKey: BLOG_KEY, destinations: ['gamma'] }],
+        destinations: [...(written['destinations'] ?? []), { id: 'gamma', webhooks: [{ url: beta.url }] }],
+      }),
+    )
+    cli.child.kill('SIGHUP')
+    expect(await cli.waitForRecord((record) => record['event'] === 'reloaded')).toMatchObject({
+      sources: 1,
+      destinations: 3,
+    })
+    expect([(await send(SHOP_KEY)).status, (await send(BLOG_KEY)).status]).toEqual([401, 200])
+    await received(beta, 1)
+    // A file it cannot use: logged, and the sources in use stay.
+    for (const broken of [
+      '{',
+      JSON.stringify({ sources: [{ id: 'x', writeKey: 'wk_x', destinations: ['nowhere'] }] }),
+    ]) {
+      const before = reloads()
+      writeFileSync(config, broken)
+      cli.child.kill('SIGHUP')
+      await vi.waitFor(() => expect(reloads()).toBe(before + 1))
+    }
+    const failures = cli.records().filter((record) => record['event'] === 'reload-failed')
+    expect(failures.map((record) => record['message'])).toEqual([
+      expect.stringContaining('is not JSON'),
+      expect.stringContaining('sources[0].destinations[0]: no destination "nowhere"'),
+    ])
+    expect(failures[0]).toMatchObject({ level: 'error' })
+    expect([(await send(BLOG_KEY)).status, (await send('wk_x')).status]).toEqual([200, 401])
+    expect(cli.child.exitCode).toBeNull()
   })
 
   it('answers 503 with Retry-After while Redis refuses the write, and 200 once it takes it again', async () => {

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs'
 import type { WireMessage } from '../../index.js'
 import type { WebhookEvent } from '../../webhook/index.js'
 import type { WebhookQueue, WebhookWorker } from '../../webhook/bullmq/index.js'
@@ -12,11 +11,11 @@ import { connectionOf, loadBullmq, REDIS_OPTIONS } from '../registry/connect.js'
 import { addressOptions, startServer } from '../server-options.js'
 import { untilStopped } from '../signals.js'
 import { writeJsonLine } from '../terminal.js'
-import { fromOptions, UsageError, usageError } from '../usage.js'
-import { checkServeConfig, type ServeConfig, type SourceConfig } from './serve-config.js'
+import { UsageError } from '../usage.js'
+import { LiveSources, readConfig, seed } from './config-file.js'
+import type { SourceConfig } from './serve-config.js'
 import { createServeMetrics, type ServeMetrics } from './serve-metrics.js'
 import { createServeServer, DEFAULT_MAX_CONNECTIONS } from './serve-server.js'
-import { SourceKeys } from './source-keys.js'
 import { DEFAULT_RATE_LIMIT, SourceRates } from './source-rates.js'
 
 /** The port `eventwire serve` listens on by default. */
@@ -116,38 +115,6 @@ function log(entry: Readonly<Record<string, unknown>>): void {
   writeJsonLine(process.stdout, { time: new Date().toISOString(), level: 'info', ...entry })
 }
 
-/** The config file, read and checked; a usage error (exit 2) naming the field otherwise. */
-function readConfig(path: string | undefined): ServeConfig {
-  if (path === undefined)
-    usageError('serve needs --config <file>: the sources whose write keys it takes (docs/serve.md)')
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (error) {
-    return usageError(`cannot read --config ${path}: ${(error as Error).message}`)
-  }
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch (error) {
-    return usageError(`--config ${path} is not JSON: ${(error as Error).message}`)
-  }
-  return fromOptions(() => checkServeConfig(parsed))
-}
-
-/** Writes the config's destinations into the registry, then checks that every source's destinations are there. */
-async function seed(queue: WebhookQueue, config: ServeConfig): Promise<void> {
-  for (const destination of config.destinations) await queue.destinations.set(destination)
-  for (const [index, source] of config.sources.entries()) {
-    for (const [position, id] of source.destinations.entries()) {
-      if ((await queue.destinations.get(id)) === undefined)
-        usageError(
-          `sources[${index}].destinations[${position}]: no destination ${JSON.stringify(id)} in the registry. Add it under "destinations" in --config, or with eventwire destinations set.`,
-        )
-    }
-  }
-}
-
 /**
  * Stores a request's messages for each destination of its source, all at once; a destination
  * deleted since is skipped and logged. A message without a `userId` is taken and not stored: a
@@ -183,6 +150,7 @@ function storeFor(queue: WebhookQueue): (source: SourceConfig, messages: WireMes
 
 async function serve(options: ServeOptions): Promise<ExitCode> {
   const config = readConfig(options.config)
+  const sources = new LiveSources(config.sources)
   // A service, not a tool: it reconnects for as long as it runs, and waits for Redis rather than fail a call at once.
   const { retryStrategy: _once, ...reached } = connectionOf(options.redis)
   const service = { ...reached, maxRetriesPerRequest: null }
@@ -244,7 +212,7 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
       const rates = new SourceRates(options.rateLimit)
       server = createServeServer(
         {
-          keys: new SourceKeys(config.sources),
+          keys: sources,
           admit: (source) => rates.admit(source),
           store: storeFor(queue),
           // Not ready once stopping: a load balancer takes the process out while it drains.
@@ -277,7 +245,27 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
     log({ level: 'error', event: 'start-failed', message: withoutCredentials(error.message) })
     return EXIT.failed
   }
+  // SIGHUP: the config file again. One it cannot use leaves the one in use as it was.
+  const reload = () => {
+    const path = options.config
+    void (async () => {
+      try {
+        const next = readConfig(path)
+        await seed(queue, next)
+        sources.replace(next.sources)
+        log({ event: 'reloaded', sources: next.sources.length, destinations: next.destinations.length })
+      } catch (error) {
+        log({
+          level: 'error',
+          event: 'reload-failed',
+          message: withoutCredentials(error instanceof Error ? error.message : String(error)),
+        })
+      }
+    })()
+  }
+  process.on('SIGHUP', reload)
   const signal = await untilStopped()
+  process.off('SIGHUP', reload)
   stopping = true
   log({ event: 'stopping', signal })
   // First no new calls; then the deliveries in flight end or go back to Redis for another worker.
