@@ -58,6 +58,7 @@ export default {
     'src/cli/serve/serve-server.ts',
     'src/cli/serve/serve-config.ts',
     'src/cli/serve/source-rates.ts',
+    'src/cli/http.ts',
   ],
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/index.html' },

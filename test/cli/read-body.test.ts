@@ -24,6 +24,7 @@ describe('readBody', () => {
       const refused = await readBody(body, 4).catch((error: unknown) => error)
       expect(refused).toBeInstanceOf(BodyTooLargeError)
       expect((refused as BodyTooLargeError).limit).toBe(4)
+      expect((refused as Error).message).toBe('the body is larger than 4 bytes')
       expect(body.readableEnded).toBe(true)
     }
   })

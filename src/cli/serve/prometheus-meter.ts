@@ -49,7 +49,8 @@ class Family {
     else entry.value = value
     if (entry.buckets === undefined) return
     entry.sum = (entry.sum ?? 0) + value
-    for (const [index, bound] of this.bounds.entries()) if (value <= bound) (entry.buckets[index] as number)++
+    const buckets = entry.buckets
+    for (const [index, bound] of this.bounds.entries()) if (value <= bound) buckets[index] = (buckets[index] ?? 0) + 1
   }
 }
 
