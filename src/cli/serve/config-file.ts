@@ -47,11 +47,9 @@ export async function seed(queue: WebhookQueue, config: ServeConfig): Promise<vo
 /** The sources in use, found by write key: the config's as last read, swapped whole on a reload. */
 export class LiveSources implements WriteKeys<SourceConfig> {
   #keys: SourceKeys
-  #count: number
 
   constructor(sources: readonly SourceConfig[]) {
     this.#keys = new SourceKeys(sources)
-    this.#count = sources.length
   }
 
   get missingHint(): string {
@@ -62,11 +60,6 @@ export class LiveSources implements WriteKeys<SourceConfig> {
     return this.#keys.wrongHint
   }
 
-  /** How many sources are in use. */
-  get count(): number {
-    return this.#count
-  }
-
   sourceOf(writeKey: string): SourceConfig | undefined {
     return this.#keys.sourceOf(writeKey)
   }
@@ -74,6 +67,5 @@ export class LiveSources implements WriteKeys<SourceConfig> {
   /** From now on, these sources: a request already read keeps the source it was read with. */
   replace(sources: readonly SourceConfig[]): void {
     this.#keys = new SourceKeys(sources)
-    this.#count = sources.length
   }
 }
