@@ -351,5 +351,8 @@ describe('docs/destinations.md', () => {
     expect(resolveWebhookSettings({ webhooks: [{ url: 'https://a.example/' }] }).retryWindowMs).toBe(4 * 3_600_000)
     expect(page).toContain('one, two and three hours of the default four')
     expect(page).toContain('**Automatic disabling is off by default.**')
+    expect(text('docs/serve.md')).toContain(
+      '`failing` when a URL has failed an event for a quarter, half and three quarters of the retry window',
+    )
   })
 })

@@ -182,8 +182,12 @@ describe('the config of eventwire serve', () => {
       'ERR_INVALID_OPTION',
     ]) {
       const answer = answerOf(Object.assign(new Error('Redis said no.'), { code }))
-      expect(answer, code).toMatchObject({ status: 503, code: 'ERR_UNAVAILABLE' })
-      expect(answer.message).toBe('the events were not stored: Redis said no. Send the request again.')
+      expect(answer, code).toMatchObject({ status: 503, code: 'ERR_UNAVAILABLE', retryAfterS: 1 })
+      expect(answer.message, code).toBe(
+        code === 'ERR_TIMEOUT'
+          ? 'the events were not stored: Redis did not answer in time. Send the request again.'
+          : 'the events were not stored: Redis said no. Send the request again.',
+      )
     }
     expect(answerOf(Object.assign(new Error('bad'), { code: 'ERR_INVALID_FIELD', field: 'userId' }))).toMatchObject({
       status: 400,

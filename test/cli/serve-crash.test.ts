@@ -152,8 +152,10 @@ describe.runIf(redis.available)('eventwire serve under crashes', () => {
     await until(() => delivered.size >= workerKilledAt + 200, 'deliveries after the worker restart')
     await redis.server.stop('SIGKILL')
     const redisKilledAt = load.acknowledged.size
-    // Down until the ingest has told a client so: a call refused while Redis was gone.
+    // Down until the ingest has told a client so: a call refused while Redis was gone. Its
+    // readiness says so too, for a load balancer to take it out.
     await until(() => (load.refusals.get('503') ?? 0) > 0, 'a 503 while Redis is down')
+    const readyWhileDown = (await fetch(`http://127.0.0.1:${port}/readyz`)).status
     await redis.server.restart()
 
     await until(() => load.acknowledged.size >= redisKilledAt + 400, 'events after the Redis restart')
@@ -170,6 +172,8 @@ describe.runIf(redis.available)('eventwire serve under crashes', () => {
         `refusals ${JSON.stringify(Object.fromEntries(load.refusals))}`,
     )
     expect(missing).toEqual([])
+    expect(readyWhileDown).toBe(503)
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200)
     // Both restarted processes kept running through the Redis restart.
     expect(taking.child.exitCode).toBeNull()
     expect(working.child.exitCode).toBeNull()

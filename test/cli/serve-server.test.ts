@@ -311,7 +311,7 @@ describe('the ingest API of eventwire serve', () => {
       status: 503,
       success: false,
       code: 'ERR_UNAVAILABLE',
-      error: 'the events were not stored: Redis did not answer. Send the request again.',
+      error: 'the events were not stored: Redis did not answer in time. Send the request again.',
     })
     state.fail = new Error('boom')
     const failed = await send()

@@ -11,6 +11,7 @@ import { gzipSync } from 'node:zlib'
 import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Client } from '../../src/index.js'
+import { WebhookQueue } from '../../src/webhook/bullmq/index.js'
 import { plainEnv, runCli, startCli, type CliProcess } from '../helpers/cli.js'
 import { redisForFile } from '../helpers/redis-suite.js'
 import { startSink, type Sink } from '../helpers/sink.js'
@@ -339,6 +340,47 @@ describe.runIf(redis.available)('eventwire serve', () => {
     expect(failures[0]).toMatchObject({ level: 'error' })
     expect([(await send(BLOG_KEY)).status, (await send('wk_x')).status]).toEqual([200, 401])
     expect(cli.child.exitCode).toBeNull()
+  })
+
+  it("takes a disabled destination's events and does not send them, logged as not-forwarded; the source's other destinations get them", async () => {
+    const acme = await sink()
+    const beta = await sink()
+    const { cli, url, name } = await serve(configFile(acme, beta))
+    const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port: redis.server.port }, name })
+    open.push(queue)
+    await queue.destinations.disable('acme')
+    const send = (event: string) =>
+      fetch(`${url}/v1/track`, {
+        method: 'POST',
+        headers: { authorization: basic(SHOP_KEY), 'content-type': 'application/json' },
+        body: JSON.stringify({ userId: 'u1', event }),
+      })
+    // Within a second every process sees the change: until then an event may still go to acme.
+    let sent = 0
+    await vi.waitFor(
+      async () => {
+        expect((await send(`While disabled ${sent++}`)).status).toBe(200)
+        expect(cli.records().some((record) => record['event'] === 'not-forwarded')).toBe(true)
+      },
+      { timeout: 10_000 },
+    )
+    expect(cli.records().find((record) => record['event'] === 'not-forwarded')).toMatchObject({
+      source: 'shop',
+      destination: 'acme',
+      events: 1,
+      reason: expect.stringContaining('the destination is disabled'),
+    })
+    await received(beta, sent)
+    const before = acme.requests.length
+    await queue.destinations.enable('acme')
+    await vi.waitFor(
+      async () => {
+        expect((await send('Enabled again')).status).toBe(200)
+        expect(acme.requests.length).toBeGreaterThan(before)
+      },
+      { timeout: 10_000 },
+    )
+    expect(acme.requests.map((request) => JSON.parse(request.body).event)).not.toContain(`While disabled ${sent - 1}`)
   })
 
   it('answers 503 with Retry-After while Redis refuses the write, and 200 once it takes it again', async () => {

@@ -12,6 +12,7 @@ import { addressOptions, startServer } from '../server-options.js'
 import { untilStopped } from '../signals.js'
 import { writeJsonLine } from '../terminal.js'
 import { UsageError } from '../usage.js'
+import { alertEntry } from './alert-entry.js'
 import { LiveSources, readConfig, seed } from './config-file.js'
 import type { SourceConfig } from './serve-config.js'
 import { createServeMetrics, type ServeMetrics } from './serve-metrics.js'
@@ -138,13 +139,39 @@ function storeFor(queue: WebhookQueue): (source: SourceConfig, messages: WireMes
     await Promise.all(
       source.destinations.map(async (destination) => {
         try {
-          await queue.enqueueBulk(events, { destination })
+          const results = await queue.enqueueBulk(events, { destination })
+          // A disabled destination takes nothing: its events are answered 200 and not sent, as disabling means.
+          const disabled = results.filter((result) => result.status === 'disabled').length
+          if (disabled > 0)
+            log({
+              event: 'not-forwarded',
+              source: source.id,
+              destination,
+              events: disabled,
+              reason: 'the destination is disabled: eventwire destinations enable sends its new events again',
+            })
         } catch (error) {
           if ((error as { code?: unknown }).code !== 'ERR_UNKNOWN_DESTINATION') throw error
           log({ level: 'warn', event: 'unknown-destination', source: source.id, destination, events: events.length })
         }
       }),
     )
+  }
+}
+
+/** How long `/readyz` waits for Redis to answer, in ms. */
+const READY_PROBE_MS = 1_000
+
+/** Whether `work` settles within `ms`; a rejection is an answer too (Redis answered it). */
+async function answersWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms)
+  })
+  try {
+    return await Promise.race([work.then(() => true), late])
+  } finally {
+    clearTimeout(timer)
   }
 }
 
@@ -197,6 +224,7 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
       )
       worker.on('warning', said('warn'))
       worker.on('error', said('error'))
+      worker.on('alert', (alert) => log(alertEntry(alert)))
       await worker.ready()
     }
     if (options.metricsPort !== undefined) {
@@ -220,7 +248,8 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
             if (stopping) return false
             try {
               await queue.ready()
-              return true
+              // Redis answers now: while it is down a probe says so within a second.
+              return await answersWithin(queue.counts(), READY_PROBE_MS)
             } catch {
               return false
             }

@@ -55,8 +55,15 @@ const PREFLIGHT = {
 export function answerOf(error: unknown): BatchRejection {
   const code = (error as { code?: unknown } | undefined)?.code
   const message = error instanceof Error ? error.message : String(error)
+  // The library's advice (raise enqueueTimeout) is not the sender's to take.
+  if (code === 'ERR_TIMEOUT')
+    return new BatchRejection(
+      503,
+      'ERR_UNAVAILABLE',
+      'the events were not stored: Redis did not answer in time. Send the request again.',
+      RETRY_AFTER_S,
+    )
   if (
-    code === 'ERR_TIMEOUT' ||
     code === 'ERR_REDIS_REFUSED' ||
     code === 'ERR_REDIS_FAULT' ||
     code === 'ERR_NOT_REPLICATED' ||
