@@ -94,4 +94,24 @@ describe('SourceRates', () => {
     expect(rates.clock()).toBeCloseTo(performance.now(), -2)
     expect(taken(rates, source('shop'), 500)).toBeGreaterThanOrEqual(500)
   })
+
+  it("gives the refusals no later one reported, once, and counts a source's next ones from then", () => {
+    const { time, read } = clock()
+    const rates = new SourceRates(1, read)
+    const shop = source('shop')
+    const blog = source('blog')
+    rates.admit(shop)
+    expect(rates.admit(shop)).toEqual({ waitMs: 1_000, report: 1 })
+    rates.admit(shop)
+    rates.admit(shop)
+    rates.admit(blog)
+    expect(rates.unreported()).toEqual([{ source: 'shop', refused: 2 }])
+    expect(rates.unreported()).toEqual([])
+    // Taken now: the next refusal within a second of it is counted, not reported.
+    time.now += 500
+    expect(rates.admit(shop)).toEqual({ waitMs: 500 })
+    time.now += 1_000
+    expect(rates.admit(shop)).toEqual({ waitMs: 0 })
+    expect(rates.admit(shop)).toEqual({ waitMs: 1_000, report: 2 })
+  })
 })

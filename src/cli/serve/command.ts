@@ -242,6 +242,7 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
         {
           keys: sources,
           admit: (source) => rates.admit(source),
+          unreported: () => rates.unreported(),
           store: storeFor(queue),
           // Not ready once stopping: a load balancer takes the process out while it drains.
           ready: async () => {

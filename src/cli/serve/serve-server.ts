@@ -25,6 +25,8 @@ export interface ServeServerParts {
   store(source: SourceConfig, messages: WireMessage[]): Promise<void>
   /** Whether a request of `source` is taken now, by its rate limit. */
   admit(source: SourceConfig): Admission
+  /** The rate limit's refusals not yet logged, taken once a second; none by default. */
+  readonly unreported?: (() => Array<{ source: string; refused: number }>) | undefined
   /** Whether this process takes events now: started on a Redis fit to keep them, and not stopping. */
   ready(): Promise<boolean>
   /** One structured log entry. */
@@ -85,6 +87,9 @@ export function answerOf(error: unknown): BatchRejection {
 /** Connections one process holds open at once by default; more are closed as they come. */
 export const DEFAULT_MAX_CONNECTIONS = 1_000
 
+/** How often the rate limit's refusals that no later refusal reported are logged (ms). */
+const REFUSALS_LOGGED_EVERY_MS = 1_000
+
 /** Between two log lines about connections closed for the limit, at least this long (ms). */
 export const DROPS_LOGGED_EVERY_MS = 10_000
 
@@ -99,6 +104,13 @@ export function createServeServer(parts: ServeServerParts, maxConnections = DEFA
   server.maxConnections = maxConnections
   let dropped = 0
   let loggedAt = Number.NEGATIVE_INFINITY
+  // Once a second, the refusals of the rate limit that no later refusal reported.
+  const reporter = setInterval(() => {
+    for (const { source, refused } of parts.unreported?.() ?? [])
+      parts.log({ level: 'warn', event: 'rate-limited', source, refused })
+  }, REFUSALS_LOGGED_EVERY_MS)
+  reporter.unref()
+  server.on('close', () => clearInterval(reporter))
   server.on('drop', () => {
     dropped++
     const now = performance.now()

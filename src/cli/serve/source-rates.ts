@@ -52,6 +52,22 @@ export class SourceRates {
     return TAKEN
   }
 
+  /**
+   * The refusals of each source not yet reported, taken: what a process logs once a second, so
+   * that a burst's last refusals are told without waiting for the source's next one.
+   */
+  unreported(): Array<{ source: string; refused: number }> {
+    const now = this.clock()
+    const due: Array<{ source: string; refused: number }> = []
+    for (const [source, refused] of this.#refused) {
+      if (refused.count === 0) continue
+      due.push({ source, refused: refused.count })
+      refused.count = 0
+      refused.reportedAt = now
+    }
+    return due
+  }
+
   #refusal(id: string, now: number): { report?: number } {
     const refused = this.#refused.get(id)
     if (refused === undefined) {
