@@ -253,12 +253,12 @@ describe.runIf(redis.available)('eventwire destinations', () => {
     expect(await cli('destinations', 'set', 'acme', '--file', file)).toMatchObject({ code: 0, stderr: '' })
     const kept = await cli('destinations', 'set', 'acme', '--url', 'https://a.example/in', '--secret', 's')
     expect(kept.stderr.trim()).toBe(
-      'warning: set replaced acme whole, and its headers went with it. Give them again (--secret, or --file with the whole destination) to keep them.',
+      'warning: set replaced acme whole, and its headers went with it. Give them again (--secret, --standard-secret, or --file with the whole destination) to keep them.',
     )
     const dropped = await cli('destinations', 'set', 'acme', '--url', 'https://a.example/in')
     expect(dropped.code).toBe(0)
     expect(dropped.stderr.trim()).toBe(
-      'warning: set replaced acme whole, and its sharedSecret went with it: its requests now go out unsigned. Give them again (--secret, or --file with the whole destination) to keep them.',
+      'warning: set replaced acme whole, and its sharedSecret went with it: its requests now go out unsigned. Give them again (--secret, --standard-secret, or --file with the whole destination) to keep them.',
     )
     expect(await cli('destinations', 'set', 'acme', '--url', 'https://a.example/in')).toMatchObject({ stderr: '' })
   })
@@ -290,10 +290,41 @@ describe.runIf(redis.available)('eventwire destinations', () => {
     const set = await cli('destinations', 'set', 'acme', '--url', 'https://a.example/in', '--secret', secret)
     expect(set.code).toBe(0)
     expect(set.stderr).toContain('acme has a whsec_ secret as its X-Signature secret')
-    expect(set.stderr).toContain('give it as standardSecret in --file')
+    expect(set.stderr).toContain('give it with --standard-secret (standardSecret)')
     expect(set.stderr + set.stdout).not.toContain(secret)
     const plain = await cli('destinations', 'set', 'beta', '--url', 'https://b.example/in', '--secret', 's3cret')
     expect(plain).toMatchObject({ code: 0, stderr: '' })
+    // Given where it belongs: stored as the Standard Webhooks secret, no warning; a rotation of two.
+    const other = `whsec_${Buffer.alloc(24, 9).toString('base64')}`
+    const standard = await cli(
+      'destinations',
+      'set',
+      'gamma',
+      '--url',
+      'https://c.example/in',
+      '--standard-secret',
+      secret,
+      '--standard-secret',
+      other,
+    )
+    expect(standard).toMatchObject({ code: 0, stderr: '' })
+    const shown = await cli('destinations', 'show', 'gamma', '--json', '--show-secrets')
+    expect(JSON.parse(shown.stdout)).toMatchObject({ standardSecret: [secret, other] })
+    expect(JSON.parse(shown.stdout)).not.toHaveProperty('sharedSecret')
+    const wrong = await cli(
+      'destinations',
+      'set',
+      'delta',
+      '--url',
+      'https://d.example/in',
+      '--standard-secret',
+      's3cret',
+    )
+    expect(wrong.code).toBe(2)
+    expect(wrong.stderr).toContain('standardSecret')
+    const both = await cli('destinations', 'set', 'delta', '--file', '-', '--standard-secret', secret)
+    expect(both.code).toBe(2)
+    expect(both.stderr).toContain('--url, --secret, --standard-secret and --mode, not both')
   })
 
   it('warns when set enables a destination that was disabled', async () => {

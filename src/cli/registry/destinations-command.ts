@@ -35,6 +35,12 @@ const OPTIONS = {
     description: 'set: an X-Signature secret; repeatable for a rotation',
     parse: repeated,
   },
+  standardSecret: {
+    long: 'standard-secret',
+    value: 'whsec_…',
+    description: 'set: a Standard Webhooks secret (whsec_…); repeatable for a rotation',
+    parse: repeated,
+  },
   mode: { long: 'mode', value: 'mode', description: "set: 'any' or 'each'", choices: ['any', 'each'] },
   ifVersion: {
     long: 'if-version',
@@ -76,7 +82,7 @@ function warnStandardAsShared(stored: StoredDestination): void {
   const shared = stored.sharedSecret === undefined ? [] : [stored.sharedSecret].flat()
   if (!shared.some((secret) => secret.startsWith('whsec_'))) return
   process.stderr.write(
-    `warning: ${escapeControl(stored.id)} has a whsec_ secret as its X-Signature secret (--secret, sharedSecret). That is a Standard Webhooks secret: give it as standardSecret in --file for receivers that verify Standard Webhooks.\n`,
+    `warning: ${escapeControl(stored.id)} has a whsec_ secret as its X-Signature secret (--secret, sharedSecret). That is a Standard Webhooks secret: give it with --standard-secret (standardSecret) for receivers that verify Standard Webhooks.\n`,
   )
 }
 
@@ -165,7 +171,7 @@ function warnChanged(before: StoredDestination, after: StoredDestination, fromFl
   if (gone.length > 0) {
     const unsigned = after.sharedSecret === undefined && after.standardSecret === undefined
     process.stderr.write(
-      `warning: set replaced ${escapeControl(after.id)} whole, and ${gone.join(', ')} went with it${unsigned ? ': its requests now go out unsigned' : ''}. Give them again (--secret, or --file with the whole destination) to keep them.\n`,
+      `warning: set replaced ${escapeControl(after.id)} whole, and ${gone.join(', ')} went with it${unsigned ? ': its requests now go out unsigned' : ''}. Give them again (--secret, --standard-secret, or --file with the whole destination) to keep them.\n`,
     )
   }
   if (!before.enabled && after.enabled)
@@ -201,8 +207,15 @@ function maskedFields(given: Record<string, unknown>): string[] {
  */
 function destinationOf(options: Options, id: string): { destination: Destination; version?: number } {
   if (options.file !== undefined) {
-    if (options.url !== undefined || options.secret !== undefined || options.mode !== undefined)
-      usageError('give the destination either with --file or with --url, --secret and --mode, not both')
+    if (
+      options.url !== undefined ||
+      options.secret !== undefined ||
+      options.standardSecret !== undefined ||
+      options.mode !== undefined
+    )
+      usageError(
+        'give the destination either with --file or with --url, --secret, --standard-secret and --mode, not both',
+      )
     let parsed: unknown
     try {
       parsed = JSON.parse(readFileSync(options.file === '-' ? 0 : options.file, 'utf8'))
@@ -231,6 +244,7 @@ function destinationOf(options: Options, id: string): { destination: Destination
       id,
       webhooks: options.url.map((url) => ({ url })),
       ...(options.secret === undefined ? {} : { sharedSecret: options.secret }),
+      ...(options.standardSecret === undefined ? {} : { standardSecret: options.standardSecret }),
       ...(options.mode === undefined ? {} : { mode: options.mode as 'any' | 'each' }),
     },
   }
