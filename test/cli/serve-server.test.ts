@@ -10,7 +10,7 @@ import type { SourceConfig } from '../../src/cli/serve/serve-config.js'
 import { createServeServer, RETRY_AFTER_S } from '../../src/cli/serve/serve-server.js'
 import { SourceKeys } from '../../src/cli/serve/source-keys.js'
 import { SourceRates } from '../../src/cli/serve/source-rates.js'
-import { INGEST_PATHS } from '../../src/cli/ingest/ingest-request.js'
+import { INGEST_PATHS, ingestKind } from '../../src/cli/ingest/ingest-request.js'
 
 const SHOP: SourceConfig = { id: 'shop', writeKeys: ['wk_shop', 'wk_shop_next'], destinations: ['acme'] }
 const BLOG: SourceConfig = { id: 'blog', writeKeys: ['wk_blog'], destinations: [] }
@@ -76,6 +76,26 @@ describe('the ingest API of eventwire serve', () => {
     expect([server.headersTimeout, server.requestTimeout, server.maxHeadersCount, server.maxConnections]).toEqual([
       10_000, 10_000, 100, 1_000,
     ])
+  })
+
+  it('takes repeated and trailing slashes as one and none: a client whose endpoint ends in "/" is served', async () => {
+    for (const [path, kind] of [
+      ['/v1/batch', 'batch'],
+      ['//v1/batch', 'batch'],
+      ['/v1//track', 'track'],
+      ['/v1/batch/', 'batch'],
+      ['//v1//identify//', 'identify'],
+      ['/v1/batchx', undefined],
+      ['/v1', undefined],
+      ['/', undefined],
+      ['//', undefined],
+      ['/v1/batch/x', undefined],
+    ] as const)
+      expect(ingestKind(path), path).toBe(kind)
+    const { url, stored } = await start()
+    const response = await post(`${url}//v1/batch/`, json({ batch: [track] }), { authorization: basic('wk_shop') })
+    expect(response.status).toBe(200)
+    expect(stored).toHaveLength(1)
   })
 
   it('has the batch path and one path per call type', () => {

@@ -3,7 +3,7 @@ import type { WireMessage } from '../../index.js'
 import { BatchRejection } from '../ingest/batch.js'
 import {
   answerJson as answer,
-  INGEST_PATHS,
+  ingestKind,
   INGEST_SERVER_OPTIONS,
   readIngest,
   type WriteKeys,
@@ -58,7 +58,7 @@ export function createIngestServer(handlers: IngestHandlers): Server {
       answer(response, rejection.status, { success: false, code: rejection.code, error: rejection.message }, cors)
       handlers.onRejected(rejection)
     }
-    const kind = INGEST_PATHS[path]
+    const kind = ingestKind(path)
     if (kind === undefined) {
       refuse(
         new BatchRejection(

@@ -21,6 +21,15 @@ export const INGEST_PATHS: Readonly<Record<string, MessageType | 'batch'>> = {
   '/v1/alias': 'alias',
 }
 
+/**
+ * The ingest path a request's path names, or `undefined`: repeated and trailing slashes are
+ * taken as one and none, as a client whose endpoint ends in "/" sends `//v1/batch`.
+ */
+export function ingestKind(path: string): MessageType | 'batch' | undefined {
+  const plain = path.replace(/\/{2,}/g, '/')
+  return INGEST_PATHS[plain.length > 1 && plain.endsWith('/') ? plain.slice(0, -1) : plain]
+}
+
 /** Longest wait for a request's headers, in ms. */
 export const HEADERS_TIMEOUT_MS = 10_000
 /** Longest wait for a whole request, headers and body, in ms: 500 KB at a slow 50 KB/s. */

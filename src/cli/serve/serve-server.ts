@@ -3,7 +3,7 @@ import type { WireMessage } from '../../index.js'
 import { BatchRejection } from '../ingest/batch.js'
 import {
   answerJson as answer,
-  INGEST_PATHS,
+  ingestKind,
   INGEST_SERVER_OPTIONS,
   readIngest,
   type WriteKeys,
@@ -172,7 +172,7 @@ function handle(parts: ServeServerParts, request: IncomingMessage, response: Ser
     )
     return
   }
-  const kind = INGEST_PATHS[path]
+  const kind = ingestKind(path)
   if (kind === undefined) {
     refuse(
       new BatchRejection(404, 'ERR_NOT_FOUND', `nothing at ${path}: the ingest API is POST /v1/batch, or /v1/<type>.`),
