@@ -49,19 +49,25 @@ export function connectionOf(text: string): Record<string, unknown> {
 }
 
 /**
- * The BullMQ entry, loaded here by the package's own name, so that the other commands start
- * without the optional peers `bullmq` and `ioredis`; without them this says what to install.
+ * One of the package's own entries, loaded by its name (`eventwire/webhook/bullmq`), so that the
+ * commands that do not need it start without its optional peers; without them, a
+ * {@link CommandFailure} that says `needs`: what to install.
  */
-export async function loadBullmq(): Promise<typeof import('../../webhook/bullmq/index.js')> {
-  // A name, not a path: the bundler leaves it to Node, which finds the package's own entry.
-  const entry = 'eventwire/webhook/bullmq'
+export async function loadEntry<Entry>(entry: string, needs: string): Promise<Entry> {
   try {
-    return (await import(entry)) as typeof import('../../webhook/bullmq/index.js')
+    // A name, not a path: the bundler leaves it to Node, which finds the package's own entry.
+    return (await import(entry)) as Entry
   } catch (error) {
-    throw new CommandFailure(
-      `this command needs the optional packages bullmq and ioredis beside eventwire: npm install bullmq ioredis (${(error as Error).message})`,
-    )
+    throw new CommandFailure(`${needs} (${(error as Error).message})`)
   }
+}
+
+/** The BullMQ entry, or a failure that says to install the optional peers `bullmq` and `ioredis`. */
+export function loadBullmq(): Promise<typeof import('../../webhook/bullmq/index.js')> {
+  return loadEntry(
+    'eventwire/webhook/bullmq',
+    'this command needs the optional packages bullmq and ioredis beside eventwire: npm install bullmq ioredis',
+  )
 }
 
 /** The queue of the command's options, as an operator's tool opens it. */

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { WebhookQueue, WebhookWorker } from '../../webhook/bullmq/index.js'
 import type { WebhookInstrumentation } from '../../webhook/otel/index.js'
+import { loadEntry } from '../registry/connect.js'
 import { PrometheusMeter } from './prometheus-meter.js'
 
 // `eventwire serve --metrics-port`: the library's webhook instruments on the worker and the queue,
@@ -19,15 +20,11 @@ export interface ServeMetrics {
 }
 
 /** The OpenTelemetry entry, loaded by the package's name: only this option needs `@opentelemetry/api`. */
-async function loadOtel(): Promise<typeof import('../../webhook/otel/index.js')> {
-  const entry = 'eventwire/webhook/otel'
-  try {
-    return (await import(entry)) as typeof import('../../webhook/otel/index.js')
-  } catch (error) {
-    throw new Error(
-      `--metrics-port needs the optional package @opentelemetry/api beside eventwire: npm install @opentelemetry/api (${(error as Error).message})`,
-    )
-  }
+function loadOtel(): Promise<typeof import('../../webhook/otel/index.js')> {
+  return loadEntry(
+    'eventwire/webhook/otel',
+    '--metrics-port needs the optional package @opentelemetry/api beside eventwire: npm install @opentelemetry/api',
+  )
 }
 
 /**
@@ -65,12 +62,9 @@ export async function createServeMetrics(
   return {
     server,
     measure: (status, source, count) => {
-      const attributes = {
-        'http.response.status_code': status,
-        ...(source === undefined ? {} : { 'eventwire.source': source }),
-      }
-      requests.add(1, attributes)
-      if (status === 200) events.add(count, source === undefined ? {} : { 'eventwire.source': source })
+      const bySource = source === undefined ? {} : { 'eventwire.source': source }
+      requests.add(1, { 'http.response.status_code': status, ...bySource })
+      if (status === 200) events.add(count, bySource)
     },
     stop: () => {
       for (const instrumentation of instrumented) instrumentation.stop()

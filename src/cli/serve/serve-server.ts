@@ -57,28 +57,24 @@ const PREFLIGHT = {
 export function answerOf(error: unknown): BatchRejection {
   const code = (error as { code?: unknown } | undefined)?.code
   const message = error instanceof Error ? error.message : String(error)
-  // The library's advice (raise enqueueTimeout) is not the sender's to take.
-  if (code === 'ERR_TIMEOUT')
-    return new BatchRejection(
-      503,
-      'ERR_UNAVAILABLE',
-      'the events were not stored: Redis did not answer in time. Send the request again.',
-      RETRY_AFTER_S,
-    )
   if (
+    code === 'ERR_TIMEOUT' ||
     code === 'ERR_REDIS_REFUSED' ||
     code === 'ERR_REDIS_FAULT' ||
     code === 'ERR_NOT_REPLICATED' ||
     code === 'ERR_CLOSED' ||
     // Redis's persistence falls short of `durability`: nothing is stored until it is fit again.
     code === 'ERR_INVALID_OPTION'
-  )
+  ) {
+    // A timeout's message gives the library's advice (raise enqueueTimeout): not the sender's to take.
+    const why = code === 'ERR_TIMEOUT' ? 'Redis did not answer in time.' : message
     return new BatchRejection(
       503,
       'ERR_UNAVAILABLE',
-      `the events were not stored: ${message} Send the request again.`,
+      `the events were not stored: ${why} Send the request again.`,
       RETRY_AFTER_S,
     )
+  }
   if (typeof code === 'string' && code.startsWith('ERR_') && (error as { field?: unknown }).field !== undefined)
     return new BatchRejection(400, 'ERR_BAD_BATCH', message)
   return new BatchRejection(500, 'ERR_INTERNAL', `the events were not stored: ${message}`)
