@@ -8,6 +8,7 @@ import { listenCommand } from './listen/command.js'
 import { serveCommand } from './serve/command.js'
 import { deadLettersCommand } from './registry/dead-letters-command.js'
 import { destinationsCommand } from './registry/destinations-command.js'
+import { sourcesCommand } from './registry/sources-command.js'
 import { sendCommand } from './send/command.js'
 import { UsageError, usageError } from './usage.js'
 
@@ -16,6 +17,7 @@ const COMMANDS: readonly Command[] = [
   listenCommand,
   sendCommand,
   serveCommand,
+  sourcesCommand,
   destinationsCommand,
   deadLettersCommand,
 ]
@@ -30,7 +32,7 @@ function programHelp(): string {
     {
       usage: 'eventwire [options] [command]',
       description:
-        "A local platform for eventwire: an ingest API that forwards to webhooks, a webhook receiver, and one-off calls; and an operator's hand on a durable queue's destinations and dead letters.",
+        "A local platform for eventwire: an ingest API that forwards to webhooks, a webhook receiver, and one-off calls; the platform itself; and an operator's hand on a durable queue's sources, destinations and dead letters.",
       sections: [
         {
           title: 'Options',

@@ -2,15 +2,18 @@
 // field and what to give, and never the write key it found wrong.
 import { describe, expect, it } from 'vitest'
 import { OptionsError } from '../../src/index.js'
+import { checkServeConfig as checkWith } from '../../src/cli/serve/serve-config.js'
+import { answerOf } from '../../src/cli/serve/serve-server.js'
 import {
-  checkServeConfig,
   MAX_RATE_LIMIT,
   MAX_SOURCE_DESTINATIONS,
   MAX_WRITE_KEY_LENGTH,
   MAX_WRITE_KEYS,
-} from '../../src/cli/serve/serve-config.js'
-import { answerOf } from '../../src/cli/serve/serve-server.js'
-import { SourceKeys } from '../../src/cli/serve/source-keys.js'
+} from '../../src/webhook/bullmq/source-record.js'
+import { WebhookSources } from '../../src/webhook/bullmq/webhook-sources.js'
+
+/** The file checked as serve checks it: each source by the registry's own rules. */
+const checkServeConfig = (config: unknown) => checkWith(config, WebhookSources.check)
 
 const source = (over: Record<string, unknown> = {}) => ({
   id: 'shop',
@@ -35,8 +38,8 @@ describe('the config of eventwire serve', () => {
       destinations: [{ id: 'acme', webhooks: [{ url: 'https://a.example/in' }], sharedSecret: 's' }],
     })
     expect(config.sources).toEqual([
-      { id: 'shop', writeKeys: ['wk_1'], destinations: ['acme'] },
-      { id: 'blog', writeKeys: ['wk_a', 'wk_b'], destinations: [] },
+      { id: 'shop', writeKey: 'wk_1', destinations: ['acme'] },
+      { id: 'blog', writeKey: ['wk_a', 'wk_b'], destinations: [] },
     ])
     expect(config.destinations).toEqual([
       { id: 'acme', webhooks: [{ url: 'https://a.example/in' }], sharedSecret: 's' },
@@ -54,28 +57,36 @@ describe('the config of eventwire serve', () => {
     expect(refusal({ sources: [source()], source: 1 })).toBe(
       'Invalid option `config.source`: no such field; use `sources` instead.',
     )
-    expect(refusal({})).toMatch(/^Invalid option `sources`: expected a list of sources, such as \[/)
-    expect(refusal({ sources: [] })).toMatch(/^Invalid option `sources`/)
-    expect(refusal({ sources: ['shop'] })).toBe('Invalid option `sources[0]`: expected { id, writeKey, destinations }.')
+    expect(refusal({ sources: 'shop' })).toMatch(/^Invalid option `sources`: expected a list of sources, such as \[/)
+    expect(refusal({})).toMatch(/^Invalid option `sources`: the file sets nothing: give sources, such as \[/)
+    expect(refusal({ sources: [] })).toMatch(/^Invalid option `sources`: the file sets nothing/)
+    expect(
+      checkServeConfig({ destinations: [{ id: 'acme', webhooks: [{ url: 'https://a.example/in' }] }] }).sources,
+    ).toEqual([])
+    expect(refusal({ sources: ['shop'] })).toMatch(
+      /^Invalid option `sources\[0\]`: expected an object \{ id, writeKey, destinations \}/,
+    )
     expect(refusal({ sources: [source({ writeKeys: ['k'] })] })).toBe(
       'Invalid option `sources[0].writeKeys`: no such field; use `writeKey` instead.',
     )
     expect(refusal({ sources: [source({ id: 'a b' })] })).toMatch(
       /^Invalid option `sources\[0\]\.id`: expected 1 to 100/,
     )
-    expect(refusal({ sources: [source({ writeKey: undefined })] })).toMatch(
-      /^Invalid option `sources\[0\]\.writeKey`: expected a write key/,
+    expect(refusal({ sources: [source({ writeKey: undefined })] })).toBe(
+      'Invalid option `sources[0].writeKey`: a source needs a write key: the key its clients send with each call.',
     )
     expect(refusal({ sources: [source({ writeKey: '' })] })).toMatch(/`sources\[0\]\.writeKey`: expected a write key/)
     expect(refusal({ sources: [source({ writeKey: ' ' })] })).toMatch(/`sources\[0\]\.writeKey`: expected a write key/)
     expect(refusal({ sources: [source({ writeKey: 'k'.repeat(201) })] })).toMatch(/1 to 200 characters/)
-    expect(checkServeConfig({ sources: [source({ writeKey: 'k'.repeat(200) })] }).sources[0]?.writeKeys).toHaveLength(1)
+    expect(checkServeConfig({ sources: [source({ writeKey: 'k'.repeat(200) })] }).sources[0]?.writeKey).toHaveLength(
+      200,
+    )
     expect(refusal({ sources: [source({ writeKey: [] })] })).toMatch(
       /`sources\[0\]\.writeKey`: expected one write key, or a list of 1 to 5/,
     )
     expect(refusal({ sources: [source({ writeKey: ['a', 'b', 'c', 'd', 'e', 'f'] })] })).toMatch(/a list of 1 to 5/)
     expect(
-      checkServeConfig({ sources: [source({ writeKey: ['a', 'b', 'c', 'd', 'e'] })] }).sources[0]?.writeKeys,
+      checkServeConfig({ sources: [source({ writeKey: ['a', 'b', 'c', 'd', 'e'] })] }).sources[0]?.writeKey,
     ).toHaveLength(5)
     expect(refusal({ sources: [source({ key: 'k' })] })).toBe(
       'Invalid option `sources[0].key`: no such field; use `writeKey` instead.',
@@ -101,11 +112,11 @@ describe('the config of eventwire serve', () => {
       checkServeConfig({ sources: [source({ destinations: Array.from({ length: 100 }, (_, i) => `d${i}`) })] }),
     ).toBeDefined()
     expect(refusal({ sources: [source({ destinations: ['acme', ''] })] })).toBe(
-      'Invalid option `sources[0].destinations[1]`: expected the id of a destination, such as "acme".',
+      'Invalid option `sources[0].destinations[1]`: not the id of a destination: expected 1 to 100 letters, digits, "_", "-" or ".", starting with a letter or digit, got "".',
     )
     expect(refusal({ sources: [source({ destinations: [7] })] })).toMatch(/`sources\[0\]\.destinations\[0\]`/)
     expect(refusal({ sources: [source({ nope: 1 })] })).toBe(
-      'Invalid option `sources[0].nope`: no such field; the fields are id, writeKey, destinations, rateLimit.',
+      'Invalid option `sources[0].nope`: no such field; the fields are id, writeKey, writeKeyDigests, destinations, rateLimit.',
     )
     expect(refusal({ sources: [source({ destinations: ['acme', 'acme'] })] })).toBe(
       'Invalid option `sources[0].destinations`: names a destination twice: each event would go to it twice.',
@@ -137,7 +148,7 @@ describe('the config of eventwire serve', () => {
     for (const rateLimit of [0, 1, 250, MAX_RATE_LIMIT])
       expect(checkServeConfig({ sources: [source({ rateLimit })] }).sources[0]).toEqual({
         id: 'shop',
-        writeKeys: ['wk_1'],
+        writeKey: 'wk_1',
         destinations: ['acme'],
         rateLimit,
       })
@@ -158,18 +169,6 @@ describe('the config of eventwire serve', () => {
       { sources: [source({ writeKey: secret }), source({ id: 'b', writeKey: secret })] },
     ])
       expect(refusal(config)).not.toContain(secret)
-  })
-
-  it('finds a source by any of its keys, and none by another', () => {
-    const keys = new SourceKeys([
-      { id: 'shop', writeKeys: ['wk_1', 'wk_2'], destinations: [] },
-      { id: 'blog', writeKeys: ['wk_3'], destinations: [] },
-    ])
-    expect(keys.sourceOf('wk_1')?.id).toBe('shop')
-    expect(keys.sourceOf('wk_2')?.id).toBe('shop')
-    expect(keys.sourceOf('wk_3')?.id).toBe('blog')
-    expect(keys.sourceOf('wk_4')).toBeUndefined()
-    expect(keys.sourceOf('')).toBeUndefined()
   })
 
   it('answers a store that failed: 503 while Redis cannot take events, 400 for a rule, 500 otherwise', () => {

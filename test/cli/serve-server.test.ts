@@ -6,14 +6,23 @@ import type { Server } from 'node:http'
 import { gzipSync } from 'node:zlib'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { WireMessage } from '../../src/index.js'
-import type { SourceConfig } from '../../src/cli/serve/serve-config.js'
-import { createServeServer, RETRY_AFTER_S } from '../../src/cli/serve/serve-server.js'
-import { SourceKeys } from '../../src/cli/serve/source-keys.js'
+import { createServeServer, RETRY_AFTER_S, type ServedSource } from '../../src/cli/serve/serve-server.js'
+import type { WriteKeys } from '../../src/cli/ingest/ingest-request.js'
 import { SourceRates } from '../../src/cli/serve/source-rates.js'
 import { INGEST_PATHS, ingestKind } from '../../src/cli/ingest/ingest-request.js'
 
-const SHOP: SourceConfig = { id: 'shop', writeKeys: ['wk_shop', 'wk_shop_next'], destinations: ['acme'] }
-const BLOG: SourceConfig = { id: 'blog', writeKeys: ['wk_blog'], destinations: [] }
+const SHOP: ServedSource = { id: 'shop', destinations: ['acme'] }
+const BLOG: ServedSource = { id: 'blog', destinations: [] }
+
+/** Write keys as serve finds them in the registry, here a map: `wk_shop` and `wk_shop_next` are shop's. */
+function keysOf(byKey: Record<string, ServedSource>): WriteKeys<ServedSource> {
+  return {
+    // As the registry answers once it is read: a promise.
+    sourceOf: async (key) => byKey[key],
+    missingHint: 'send the write key as the HTTP Basic auth user name, or in the body.',
+    wrongHint: 'no source has that write key.',
+  }
+}
 const basic = (key: string, password = '') => `Basic ${Buffer.from(`${key}:${password}`).toString('base64')}`
 const track = { type: 'track', userId: 'u1', event: 'Paid' }
 
@@ -38,7 +47,7 @@ async function start(limits: { rate?: number; maxConnections?: number } = {}): P
   const rates = new SourceRates(limits.rate ?? 0, () => 1_000)
   const server = createServeServer(
     {
-      keys: new SourceKeys([SHOP, BLOG]),
+      keys: keysOf({ wk_shop: SHOP, wk_shop_next: SHOP, wk_blog: BLOG }),
       admit: (source) => rates.admit(source),
       unreported: () => rates.unreported(),
       store: async (source, messages) => {
@@ -67,7 +76,7 @@ const answered = async (response: Response) => ({ status: response.status, ...(a
 describe('the ingest API of eventwire serve', () => {
   it('cuts off requests that stall, and takes at most 100 headers', () => {
     const server = createServeServer({
-      keys: new SourceKeys([]),
+      keys: keysOf({}),
       admit: () => ({ waitMs: 0 }),
       store: async () => undefined,
       ready: async () => true,

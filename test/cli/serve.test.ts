@@ -292,12 +292,12 @@ describe.runIf(redis.available)('eventwire serve', () => {
     expect((await fetch(new URL('/', metrics))).status).toBe(404)
   })
 
-  it('reads its config again on SIGHUP: a new source is taken, a removed key refused; a file it cannot use changes nothing', async () => {
+  it('writes its config into the registry again on SIGHUP: a new source is taken, one the file no longer names stays until deleted; a file it cannot use changes nothing', async () => {
     const acme = await sink()
     const beta = await sink()
     const shopOnly = { sources: [{ id: 'shop', writeKey: SHOP_KEY, destinations: ['acme'] }] }
     const config = configFile(acme, beta, shopOnly)
-    const { cli, url } = await serve(config)
+    const { cli, url, name } = await serve(config)
     const send = (key: string) =>
       fetch(`${url}/v1/track`, {
         method: 'POST',
@@ -306,7 +306,7 @@ describe.runIf(redis.available)('eventwire serve', () => {
       })
     expect([(await send(SHOP_KEY)).status, (await send(BLOG_KEY)).status]).toEqual([200, 401])
     const reloads = () => cli.records().filter((record) => String(record['event']).startsWith('reload')).length
-    // blog comes, with a destination of its own written on the way; shop goes.
+    // blog comes, with a destination of its own written on the way; shop is no longer in the file.
     const written = JSON.parse(readFileSync(config, 'utf8')) as Record<string, unknown[]>
     writeFileSync(
       config,
@@ -320,9 +320,10 @@ describe.runIf(redis.available)('eventwire serve', () => {
       sources: 1,
       destinations: 3,
     })
-    expect([(await send(SHOP_KEY)).status, (await send(BLOG_KEY)).status]).toEqual([401, 200])
+    // The registry has what the file wrote; the file deletes nothing.
+    expect([(await send(SHOP_KEY)).status, (await send(BLOG_KEY)).status]).toEqual([200, 200])
     await received(beta, 1)
-    // A file it cannot use: logged, and the sources in use stay.
+    // A file it cannot use: logged, and the registry stays as it was.
     for (const broken of [
       '{',
       JSON.stringify({ sources: [{ id: 'x', writeKey: 'wk_x', destinations: ['nowhere'] }] }),
@@ -339,7 +340,63 @@ describe.runIf(redis.available)('eventwire serve', () => {
     ])
     expect(failures[0]).toMatchObject({ level: 'error' })
     expect([(await send(BLOG_KEY)).status, (await send('wk_x')).status]).toEqual([200, 401])
+    // A source deleted from the registry is refused within a second, without a signal.
+    const env = plainEnv({ EVENTWIRE_REDIS: `redis://127.0.0.1:${redis.server.port}` })
+    expect(await runCli(['sources', 'delete', 'shop', '--name', name], env)).toMatchObject({ code: 0 })
+    await vi.waitFor(async () => expect((await send(SHOP_KEY)).status).toBe(401), { timeout: 3_000 })
     expect(cli.child.exitCode).toBeNull()
+  })
+
+  it('runs without --config on the registry as it is, and takes a source set with eventwire sources within a second', async () => {
+    const acme = await sink()
+    const env = plainEnv({ EVENTWIRE_REDIS: `redis://127.0.0.1:${redis.server.port}` })
+    const name = `serve-bare-${++queues}`
+    const cli = await startCli(['serve', '--port', '0', '--name', name], env)
+    running.push(cli)
+    const listening = await cli.waitForRecord((record) => record['event'] === 'listening', 20_000)
+    expect(listening).toMatchObject({ sources: 0 })
+    expect(cli.records().find((record) => record['event'] === 'no-sources')).toMatchObject({ level: 'warn' })
+    const send = () =>
+      fetch(`${listening['url']}/v1/track`, {
+        method: 'POST',
+        headers: { authorization: basic(SHOP_KEY), 'content-type': 'application/json' },
+        body: JSON.stringify({ userId: 'u1', event: 'Registered' }),
+      })
+    const refused = await send()
+    expect(refused.status).toBe(401)
+    expect(await refused.json()).toMatchObject({ error: expect.stringContaining('eventwire sources list') })
+    const admin = (...args: string[]) => runCli([...args, '--name', name], env)
+    expect(await admin('destinations', 'set', 'acme', '--url', acme.url, '--secret', ACME_SECRET)).toMatchObject({
+      code: 0,
+    })
+    // A new source needs its key and its destinations: said before Redis is written.
+    expect(await admin('sources', 'set', 'shop', '--destination', 'acme')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('give its write key with --write-key'),
+    })
+    expect(await admin('sources', 'set', 'shop', '--write-key', SHOP_KEY, '--destination', 'ghost')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('no destination "ghost" in the registry'),
+    })
+    const set = await admin('sources', 'set', 'shop', '--write-key', SHOP_KEY, '--destination', 'acme')
+    expect(set).toMatchObject({ code: 0 })
+    // The key is never printed, only its digest.
+    expect(set.stdout).not.toContain(SHOP_KEY)
+    expect(JSON.parse(set.stdout)).toMatchObject({
+      id: 'shop',
+      destinations: ['acme'],
+      writeKeyDigests: [expect.stringMatching(/^sha256:[0-9a-f]{64}$/)],
+    })
+    await vi.waitFor(async () => expect((await send()).status).toBe(200), { timeout: 3_000 })
+    await received(acme, 1)
+    // A rotation: a second key beside the first, then the new one alone; other fields stay.
+    expect(await admin('sources', 'set', 'shop', '--add-write-key', 'wk_shop_next')).toMatchObject({ code: 0 })
+    const list = await admin('sources', 'list')
+    expect(list.stdout).toMatch(/^shop {2}v\d+ {2}2 write keys {2}-> acme$/)
+    expect(await admin('sources', 'set', 'shop', '--write-key', 'wk_shop_next')).toMatchObject({ code: 0 })
+    await vi.waitFor(async () => expect((await send()).status).toBe(401), { timeout: 3_000 })
+    expect(await admin('sources', 'show', 'nope')).toMatchObject({ code: 1 })
+    expect(await admin('sources', 'list', '--write-key', 'k')).toMatchObject({ code: 2 })
   })
 
   it("takes a disabled destination's events and does not send them, logged as not-forwarded; the source's other destinations get them", async () => {
@@ -461,14 +518,22 @@ describe.runIf(redis.available)('eventwire serve', () => {
       writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config))
       return runCli(['serve', '--config', file, '--port', '0', '--name', `bad-${queues}`], env)
     }
-    expect(await runCli(['serve', '--port', '0'], env)).toMatchObject({
-      code: 2,
-      stderr: expect.stringContaining('serve needs --config <file>'),
-    })
     expect(await withConfig('{')).toMatchObject({ code: 2, stderr: expect.stringContaining('is not JSON') })
     expect(await withConfig({ sources: [{ id: 'shop', destinations: [] }] })).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('`sources[0].writeKey`'),
+    })
+    // A write key that another source of the registry holds: said where it is in the file.
+    const holder = new WebhookQueue({ connection: { host: '127.0.0.1', port: redis.server.port }, name: 'bad-taken' })
+    open.push(holder)
+    await holder.sources.set({ id: 'shop', writeKey: SHOP_KEY, destinations: [] })
+    const file = join(folder, 'bad-taken.json')
+    writeFileSync(file, JSON.stringify({ sources: [{ id: 'taken', writeKey: SHOP_KEY, destinations: [] }] }))
+    expect(await runCli(['serve', '--config', file, '--port', '0', '--name', 'bad-taken'], env)).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(
+        'sources[0]: Invalid option `source.writeKey`: source "shop" has this write key already',
+      ),
     })
     expect(await withConfig({ sources: [{ id: 'shop', writeKey: 'k', destinations: ['ghost'] }] })).toMatchObject({
       code: 2,

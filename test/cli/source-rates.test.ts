@@ -2,12 +2,11 @@
 // request each 1000 / rate ms; another source is never held by it; its own rateLimit wins over the
 // default; 0 is no limit; refusals are reported once a second at most, with their count.
 import { describe, expect, it } from 'vitest'
-import type { SourceConfig } from '../../src/cli/serve/serve-config.js'
+import type { ServedSource } from '../../src/cli/serve/serve-server.js'
 import { DEFAULT_RATE_LIMIT, SourceRates } from '../../src/cli/serve/source-rates.js'
 
-const source = (id: string, rateLimit?: number): SourceConfig => ({
+const source = (id: string, rateLimit?: number): ServedSource => ({
   id,
-  writeKeys: [`wk_${id}`],
   destinations: [],
   ...(rateLimit === undefined ? {} : { rateLimit }),
 })
@@ -19,7 +18,7 @@ function clock(start = 1_000) {
 }
 
 /** How many of `count` requests at this instant are taken. */
-const taken = (rates: SourceRates, of: SourceConfig, count: number) =>
+const taken = (rates: SourceRates, of: ServedSource, count: number) =>
   Array.from({ length: count }, () => rates.admit(of).waitMs).filter((wait) => wait === 0).length
 
 describe('SourceRates', () => {

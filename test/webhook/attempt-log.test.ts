@@ -19,7 +19,7 @@ import {
   type AttemptReadStore,
   type AttemptsOptions,
 } from '../../src/webhook/bullmq/logged-attempt.js'
-import { destinationKey } from '../../src/webhook/bullmq/destination-registry.js'
+import { destinationKey } from '../../src/webhook/bullmq/registry.js'
 import { WebhookQueue, WebhookWorker, type LoggedAttempt } from '../../src/webhook/bullmq/index.js'
 import type { AttemptNotice } from '../../src/webhook/index.js'
 import { WebhookError } from '../../src/webhook/index.js'

@@ -11,7 +11,7 @@ import {
   type DeliveryAlert,
   type ResolvedAlerts,
 } from '../../src/webhook/bullmq/delivery-alerts.js'
-import { destinationKey } from '../../src/webhook/bullmq/destination-registry.js'
+import { destinationKey } from '../../src/webhook/bullmq/registry.js'
 import type { AttemptFailure } from '../../src/webhook/delivery/failure.js'
 import type { DeliveryState, TargetState } from '../../src/webhook/delivery/state.js'
 import type { Endpoint } from '../../src/webhook/network/endpoint.js'

@@ -4,12 +4,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import {
   DestinationCache,
   MAX_CACHED_DESTINATIONS,
-  REGISTRY_FRESH_MS,
-  REGISTRY_POLL_MS,
   readStored,
   type ReadDestination,
 } from '../../src/webhook/bullmq/destination-cache.js'
-import type { Changes, DestinationRegistry, RegistryStore } from '../../src/webhook/bullmq/destination-registry.js'
+import { REGISTRY_FRESH_MS, REGISTRY_POLL_MS } from '../../src/webhook/bullmq/registry-watch.js'
+import type { Changes, Registry, RegistryStore } from '../../src/webhook/bullmq/registry.js'
 
 /** A registry in memory: what `read` and `changesSince` answer, and how often they were asked. */
 class FakeRegistry {
@@ -57,7 +56,7 @@ beforeEach(() => {
   registry = new FakeRegistry()
   failures = []
   cache = new DestinationCache({
-    registry: registry as unknown as DestinationRegistry,
+    registry: registry as unknown as Registry,
     store: async () => ({}) as RegistryStore,
     build: (read) => read,
     failed: (error) => failures.push(error),

@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { OptionsError } from '../../src/index.js'
-import { REGISTRY_FRESH_MS } from '../../src/webhook/bullmq/destination-cache.js'
+import { REGISTRY_FRESH_MS } from '../../src/webhook/bullmq/registry-watch.js'
 import {
   DestinationConflictError,
   UnknownDestinationError,

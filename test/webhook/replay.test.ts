@@ -6,7 +6,7 @@ import { createHmac } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { OptionsError } from '../../src/index.js'
-import { destinationKey } from '../../src/webhook/bullmq/destination-registry.js'
+import { destinationKey } from '../../src/webhook/bullmq/registry.js'
 import {
   eachSent,
   readSentEntry,

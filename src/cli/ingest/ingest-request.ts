@@ -58,8 +58,11 @@ export function answerJson(
 
 /** Whose write keys a server takes, and what it tells a sender without one or with another. */
 export interface WriteKeys<Source> {
-  /** The source `writeKey` belongs to, or `undefined`. Compared in time independent of the key (write-key.ts). */
-  sourceOf(writeKey: string): Source | undefined
+  /**
+   * The source `writeKey` belongs to, or `undefined`: at once, or once a registry is read.
+   * Compared in time independent of the key (by digest).
+   */
+  sourceOf(writeKey: string): Source | undefined | Promise<Source | undefined>
   /** Said with a 401 when no key came. */
   readonly missingHint: string
   /** Said with a 401 for a key no source has. */
@@ -137,7 +140,7 @@ export async function readIngest<Source>(
   if (request.method !== 'POST')
     throw new BatchRejection(405, 'ERR_METHOD', `${path} takes POST, not ${request.method}.`)
   const user = basicUser(request.headers.authorization)
-  const byHeader = user === undefined ? undefined : keys.sourceOf(user)
+  const byHeader = user === undefined ? undefined : await keys.sourceOf(user)
   if (user !== undefined && byHeader === undefined) refuseKey(keys, false)
   if (byHeader !== undefined) admit(byHeader)
   let body: Buffer
@@ -157,7 +160,7 @@ export async function readIngest<Source>(
   const given = parsed['writeKey']
   let source = byHeader
   if (given !== undefined) {
-    const byBody = typeof given === 'string' ? keys.sourceOf(given) : undefined
+    const byBody = typeof given === 'string' ? await keys.sourceOf(given) : undefined
     // A key in the body must be the header's source too, when both came.
     if (byBody === undefined || (source !== undefined && byBody !== source)) refuseKey(keys, false)
     if (source === undefined) admit(byBody)

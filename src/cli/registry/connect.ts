@@ -2,7 +2,7 @@ import type { WebhookQueue } from '../../webhook/bullmq/index.js'
 import { EXIT, type ExitCode } from '../exit-codes.js'
 import { withoutCredentials } from '../redact.js'
 import { escapeControl } from '../terminal.js'
-import { usageError } from '../usage.js'
+import { UsageError, usageError } from '../usage.js'
 
 /** The options every command on a queue's Redis takes. */
 export const REDIS_OPTIONS = {
@@ -107,7 +107,8 @@ export async function onQueue(
     queue = await openQueue(connection, options)
     return await work(queue)
   } catch (error) {
-    if (!(error instanceof Error)) throw error
+    // A command line found wrong once the registry was read (a new source without its key): exit 2.
+    if (!(error instanceof Error) || error instanceof UsageError) throw error
     const code = (error as { code?: unknown }).code
     // eventwire's own errors name their cause; anything else came from Redis or its connection.
     const message =
@@ -117,14 +118,16 @@ export async function onQueue(
           ? error.message
           : `Redis at ${options.redis} failed: ${error.message}. Check --redis (or EVENTWIRE_REDIS) and that Redis is up.`
     process.stderr.write(`error: ${escapeControl(withoutCredentials(message))}\n`)
-    return code === 'ERR_INVALID_OPTION' || code === 'ERR_DESTINATION_CONFLICT' ? EXIT.usage : EXIT.failed
+    return code === 'ERR_INVALID_OPTION' || code === 'ERR_DESTINATION_CONFLICT' || code === 'ERR_SOURCE_CONFLICT'
+      ? EXIT.usage
+      : EXIT.failed
   } finally {
     await queue?.close().catch(() => undefined)
   }
 }
 
-/** Says that the registry holds no destination `id`: exit code 1. */
-export function absent(id: string): ExitCode {
-  process.stderr.write(`error: no destination ${escapeControl(JSON.stringify(id))} in the registry\n`)
+/** Says that the registry holds no destination (or source) `id`: exit code 1. */
+export function absent(id: string, kind: 'destination' | 'source' = 'destination'): ExitCode {
+  process.stderr.write(`error: no ${kind} ${escapeControl(JSON.stringify(id))} in the registry\n`)
   return EXIT.failed
 }

@@ -13,6 +13,7 @@ import type { OptionSpecs, OptionValues } from '../options.js'
 import { escapeControl, writeJsonLine } from '../terminal.js'
 import { usageError } from '../usage.js'
 import { absent, onQueue, REDIS_OPTIONS } from './connect.js'
+import { printDeleted, printListed, printRecord } from './listing.js'
 
 const ACTIONS = ['list', 'show', 'attempts', 'replay', 'set', 'disable', 'enable', 'delete'] as const
 type Action = (typeof ACTIONS)[number]
@@ -135,10 +136,7 @@ function oneLine(destination: StoredDestination): string {
 }
 
 function print(options: Options, destination: StoredDestination): void {
-  const printed = shown(destination, options.showSecrets)
-  if (options.json) writeJsonLine(process.stdout, printed)
-  // Line by line: the lines' own breaks are the layout, what is in them may come from anyone with Redis access.
-  else process.stdout.write(`${JSON.stringify(printed, null, 2).split('\n').map(escapeControl).join('\n')}\n`)
+  printRecord(options.json, shown(destination, options.showSecrets))
 }
 
 /** One attempt as a line: when, which event, where, the how-many-th, the outcome, how long, and why it failed. */
@@ -261,14 +259,9 @@ async function act(
   switch (action) {
     case 'list': {
       const { destinations, unreadable } = await registry.list()
-      for (const destination of destinations) {
-        if (options.json) writeJsonLine(process.stdout, shown(destination, options.showSecrets))
-        else process.stdout.write(`${oneLine(destination)}\n`)
-      }
-      for (const { id: bad, problem } of unreadable) {
-        if (options.json) writeJsonLine(process.stdout, { id: bad, unreadable: problem })
-        else process.stdout.write(`${escapeControl(`${bad}  unreadable: ${problem}`)}\n`)
-      }
+      printListed(options.json, destinations, unreadable, oneLine, (destination) =>
+        shown(destination, options.showSecrets),
+      )
       return EXIT.ok
     }
     case 'show': {
@@ -322,8 +315,7 @@ async function act(
     }
     case 'delete': {
       if (!(await registry.delete(id as string))) return absent(id as string)
-      if (options.json) writeJsonLine(process.stdout, { id, deleted: true })
-      else process.stdout.write(`deleted ${escapeControl(id as string)}\n`)
+      printDeleted(options.json, id as string)
       return EXIT.ok
     }
   }

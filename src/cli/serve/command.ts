@@ -1,6 +1,7 @@
 import type { WireMessage } from '../../index.js'
 import type { WebhookEvent } from '../../webhook/index.js'
 import type { WebhookQueue, WebhookWorker } from '../../webhook/bullmq/index.js'
+import type { WriteKeys } from '../ingest/ingest-request.js'
 import { countArgument, InvalidArgumentError, millisecondsArgument, portArgument } from '../arguments.js'
 import { defineCommand, type Command } from '../command-line.js'
 import { EXIT, type ExitCode } from '../exit-codes.js'
@@ -13,10 +14,9 @@ import { untilStopped } from '../signals.js'
 import { writeJsonLine } from '../terminal.js'
 import { UsageError } from '../usage.js'
 import { alertEntry } from './alert-entry.js'
-import { LiveSources, readConfig, seed } from './config-file.js'
-import type { SourceConfig } from './serve-config.js'
+import { readConfig, seed } from './config-file.js'
 import { createServeMetrics, type ServeMetrics } from './serve-metrics.js'
-import { createServeServer, DEFAULT_MAX_CONNECTIONS } from './serve-server.js'
+import { createServeServer, DEFAULT_MAX_CONNECTIONS, type ServedSource } from './serve-server.js'
 import { DEFAULT_RATE_LIMIT, SourceRates } from './source-rates.js'
 
 /** The port `eventwire serve` listens on by default. */
@@ -37,7 +37,8 @@ const OPTIONS = {
     long: 'config',
     short: 'c',
     value: 'path',
-    description: 'the sources (write keys and their destinations) and destinations to seed, as JSON',
+    description:
+      'sources (write keys and their destinations) and destinations to write into the registry at start and on SIGHUP, as JSON',
     env: 'EVENTWIRE_CONFIG',
   },
   role: {
@@ -122,7 +123,7 @@ function log(entry: Readonly<Record<string, unknown>>): void {
  * webhook carries the userId, and an anonymous page view must not cost its batch a 400 (the
  * client would drop the whole batch).
  */
-function storeFor(queue: WebhookQueue): (source: SourceConfig, messages: WireMessage[]) => Promise<void> {
+function storeFor(queue: WebhookQueue): (source: ServedSource, messages: WireMessage[]) => Promise<void> {
   return async (source, messages) => {
     // The client's rules checked each message, which is what an event promises.
     const events = messages.filter(
@@ -175,9 +176,17 @@ async function answersWithin(work: Promise<unknown>, ms: number): Promise<boolea
   }
 }
 
+/** Whose write keys serve takes: the registry's sources, as this process last read them (at most a second ago). */
+function registryKeys(queue: WebhookQueue): WriteKeys<ServedSource> {
+  return {
+    sourceOf: (writeKey) => queue.sources.find(writeKey),
+    missingHint:
+      'send the write key as the HTTP Basic auth user name, or as "writeKey" in the body: the key of a source (eventwire sources list).',
+    wrongHint: 'no source has that write key: use the key of a source (eventwire sources list).',
+  }
+}
+
 async function serve(options: ServeOptions): Promise<ExitCode> {
-  const config = readConfig(options.config)
-  const sources = new LiveSources(config.sources)
   // A service, not a tool: it reconnects for as long as it runs, and waits for Redis rather than fail a call at once.
   const { retryStrategy: _once, ...reached } = connectionOf(options.redis)
   const service = { ...reached, maxRetriesPerRequest: null }
@@ -188,6 +197,8 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
     process.stderr.write(`error: ${(error as Error).message}\n`)
     return EXIT.failed
   }
+  const checkSource = bullmq.WebhookSources.check
+  const config = options.config === undefined ? undefined : readConfig(options.config, checkSource)
   const location = { name: options.name, prefix: options.prefix }
   const durability = options.durability as 'strict' | 'best-effort'
   const queue = new bullmq.WebhookQueue({ connection: service, ...location, durability })
@@ -207,7 +218,7 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
   }
   try {
     await queue.ready()
-    await seed(queue, config)
+    if (config !== undefined) await seed(queue, config)
     if (options.role !== 'ingest') {
       worker = new bullmq.WebhookWorker(
         {},
@@ -240,7 +251,7 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
       const rates = new SourceRates(options.rateLimit)
       server = createServeServer(
         {
-          keys: sources,
+          keys: registryKeys(queue),
           admit: (source) => rates.admit(source),
           unreported: () => rates.unreported(),
           store: storeFor(queue),
@@ -266,7 +277,17 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
         await abandon()
         return EXIT.failed
       }
-      log({ event: 'listening', url, role: options.role, sources: config.sources.length })
+      const { sources } = await queue.sources.list()
+      log({ event: 'listening', url, role: options.role, sources: sources.length })
+      if (sources.length === 0)
+        log({
+          level: 'warn',
+          event: 'no-sources',
+          message:
+            'the registry has no source, so every call is refused 401: add one with eventwire sources set, or --config',
+        })
+      // Every source read into this process now, not on the first request.
+      await queue.sources.find('')
     } else log({ event: 'working', role: options.role })
   } catch (error) {
     await abandon()
@@ -275,14 +296,17 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
     log({ level: 'error', event: 'start-failed', message: withoutCredentials(error.message) })
     return EXIT.failed
   }
-  // SIGHUP: the config file again. One it cannot use leaves the one in use as it was.
+  // SIGHUP: the config file again, written into the registry. One it cannot use writes nothing.
   const reload = () => {
     const path = options.config
+    if (path === undefined) {
+      log({ event: 'reload-skipped', message: 'no --config to read again: the registry is read as it changes' })
+      return
+    }
     void (async () => {
       try {
-        const next = readConfig(path)
+        const next = readConfig(path, checkSource)
         await seed(queue, next)
-        sources.replace(next.sources)
         log({ event: 'reloaded', sources: next.sources.length, destinations: next.destinations.length })
       } catch (error) {
         log({
@@ -316,6 +340,7 @@ export const serveCommand: Command = defineCommand({
   description:
     "Takes the platform's clients' calls (POST /v1/batch and /v1/<type>, the write key as HTTP Basic user or in the body), " +
     'answers 200 once Redis holds every event, and delivers each to the destinations of its source as signed webhooks. ' +
+    'Sources and destinations are those of the registry in Redis (eventwire sources, eventwire destinations); --config writes a file of them into it. ' +
     'Run one process with --role all, or ingest and worker processes apart; all share Redis and nothing else. ' +
     'GET /healthz says the process is up, GET /readyz that it takes events. Logs are JSON lines on stdout. See docs/serve.md.',
   options: OPTIONS,

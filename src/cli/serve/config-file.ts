@@ -1,17 +1,17 @@
 import { readFileSync } from 'node:fs'
 import type { WebhookQueue } from '../../webhook/bullmq/index.js'
-import type { WriteKeys } from '../ingest/ingest-request.js'
 import { fromOptions, usageError } from '../usage.js'
 import { checkServeConfig, type ServeConfig, type SourceConfig } from './serve-config.js'
-import { SourceKeys } from './source-keys.js'
 
 // The config file of `eventwire serve`: read and checked at start (a usage error, exit 2, names
-// the field), and read again on SIGHUP, when a file it cannot use leaves the one in use as it was.
+// the field), and read again on SIGHUP, when a file it cannot use leaves the registry as it was.
+// It seeds the registry: what it names is written there, and what it does not name stays.
 
-/** The config file at `path`, read and checked; a usage error (exit 2) naming the field otherwise. */
-export function readConfig(path: string | undefined): ServeConfig {
-  if (path === undefined)
-    usageError('serve needs --config <file>: the sources whose write keys it takes (docs/serve.md)')
+/**
+ * The config file at `path`, read and checked by `checkSource` (`WebhookSources.check`); a usage
+ * error (exit 2) naming the field otherwise.
+ */
+export function readConfig(path: string, checkSource: (source: SourceConfig) => void): ServeConfig {
   let text: string
   try {
     text = readFileSync(path, 'utf8')
@@ -24,12 +24,13 @@ export function readConfig(path: string | undefined): ServeConfig {
   } catch (error) {
     return usageError(`--config ${path} is not JSON: ${(error as Error).message}`)
   }
-  return fromOptions(() => checkServeConfig(parsed))
+  return fromOptions(() => checkServeConfig(parsed, checkSource))
 }
 
 /**
  * Checks that each source's destinations are in the file or the registry, then writes the file's
- * destinations into the registry: a file that names a missing one writes nothing.
+ * destinations into the registry, then its sources: a file that names a missing destination
+ * writes nothing.
  */
 export async function seed(queue: WebhookQueue, config: ServeConfig): Promise<void> {
   const inFile = new Set(config.destinations.map((destination) => destination.id))
@@ -42,30 +43,14 @@ export async function seed(queue: WebhookQueue, config: ServeConfig): Promise<vo
     }
   }
   for (const destination of config.destinations) await queue.destinations.set(destination)
-}
-
-/** The sources in use, found by write key: the config's as last read, swapped whole on a reload. */
-export class LiveSources implements WriteKeys<SourceConfig> {
-  #keys: SourceKeys
-
-  constructor(sources: readonly SourceConfig[]) {
-    this.#keys = new SourceKeys(sources)
-  }
-
-  get missingHint(): string {
-    return this.#keys.missingHint
-  }
-
-  get wrongHint(): string {
-    return this.#keys.wrongHint
-  }
-
-  sourceOf(writeKey: string): SourceConfig | undefined {
-    return this.#keys.sourceOf(writeKey)
-  }
-
-  /** From now on, these sources: a request already read keeps the source it was read with. */
-  replace(sources: readonly SourceConfig[]): void {
-    this.#keys = new SourceKeys(sources)
+  for (const [index, source] of config.sources.entries()) {
+    try {
+      await queue.sources.set(source)
+    } catch (error) {
+      // A write key another source of the registry holds: said where it is in the file.
+      if ((error as { code?: unknown }).code === 'ERR_INVALID_OPTION')
+        usageError(`sources[${index}]: ${(error as Error).message}`)
+      throw error
+    }
   }
 }

@@ -8,23 +8,26 @@ import {
   readIngest,
   type WriteKeys,
 } from '../ingest/ingest-request.js'
-import type { SourceConfig } from './serve-config.js'
+import type { StoredSource } from '../../webhook/bullmq/index.js'
 import type { IngestMeasure } from './serve-metrics.js'
 import type { Admission } from './source-rates.js'
 
 // The HTTP side of `eventwire serve`: the ingest API, answered 200 only once Redis holds every
 // event of the request (acknowledged means durable), and the health checks a load balancer asks.
 
+/** What the server needs of a source: the registry's source, as read. */
+export type ServedSource = Pick<StoredSource, 'id' | 'destinations' | 'rateLimit'>
+
 /** What the server needs of the rest of the process. */
 export interface ServeServerParts {
-  readonly keys: WriteKeys<SourceConfig>
+  readonly keys: WriteKeys<ServedSource>
   /**
    * Stores a request's messages for each destination of its source; resolves once Redis holds
    * them all. Rejects with why it could not: see {@link answerOf}.
    */
-  store(source: SourceConfig, messages: WireMessage[]): Promise<void>
+  store(source: ServedSource, messages: WireMessage[]): Promise<void>
   /** Whether a request of `source` is taken now, by its rate limit. */
-  admit(source: SourceConfig): Admission
+  admit(source: ServedSource): Admission
   /** The rate limit's refusals not yet logged, taken once a second; none by default. */
   readonly unreported?: (() => Array<{ source: string; refused: number }>) | undefined
   /** Whether this process takes events now: started on a Redis fit to keep them, and not stopping. */
@@ -120,7 +123,7 @@ export function createServeServer(parts: ServeServerParts, maxConnections = DEFA
 }
 
 /** Throws the 429 for a source over its rate; logs the refusals once a second at most. */
-function admitter(parts: ServeServerParts, path: string): (source: SourceConfig) => void {
+function admitter(parts: ServeServerParts, path: string): (source: ServedSource) => void {
   return (source) => {
     const { waitMs, report } = parts.admit(source)
     if (waitMs === 0) return
@@ -190,9 +193,6 @@ function handle(parts: ServeServerParts, request: IncomingMessage, response: Ser
       answer(response, 200, { success: true }, CORS)
       parts.measure?.(200, source.id, messages.length)
     })
-    .catch((error: unknown) =>
-      refuse(
-        error instanceof BatchRejection ? error : new BatchRejection(500, 'ERR_INTERNAL', (error as Error).message),
-      ),
-    )
+    // A write key looked up while Redis does not answer is a 503, as a store would be.
+    .catch((error: unknown) => refuse(error instanceof BatchRejection ? error : answerOf(error)))
 }

@@ -1,8 +1,9 @@
-import type { SourceConfig } from './serve-config.js'
-
 // How many requests a second each source may send to one ingest process. A source that sends more
 // is answered 429 with Retry-After, before its body is read when the key came in the header: one
 // customer's flood costs the others neither Redis writes nor this process's CPU.
+
+/** What the rate limit needs of a source. */
+type RatedSource = { readonly id: string; readonly rateLimit?: number | undefined }
 
 /** Requests a second a source may send to one process, unless `--rate-limit` or its own `rateLimit` says otherwise. */
 export const DEFAULT_RATE_LIMIT = 500
@@ -39,7 +40,7 @@ export class SourceRates {
   ) {}
 
   /** Takes one request of `source`, or says how long it must wait. */
-  admit(source: SourceConfig): Admission {
+  admit(source: RatedSource): Admission {
     const rate = source.rateLimit ?? this.defaultRate
     if (rate === 0) return TAKEN
     const now = this.clock()

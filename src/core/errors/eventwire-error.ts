@@ -35,6 +35,7 @@ export type ErrorCode =
   | 'ERR_UNKNOWN_DESTINATION'
   | 'ERR_DESTINATION_DISABLED'
   | 'ERR_DESTINATION_CONFLICT'
+  | 'ERR_SOURCE_CONFLICT'
 
 /**
  * Marks every eventwire error, whichever copy of the library made it. `Symbol.for` returns the

@@ -3,7 +3,7 @@ import { checkOptionNames, integerOption } from '../../core/option-checks.js'
 import { isObject } from '../../core/validate.js'
 import { causeText } from '../delivery/failure.js'
 import type { AttemptNotice } from '../delivery/result.js'
-import { destinationKey } from './destination-registry.js'
+import { destinationKey } from './registry.js'
 import { StreamWriter, type StreamSpec, type StreamStore, type StreamWriterHooks } from './stream-writer.js'
 
 // Each destination's attempts, in a Redis stream beside the queue's keys: one entry per request,

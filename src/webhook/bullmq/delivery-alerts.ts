@@ -5,7 +5,7 @@ import { toWebhookError, type AttemptFailure } from '../delivery/failure.js'
 import { isRetriedFailure, type DeliveryState, type TargetState } from '../delivery/state.js'
 import type { WebhookError } from '../delivery/webhook-error.js'
 import type { Endpoint } from '../network/endpoint.js'
-import { destinationKey } from './destination-registry.js'
+import { destinationKey } from './registry.js'
 
 // Staged alerts. A URL whose events keep failing is told about in stages: once it has failed an
 // event for a share of the retry window (a quarter, a half, three quarters by default), once an

@@ -1,16 +1,7 @@
-import { monotonicNow } from '../../core/clock.js'
-import { setUnrefTimeout } from '../../core/timers.js'
 import { describeError } from '../../core/describe-error.js'
 import { resolveDestination, type ResolvedDestination, type StoredDestination } from '../delivery/destination-record.js'
-import type { DestinationRegistry, RegistryStore } from './destination-registry.js'
-
-/** How often a process asks the registry what changed (ms). */
-export const REGISTRY_POLL_MS = 250
-/**
- * The bound on how old a process's view of a destination may be when it is used (ms): a change
- * written this long before reaches every producer and worker, without a restart.
- */
-export const REGISTRY_FRESH_MS = 1_000
+import type { Registry, RegistryStore } from './registry.js'
+import { RegistryWatch } from './registry-watch.js'
 /** Most destinations one process keeps read; the one read longest ago goes first. */
 export const MAX_CACHED_DESTINATIONS = 10_000
 
@@ -52,30 +43,22 @@ export function readStored(id: string, json: string | null): ReadDestination {
 
 /**
  * One process's view of the registry: each destination read once when first used, and read again
- * once the registry says it changed. It asks what changed every {@link REGISTRY_POLL_MS}, and a
- * destination is never used on a view older than {@link REGISTRY_FRESH_MS}: `get()` waits for a
+ * once the registry says it changed. It asks what changed every `REGISTRY_POLL_MS`, and a
+ * destination is never used on a view older than `REGISTRY_FRESH_MS`: `get()` waits for a
  * fresh one first. What a destination becomes for this process (`build`) is made once per read.
  */
 export class DestinationCache<Value> {
-  readonly #registry: DestinationRegistry
+  readonly #registry: Registry
   readonly #store: () => Promise<RegistryStore>
   readonly #build: (read: ReadDestination) => Value
-  readonly #failed: (error: Error) => void
-  readonly #now: () => number
+  readonly #watch: RegistryWatch
   readonly #values = new Map<string, Value>()
   readonly #reading = new Map<string, Promise<Value>>()
   /** The registry's counter as of the last look at its changes; `undefined` before the first. */
   #seen: number | undefined
-  /** When the last look that succeeded began, on the monotonic clock. */
-  #checkedAt = Number.NEGATIVE_INFINITY
-  #checking: Promise<void> | undefined
-  #timer: ReturnType<typeof setTimeout> | undefined
-  #closed = false
-  /** Whether the last look failed (and was told). */
-  #failing = false
 
   constructor(options: {
-    registry: DestinationRegistry
+    registry: Registry
     store: () => Promise<RegistryStore>
     build: (read: ReadDestination) => Value
     failed: (error: Error) => void
@@ -84,13 +67,13 @@ export class DestinationCache<Value> {
     this.#registry = options.registry
     this.#store = options.store
     this.#build = options.build
-    this.#failed = options.failed
-    this.#now = options.now ?? monotonicNow
+    this.#watch = new RegistryWatch(() => this.#look(), options.failed, options.now)
   }
 
-  /** What `id` is for this process, on a view of the registry at most {@link REGISTRY_FRESH_MS} old. */
+  /** What `id` is for this process, on a view of the registry at most `REGISTRY_FRESH_MS` old. */
   async get(id: string): Promise<Value> {
-    if (this.#now() - this.#checkedAt > REGISTRY_FRESH_MS) await this.#check()
+    const looking = this.#watch.fresh()
+    if (looking !== undefined) await looking
     const value = this.#values.get(id)
     if (value !== undefined) return value
     let reading = this.#reading.get(id)
@@ -117,8 +100,7 @@ export class DestinationCache<Value> {
 
   /** Stops asking the registry. */
   close(): void {
-    this.#closed = true
-    clearTimeout(this.#timer)
+    this.#watch.close()
   }
 
   async #read(id: string): Promise<Value> {
@@ -143,36 +125,11 @@ export class DestinationCache<Value> {
     this.#values.set(id, value)
   }
 
-  /** Looks at the registry's changes, once at a time; the next look is scheduled after it. */
-  #check(): Promise<void> {
-    this.#checking ??= this.#look().finally(() => {
-      this.#checking = undefined
-      if (!this.#closed) {
-        clearTimeout(this.#timer)
-        this.#timer = setUnrefTimeout(
-          () => void this.#check().catch((error: unknown) => this.#report(error)),
-          REGISTRY_POLL_MS,
-        )
-      }
-    })
-    return this.#checking
-  }
-
-  /** A failed look, told once until one succeeds: Redis's own errors are reported where they happen too. */
-  #report(error: unknown): void {
-    if (this.#failing) return
-    this.#failing = true
-    this.#failed(error as Error)
-  }
-
   async #look(): Promise<void> {
-    const began = this.#now()
     const changes = await this.#registry.changesSince(await this.#store(), this.#seen ?? 0)
-    this.#failing = false
     // The first look asks for every change since 0: each id ever written, so nothing read before it stays.
     if (changes.forgetAll) this.#values.clear()
     else for (const id of changes.ids) this.#values.delete(id)
     this.#seen = changes.version
-    this.#checkedAt = began
   }
 }

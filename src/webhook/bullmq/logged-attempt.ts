@@ -3,7 +3,7 @@ import { checkOptionNames, integerOption } from '../../core/option-checks.js'
 import { isObject } from '../../core/validate.js'
 import { causeText } from '../delivery/failure.js'
 import { checkDestinationId } from '../delivery/destination-record.js'
-import { destinationKey } from './destination-registry.js'
+import { destinationKey } from './registry.js'
 
 // The reading side of the attempt log (attempt-log.ts writes it): a Redis stream per destination,
 // newest last, each entry one request. Whatever has Redis access can write there too, so each

@@ -30,9 +30,10 @@ import { unreadableReason } from './stored-job.js'
 import { StoredJobQueue } from './stored-queue.js'
 import { HeldJobs, type HeldStore, type HeldUrl } from './held-jobs.js'
 import { DestinationCache } from './destination-cache.js'
-import { DestinationRegistry, type RegistryStore } from './destination-registry.js'
+import { Registry, type RegistryStore } from './registry.js'
 import { UnknownDestinationError } from '../delivery/unknown-destination-error.js'
 import { WebhookDestinations } from './webhook-destinations.js'
+import { WebhookSources } from './webhook-sources.js'
 import { checkDestinationId } from '../delivery/destination-record.js'
 import { OptionsError } from '../../core/errors/options-error.js'
 import { checkOptionNames } from '../../core/option-checks.js'
@@ -188,6 +189,11 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
    * {@link WebhookDestinations}.
    */
   readonly destinations: WebhookDestinations
+  /**
+   * The registry of sources, in this queue's Redis: whose write keys `eventwire serve` takes, and
+   * the destinations each source's events go to. See {@link WebhookSources}.
+   */
+  readonly sources: WebhookSources
 
   /**
    * @param options - Where the queue lives; with `plan` (a `definePlan`), each event is checked by
@@ -227,7 +233,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
     })
     this.#keys = `${resolved.prefix}:${resolved.name}`
     this.#held = new HeldJobs(this.#keys)
-    const registry = new DestinationRegistry(this.#keys)
+    const registry = new Registry(this.#keys)
     const store = async () => (await this.#queue.backend.client) as unknown as RegistryStore
     this.#routes = new DestinationCache({
       registry,
@@ -238,6 +244,18 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
       },
     })
     this.destinations = new WebhookDestinations(registry, store, (id) => this.#routes.forget(id), this.#keys)
+    this.sources = new WebhookSources({
+      keys: this.#keys,
+      store,
+      bounded: (work) => this.#bounded(work, 'Could not read the registry of sources', () => 'then send again'),
+      failed: (error) => {
+        if (!this.emit('error', error)) console.error('eventwire: webhook queue:', error.message)
+      },
+      unreadable: (id, problem) => {
+        const message = `eventwire: source ${JSON.stringify(id)} in Redis cannot be read, and its write keys are refused: ${problem}. Set it again (sources.set(), or eventwire sources set).`
+        if (!this.emit('warning', message)) console.warn(message)
+      },
+    })
     this.#queue.on('error', (error: Error) => {
       this.#lastError = error
       if (!this.emit('error', error)) console.error('eventwire: webhook queue:', error.message)
@@ -677,6 +695,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   close(): Promise<void> {
     this.#durability.stop()
     this.#routes.close()
+    this.sources.close()
     this.#closing ??= closeWithin(this.#queue, this.#timeoutMs)
     return this.#closing
   }

@@ -2,7 +2,7 @@ import { OptionsError } from '../../core/errors/options-error.js'
 import { checkOptionNames, integerOption } from '../../core/option-checks.js'
 import { isObject } from '../../core/validate.js'
 import { checkDestinationId } from '../delivery/destination-record.js'
-import { destinationKey } from './destination-registry.js'
+import { destinationKey } from './registry.js'
 
 // The reading side of what workers keep of delivered events (sent-bodies.ts writes it): a
 // destination's stream, read oldest first within a time window, a page at a time. Whatever has

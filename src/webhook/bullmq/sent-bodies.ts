@@ -1,7 +1,7 @@
 import { OptionsError } from '../../core/errors/options-error.js'
 import { checkOptionNames, integerOption } from '../../core/option-checks.js'
 import { isObject } from '../../core/validate.js'
-import { destinationKey } from './destination-registry.js'
+import { destinationKey } from './registry.js'
 import { StreamWriter, type StreamSpec, type StreamStore, type StreamWriterHooks } from './stream-writer.js'
 
 // What each destination was sent, kept for a while so that it can be sent again

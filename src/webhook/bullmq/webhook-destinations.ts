@@ -9,7 +9,7 @@ import {
   type StoredDestination,
 } from '../delivery/destination-record.js'
 import { readStored } from './destination-cache.js'
-import { destinationKey, type DestinationRegistry, type RegistryStore } from './destination-registry.js'
+import { destinationKey, type Registry, type RegistryStore } from './registry.js'
 
 /** Options of {@link WebhookDestinations.set}. */
 export interface SetDestinationOptions {
@@ -45,7 +45,7 @@ const MAX_TRIES = 5
  * ```
  */
 export class WebhookDestinations {
-  readonly #registry: DestinationRegistry
+  readonly #registry: Registry
   readonly #store: () => Promise<RegistryStore>
   readonly #keys: string
   readonly #changed: (id: string) => void
@@ -54,12 +54,7 @@ export class WebhookDestinations {
    * @internal Made by `WebhookQueue`; `changed` is told each id this process writes; `keys` are
    * the queue's, `<prefix>:<name>`: where what workers keep for replay is.
    */
-  constructor(
-    registry: DestinationRegistry,
-    store: () => Promise<RegistryStore>,
-    changed: (id: string) => void,
-    keys: string,
-  ) {
+  constructor(registry: Registry, store: () => Promise<RegistryStore>, changed: (id: string) => void, keys: string) {
     this.#keys = keys
     this.#registry = registry
     this.#store = store

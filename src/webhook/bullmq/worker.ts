@@ -10,7 +10,7 @@ import { DeliveryRounds, type DeliveryEvents } from '../delivery/rounds.js'
 import { createEngine, partsFor, type EngineParts } from '../delivery/engine-parts.js'
 import { MAX_WEBHOOKS } from '../delivery/settings.js'
 import { DestinationCache, type ReadDestination } from './destination-cache.js'
-import { DestinationRegistry, type RegistryStore } from './destination-registry.js'
+import { Registry, type RegistryStore } from './registry.js'
 import { headerShapesOf, type Endpoint } from '../network/endpoint.js'
 import { defaultPlatform } from '../platform/node.js'
 import type { AttemptNotice, WebhookUrlResult } from '../delivery/result.js'
@@ -330,7 +330,7 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
               failed: (error) => this.#reportError(error),
             }),
     })
-    const registry = new DestinationRegistry(keys)
+    const registry = new Registry(keys)
     const registryStore = async () => (await this.#worker.backend.client) as unknown as RegistryStore
     this.#destinations = new DestinationCache({
       registry,

@@ -1,8 +1,8 @@
 import { EventwireError } from '../../core/errors/eventwire-error.js'
 
-/** What a conflict met, in words: the cause, then the fix. */
-function conflictText(id: string, expected: number, version: number): string {
-  const name = `Destination ${JSON.stringify(id)}`
+/** What a conflict in a registry met, in words: the cause, then the fix. `what` is `Destination` or `Source`. */
+export function conflictText(what: string, id: string, expected: number, version: number): string {
+  const name = `${what} ${JSON.stringify(id)}`
   if (expected === 0)
     return `${name} exists already, at version ${version}: ifVersion 0 writes only a new one. Read it (get()) and pass its version to change it.`
   if (version === 0)
@@ -37,7 +37,7 @@ export class DestinationConflictError extends EventwireError<'ERR_DESTINATION_CO
   readonly version: number
 
   constructor(id: string, expected: number, version: number) {
-    super('ERR_DESTINATION_CONFLICT', conflictText(id, expected, version))
+    super('ERR_DESTINATION_CONFLICT', conflictText('Destination', id, expected, version))
     this.destination = id
     this.expected = expected
     this.version = version

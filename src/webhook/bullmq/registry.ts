@@ -1,11 +1,13 @@
 import { REDIS_NOW } from './redis-now.js'
 import { evalCached, type ScriptStore } from './cached-script.js'
 
-// The registry of destinations, in Redis, beside the queue's keys (and in its hash slot, with a
-// hash-tagged prefix): one hash of the destinations' JSON by id, a counter that every change
-// increments, and a sorted set of ids scored by the change that last wrote them. A reader that
-// has seen changes up to N asks for the ids scored above N: that is all it must read again. A
-// deleted id stays in the set (a few dozen bytes) so that readers learn it is gone.
+// A registry (of destinations, or of sources), in Redis, beside the queue's keys (and in its hash
+// slot, with a hash-tagged prefix): one hash of the records' JSON by id, a counter that every
+// change increments, and a sorted set of ids scored by the change that last wrote them. A reader
+// that has seen changes up to N asks for the ids scored above N: that is all it must read again. A
+// deleted id stays in the set (a few dozen bytes) so that readers learn it is gone. A registry may
+// also keep one field's values unique across its records (a source's write keys): a hash from
+// each value to the id that holds it, kept by the same script that writes.
 
 /**
  * A key of one destination's own under the queue's keys (`<keys>:<kind>:<id>`), or of the workers'
@@ -22,6 +24,7 @@ export function destinationKey(
 /** What the registry is read and written with: ioredis's scripts, as BullMQ's connection runs them. */
 export interface RegistryStore extends ScriptStore {
   hget(key: string, field: string): Promise<string | null>
+  hmget(key: string, ...fields: string[]): Promise<Array<string | null>>
   del(key: string): Promise<number>
   hscan(
     key: string,
@@ -32,10 +35,12 @@ export interface RegistryStore extends ScriptStore {
 }
 
 /**
- * Writes one destination, or deletes it (ARGV[2] empty). KEYS: the hash, the changes, the counter.
- * ARGV: the id, its JSON without the registry's fields, and the version it must have now (''
- * for any, '0' for none). Returns {1, version, Redis's now in ms} once written, {0, 0} for a delete of nothing,
- * {-1, version it has} when the version did not match.
+ * Writes one record, or deletes it (ARGV[2] empty). KEYS: the hash, the changes, the counter, the
+ * unique values. ARGV: the id, its JSON without the registry's fields, the version it must have
+ * now ('' for any, '0' for none), and the field whose values (a list) no two records share ('' for
+ * none). Returns {1, version, Redis's now in ms} once written, {0, 0} for a delete of nothing,
+ * {-1, version it has} when the version did not match, {-2, 0, id} when another record holds one
+ * of the unique values.
  */
 const WRITE = `${REDIS_NOW}
 local current = redis.call('HGET', KEYS[1], ARGV[1])
@@ -48,6 +53,24 @@ if ARGV[3] ~= '' then
   if have ~= tonumber(ARGV[3]) then return {-1, have} end
 end
 if ARGV[2] == '' and not current then return {0, 0} end
+local field = ARGV[4]
+local claims = {}
+if field ~= '' and ARGV[2] ~= '' then
+  claims = cjson.decode(ARGV[2])[field] or {}
+  for _, claim in ipairs(claims) do
+    local holder = redis.call('HGET', KEYS[4], claim)
+    if holder and holder ~= ARGV[1] then return {-2, 0, holder} end
+  end
+end
+if field ~= '' and current then
+  local ok, stored = pcall(cjson.decode, current)
+  if ok and type(stored) == 'table' and type(stored[field]) == 'table' then
+    for _, claim in ipairs(stored[field]) do
+      if redis.call('HGET', KEYS[4], claim) == ARGV[1] then redis.call('HDEL', KEYS[4], claim) end
+    end
+  end
+end
+for _, claim in ipairs(claims) do redis.call('HSET', KEYS[4], claim, ARGV[1]) end
 local version = redis.call('INCR', KEYS[3])
 if ARGV[2] == '' then
   redis.call('HDEL', KEYS[1], ARGV[1])
@@ -73,11 +96,12 @@ return changed
 /** Most changed ids one read returns; a reader that is further behind forgets all it holds. */
 export const MAX_CHANGES_READ = 10_000
 
-/** The outcome of a write: written at `version`, nothing to delete, or another version found. */
+/** The outcome of a write: written at `version`, nothing to delete, another version found, or a unique value another record holds. */
 export type WriteOutcome =
   | { readonly kind: 'written'; readonly version: number; readonly at: number }
   | { readonly kind: 'absent' }
   | { readonly kind: 'conflict'; readonly version: number }
+  | { readonly kind: 'taken'; readonly by: string }
 
 /** The changes since a version: the counter now and the ids changed, or `forgetAll` when a reader cannot catch up id by id. */
 export interface Changes {
@@ -87,36 +111,55 @@ export interface Changes {
 }
 
 /** The registry's keys under a queue (`<prefix>:<name>`) and the commands on them. */
-export class DestinationRegistry {
+export class Registry {
   readonly #hash: string
   readonly #changes: string
   readonly #counter: string
+  readonly #unique: string
 
-  constructor(queueKeys: string) {
-    this.#hash = `${queueKeys}:destinations`
-    this.#changes = `${queueKeys}:destinations:changes`
-    this.#counter = `${queueKeys}:destinations:version`
+  /**
+   * @param kind - What it holds: `destinations` or `sources`, the last part of its keys' names.
+   * @param uniqueField - A field of each record that holds a list of values no two records may
+   *   share (a source's `writeKeyDigests`).
+   */
+  constructor(
+    queueKeys: string,
+    kind: 'destinations' | 'sources' = 'destinations',
+    readonly uniqueField = '',
+  ) {
+    this.#hash = `${queueKeys}:${kind}`
+    this.#changes = `${queueKeys}:${kind}:changes`
+    this.#counter = `${queueKeys}:${kind}:version`
+    this.#unique = `${queueKeys}:${kind}:unique`
   }
 
   /**
-   * Writes `json` (a destination's settings, an object's JSON) under `id`, or deletes `id` when
+   * Writes `json` (a record's settings, an object's JSON) under `id`, or deletes `id` when
    * `json` is `undefined`; with `ifVersion`, only if the stored version is that one (0: none stored).
    */
   async write(store: RegistryStore, id: string, json: string | undefined, ifVersion?: number): Promise<WriteOutcome> {
     const [done, version, at] = (await evalCached(
       store,
       WRITE,
-      3,
+      4,
       this.#hash,
       this.#changes,
       this.#counter,
+      this.#unique,
       id,
       json ?? '',
       ifVersion === undefined ? '' : ifVersion,
-    )) as [number, number, number?]
+      this.uniqueField,
+    )) as [number, number, (number | string)?]
     if (done === 1) return { kind: 'written', version, at: at as number }
     if (done === 0) return { kind: 'absent' }
+    if (done === -2) return { kind: 'taken', by: String(at) }
     return { kind: 'conflict', version }
+  }
+
+  /** The stored JSON of each of `ids`, in their order (`null` for one not stored). */
+  readMany(store: RegistryStore, ids: readonly string[]): Promise<Array<string | null>> {
+    return ids.length === 0 ? Promise.resolve([]) : store.hmget(this.#hash, ...ids)
   }
 
   /** The stored JSON of `id`, or `null`. */
@@ -124,7 +167,7 @@ export class DestinationRegistry {
     return store.hget(this.#hash, id)
   }
 
-  /** Every stored destination's id and JSON, a page of Redis's scan at a time. */
+  /** Every stored record's id and JSON, a page of Redis's scan at a time. */
   async readAll(store: RegistryStore): Promise<Array<[id: string, json: string]>> {
     const all: Array<[string, string]> = []
     let cursor = '0'
