@@ -196,6 +196,7 @@ async function main() {
     }
     const cpuBefore = await cpuSeconds(server.process.pid)
     const redisBefore = await cpuSeconds(redis.pid)
+    await admin.config('RESETSTAT')
     const load = child({ role: 'load', url, events, batch, connections })
     const { wallMs, refused } = await load.message('done')
     const cpu = (await cpuSeconds(server.process.pid)) - cpuBefore
@@ -219,6 +220,10 @@ async function main() {
       stored,
       refused,
     }
+    // Where Redis spent its time, per command: `BENCH_REDIS_STATS=1`.
+    if (process.env.BENCH_REDIS_STATS)
+      for (const line of (await admin.info('commandstats')).split('\n'))
+        if (line.startsWith('cmdstat_')) log(`  ${kind} ${line.trim()}`)
     log(
       `ingest ${kind}: ${result.eventsPerSecond} events/s, ${result.cpuMsPer1k} ms CPU per 1k, Redis ${result.redisCpuMsPer1k} ms per 1k, ${stored} stored`,
     )
