@@ -100,8 +100,11 @@ describe('the config of eventwire serve', () => {
     expect(refusal({ sources: [source({ writeKey: ['a', 7] })] })).toMatch(
       /^Invalid option `sources\[0\]\.writeKey\[1\]`/,
     )
-    expect(refusal({ sources: [source({ writeKey: 'wk:1' })] })).toMatch(/no space and no ":"/)
-    expect(refusal({ sources: [source({ writeKey: 'wk 1' })] })).toMatch(/no space and no ":"/)
+    for (const key of ['wk:1', 'wk 1', 'wk\u00a01', 'wk\u00071', 'wk\u200b1', 'wk\u007f'])
+      expect(refusal({ sources: [source({ writeKey: key })] }), JSON.stringify(key)).toMatch(
+        /no space, no ":" and no control or invisible character/,
+      )
+    expect(checkServeConfig({ sources: [source({ writeKey: 'wk_é_🔑' })] }).sources).toHaveLength(1)
     expect(refusal({ sources: [source({ destinations: 'acme' })] })).toMatch(
       /^Invalid option `sources\[0\]\.destinations`: expected a list of up to 100 destination ids/,
     )

@@ -168,4 +168,29 @@ describe.runIf(redis.available)('the registry of sources', () => {
     expect(unreadable.map((entry) => entry.id)).toEqual(['bad'])
     await expect(platform.sources.get('bad')).rejects.toThrow(/source "bad" in Redis cannot be read/)
   })
+
+  it('frees the keys of a source Redis holds as garbage, and lets set() repair it', async () => {
+    const name = `sources-${queues++}`
+    const platform = await queue(name)
+    await platform.sources.set({ id: 'drift', writeKey: 'wk_drift', destinations: [] })
+    const raw = new Redis({ host: '127.0.0.1', port: redis.server.port })
+    try {
+      await raw.hset(`bull:${name}:sources`, 'drift', '{"id":"drift", oops')
+    } finally {
+      raw.disconnect()
+    }
+    await expect(platform.sources.get('drift')).rejects.toThrow(
+      'source "drift" in Redis cannot be read: its JSON does not parse. Set it again with set().',
+    )
+    // Its record no longer lists the key: another source may take it.
+    await platform.sources.set({ id: 'other', writeKey: 'wk_drift', destinations: [] })
+    // Written over without ifVersion: repaired.
+    await platform.sources.set({ id: 'drift', writeKey: 'wk_new', destinations: [] })
+    expect((await platform.sources.get('drift'))?.writeKeyDigests).toEqual([writeKeyDigest('wk_new')])
+    // A deleted source's index entries hold nothing either.
+    await platform.sources.delete('other')
+    await platform.sources.set({ id: 'third', writeKey: 'wk_drift', destinations: [] })
+    await platform.close()
+    expect(() => platform.sources.find('wk_new')).toThrow(expect.objectContaining({ code: 'ERR_CLOSED' }))
+  })
 })

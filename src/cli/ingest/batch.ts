@@ -79,6 +79,17 @@ export interface BatchBody {
 }
 
 /**
+ * Why JSON.parse refused a text, without the piece of the text that V8 quotes (`Unexpected token
+ * 's', "…"edSecret":s3cr"… is not valid JSON`): that piece may be a write key or a secret, and
+ * the message goes to logs and to the sender.
+ */
+export function jsonProblem(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  const quoted = message.indexOf(', "')
+  return quoted === -1 ? message : `${message.slice(0, quoted)}; the text near it is left out`
+}
+
+/**
  * Parses a `POST /v1/batch` body as far as its shape, so that the write key in it can be checked
  * before its messages are.
  *
@@ -89,7 +100,7 @@ export function parseBatchBody(body: string): BatchBody {
   try {
     parsed = JSON.parse(body)
   } catch (error) {
-    throw bad('ERR_NOT_JSON', `the body is not JSON (${(error as Error).message}).`)
+    throw bad('ERR_NOT_JSON', `the body is not JSON (${jsonProblem(error)}).`)
   }
   if (!isObject(parsed) || !Array.isArray(parsed['batch']))
     throw bad('ERR_BAD_BATCH', 'the body must be a JSON object with a `batch` array of messages.')
@@ -109,7 +120,7 @@ export function parseCallBody(body: string, type: MessageType): BatchBody {
   try {
     parsed = JSON.parse(body)
   } catch (error) {
-    throw bad('ERR_NOT_JSON', `the body is not JSON (${(error as Error).message}).`)
+    throw bad('ERR_NOT_JSON', `the body is not JSON (${jsonProblem(error)}).`)
   }
   if (!isObject(parsed)) throw bad('ERR_BAD_BATCH', `the body must be a JSON object: one ${type} message.`)
   const { writeKey, ...message } = parsed

@@ -63,6 +63,11 @@ export interface WriteKeys<Source> {
    * Compared in time independent of the key (by digest).
    */
   sourceOf(writeKey: string): Source | undefined | Promise<Source | undefined>
+  /**
+   * Whether two lookups found the same source: by identity unless given. A source re-read
+   * between the two (changed meanwhile) is another object, and still the same source.
+   */
+  readonly sameSource?: ((a: Source, b: Source) => boolean) | undefined
   /** Said with a 401 when no key came. */
   readonly missingHint: string
   /** Said with a 401 for a key no source has. */
@@ -162,7 +167,8 @@ export async function readIngest<Source>(
   if (given !== undefined) {
     const byBody = typeof given === 'string' ? await keys.sourceOf(given) : undefined
     // A key in the body must be the header's source too, when both came.
-    if (byBody === undefined || (source !== undefined && byBody !== source)) refuseKey(keys, false)
+    const same = keys.sameSource ?? ((a: Source, b: Source) => a === b)
+    if (byBody === undefined || (source !== undefined && !same(byBody, source))) refuseKey(keys, false)
     if (source === undefined) admit(byBody)
     source = byBody
   }

@@ -50,6 +50,7 @@ const OPTIONS = {
     parse: (text: string) => countArgument(text),
   },
   showSecrets: { long: 'show-secrets', description: 'list, show: print secrets and sensitive header values' },
+  force: { long: 'force', description: 'delete: even while sources send to it (their events to it are then dropped)' },
   event: { long: 'event', short: 'e', value: 'id', description: "attempts: only this event's (its messageId)" },
   limit: {
     long: 'limit',
@@ -314,6 +315,12 @@ async function act(
       return EXIT.ok
     }
     case 'delete': {
+      // A source that sends to it would have its events answered 200 and dropped.
+      const users = (await queue.sources.list()).sources.filter((source) => source.destinations.includes(id as string))
+      if (users.length > 0 && !options.force)
+        usageError(
+          `sources ${users.map((source) => JSON.stringify(source.id)).join(', ')} send to ${JSON.stringify(id)}: their events would be dropped. Take it out of them first (eventwire sources set <id> --destination …), or delete with --force.`,
+        )
       if (!(await registry.delete(id as string))) return absent(id as string)
       printDeleted(options.json, id as string)
       return EXIT.ok
@@ -343,6 +350,7 @@ export const destinationsCommand: Command = defineCommand({
       (options.file ?? options.url ?? options.secret ?? options.mode ?? options.ifVersion) !== undefined
     )
       usageError(`${action} takes none of --file, --url, --secret, --mode, --if-version`)
+    if (action !== 'delete' && options.force) usageError(`${action} takes no --force`)
     if (action !== 'attempts' && (options.event ?? options.limit) !== undefined)
       usageError(`${action} takes neither --event nor --limit`)
     if (action !== 'attempts' && action !== 'replay' && (options.since ?? options.until) !== undefined)

@@ -81,6 +81,17 @@ function sourceOf(options: Options, id: string, before: StoredSource | undefined
   }
 }
 
+/** The source as stored, or `'unreadable'` for one Redis holds that does not read as a source. */
+async function readable(queue: WebhookQueue, id: string): Promise<StoredSource | 'unreadable' | undefined> {
+  try {
+    return await queue.sources.get(id)
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ERR_INVALID_OPTION' && /cannot be read/.test(String(error)))
+      return 'unreadable'
+    throw error
+  }
+}
+
 async function act(queue: WebhookQueue, options: Options, action: Action, id: string | undefined): Promise<ExitCode> {
   const registry = queue.sources
   switch (action) {
@@ -96,10 +107,16 @@ async function act(queue: WebhookQueue, options: Options, action: Action, id: st
       return EXIT.ok
     }
     case 'set': {
-      const before = await registry.get(id as string)
+      const before = await readable(queue, id as string)
       // Read, then written over what was read: a change made meanwhile fails instead of being undone.
-      const ifVersion = options.ifVersion ?? before?.version ?? 0
-      printRecord(options.json, await registry.set(sourceOf(options, id as string, before), { ifVersion }))
+      // One Redis holds that does not read as a source is written over: set is how it is repaired.
+      const ifVersion = options.ifVersion ?? (before === 'unreadable' ? undefined : (before?.version ?? 0))
+      printRecord(
+        options.json,
+        await registry.set(sourceOf(options, id as string, before === 'unreadable' ? undefined : before), {
+          ifVersion,
+        }),
+      )
       return EXIT.ok
     }
     case 'delete': {

@@ -14,7 +14,7 @@ import { untilStopped } from '../signals.js'
 import { writeJsonLine } from '../terminal.js'
 import { UsageError } from '../usage.js'
 import { alertEntry } from './alert-entry.js'
-import { readConfig, seed } from './config-file.js'
+import { readConfig, seed, type Seeded } from './config-file.js'
 import { createServeMetrics, type ServeMetrics } from './serve-metrics.js'
 import { createServeServer, DEFAULT_MAX_CONNECTIONS, type ServedSource } from './serve-server.js'
 import { DEFAULT_RATE_LIMIT, SourceRates } from './source-rates.js'
@@ -160,6 +160,24 @@ function storeFor(queue: WebhookQueue): (source: ServedSource, messages: WireMes
   }
 }
 
+/** Most ids a seed's log line names. */
+const IDS_LOGGED = 20
+
+/** A seed as logged: how many ids it added, and which the registry had already (kept as they are there). */
+function seedEntry({ added, kept }: Seeded): Record<string, unknown> {
+  return {
+    added: added.length,
+    kept: kept.length,
+    ...(kept.length === 0
+      ? {}
+      : {
+          keptIds: kept.slice(0, IDS_LOGGED),
+          message:
+            'the registry had these already and keeps them as they are: change them with eventwire sources set or destinations set',
+        }),
+  }
+}
+
 /** How long `/readyz` waits for Redis to answer, in ms. */
 const READY_PROBE_MS = 1_000
 
@@ -180,6 +198,7 @@ async function answersWithin(work: Promise<unknown>, ms: number): Promise<boolea
 function registryKeys(queue: WebhookQueue): WriteKeys<ServedSource> {
   return {
     sourceOf: (writeKey) => queue.sources.find(writeKey),
+    sameSource: (a, b) => a.id === b.id,
     missingHint:
       'send the write key as the HTTP Basic auth user name, or as "writeKey" in the body: the key of a source (eventwire sources list).',
     wrongHint: 'no source has that write key: use the key of a source (eventwire sources list).',
@@ -218,7 +237,7 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
   }
   try {
     await queue.ready()
-    if (config !== undefined) await seed(queue, config)
+    if (config !== undefined) log({ event: 'seeded', ...seedEntry(await seed(queue, config)) })
     if (options.role !== 'ingest') {
       worker = new bullmq.WebhookWorker(
         {},
@@ -306,8 +325,7 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
     void (async () => {
       try {
         const next = readConfig(path, checkSource)
-        await seed(queue, next)
-        log({ event: 'reloaded', sources: next.sources.length, destinations: next.destinations.length })
+        log({ event: 'reloaded', ...seedEntry(await seed(queue, next)) })
       } catch (error) {
         log({
           level: 'error',

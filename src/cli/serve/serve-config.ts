@@ -54,7 +54,7 @@ function atField(error: unknown, from: string, to: string): unknown {
 }
 
 /** The write keys a checked source gives in plain text: one, a list, or none (only digests). */
-function plainKeys(source: SourceConfig): readonly string[] {
+export function plainKeys(source: SourceConfig): readonly string[] {
   return source.writeKey === undefined ? [] : [source.writeKey].flat()
 }
 

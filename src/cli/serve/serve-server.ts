@@ -98,7 +98,10 @@ export const DROPS_LOGGED_EVERY_MS = 10_000
  * connections at once, a new one is closed as it comes, and logged every 10 s at most.
  */
 export function createServeServer(parts: ServeServerParts, maxConnections = DEFAULT_MAX_CONNECTIONS): Server {
-  const server = createServer(INGEST_SERVER_OPTIONS, (request, response) => handle(parts, request, response))
+  const unauthorized = new Unauthorized()
+  const server = createServer(INGEST_SERVER_OPTIONS, (request, response) =>
+    handle(parts, unauthorized, request, response),
+  )
   server.maxHeadersCount = MAX_HEADERS
   server.maxConnections = maxConnections
   let dropped = 0
@@ -107,6 +110,8 @@ export function createServeServer(parts: ServeServerParts, maxConnections = DEFA
   const reporter = setInterval(() => {
     for (const { source, refused } of parts.unreported?.() ?? [])
       parts.log({ level: 'warn', event: 'rate-limited', source, refused })
+    const more = unauthorized.unreported()
+    if (more > 0) parts.log({ level: 'warn', event: 'unauthorized', refused: more })
   }, REFUSALS_LOGGED_EVERY_MS)
   reporter.unref()
   server.on('close', () => clearInterval(reporter))
@@ -120,6 +125,34 @@ export function createServeServer(parts: ServeServerParts, maxConnections = DEFA
     loggedAt = now
   })
   return server
+}
+
+/**
+ * The 401s of one process: the first of each second logged whole, the others counted and logged
+ * as one line a second. A flood of wrong keys writes a line a second, not a line a request.
+ */
+class Unauthorized {
+  #loggedAt = Number.NEGATIVE_INFINITY
+  #since = 0
+
+  /** Whether this 401 is logged whole; counted otherwise. */
+  logs(): boolean {
+    const now = performance.now()
+    // Stryker disable next-line EqualityOperator: a 401 at exactly a second or just after is alike.
+    if (now - this.#loggedAt >= REFUSALS_LOGGED_EVERY_MS) {
+      this.#loggedAt = now
+      return true
+    }
+    this.#since++
+    return false
+  }
+
+  /** The 401s counted since the last report, taken. */
+  unreported(): number {
+    const since = this.#since
+    this.#since = 0
+    return since
+  }
 }
 
 /** Throws the 429 for a source over its rate; logs the refusals once a second at most. */
@@ -139,7 +172,12 @@ function admitter(parts: ServeServerParts, path: string): (source: ServedSource)
   }
 }
 
-function handle(parts: ServeServerParts, request: IncomingMessage, response: ServerResponse): void {
+function handle(
+  parts: ServeServerParts,
+  unauthorized: Unauthorized,
+  request: IncomingMessage,
+  response: ServerResponse,
+): void {
   const path = (request.url ?? '/').split('?')[0] as string
   const refuse = (rejection: BatchRejection, source?: string) => {
     // An unread body would otherwise keep the connection busy.
@@ -148,8 +186,8 @@ function handle(parts: ServeServerParts, request: IncomingMessage, response: Ser
       rejection.retryAfterS === undefined ? CORS : { ...CORS, 'retry-after': String(rejection.retryAfterS) }
     answer(response, rejection.status, { success: false, code: rejection.code, error: rejection.message }, headers)
     parts.measure?.(rejection.status, source, 0)
-    // A flood of 429s is logged by the admitter, a line a second.
-    if (rejection.status === 429) return
+    // A flood of 429s is logged by the admitter, and one of 401s by the reporter: a line a second.
+    if (rejection.status === 429 || (rejection.status === 401 && !unauthorized.logs())) return
     parts.log({
       level: rejection.status >= 500 ? 'error' : 'warn',
       event: 'refused',

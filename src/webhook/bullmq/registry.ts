@@ -54,12 +54,24 @@ if ARGV[3] ~= '' then
 end
 if ARGV[2] == '' and not current then return {0, 0} end
 local field = ARGV[4]
+-- Whether the record of holder lists claim: an entry of the index whose record is gone,
+-- or no longer lists it (a record overwritten with something unreadable), holds nothing.
+local function holds(holder, claim)
+  local record = redis.call('HGET', KEYS[1], holder)
+  if not record then return false end
+  local ok, stored = pcall(cjson.decode, record)
+  if not ok or type(stored) ~= 'table' or type(stored[field]) ~= 'table' then return false end
+  for _, held in ipairs(stored[field]) do
+    if held == claim then return true end
+  end
+  return false
+end
 local claims = {}
 if field ~= '' and ARGV[2] ~= '' then
   claims = cjson.decode(ARGV[2])[field] or {}
   for _, claim in ipairs(claims) do
     local holder = redis.call('HGET', KEYS[4], claim)
-    if holder and holder ~= ARGV[1] then return {-2, 0, holder} end
+    if holder and holder ~= ARGV[1] and holds(holder, claim) then return {-2, 0, holder} end
   end
 end
 if field ~= '' and current then

@@ -95,10 +95,10 @@ function writeKeysOf(value: unknown, field: string): string[] {
         name,
         `expected a write key: a string of 1 to ${MAX_WRITE_KEY_LENGTH} characters, such as "wk_live_6f1c…" (any string clients are given).`,
       )
-    if (/[\s:]/.test(key))
+    if (/[\s:\p{Cc}\p{Cf}]/u.test(key))
       throw new OptionsError(
         name,
-        'a write key may hold no space and no ":": clients send it as an HTTP Basic user name.',
+        'a write key may hold no space, no ":" and no control or invisible character: clients send it as an HTTP Basic user name.',
       )
   }
   return keys as string[]

@@ -1,3 +1,4 @@
+import { ClosedError } from '../../core/errors/closed-error.js'
 import { OptionsError } from '../../core/errors/options-error.js'
 import { byId, checkDestinationId, ifVersionOf } from '../delivery/destination-record.js'
 import { SourceConflictError } from './source-conflict-error.js'
@@ -42,6 +43,7 @@ export class WebhookSources {
   readonly #destinations: Registry
   readonly #parts: SourcesParts
   #directory: SourceDirectory | undefined
+  #closed = false
 
   /** @internal Made by `WebhookQueue`. */
   constructor(parts: SourcesParts) {
@@ -105,7 +107,7 @@ export class WebhookSources {
     if (read.kind === 'unreadable')
       throw new OptionsError(
         'source',
-        `source ${JSON.stringify(id)} in Redis cannot be read: ${read.problem}. Set it again with set().`,
+        `source ${JSON.stringify(id)} in Redis cannot be read: ${read.problem.replace(/\.$/, '')}. Set it again with set().`,
       )
     return read.stored
   }
@@ -134,9 +136,15 @@ export class WebhookSources {
   /**
    * The source whose write key this is, or `undefined`, on a view of the registry at most a
    * second old. The first call reads every source into this process, which then follows the
-   * registry's changes: what an ingest process asks for each request.
+   * registry's changes: what an ingest process asks for each request. It answers at once from
+   * what this process holds, and with a promise only while that is older than a second (the
+   * first call, or while Redis does not answer).
+   *
+   * @throws `ClosedError` after the queue's `close()`; the promise rejects with
+   *   `RedisTimeoutError` when Redis does not answer within the queue's `enqueueTimeout`.
    */
   find(writeKey: string): StoredSource | undefined | Promise<StoredSource | undefined> {
+    if (this.#closed) throw new ClosedError('find sources')
     this.#directory ??= new SourceDirectory({
       registry: this.#registry,
       store: this.#store,
@@ -149,6 +157,7 @@ export class WebhookSources {
 
   /** @internal Stops following the registry: `WebhookQueue.close()` calls it. */
   close(): void {
+    this.#closed = true
     this.#directory?.close()
   }
 }
