@@ -118,6 +118,19 @@ describe('the config of eventwire serve', () => {
       'Invalid option `sources[0].destinations[1]`: not the id of a destination: expected 1 to 100 letters, digits, "_", "-" or ".", starting with a letter or digit, got "".',
     )
     expect(refusal({ sources: [source({ destinations: [7] })] })).toMatch(/`sources\[0\]\.destinations\[0\]`/)
+    expect(refusal({ sources: [source()], nope: 1 })).toBe(
+      'Invalid option `config.nope`: no such field; the fields are sources, destinations.',
+    )
+    // Sources given by their keys' digests alone: none of them is another's key.
+    const digests = (n: number) => [`sha256:${String(n).repeat(64)}`]
+    expect(
+      checkServeConfig({
+        sources: [
+          { id: 'a', writeKeyDigests: digests(1), destinations: [] },
+          { id: 'b', writeKeyDigests: digests(2), destinations: [] },
+        ],
+      }).sources,
+    ).toHaveLength(2)
     expect(refusal({ sources: [source({ nope: 1 })] })).toBe(
       'Invalid option `sources[0].nope`: no such field; the fields are id, writeKey, writeKeyDigests, destinations, rateLimit.',
     )

@@ -151,6 +151,15 @@ describe('SourceDirectory', () => {
     expect(await found).toBeUndefined()
   })
 
+  it('stops looking once closed', async () => {
+    registry.set('shop', ['wk_1'])
+    await directory.find('wk_1')
+    directory.close()
+    const looks = registry.looks
+    await vi.advanceTimersByTimeAsync(REGISTRY_POLL_MS * 4)
+    expect(registry.looks).toBe(looks)
+  })
+
   it('looks at once after expire(): the process that wrote never reads its own change late', async () => {
     registry.set('shop', ['wk_1'])
     await directory.find('wk_1')
@@ -178,6 +187,16 @@ describe('SourceDirectory', () => {
     registry.raw('bad', '{"id":"bad"')
     registry.raw('odd', JSON.stringify({ id: 'odd', writeKeyDigests: [writeKeyDigest('wk_2')], destinations: [] }))
     registry.raw(
+      'typed',
+      JSON.stringify({
+        id: 'typed',
+        writeKeyDigests: [writeKeyDigest('wk_t')],
+        destinations: 'x',
+        version: 1,
+        updatedAt: 1,
+      }),
+    )
+    registry.raw(
       'other',
       JSON.stringify({
         id: 'else',
@@ -190,9 +209,14 @@ describe('SourceDirectory', () => {
     expect(await idOf('wk_1')).toBe('shop')
     expect(await idOf('wk_2')).toBeUndefined()
     expect(await idOf('wk_3')).toBeUndefined()
+    expect(unreadable.map(([id]) => id)).toEqual(['bad', 'odd', 'typed', 'other'])
     expect(unreadable).toEqual([
       ['bad', 'its JSON does not parse'],
       ['odd', 'it has no version (it was not written by eventwire)'],
+      [
+        'typed',
+        'Invalid option `sources.typed.destinations`: expected a list of up to 100 destination ids, such as ["acme"] ([] to take calls and send them nowhere).',
+      ],
       ['other', 'its id is "else"'],
     ])
     // A source that stops reading as one is dropped, with its keys.

@@ -36,12 +36,17 @@ describe('a source, checked', () => {
     }
     expect(refusal(null)).toMatch(/^Invalid option `source`: expected an object/)
     expect(refusal({ id: 'shop', destinations: [] })).toMatch(/`source.writeKey`: a source needs a write key/)
-    expect(refusal({ id: 'shop', writeKeyDigests: ['sha256:00'], destinations: [] })).toMatch(
-      /`source.writeKeyDigests\[0\]`: expected "sha256:" and 64 hex digits/,
+    const digest = writeKeyDigest('k')
+    for (const bad of ['sha256:00', `x${digest}`, `${digest}0`, 7, digest.toUpperCase()])
+      expect(refusal({ id: 'shop', writeKeyDigests: [bad], destinations: [] }), String(bad)).toBe(
+        'Invalid option `source.writeKeyDigests[0]`: expected "sha256:" and 64 hex digits, as a stored source lists them. Give a new key as writeKey.',
+      )
+    expect(refusal({ id: 'shop', writeKeyDigests: digest, destinations: [] })).toBe(
+      'Invalid option `source.writeKeyDigests`: expected a list of digests, as a stored source lists them.',
     )
     const six = ['a', 'b', 'c', 'd', 'e'].map(writeKeyDigest)
-    expect(refusal({ id: 'shop', writeKey: 'f', writeKeyDigests: six, destinations: [] })).toMatch(
-      /at most 5 write keys/,
+    expect(refusal({ id: 'shop', writeKey: 'f', writeKeyDigests: six, destinations: [] })).toBe(
+      'Invalid option `source.writeKey`: a source has at most 5 write keys, with writeKeyDigests; drop the old ones.',
     )
     // A key given both ways counts once.
     expect(() =>
@@ -82,6 +87,19 @@ describe.runIf(redis.available)('the registry of sources', () => {
       ['shop', undefined],
     ])
     expect(unreadable).toEqual([])
+    // Listed by id, whatever order Redis keeps them in.
+    for (const id of ['zeta', 'alpha', 'mid'])
+      await platform.sources.set({ id, writeKey: `wk_${id}`, destinations: [] })
+    expect((await platform.sources.list()).sources.map((source) => source.id)).toEqual([
+      'alpha',
+      'blog',
+      'mid',
+      'shop',
+      'zeta',
+    ])
+    // An id no source can have is refused, named as the argument it is.
+    for (const call of [() => platform.sources.get('a b'), () => platform.sources.delete('a b')])
+      await expect(call()).rejects.toThrow(/^Invalid option `source`: expected 1 to 100 letters/)
     expect(await platform.sources.delete('shop')).toBe(true)
     expect(await platform.sources.delete('shop')).toBe(false)
     expect(await platform.sources.get('shop')).toBeUndefined()
@@ -166,7 +184,9 @@ describe.runIf(redis.available)('the registry of sources', () => {
     expect(warnings.join('\n')).toMatch(/source "bad" in Redis cannot be read, and its write keys are refused/)
     const { unreadable } = await platform.sources.list()
     expect(unreadable.map((entry) => entry.id)).toEqual(['bad'])
-    await expect(platform.sources.get('bad')).rejects.toThrow(/source "bad" in Redis cannot be read/)
+    await expect(platform.sources.get('bad')).rejects.toThrow(
+      'Invalid option `source`: source "bad" in Redis cannot be read: Invalid option `sources.bad.writeKey`: a source needs a write key: the key its clients send with each call. Set it again with set().',
+    )
   })
 
   it('frees the keys of a source Redis holds as garbage, and lets set() repair it', async () => {
@@ -192,5 +212,6 @@ describe.runIf(redis.available)('the registry of sources', () => {
     await platform.sources.set({ id: 'third', writeKey: 'wk_drift', destinations: [] })
     await platform.close()
     expect(() => platform.sources.find('wk_new')).toThrow(expect.objectContaining({ code: 'ERR_CLOSED' }))
+    expect(() => platform.sources.find('wk_new')).toThrow(/find sources/)
   })
 })

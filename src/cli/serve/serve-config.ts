@@ -48,8 +48,8 @@ function atField(error: unknown, from: string, to: string): unknown {
   const message = (error as Error).message
   const reason = message
     .slice(message.indexOf('`: ') + 3)
-    .replace(/^no such option; the options are/, 'no such field; the fields are')
-    .replace(/^no such option;/, 'no such field;')
+    .replace('no such option; the options are', 'no such field; the fields are')
+    .replace('no such option;', 'no such field;')
   return new OptionsError(`${to}${option.slice(from.length)}`, reason)
 }
 

