@@ -107,13 +107,14 @@ function writeKeysOf(value: unknown, field: string): string[] {
 function digestsOf(value: unknown, field: string): string[] {
   if (value === undefined) return []
   if (!Array.isArray(value)) throw new OptionsError(field, 'expected a list of digests, as a stored source lists them.')
-  for (const [index, digest] of value.entries())
+  for (const [index, digest] of value.entries()) {
     // Stryker disable next-line ConditionalExpression: a value that is not a string fails the pattern too; the check narrows the type.
     if (typeof digest !== 'string' || !DIGEST.test(digest))
       throw new OptionsError(
         `${field}[${index}]`,
         'expected "sha256:" and 64 hex digits, as a stored source lists them. Give a new key as writeKey.',
       )
+  }
   return value as string[]
 }
 
