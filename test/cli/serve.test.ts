@@ -381,7 +381,7 @@ describe.runIf(redis.available)('eventwire serve', () => {
     running.push(cli)
     const listening = await cli.waitForRecord((record) => record['event'] === 'listening', 20_000)
     expect(listening).toMatchObject({ sources: 0 })
-    expect(cli.records().find((record) => record['event'] === 'no-sources')).toMatchObject({ level: 'warn' })
+    expect(await cli.waitForRecord((record) => record['event'] === 'no-sources')).toMatchObject({ level: 'warn' })
     const send = () =>
       fetch(`${listening['url']}/v1/track`, {
         method: 'POST',
@@ -423,6 +423,39 @@ describe.runIf(redis.available)('eventwire serve', () => {
     await vi.waitFor(async () => expect((await send()).status).toBe(401), { timeout: 3_000 })
     expect(await admin('sources', 'show', 'nope')).toMatchObject({ code: 1 })
     expect(await admin('sources', 'list', '--write-key', 'k')).toMatchObject({ code: 2 })
+  })
+
+  it('takes a batch in which a messageId holds a "." for a Standard Webhooks destination: that event is left out and logged, the others sent', async () => {
+    const acme = await sink()
+    const beta = await sink()
+    const std = await sink()
+    const config = configFile(acme, beta, {
+      sources: [{ id: 'app', writeKey: SHOP_KEY, destinations: ['std'] }],
+      destinations: [
+        { id: 'std', webhooks: [{ url: std.url }], standardSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+      ],
+    })
+    const { cli, url } = await serve(config)
+    const batch = ['ok-1', 'order.1042', 'ok-2'].map((messageId) => ({
+      type: 'track',
+      userId: 'u1',
+      event: 'Paid',
+      messageId,
+    }))
+    const response = await fetch(`${url}/v1/batch`, {
+      method: 'POST',
+      headers: { authorization: basic(SHOP_KEY), 'content-type': 'application/json' },
+      body: JSON.stringify({ batch }),
+    })
+    expect(response.status).toBe(200)
+    await received(std, 2)
+    expect(std.requests.map((request) => request.headers['webhook-id']).sort()).toEqual(['ok-1', 'ok-2'])
+    expect(await cli.waitForRecord((record) => record['event'] === 'not-forwarded')).toMatchObject({
+      source: 'app',
+      destination: 'std',
+      events: 1,
+      reason: expect.stringContaining('the event id "order.1042" contains a "."'),
+    })
   })
 
   it("takes a disabled destination's events and does not send them, logged as not-forwarded; the source's other destinations get them", async () => {

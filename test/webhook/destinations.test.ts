@@ -165,6 +165,30 @@ describe.runIf(redis.available)('many destinations on one queue', () => {
   })
 
   describe('routing', () => {
+    it('refuses at enqueue an event id with a "." for a destination that signs with Standard Webhooks, and only for one', async () => {
+      const { queue } = await fleet()
+      await queue.destinations.set({
+        id: 'std',
+        webhooks: [{ url: 'https://std.example/in' }],
+        standardSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      })
+      await queue.destinations.set({ id: 'plain', webhooks: [{ url: 'https://plain.example/in' }], sharedSecret: 's' })
+      const dotted = 'order.1042'
+      await expect(queue.enqueue(event(dotted), { destination: 'std' })).rejects.toThrow(
+        'enqueue(): the event id "order.1042" contains a ".", which Standard Webhooks does not allow in webhook-id',
+      )
+      const bulk = queue.enqueueBulk([event('ok-1'), event(dotted)], { destination: 'std' })
+      await expect(bulk).rejects.toMatchObject({ code: 'ERR_INVALID_FIELD', field: 'messageId', index: 1 })
+      await expect(bulk).rejects.toThrow(/Nothing was stored/)
+      // Nothing stored: the event refused with it is still new.
+      expect(await queue.enqueue(event('ok-1'), { destination: 'std' })).toMatchObject({ status: 'queued' })
+      // An event its integrations turn off is not refused: it is not sent at all.
+      expect(
+        await queue.enqueueBulk([{ ...event(dotted), integrations: { Webhooks: false } }], { destination: 'std' }),
+      ).toEqual([{ eventId: dotted, status: 'skipped' }])
+      expect(await queue.enqueue(event(dotted), { destination: 'plain' })).toMatchObject({ status: 'queued' })
+    })
+
     it("sends each destination's events to its own URLs, with its own headers and secret; the same event id to two destinations is two events", async () => {
       const { queue, worker } = await fleet()
       const [a, b1, b2] = await Promise.all([sink(), sink(), sink()])

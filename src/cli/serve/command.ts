@@ -140,7 +140,16 @@ function storeFor(queue: WebhookQueue): (source: ServedSource, messages: WireMes
     await Promise.all(
       source.destinations.map(async (destination) => {
         try {
-          const results = await queue.enqueueBulk(events, { destination })
+          const results = await enqueueSendable(queue, events, destination, (refusal) =>
+            log({
+              event: 'not-forwarded',
+              source: source.id,
+              destination,
+              events: 1,
+              // The queue's own words, without the position in a batch this process made.
+              reason: ((refusal.cause as Error | undefined) ?? refusal).message,
+            }),
+          )
           // A disabled destination takes nothing: its events are answered 200 and not sent, as disabling means.
           const disabled = results.filter((result) => result.status === 'disabled').length
           if (disabled > 0)
@@ -175,6 +184,31 @@ function seedEntry({ added, kept }: Seeded): Record<string, unknown> {
           message:
             'the registry had these already and keeps them as they are: change them with eventwire sources set or destinations set',
         }),
+  }
+}
+
+/**
+ * `enqueueBulk` of the events a destination can be sent: one whose messageId it cannot carry (a
+ * "." to a destination that signs with Standard Webhooks) is left out and told, and the rest
+ * are enqueued, as a call without a `userId` is: one such call must not cost its batch a 400.
+ * The queue checks every event before it stores any, so a refusal stored nothing.
+ */
+async function enqueueSendable(
+  queue: WebhookQueue,
+  events: readonly WebhookEvent[],
+  destination: string,
+  leftOut: (refusal: Error) => void,
+): Promise<Awaited<ReturnType<WebhookQueue['enqueueBulk']>>> {
+  let sendable = events
+  for (;;) {
+    try {
+      return await queue.enqueueBulk(sendable, { destination })
+    } catch (error) {
+      const { code, field, index } = error as { code?: unknown; field?: unknown; index?: unknown }
+      if (code !== 'ERR_INVALID_FIELD' || field !== 'messageId' || typeof index !== 'number') throw error
+      leftOut(error as Error)
+      sendable = sendable.filter((_event, at) => at !== index)
+    }
   }
 }
 

@@ -21,6 +21,7 @@ import {
 import { DEAD_LETTER_DEFAULTS, DEFAULT_DEDUP_WINDOW_MS, keepDeadLetters, resolveQueueOptions } from './options.js'
 import type { WebhookQueueOptions } from './queue-options.js'
 import { BulkValidationError } from './bulk-validation-error.js'
+import { refuseDottedId } from '../delivery/rounds.js'
 import { redisReplyOf, refusedBy } from './redis-refused-error.js'
 import { RedisTimeoutError } from './redis-timeout-error.js'
 import { StoreBatcher } from './store-batch.js'
@@ -238,7 +239,10 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
     this.#routes = new DestinationCache({
       registry,
       store,
-      build: (read) => (read.kind === 'found' ? (read.resolved.enabled ? 'enabled' : 'disabled') : read),
+      build: (read) =>
+        read.kind === 'found'
+          ? { kind: read.resolved.enabled ? 'enabled' : 'disabled', standard: read.resolved.standardKeys.length > 0 }
+          : read,
       failed: (error) => {
         if (!this.emit('error', error)) console.error('eventwire: webhook queue:', error.message)
       },
@@ -354,8 +358,12 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
     const destination = destinationOption(options)
     const checked = this.#checkEvent(event, 'enqueue()', destination)
     if (!checked.enabled) return { eventId: checked.eventId, status: 'skipped' }
-    if (destination !== undefined && !(await this.#takes(destination)))
-      return { eventId: checked.eventId, status: 'disabled' }
+    if (destination !== undefined) {
+      const route = await this.#route(destination)
+      if (!route.takes) return { eventId: checked.eventId, status: 'disabled' }
+      // Refused now, not dead-lettered by a worker later: the caller can still give another id.
+      if (route.standard) refuseDottedId(checked.eventId, 'enqueue()')
+    }
     const [status] = await this.#store([checked], `Could not store event ${JSON.stringify(checked.eventId)} in Redis`)
     return { eventId: checked.eventId, status: status as EnqueueResult['status'] }
   }
@@ -398,8 +406,19 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
         throw error
       }
     })
-    if (destination !== undefined && !(await this.#takes(destination)))
-      return checked.map(({ eventId, enabled }) => ({ eventId, status: enabled ? 'disabled' : 'skipped' }))
+    if (destination !== undefined) {
+      const route = await this.#route(destination)
+      if (!route.takes)
+        return checked.map(({ eventId, enabled }) => ({ eventId, status: enabled ? 'disabled' : 'skipped' }))
+      if (route.standard)
+        for (const [index, { eventId, enabled }] of checked.entries()) {
+          try {
+            if (enabled) refuseDottedId(eventId, 'enqueueBulk()')
+          } catch (error) {
+            throw new BulkValidationError(index, error as ValidationError)
+          }
+        }
+    }
     const enabled = checked.filter((event) => event.enabled)
     const statuses =
       enabled.length === 0 ? [] : await this.#store(enabled, `Could not store ${enabled.length} events in Redis`)
@@ -420,19 +439,20 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   }
 
   /**
-   * Whether `destination` takes events now (as of at most a second ago): `false` when disabled.
+   * Whether `destination` takes events now (as of at most a second ago; `takes` is `false` when
+   * disabled), and whether it signs with Standard Webhooks.
    *
    * @throws {@link UnknownDestinationError} when the registry does not hold it, or cannot read it.
    */
-  async #takes(destination: string): Promise<boolean> {
+  async #route(destination: string): Promise<{ takes: boolean; standard: boolean }> {
     if (this.#closing !== undefined) throw new ClosedError('enqueue events')
     const route = await this.#bounded(
       this.#routes.get(destination),
       'Could not read the registry of destinations',
       () => 'then enqueue it again',
     )
-    if (route === 'enabled') return true
-    if (route === 'disabled') return false
+    if (route.kind === 'enabled' || route.kind === 'disabled')
+      return { takes: route.kind === 'enabled', standard: route.standard }
     throw new UnknownDestinationError(destination, route.kind === 'unreadable' ? route.problem : undefined)
   }
 
@@ -603,7 +623,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
   async replay(options: ReplayOptions): Promise<ReplayResult> {
     const range = resolveReplayOptions(options)
     if (this.#closing !== undefined) throw new ClosedError('replay events')
-    const disabled = range.destination !== undefined && !(await this.#takes(range.destination))
+    const disabled = range.destination !== undefined && !(await this.#route(range.destination)).takes
     const client = (await this.#queue.backend.client) as unknown as SentReadStore
     const store: SentReadStore = {
       xrange: (...args) => this.#bounded(client.xrange(...args), 'Could not read the events kept for replay'),
@@ -703,8 +723,7 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
 
 /** What a producer needs of a destination: whether it takes events, or why it cannot be used. */
 type DestinationRoute =
-  | 'enabled'
-  | 'disabled'
+  | { readonly kind: 'enabled' | 'disabled'; readonly standard: boolean }
   | { readonly kind: 'absent' }
   | { readonly kind: 'unreadable'; readonly problem: string }
 

@@ -27,6 +27,17 @@ function idWithDot(eventId: string): string {
   return `the event id ${JSON.stringify(eventId)} contains a ".", which Standard Webhooks does not allow in webhook-id (it separates what is signed). Give the event a messageId without one.`
 }
 
+/**
+ * Refuses an event id Standard Webhooks cannot carry (one with a `.`, the separator of what it
+ * signs): for events to a destination that signs that way.
+ *
+ * @throws {@link ValidationError} `ERR_INVALID_FIELD` on `messageId`; `caller` opens the message.
+ */
+export function refuseDottedId(eventId: string, caller: string): void {
+  if (eventId.includes('.'))
+    throw new ValidationError('ERR_INVALID_FIELD', 'messageId', `${caller}: ${idWithDot(eventId)}`)
+}
+
 /** What every delivery engine, in memory or on BullMQ, tells about the events it delivers. */
 export interface DeliveryEvents {
   /** An event was accepted: by any URL in mode `'any'`, by every URL in mode `'each'`. */
@@ -164,9 +175,7 @@ export class DeliveryRounds {
    * @throws {@link ValidationError} `ERR_INVALID_FIELD` on `messageId`.
    */
   checkId(eventId: string, caller: string): void {
-    if (this.#engine.stamp !== undefined && eventId.includes('.')) {
-      throw new ValidationError('ERR_INVALID_FIELD', 'messageId', `${caller}: ${idWithDot(eventId)}`)
-    }
+    if (this.#engine.stamp !== undefined) refuseDottedId(eventId, caller)
   }
 
   /** Tells that the URLs still pending will be tried again at `dueAt` (epoch ms on this engine's clock). */
