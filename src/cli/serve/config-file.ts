@@ -53,7 +53,8 @@ async function holds(read: () => Promise<unknown>): Promise<boolean> {
  * source with a write key another source holds, writes nothing.
  */
 export async function seed(queue: WebhookQueue, config: ServeConfig): Promise<Seeded> {
-  const inFile = new Set(config.destinations.map((destination) => destination.id))
+  // The destinations known to be there once the file's are written: read from Redis once each.
+  const present = new Set(config.destinations.map((destination) => destination.id))
   const kept: string[] = []
   const newDestinations = []
   for (const destination of config.destinations) {
@@ -63,10 +64,12 @@ export async function seed(queue: WebhookQueue, config: ServeConfig): Promise<Se
   const newSources = []
   for (const [index, source] of config.sources.entries()) {
     for (const [position, id] of source.destinations.entries()) {
-      if (!inFile.has(id) && (await queue.destinations.get(id)) === undefined)
+      if (present.has(id)) continue
+      if ((await queue.destinations.get(id)) === undefined)
         usageError(
           `sources[${index}].destinations[${position}]: no destination ${JSON.stringify(id)} in the registry. Add it under "destinations" in --config, or with eventwire destinations set.`,
         )
+      present.add(id)
     }
     if (await holds(() => queue.sources.get(source.id))) {
       kept.push(`sources.${source.id}`)
