@@ -256,9 +256,8 @@ describe.runIf(redis.available)('what Redis keeps for the window, and when', () 
     expect(bulk.map((result) => result.status)).toEqual(['duplicate', 'queued', 'duplicate'])
     await expect.poll(() => delivered, { timeout: 10_000 }).toEqual(['done', 'fresh'])
     expect(sink.requests).toHaveLength(2)
-    // Only the id remembered: no job, no stand-in, no list of them.
+    // Only the id remembered: no job.
     expect(await redis.raw.exists(`bull:${name}:evt-done`)).toBe(0)
-    expect(await redis.raw.exists(`bull:${name}:eventwire-held`)).toBe(0)
     expect(await rememberedIn('evt-done')).toBeDefined()
   })
 

@@ -1,5 +1,3 @@
-import type { IRedisClient } from 'bullmq'
-
 // Fair queueing between destinations. BullMQ's wait list is first in, first out: a destination
 // that enqueues a million events at once would have every other destination's events wait behind
 // them. So each destination (and the workers' own `webhooks`, as one more) may have at most
@@ -52,6 +50,19 @@ const PARTY_KEYS = `
 local base = ARGV[1]
 ${KEY_OF}`
 
+/**
+ * Lua: `wake(marker, meta, active)` wakes the workers as BullMQ's own add does (a member in the
+ * marker set), unless the queue is paused or at its global concurrency.
+ */
+export const WAKE = `
+local function wake(marker, meta, active)
+  local state = redis.call('HMGET', meta, 'paused', 'concurrency')
+  if state[1] then return end
+  if state[2] and redis.call('LLEN', active) >= tonumber(state[2]) then return end
+  redis.call('ZADD', marker, 0, '0')
+end
+`
+
 // Moves up to `room` of a party's parked events to the wait list (KEYS[1]), skipping any whose
 // job is gone (removed from outside while parked). Returns how many moved.
 const RELEASE_PARTY = `
@@ -80,30 +91,20 @@ local function release(party, room)
   redis.call('PEXPIRE', admitted, ${ADMITTED_TTL_MS})
   return #moved
 end
--- Wakes the workers as BullMQ's own add does, unless the queue is paused or at its global concurrency.
-local function wake()
-  local meta = redis.call('HMGET', KEYS[3], 'paused', 'concurrency')
-  if meta[1] then return end
-  if meta[2] and redis.call('LLEN', KEYS[4]) >= tonumber(meta[2]) then return end
-  redis.call('ZADD', KEYS[2], 0, '0')
-end
-`
+${WAKE}`
 
 /**
- * Lua that admits or parks the events a transaction stores: `admit(id)` for each id stored now,
- * before BullMQ's add of it, then `admitted()` once. It needs `base` (the queue's
- * `<prefix>:<name>`) and `parkedNow` (a key: the list of the ids this transaction parks, read by
- * PARK_LUA after the adds) defined before it. Nothing else runs within the transaction, so what it
- * reads is what the adds meet.
+ * Lua that admits or parks the events the store script stores: `admit(id)` for each id stored
+ * now, true when it goes on the wait list and false when it is parked, then `admitted()` once,
+ * which writes the parked lists. It needs `base` (the queue's `<prefix>:<name>`) defined before
+ * it. The store script runs whole, so what it reads is what its writes meet.
  */
 export const ADMIT_FUNCTIONS = `
 local window = ${FAIR_WINDOW}
 local room = {}
 local parkedBy = {}
-local parkedAll = {}
-local freshCount = 0
+local parkedAll = 0
 local function admit(id)
-  freshCount = freshCount + 1
   local party = ''
   local slash = string.sub(id, 1, 4) == 'dst-' and string.find(id, '/', 5, true)
   if slash then party = string.sub(id, 5, slash - 1) end
@@ -115,69 +116,33 @@ local function admit(id)
   if left > 0 then
     redis.call('SADD', keyOf('fair', party), id)
     room[party] = left - 1
-  else
-    local ids = parkedBy[party]
-    if ids == nil then
-      ids = {}
-      parkedBy[party] = ids
-    end
-    ids[#ids + 1] = id
-    parkedAll[#parkedAll + 1] = id
-    room[party] = 0
+    return true
   end
+  local ids = parkedBy[party]
+  if ids == nil then
+    ids = {}
+    parkedBy[party] = ids
+  end
+  ids[#ids + 1] = id
+  parkedAll = parkedAll + 1
+  room[party] = 0
+  return false
 end
 -- Pushes at most a thousand at a time: Lua's unpack has a bound.
-local function pushAll(key, values)
+local function pushAll(command, key, values)
   for i = 1, #values, 1000 do
-    redis.call('RPUSH', key, unpack(values, i, math.min(i + 999, #values)))
+    redis.call(command, key, unpack(values, i, math.min(i + 999, #values)))
   end
 end
 local function admitted()
   for party in pairs(room) do redis.call('PEXPIRE', keyOf('fair', party), ${ADMITTED_TTL_MS}) end
-  if #parkedAll == 0 then return end
+  if parkedAll == 0 then return end
   for party, ids in pairs(parkedBy) do
-    pushAll(keyOf('parked', party), ids)
+    pushAll('RPUSH', keyOf('parked', party), ids)
     redis.call('SADD', base .. ':fair-parties', party)
   end
-  redis.call('INCRBY', base .. ':parked-count', #parkedAll)
-  -- First how many ids the adds push onto the wait list: PARK_LUA looks at that many at its head.
-  redis.call('RPUSH', parkedNow, freshCount)
-  pushAll(parkedNow, parkedAll)
+  redis.call('INCRBY', base .. ':parked-count', parkedAll)
 end
-`
-
-/** {@link PARK_LUA}'s list of what a transaction parks, under the queue's `<prefix>:<name>`. */
-// Stryker disable next-line StringLiteral: any key works on one Redis (the transaction deletes it); on a cluster only one in the queue's slot, which bullmq-cluster.test.ts runs.
-export const parkedNowKey = (base: string): string => `${base}:eventwire-parked-now`
-
-/**
- * Run last in the transaction that stores events, after BullMQ's adds: takes the events parked
- * now off the wait list. KEYS[1]: the wait list; KEYS[2]: the list ADMIT_FUNCTIONS wrote (first
- * the number of ids added, then those parked, in order), deleted here. Returns how many it took off.
- *
- * BullMQ's adds pushed the ids stored now onto the head of the wait list, newest first, and
- * nothing ran in between: the parked ones are among that many at its head. They are taken off
- * there and the others put back in their order.
- */
-const PARK_LUA = `
-local parked = redis.call('LRANGE', KEYS[2], 0, -1)
-if #parked == 0 then return 0 end
-redis.call('DEL', KEYS[2])
-local added = tonumber(parked[1])
-local isParked = {}
-for i = 2, #parked do isParked[parked[i]] = true end
-local top = redis.call('LRANGE', KEYS[1], 0, added - 1)
-local found = 0
-for _, id in ipairs(top) do if isParked[id] then found = found + 1 end end
-if found == #parked - 1 then
-  redis.call('LTRIM', KEYS[1], #top, -1)
-  for i = #top, 1, -1 do
-    if not isParked[top[i]] then redis.call('LPUSH', KEYS[1], top[i]) end
-  end
-else
-  for id in pairs(isParked) do redis.call('LREM', KEYS[1], 1, id) end
-end
-return #parked - 1
 `
 
 /** The Lua opening that defines `base` from the job key prefix in ARGV[1] (`<prefix>:<name>:`) and `keyOf`. */
@@ -206,7 +171,7 @@ for party in pairs(parties) do
     moved = moved + release(party, room)
   end
 end
-if moved > 0 then wake() end
+if moved > 0 then wake(KEYS[2], KEYS[3], KEYS[4]) end
 return moved
 `
 
@@ -230,23 +195,15 @@ for _, party in ipairs(parties) do
   end
   moved = moved + release(party, window - redis.call('SCARD', admitted))
 end
-if moved > 0 then wake() end
+if moved > 0 then wake(KEYS[2], KEYS[3], KEYS[4]) end
 return moved
 `
 
 /** The names the scripts are defined under on BullMQ's connection. */
 // Stryker disable StringLiteral: any names work; these only keep ours apart from BullMQ's own.
-export const PARK = 'eventwirePark'
 const TAKEN = 'eventwireTaken'
 const SWEEP = 'eventwireSweep'
 // Stryker restore StringLiteral
-
-/** Defines the parking script once per connection, as BullMQ defines its own. */
-export function definePark(client: IRedisClient): void {
-  // Stryker disable next-line ConditionalExpression: defining a script again costs a little, and changes nothing.
-  if (PARK in client) return
-  client.defineCommand(PARK, { numberOfKeys: 2, lua: PARK_LUA })
-}
 
 /** What the worker's side is sent with: ioredis with the scripts defined on it. */
 export interface FairStore {

@@ -1,6 +1,6 @@
 import type { EventToStore, StoreOutcome } from './store-once.js'
 
-/** Most events in one transaction: Redis runs a transaction without serving anyone else meanwhile. */
+/** Most events in one transaction: Redis runs its script without serving anyone else meanwhile. */
 export const MAX_EVENTS_PER_TRANSACTION = 1_000
 
 interface Waiting {
@@ -11,9 +11,9 @@ interface Waiting {
 
 /**
  * Gathers the events of the calls made in one turn of the event loop into transactions of at
- * most {@link MAX_EVENTS_PER_TRANSACTION} events, all sent at once. A transaction costs the
- * client more than the events in it (ioredis builds a pipeline object that carries every script
- * BullMQ defined): one per `enqueue()` under load cost four times the CPU of BullMQ's `add`.
+ * most {@link MAX_EVENTS_PER_TRANSACTION} events, all sent at once. A transaction is one script
+ * call (`storeOnce`), which Redis runs whole: under load, many `enqueue()` calls cost Redis and
+ * the client about what one `enqueueBulk()` of their events does.
  *
  * Transactions run in the order they were sent, on one connection: an id repeated in a later one
  * finds the earlier one's job, and answers `'duplicate'`. A caller whose events were in a
