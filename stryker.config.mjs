@@ -47,6 +47,7 @@ export default {
     'src/webhook/bullmq/delivery-alerts.ts',
     'src/webhook/bullmq/fair-queueing.ts',
     'src/webhook/bullmq/store-once.ts',
+    'src/webhook/bullmq/stored-record.ts',
     'src/webhook/delivery/memory-destinations.ts',
     'src/webhook/bullmq/remembered-ids.ts',
     'src/core/swept-map.ts',

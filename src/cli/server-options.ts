@@ -25,15 +25,19 @@ export function addressOptions(defaultPort: number) {
 
 /**
  * Starts a command's server at its `--port` and `--host`: resolves with the base URL, or with
- * `undefined` after telling the user why it could not (a port in use, an address not here).
+ * `undefined` after telling the user why it could not (a port in use, an address not here): on
+ * stderr, or through `report` (serve writes it as one of its JSON log lines).
  */
-export async function startServer(server: Server, name: string, options: AddressOptions): Promise<string | undefined> {
+export async function startServer(
+  server: Server,
+  name: string,
+  options: AddressOptions,
+  report: (message: string) => void = (message) => process.stderr.write(`eventwire ${name}: ${message}\n`),
+): Promise<string | undefined> {
   try {
     return await listenOn(server, options.port, options.host)
   } catch (error) {
-    process.stderr.write(
-      `eventwire ${name}: cannot listen on ${options.host}:${options.port}: ${(error as Error).message}\n`,
-    )
+    report(`cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`)
     return undefined
   }
 }

@@ -561,7 +561,18 @@ describe.runIf(redis.available)('eventwire serve', () => {
       ['serve', '--config', config, '--port', port, '--name', `taken-${queues}`],
       plainEnv({ EVENTWIRE_REDIS: `redis://127.0.0.1:${redis.server.port}` }),
     )
-    expect(taken).toMatchObject({ code: 1, stderr: expect.stringContaining(`cannot listen on 127.0.0.1:${port}`) })
+    expect(taken.code).toBe(1)
+    // One JSON line, as every line serve writes: a log collector reads it.
+    const failed = taken.stdout
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line))
+      .find((record) => record.event === 'start-failed')
+    expect(failed).toMatchObject({
+      level: 'error',
+      message: expect.stringContaining(`cannot listen on 127.0.0.1:${port}`),
+    })
+    expect(taken.stderr).toBe('')
     const away = await runCli(
       ['serve', '--config', config, '--port', '0'],
       plainEnv({ EVENTWIRE_REDIS: 'redis://127.0.0.1:1' }),

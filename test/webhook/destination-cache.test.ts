@@ -264,6 +264,11 @@ describe('readStored', () => {
       ...fields,
     })
 
+  it('tells JSON that does not parse without quoting it: a stored destination holds secrets', () => {
+    const read = readStored('a', '{"id":"a","sharedSecret":"s3cret-value" oops}')
+    expect(read).toEqual({ kind: 'unreadable', problem: 'its JSON does not parse' })
+  })
+
   it('reads a destination the registry wrote, with its version and time', () => {
     expect(readStored('a', stored({}))).toMatchObject({
       kind: 'found',

@@ -76,6 +76,8 @@ describe('the producer stores a job as BullMQ add stores it', () => {
     const state = await bullmqState(names[0], jobIds)
     expect(state).toEqual(await bullmqState(names[1], jobIds))
     expect(state.wait).toEqual(['evt-m%2F2', 'evt-m-1'])
+    // The name every eventwire job has had: a worker of any version takes it.
+    expect((state.jobs as Record<string, { name: string }>)['evt-m-1']?.name).toBe('deliver')
     expect(state.marker).toEqual(['0', '0'])
     expect((state.events as string[][]).map((fields) => fields[1])).toEqual([
       'added',

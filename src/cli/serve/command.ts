@@ -117,6 +117,11 @@ function log(entry: Readonly<Record<string, unknown>>): void {
   writeJsonLine(process.stdout, { time: new Date().toISOString(), level: 'info', ...entry })
 }
 
+/** Why serve cannot listen (a port in use, an address not here), as the JSON line that ends its start. */
+function cannotListen(message: string): void {
+  log({ level: 'error', event: 'start-failed', message })
+}
+
 /**
  * Stores a request's messages for each destination of its source, all at once; a destination
  * deleted since is skipped and logged. A message without a `userId` is taken and not stored: a
@@ -293,7 +298,12 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
     }
     if (options.metricsPort !== undefined) {
       metrics = await createServeMetrics(queue, worker)
-      const url = await startServer(metrics.server, 'serve', { host: options.host, port: options.metricsPort })
+      const url = await startServer(
+        metrics.server,
+        'serve',
+        { host: options.host, port: options.metricsPort },
+        cannotListen,
+      )
       if (url === undefined) {
         await abandon()
         return EXIT.failed
@@ -324,9 +334,9 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
         },
         options.maxConnections,
       )
-      const url = await startServer(server, 'serve', options)
+      const url = await startServer(server, 'serve', options, cannotListen)
       if (url === undefined) {
-        // startServer said why (a port in use, an address not here).
+        // cannotListen said why (a port in use, an address not here).
         await abandon()
         return EXIT.failed
       }

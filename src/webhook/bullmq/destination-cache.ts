@@ -1,7 +1,8 @@
-import { describeError } from '../../core/describe-error.js'
 import { resolveDestination, type ResolvedDestination, type StoredDestination } from '../delivery/destination-record.js'
 import type { Registry, RegistryStore } from './registry.js'
 import { RegistryWatch } from './registry-watch.js'
+import { readRecord } from './stored-record.js'
+
 /** Most destinations one process keeps read; the one read longest ago goes first. */
 export const MAX_CACHED_DESTINATIONS = 10_000
 
@@ -11,34 +12,17 @@ export type ReadDestination =
   | { readonly kind: 'unreadable'; readonly problem: string }
   | { readonly kind: 'found'; readonly stored: StoredDestination; readonly resolved: ResolvedDestination }
 
-/**
- * Parses and checks what the registry holds for `id`: anything with Redis access can write it,
- * so nothing is used that has not been checked as `set()` checks it.
- */
+/** Parses and checks what the registry holds for destination `id` (see {@link readRecord}). */
 export function readStored(id: string, json: string | null): ReadDestination {
-  if (json === null) return { kind: 'absent' }
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(json)
-  } catch (error) {
-    return { kind: 'unreadable', problem: `its JSON does not parse (${describeError(error)})` }
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-    return { kind: 'unreadable', problem: 'it is not a JSON object' }
-  const { version, updatedAt, ...settings } = parsed as Record<string, unknown>
-  if (typeof version !== 'number' || typeof updatedAt !== 'number')
-    return { kind: 'unreadable', problem: 'it has no version (it was not written by eventwire)' }
-  try {
-    const { resolved, record } = resolveDestination(settings, `destinations.${id}.`)
-    if (resolved.id !== id) return { kind: 'unreadable', problem: `its id is ${JSON.stringify(resolved.id)}` }
-    return {
-      kind: 'found',
-      stored: { ...record, version, updatedAt },
-      resolved,
-    }
-  } catch (error) {
-    return { kind: 'unreadable', problem: describeError(error) }
-  }
+  const read = readRecord(
+    id,
+    json,
+    (settings) => resolveDestination(settings, `destinations.${id}.`),
+    ({ resolved }) => resolved.id,
+  )
+  if (read.kind !== 'found') return read
+  const { checked, version, updatedAt } = read
+  return { kind: 'found', stored: { ...checked.record, version, updatedAt }, resolved: checked.resolved }
 }
 
 /**

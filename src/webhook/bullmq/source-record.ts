@@ -3,6 +3,7 @@ import { OptionsError } from '../../core/errors/options-error.js'
 import { checkOptionNames } from '../../core/option-checks.js'
 import { isObject } from '../../core/validate.js'
 import { checkDestinationId, whyNotDestinationId } from '../delivery/destination-record.js'
+import { readRecord } from './stored-record.js'
 
 /**
  * A source of the platform: the write keys its clients send with each call, and the registry's
@@ -178,27 +179,14 @@ export type ReadSource =
   | { readonly kind: 'unreadable'; readonly problem: string }
   | { readonly kind: 'found'; readonly stored: StoredSource }
 
-/**
- * Parses and checks what the registry holds for `id`: anything with Redis access can write it,
- * so nothing is used that has not been checked as `set()` checks it.
- */
+/** Parses and checks what the registry holds for source `id` (see {@link readRecord}). */
 export function readStoredSource(id: string, json: string | null): ReadSource {
-  if (json === null) return { kind: 'absent' }
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(json)
-  } catch {
-    return { kind: 'unreadable', problem: 'its JSON does not parse' }
-  }
-  if (!isObject(parsed)) return { kind: 'unreadable', problem: 'it is not a JSON object' }
-  const { version, updatedAt, ...settings } = parsed
-  if (typeof version !== 'number' || typeof updatedAt !== 'number')
-    return { kind: 'unreadable', problem: 'it has no version (it was not written by eventwire)' }
-  try {
-    const record = resolveSource(settings, `sources.${id}.`)
-    if (record.id !== id) return { kind: 'unreadable', problem: `its id is ${JSON.stringify(record.id)}` }
-    return { kind: 'found', stored: { ...record, version, updatedAt } }
-  } catch (error) {
-    return { kind: 'unreadable', problem: (error as Error).message }
-  }
+  const read = readRecord(
+    id,
+    json,
+    (settings) => resolveSource(settings, `sources.${id}.`),
+    (record) => record.id,
+  )
+  if (read.kind !== 'found') return read
+  return { kind: 'found', stored: { ...read.checked, version: read.version, updatedAt: read.updatedAt } }
 }
