@@ -427,9 +427,10 @@ describe.runIf(redis.available)(
       for (const { webhookId, payload } of received) {
         const message = sent.get(webhookId ?? '')!
         expect(message.context).toMatchObject({ library: { name: 'analytics-node', version: '3.0.13' } })
-        // Rudder sends no `timestamp` (its time is `originalTimestamp`), so serve stamps the call's arrival.
+        // Rudder sends no `timestamp`: its time is `originalTimestamp`, which serve takes as the call's time.
         expect(message.timestamp).toBeUndefined()
         const stamped = Date.parse(String(payload['timestamp']))
+        expect(stamped).toBe(Date.parse(String(message.originalTimestamp)))
         expect(stamped).toBeGreaterThanOrEqual(before)
         expect(stamped).toBeLessThanOrEqual(after)
         expect(payload, message.type).toEqual({

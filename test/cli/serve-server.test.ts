@@ -280,6 +280,29 @@ describe('the ingest API of eventwire serve', () => {
     expect(stored).toHaveLength(5)
   })
 
+  it("takes a call's originalTimestamp as its time when it has no timestamp, as RudderStack's clients send it", async () => {
+    const { url, stored } = await start()
+    const batch = [
+      { ...track, originalTimestamp: '2026-11-29T06:00:00.123Z' },
+      { ...track, timestamp: '2026-11-29T05:00:00.000Z', originalTimestamp: '2026-11-29T06:00:00.123Z' },
+      { ...track, originalTimestamp: 'yesterday' },
+      { ...track, originalTimestamp: '2026-11-29T06:00:00Z', properties: 7 },
+    ]
+    const before = Date.now()
+    const taken = await post(`${url}/v1/batch`, json({ batch: batch.slice(0, 3) }), { authorization: basic('wk_shop') })
+    expect(taken.status).toBe(200)
+    const times = stored[0]?.messages.map((message) => message.timestamp)
+    // The call's own timestamp wins; one that is not a time gets the time the call arrived.
+    expect(times?.slice(0, 2)).toEqual(['2026-11-29T06:00:00.123Z', '2026-11-29T05:00:00.000Z'])
+    expect(Date.parse(times?.[2] as string)).toBeGreaterThanOrEqual(before - 1)
+    // Any other fault of the call is told as it would be without one.
+    const refused = await post(`${url}/v1/batch`, json({ batch: batch.slice(3) }), { authorization: basic('wk_shop') })
+    expect(await answered(refused)).toMatchObject({
+      status: 400,
+      error: expect.stringMatching(/^batch\[0\]: .*properties/),
+    })
+  })
+
   it('refuses a batch with one bad message whole, with the client’s error, naming the message', async () => {
     const { url, stored } = await start()
     const response = await answered(

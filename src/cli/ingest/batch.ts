@@ -59,17 +59,32 @@ function checkItem(item: unknown, index: number, shared: Record<string, unknown>
   const input = { ...shared, ...item }
   if (isObject(shared['context']) && isObject(item['context']))
     input['context'] = { ...shared['context'], ...item['context'] }
+  // RudderStack's clients send the time of the call as `originalTimestamp`, and no `timestamp`.
+  const original = input['timestamp'] === undefined ? input['originalTimestamp'] : undefined
+  if (typeof original === 'string') {
+    try {
+      return checkMessage(type, { ...input, timestamp: original })
+    } catch (error) {
+      // One that is not a time costs the call nothing: it gets the time it arrived, as without one.
+      if (!(error instanceof ValidationError && error.field === 'timestamp')) throw rejectionOf(error, index)
+    }
+  }
   try {
     return checkMessage(type, input)
   } catch (error) {
-    if (error instanceof ValidationError) throw bad(error.code, `batch[${index}]: ${error.message}`)
-    if (error instanceof MessageTooLargeError)
-      throw bad(
-        'ERR_MESSAGE_TOO_LARGE',
-        `batch[${index}]: the message is ${error.bytes} bytes of JSON; the limit is ${error.limit}.`,
-      )
-    throw error
+    throw rejectionOf(error, index)
   }
+}
+
+/** A message the client's rules refused, as the 400 that names it; anything else as it is. */
+function rejectionOf(error: unknown, index: number): unknown {
+  if (error instanceof ValidationError) return bad(error.code, `batch[${index}]: ${error.message}`)
+  if (error instanceof MessageTooLargeError)
+    return bad(
+      'ERR_MESSAGE_TOO_LARGE',
+      `batch[${index}]: the message is ${error.bytes} bytes of JSON; the limit is ${error.limit}.`,
+    )
+  return error
 }
 
 /** A batch body parsed as far as its shape: a JSON object with a non-empty `batch` array. */
