@@ -421,6 +421,13 @@ describe.runIf(redis.available)('eventwire serve', () => {
     expect(list.stdout).toMatch(/^shop {2}v\d+ {2}2 write keys {2}-> acme$/)
     expect(await admin('sources', 'set', 'shop', '--write-key', 'wk_shop_next')).toMatchObject({ code: 0 })
     await vi.waitFor(async () => expect((await send()).status).toBe(401), { timeout: 3_000 })
+    // A rate of its own, then serve's own again.
+    expect(JSON.parse((await admin('sources', 'set', 'shop', '--rate-limit', '5')).stdout)).toMatchObject({
+      rateLimit: 5,
+    })
+    const inherited = JSON.parse((await admin('sources', 'set', 'shop', '--rate-limit', 'default')).stdout)
+    expect(inherited).not.toHaveProperty('rateLimit')
+    expect(inherited).toMatchObject({ destinations: ['acme'] })
     expect(await admin('sources', 'show', 'nope')).toMatchObject({ code: 1 })
     expect(await admin('sources', 'list', '--write-key', 'k')).toMatchObject({ code: 2 })
   })

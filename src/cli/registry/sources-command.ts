@@ -39,8 +39,9 @@ const OPTIONS = {
   rateLimit: {
     long: 'rate-limit',
     value: 'n',
-    description: 'set: requests a second it may send to one ingest process, 0 for no limit',
-    parse: countArgument,
+    description:
+      "set: requests a second it may send to one ingest process, 0 for no limit, 'default' for serve's --rate-limit",
+    parse: (text: string): number | 'default' => (text === 'default' ? 'default' : countArgument(text)),
   },
   ifVersion: {
     long: 'if-version',
@@ -71,7 +72,7 @@ function sourceOf(options: Options, id: string, before: StoredSource | undefined
   const destinations = options.noDestinations ? [] : (options.destination ?? before?.destinations)
   if (destinations === undefined)
     usageError(`${id} is a new source: give where its events go with --destination (or --no-destinations)`)
-  const rateLimit = options.rateLimit ?? before?.rateLimit
+  const rateLimit = options.rateLimit === 'default' ? undefined : (options.rateLimit ?? before?.rateLimit)
   return {
     id,
     ...kept,
