@@ -379,6 +379,10 @@ async function orchestrate() {
       llen: 2 * polls,
       zcard: polls,
     })
+    // Where Redis spent its time, per command (time inside scripts counts for the script too): `BENCH_REDIS_STATS=1`.
+    if (process.env.BENCH_REDIS_STATS)
+      for (const line of (await redis.info('commandstats')).split('\n'))
+        if (line.startsWith('cmdstat_')) log(`  ${kind} ${line.trim().replace(/,rejected_calls.*/, '')}`)
     const stopped = await Promise.all(children.map((child) => ask(child, 'stop', 'stopped')))
     await Promise.all(children.map((child) => child.exitCode === null && new Promise((r) => child.once('exit', r))))
     // An event of several URLs is seen at its first: the last requests are to URLs of ids seen before.

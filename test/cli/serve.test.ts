@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Client } from '../../src/index.js'
 import { WebhookQueue } from '../../src/webhook/bullmq/index.js'
 import { plainEnv, runCli, startCli, type CliProcess } from '../helpers/cli.js'
+import { startRedis } from '../helpers/redis.js'
 import { redisForFile } from '../helpers/redis-suite.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 
@@ -586,6 +587,30 @@ describe.runIf(redis.available)('eventwire serve', () => {
     )
     expect(away.code).toBe(1)
     expect(away.stdout).toContain('"event":"start-failed"')
+  }, 30_000)
+
+  it("refuses a Redis without the append-only file in --durability's words, and warns of it once under best-effort", async () => {
+    const volatile = await startRedis({ persistent: false })
+    open.push({ close: () => volatile.dispose() })
+    const env = plainEnv({ EVENTWIRE_REDIS: `redis://127.0.0.1:${volatile.port}` })
+    const refused = await runCli(['serve', '--port', '0'], env)
+    expect(refused.code).toBe(1)
+    expect(refused.stdout).toContain('"event":"start-failed"')
+    expect(refused.stdout).toContain('appendonly no')
+    expect(refused.stdout).toContain('run serve with --durability best-effort')
+    expect(refused.stdout).not.toContain('WebhookQueue')
+    const lax = await startCli(['serve', '--port', '0', '--durability', 'best-effort'], env)
+    running.push(lax)
+    await lax.waitForRecord((record) => record['event'] === 'listening', 20_000)
+    // The queue and the worker both warn; serve says it once.
+    const warnings = lax.records().filter((record) => record['level'] === 'warn' && record['event'] === 'warn')
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(
+          /^serve runs with --durability best-effort on a Redis where it has appendonly no/,
+        ),
+      }),
+    ])
   }, 30_000)
 
   it('exits 2 for a config it cannot use, naming the field and the fix, before it takes anything', async () => {

@@ -8,6 +8,7 @@ import { EXIT, type ExitCode } from '../exit-codes.js'
 import { closeServer } from '../http.js'
 import type { OptionSpecs, OptionValues } from '../options.js'
 import { withoutCredentials } from '../redact.js'
+import { inServeWords } from './serve-words.js'
 import { connectionOf, loadBullmq, REDIS_OPTIONS } from '../registry/connect.js'
 import { addressOptions, startServer } from '../server-options.js'
 import { untilStopped } from '../signals.js'
@@ -116,6 +117,9 @@ type ServeOptions = OptionValues<typeof OPTIONS>
 function log(entry: Readonly<Record<string, unknown>>): void {
   writeJsonLine(process.stdout, { time: new Date().toISOString(), level: 'info', ...entry })
 }
+
+/** A warning the same as the last one, within this long (ms), is not logged again. */
+const SAME_WARNING_MS = 1_000
 
 /** Why serve cannot listen (a port in use, an address not here), as the JSON line that ends its start. */
 function cannotListen(message: string): void {
@@ -260,8 +264,18 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
   const location = { name: options.name, prefix: options.prefix }
   const durability = options.durability as 'strict' | 'best-effort'
   const queue = new bullmq.WebhookQueue({ connection: service, ...location, durability })
-  const said = (level: string) => (detail: Error | string) =>
-    log({ level, event: level, message: withoutCredentials(typeof detail === 'string' ? detail : detail.message) })
+  // The queue and the worker of one process warn of the same Redis in the same words: once is enough.
+  const lastWarning = { message: '', at: Number.NEGATIVE_INFINITY }
+  const said = (level: string) => (detail: Error | string) => {
+    const message = inServeWords(typeof detail === 'string' ? detail : detail.message)
+    if (level === 'warn') {
+      const now = performance.now()
+      // Stryker disable next-line EqualityOperator: a repeat at exactly a second or just after is alike.
+      if (message === lastWarning.message && now - lastWarning.at < SAME_WARNING_MS) return
+      Object.assign(lastWarning, { message, at: now })
+    }
+    log({ level, event: level, message })
+  }
   queue.on('warning', said('warn'))
   queue.on('error', said('error'))
   let worker: WebhookWorker | undefined
@@ -356,7 +370,7 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
     await abandon()
     // A config that names a destination the registry lacks: exit 2, as any wrong input.
     if (error instanceof UsageError || !(error instanceof Error)) throw error
-    log({ level: 'error', event: 'start-failed', message: withoutCredentials(error.message) })
+    log({ level: 'error', event: 'start-failed', message: inServeWords(error.message) })
     return EXIT.failed
   }
   // SIGHUP: the config file again, written into the registry. One it cannot use writes nothing.
