@@ -372,6 +372,27 @@ describe.runIf(redis.available)('eventwire serve', () => {
     expect(await admin('sources', 'delete', 'shop')).toMatchObject({ code: 0 })
     await vi.waitFor(async () => expect((await send('wk_shop_rotated')).status).toBe(401), { timeout: 3_000 })
     expect(cli.child.exitCode).toBeNull()
+    // And it stays deleted: a file that still lists it does not bring it back, on SIGHUP or at a start.
+    writeFileSync(config, JSON.stringify(written))
+    const before = reloads()
+    cli.child.kill('SIGHUP')
+    await vi.waitFor(() => expect(reloads()).toBe(before + 1))
+    expect(cli.records().at(-1)).toMatchObject({
+      event: 'reloaded',
+      added: 0,
+      deleted: 1,
+      deletedIds: ['sources.shop'],
+      message: expect.stringContaining('stay deleted'),
+    })
+    const again = await serve(config)
+    expect(again.cli.records().find((record) => record['event'] === 'seeded')).toMatchObject({ added: 0 })
+    expect([(await send(SHOP_KEY)).status, (await send('wk_shop_rotated')).status]).toEqual([401, 401])
+    expect(await admin('sources', 'show', 'shop')).toMatchObject({ code: 1 })
+    // Set again with the CLI, it is back.
+    expect(await admin('sources', 'set', 'shop', '--write-key', SHOP_KEY, '--destination', 'acme')).toMatchObject({
+      code: 0,
+    })
+    await vi.waitFor(async () => expect((await send(SHOP_KEY)).status).toBe(200), { timeout: 3_000 })
   })
 
   it('runs without --config on the registry as it is, and takes a source set with eventwire sources within a second', async () => {

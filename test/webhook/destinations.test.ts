@@ -76,6 +76,13 @@ describe.runIf(redis.available)('many destinations on one queue', () => {
       expect(await registry.delete('beta')).toBe(true)
       expect(await registry.delete('beta')).toBe(false)
       expect((await registry.list()).destinations.map((destination) => destination.id)).toEqual(['acme'])
+      // A deleted id is known as deleted (a seed file must not bring it back); a stored or unknown one is not.
+      expect(await registry.wasDeleted('beta')).toBe(true)
+      expect(await registry.wasDeleted('acme')).toBe(false)
+      expect(await registry.wasDeleted('nobody')).toBe(false)
+      await registry.set({ id: 'beta', webhooks: [{ url: 'https://beta.example/in' }] })
+      expect(await registry.wasDeleted('beta')).toBe(false)
+      await expect(registry.wasDeleted('a b')).rejects.toThrow(/^Invalid option `destination`/)
     })
 
     it('writes with ifVersion only over that version, so that two writers cannot undo each other', async () => {

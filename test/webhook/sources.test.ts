@@ -103,6 +103,13 @@ describe.runIf(redis.available)('the registry of sources', () => {
     expect(await platform.sources.delete('shop')).toBe(true)
     expect(await platform.sources.delete('shop')).toBe(false)
     expect(await platform.sources.get('shop')).toBeUndefined()
+    // Known as deleted, so that a seed file leaves it deleted, until it is set again.
+    expect(await platform.sources.wasDeleted('shop')).toBe(true)
+    expect(await platform.sources.wasDeleted('blog')).toBe(false)
+    expect(await platform.sources.wasDeleted('never')).toBe(false)
+    await expect(platform.sources.wasDeleted('a b')).rejects.toThrow(/^Invalid option `source`/)
+    await platform.sources.set({ id: 'shop', writeKey: 'wk_shop', destinations: [] })
+    expect(await platform.sources.wasDeleted('shop')).toBe(false)
   })
 
   it('gives each write key to one source: another source with it is refused, and nothing is written', async () => {

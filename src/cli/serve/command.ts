@@ -181,18 +181,26 @@ function storeFor(queue: WebhookQueue): (source: ServedSource, messages: WireMes
 /** Most ids a seed's log line names. */
 const IDS_LOGGED = 20
 
-/** A seed as logged: how many ids it added, and which the registry had already (kept as they are there). */
-function seedEntry({ added, kept }: Seeded): Record<string, unknown> {
+/**
+ * A seed as logged: how many ids it added, which the registry had already (kept as they are
+ * there), and which were deleted from it (left deleted).
+ */
+function seedEntry({ added, kept, deleted }: Seeded): Record<string, unknown> {
+  const said: string[] = []
+  if (kept.length > 0)
+    said.push(
+      'the registry had the kept ones already and keeps them as they are: change them with eventwire sources set or destinations set',
+    )
+  if (deleted.length > 0)
+    said.push(
+      'the deleted ones were deleted from the registry and stay deleted: set them again with eventwire sources set or destinations set to have them back',
+    )
   return {
     added: added.length,
     kept: kept.length,
-    ...(kept.length === 0
-      ? {}
-      : {
-          keptIds: kept.slice(0, IDS_LOGGED),
-          message:
-            'the registry had these already and keeps them as they are: change them with eventwire sources set or destinations set',
-        }),
+    ...(kept.length === 0 ? {} : { keptIds: kept.slice(0, IDS_LOGGED) }),
+    ...(deleted.length === 0 ? {} : { deleted: deleted.length, deletedIds: deleted.slice(0, IDS_LOGGED) }),
+    ...(said.length === 0 ? {} : { message: said.join('; ') }),
   }
 }
 

@@ -7,7 +7,8 @@ import { checkServeConfig, plainKeys, type ServeConfig, type SourceConfig } from
 // The config file of `eventwire serve`: read and checked at start (a usage error, exit 2, names
 // the field), and read again on SIGHUP, when a file it cannot use leaves the registry as it was.
 // It seeds the registry: what it has and the registry lacks is added; nothing there is changed
-// or deleted. The registry is the one truth; the file, a way to fill it.
+// or deleted, and what was deleted from the registry is not added again. The registry is the one
+// truth; the file, a way to fill it.
 
 /**
  * The config file at `path`, read and checked by `checkSource` (`WebhookSources.check`); a usage
@@ -29,10 +30,14 @@ export function readConfig(path: string, checkSource: (source: SourceConfig) => 
   return fromOptions(() => checkServeConfig(parsed, checkSource))
 }
 
-/** What a seed did: the ids it added, and those the registry had already and kept as they were. */
+/**
+ * What a seed did: the ids it added, those the registry had already and kept as they were, and
+ * those deleted from the registry, which stay deleted.
+ */
 export interface Seeded {
   readonly added: readonly string[]
   readonly kept: readonly string[]
+  readonly deleted: readonly string[]
 }
 
 /** Whether the registry holds `id`: one it holds but cannot read counts as held, and is kept. */
@@ -53,27 +58,36 @@ async function holds(read: () => Promise<unknown>): Promise<boolean> {
  * source with a write key another source holds, writes nothing.
  */
 export async function seed(queue: WebhookQueue, config: ServeConfig): Promise<Seeded> {
-  // The destinations known to be there once the file's are written: read from Redis once each.
-  const present = new Set(config.destinations.map((destination) => destination.id))
   const kept: string[] = []
+  const deleted: string[] = []
   const newDestinations = []
   for (const destination of config.destinations) {
     if (await holds(() => queue.destinations.get(destination.id))) kept.push(`destinations.${destination.id}`)
+    // Deleted on purpose: the file does not bring it back (a revoked customer, a leaked secret).
+    else if (await queue.destinations.wasDeleted(destination.id)) deleted.push(`destinations.${destination.id}`)
     else newDestinations.push(destination)
   }
+  // The destinations known to be there once the file's are written: read from Redis once each.
+  const present = new Set(
+    config.destinations.map((destination) => destination.id).filter((id) => !deleted.includes(`destinations.${id}`)),
+  )
   const newSources = []
   for (const [index, source] of config.sources.entries()) {
+    if (await holds(() => queue.sources.get(source.id))) {
+      kept.push(`sources.${source.id}`)
+      continue
+    }
+    if (await queue.sources.wasDeleted(source.id)) {
+      deleted.push(`sources.${source.id}`)
+      continue
+    }
     for (const [position, id] of source.destinations.entries()) {
       if (present.has(id)) continue
       if ((await queue.destinations.get(id)) === undefined)
         usageError(
-          `sources[${index}].destinations[${position}]: no destination ${JSON.stringify(id)} in the registry. Add it under "destinations" in --config, or with eventwire destinations set.`,
+          `sources[${index}].destinations[${position}]: no destination ${JSON.stringify(id)} in the registry${deleted.includes(`destinations.${id}`) ? ' (it was deleted, and the file does not add it again)' : ''}. Add it under "destinations" in --config, or with eventwire destinations set.`,
         )
       present.add(id)
-    }
-    if (await holds(() => queue.sources.get(source.id))) {
-      kept.push(`sources.${source.id}`)
-      continue
     }
     for (const key of plainKeys(source)) {
       const holder = await queue.sources.find(key)
@@ -98,7 +112,7 @@ export async function seed(queue: WebhookQueue, config: ServeConfig): Promise<Se
       () => added.push(`sources.${source.id}`),
       (error: unknown) => keptIfTaken(error, `sources.${source.id}`, kept),
     )
-  return { added, kept }
+  return { added, kept, deleted }
 }
 
 /** A write that found the id taken meanwhile keeps what is there; any other error stands. */

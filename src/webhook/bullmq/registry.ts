@@ -105,6 +105,16 @@ table.insert(changed, 1, version)
 return changed
 `
 
+/**
+ * Whether ARGV[1] was in the registry and was deleted since: not in the hash, and in the changes
+ * (where a deleted id stays). KEYS: the hash, the changes. Returns 1 or 0.
+ */
+const DELETED = `
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
+if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 1 end
+return 0
+`
+
 /** Most changed ids one read returns; a reader that is further behind forgets all it holds. */
 export const MAX_CHANGES_READ = 10_000
 
@@ -177,6 +187,11 @@ export class Registry {
   /** The stored JSON of `id`, or `null`. */
   read(store: RegistryStore, id: string): Promise<string | null> {
     return store.hget(this.#hash, id)
+  }
+
+  /** Whether `id` was stored once and is deleted now (not set again since). */
+  async wasDeleted(store: RegistryStore, id: string): Promise<boolean> {
+    return (await evalCached(store, DELETED, 2, this.#hash, this.#changes, id)) === 1
   }
 
   /** Every stored record's id and JSON, a page of Redis's scan at a time. */

@@ -145,6 +145,23 @@ export class WebhookDestinations {
     return outcome.kind === 'written'
   }
 
+  /**
+   * Whether a destination with this id was in the registry and was deleted, and not set again
+   * since. What seeds the registry from a file (`eventwire serve --config`) asks it, so that a
+   * destination deleted on purpose does not come back at the next start.
+   *
+   * @example
+   * ```ts
+   * await queue.destinations.delete('acme')
+   * console.log(await queue.destinations.wasDeleted('acme')) // true, until set() writes it again
+   * ```
+   * @throws `OptionsError` for an id no destination can have.
+   */
+  async wasDeleted(id: string): Promise<boolean> {
+    checkDestinationId(id)
+    return this.#registry.wasDeleted(await this.#store(), id)
+  }
+
   async #switch(id: string, enabled: boolean): Promise<StoredDestination | undefined> {
     for (let tries = 0; ; tries++) {
       const stored = await this.get(id)

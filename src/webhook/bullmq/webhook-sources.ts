@@ -134,6 +134,23 @@ export class WebhookSources {
   }
 
   /**
+   * Whether a source with this id was in the registry and was deleted, and not set again since.
+   * What seeds the registry from a file (`eventwire serve --config`) asks it, so that a source
+   * deleted on purpose (a leaked write key) does not come back at the next start.
+   *
+   * @example
+   * ```ts
+   * await queue.sources.delete('shop')
+   * console.log(await queue.sources.wasDeleted('shop')) // true, until set() writes it again
+   * ```
+   * @throws `OptionsError` for an id no source can have.
+   */
+  async wasDeleted(id: string): Promise<boolean> {
+    checkDestinationId(id, 'source')
+    return this.#registry.wasDeleted(await this.#store(), id)
+  }
+
+  /**
    * The source whose write key this is, or `undefined`, on a view of the registry at most a
    * second old. The first call reads every source into this process, which then follows the
    * registry's changes: what an ingest process asks for each request. It answers at once from
