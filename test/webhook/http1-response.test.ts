@@ -106,6 +106,11 @@ describe('ResponseReader: framing (RFC 9112 section 6.3)', () => {
     expect(reader.reusable).toBe(reusable)
   })
 
+  it('reads 599 as a final answer and 100 as an interim one: the ends of the range HTTP has', () => {
+    expect(readIn('HTTP/1.1 599 Odd\r\ncontent-length: 0\r\n\r\n').reader.head?.status).toBe(599)
+    expect(readIn('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n').reader.head?.status).toBe(204)
+  })
+
   it('reads a status line without a reason phrase', () => {
     expect(readIn('HTTP/1.1 202\r\ncontent-length: 0\r\n\r\n').reader.head?.status).toBe(202)
     expect(readIn('HTTP/1.1 202\r\n\r\n').reader.head?.status).toBe(202)
@@ -163,6 +168,11 @@ describe('ResponseReader: framing (RFC 9112 section 6.3)', () => {
 describe('ResponseReader: what it will not read', () => {
   it.each([
     ['a status line that is not HTTP/1.x', 'HTTP/2 200\r\n\r\n', 'the status line is "HTTP/2 200"'],
+    [
+      "an HTTP/2 server's first frame (SETTINGS), said at its first byte",
+      '\x00\x00\x06\x04\x00\x00\x00\x00\x00',
+      'it answered in HTTP/2, and eventwire sends HTTP/1.1: have the receiver accept HTTP/1.1 too',
+    ],
     ['a status of four digits', 'HTTP/1.1 2000\r\n\r\n', 'the status line is "HTTP/1.1 2000"'],
     ['a status line after other bytes', 'xHTTP/1.1 200 OK\r\n\r\n', 'the status line is "xHTTP/1.1 200 OK"'],
     ['a long status line, named by its start', `${'y'.repeat(60)}\r\n\r\n`, `the status line is "${'y'.repeat(40)}"`],
@@ -193,6 +203,9 @@ describe('ResponseReader: what it will not read', () => {
       'a chunk size is "5 x"',
     ],
     ['a status of two digits', 'HTTP/1.1 20 OK\r\n\r\n', 'the status line is "HTTP/1.1 20 OK"'],
+    ['a status past 599', 'HTTP/1.1 600 OK\r\n\r\n', 'status 600 is outside 100-599'],
+    ['a status of 999', 'HTTP/1.1 999 OK\r\ncontent-length: 0\r\n\r\n', 'status 999 is outside 100-599'],
+    ['a status below 100', 'HTTP/1.1 099 OK\r\n\r\n', 'status 099 is outside 100-599'],
     ['garbage', 'hello there\r\n\r\n', 'the status line is "hello there"'],
     [
       '101, never asked for',

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import { createServer as createHttp2Server } from 'node:http2'
 import { createServer, type Server, type Socket } from 'node:net'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { WebhookDestination, type WebhookRequest } from '../../src/webhook/index.js'
@@ -163,6 +164,60 @@ describe('eventwire HTTP/1.1 transport: connections', () => {
       receiver.requests.filter((request) => request.head.startsWith('POST /in/silent ')).map((r) => r.connection),
     ).toEqual([0, 1, 0])
     await transport.close?.()
+  })
+
+  it.each([40, 4_000])(
+    'never reports delivered an event the receiver refused, when it writes a stray 200 after each refusal (%i events)',
+    async (events) => {
+      // Each odd event is refused with a 400, and 5 ms later the receiver writes a 200 that no
+      // request asked for, on the same connection: a broken proxy, a handler that answers twice.
+      receiver = await startRaw((socket) => {
+        const n = Number(/"n":(\d+)/.exec(receiver?.requests.at(-1)?.body ?? '')?.[1])
+        if (n % 2 === 0) return ok(socket)
+        socket.write('HTTP/1.1 400 Bad Request\r\ncontent-length: 3\r\n\r\nbad')
+        setTimeout(() => socket.writable && socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'), 5)
+      })
+      const transport = createHttp1Transport({ connections: 8 })
+      const outcomes: Array<boolean | string> = Array.from({ length: events })
+      let next = 0
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (next < events) {
+            const n = next++
+            try {
+              const result = await transport.send(requestTo(receiver!.url, { body: JSON.stringify({ n }) }))
+              // Delivered: an answer, and a 2xx one.
+              outcomes[n] = result.ok && result.status >= 200 && result.status < 300
+            } catch (error) {
+              outcomes[n] = String(error)
+            }
+          }
+        }),
+      )
+      await transport.close?.()
+      const refusedYetDelivered = outcomes.flatMap((outcome, n) => (n % 2 === 1 && outcome === true ? [n] : []))
+      expect(refusedYetDelivered).toEqual([])
+      // And the other way: every event the receiver took is reported delivered.
+      expect(outcomes.filter((outcome, n) => n % 2 === 0 && outcome !== true)).toEqual([])
+      expect(receiver.requests).toHaveLength(events)
+    },
+    60_000,
+  )
+
+  it('fails an attempt to a receiver that speaks HTTP/2 only at once, saying so', async () => {
+    const server = createHttp2Server()
+    server.on('stream', (stream) => stream.respond({ ':status': 200 }, { endStream: true }))
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as { port: number }
+    const transport = createHttp1Transport()
+    try {
+      const result = await transport.send(requestTo(`http://127.0.0.1:${port}/in`, { timeoutMs: 60_000 }))
+      expect(result).toMatchObject({ ok: false, failure: 'network' })
+      expect(String((result as { cause?: Error }).cause?.message)).toContain('it answered in HTTP/2')
+    } finally {
+      await transport.close?.()
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 
   it('sends once more, on a new connection, a request whose kept-alive connection the receiver closed before answering', async () => {

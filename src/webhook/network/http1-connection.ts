@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net'
 import type { Carrier, Http1Attempt } from './http1-attempt.js'
-import { protocolError, ResponseReader } from './http1-response.js'
+import { protocolError, ResponseReader, type ResponseHead } from './http1-response.js'
 
 /** What a connection tells its pool. */
 export interface ConnectionOwner {
@@ -31,6 +31,17 @@ export function requestBytes(attempt: Http1Attempt, host: string): string | Buff
   }
   head += '\r\n'
   return NON_ASCII.test(head) ? Buffer.concat([Buffer.from(head, 'latin1'), Buffer.from(body)]) : head + body
+}
+
+/**
+ * Whether a connection may carry another request after this answer: only after a 2xx. A receiver
+ * that refuses a request and then writes a stray 200 on the connection (a broken proxy, a handler
+ * that answers twice) would have that 200 read as the next request's answer, and an event it
+ * refused reported delivered. A new connection after a refusal costs a handshake on the failing
+ * path only.
+ */
+function answeredSuccess(head: ResponseHead | undefined): boolean {
+  return head !== undefined && head.status >= 200 && head.status < 300
 }
 
 /** How long a kept-alive connection may wait idle when the receiver does not say: undici's default. */
@@ -137,7 +148,7 @@ export class Http1Connection implements Carrier {
       return
     }
     this.#answer(attempt)
-    if (outcome === 'complete') this.#complete(this.#reader.reusable)
+    if (outcome === 'complete') this.#complete(this.#reader.reusable && answeredSuccess(this.#reader.head))
     // Answered already: the rest of a body this long is not worth reading.
     else if (outcome === 'over-cap') this.#complete(false)
   }

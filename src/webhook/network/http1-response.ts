@@ -143,6 +143,10 @@ export class ResponseReader {
   }
 
   #readHead(chunk: Buffer, at: number): number {
+    // A NUL cannot begin a status line; it begins the frame an HTTP/2 server sends first. Said at
+    // once, where the head would otherwise wait for a line end that never comes.
+    if (this.#held === undefined && chunk[at] === 0)
+      throw protocolError('it answered in HTTP/2, and eventwire sends HTTP/1.1: have the receiver accept HTTP/1.1 too')
     const bytes = this.#joined(chunk, at)
     const heldBefore = bytes.length - (chunk.length - at)
     const end = headEnd(bytes)
@@ -160,9 +164,11 @@ export class ResponseReader {
   #takeHead(text: string): void {
     const lineEnd = text.indexOf('\n')
     const statusLine = lineEnd < 0 ? text : text.slice(0, withoutCr(text.charCodeAt(lineEnd - 1), lineEnd))
-    const match = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: |$)/.exec(statusLine)
+    const match = /^HTTP\/1\.([01]) (\d\d\d)(?: |$)/.exec(statusLine)
     if (match === null) throw protocolError(`the status line is ${JSON.stringify(statusLine.slice(0, 40))}`)
     const status = Number(match[2])
+    // HTTP has no status outside 100-599: 600 or 000 is not an answer to trust, final or not.
+    if (status < 100 || status > 599) throw protocolError(`status ${match[2]} is outside 100-599`)
     // 1xx: an interim answer (100 Continue, 103 Early Hints); the final one follows. 101 would
     // switch protocols, which no webhook request asks for.
     if (status === 101) throw protocolError('101 Switching Protocols was not asked for')
