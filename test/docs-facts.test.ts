@@ -36,7 +36,7 @@ import {
   MAX_UNWRITTEN_BODY_CHARS,
 } from '../src/webhook/bullmq/sent-bodies.js'
 import { REPLAY_PAGE } from '../src/webhook/bullmq/replay.js'
-import { DEFAULT_SERVE_PORT } from '../src/cli/serve/command.js'
+import { DEFAULT_SERVE_PORT, REPEATS_WINDOW_MS } from '../src/cli/serve/command.js'
 import { MAX_SOURCE_DESTINATIONS, MAX_WRITE_KEYS } from '../src/webhook/bullmq/source-record.js'
 import { DEFAULT_MAX_CONNECTIONS, DROPS_LOGGED_EVERY_MS, MAX_HEADERS } from '../src/cli/serve/serve-server.js'
 import { DEFAULT_RATE_LIMIT } from '../src/cli/serve/source-rates.js'
@@ -308,6 +308,8 @@ describe('docs/destinations.md', () => {
     expect(serve).toContain('connections one process holds open at once: 1000 by default')
     expect(serve).toContain('A process holds at most 1000 connections at once')
     expect(serve).toContain('`connections-full` is logged every 10 s at most')
+    expect(REPEATS_WINDOW_MS).toBe(10_000)
+    expect(serve).toContain('A warning or error the same as one logged in the last 10 s is counted')
   })
 
   it('states what workers keep for replay, for how long, and how a replay stores it, as the source sets them', () => {

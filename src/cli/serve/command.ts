@@ -8,6 +8,7 @@ import { EXIT, type ExitCode } from '../exit-codes.js'
 import { closeServer } from '../http.js'
 import type { OptionSpecs, OptionValues } from '../options.js'
 import { withoutCredentials } from '../redact.js'
+import { Repeats } from './repeats.js'
 import { inServeWords } from './serve-words.js'
 import { connectionOf, loadBullmq, REDIS_OPTIONS } from '../registry/connect.js'
 import { addressOptions, startServer } from '../server-options.js'
@@ -118,8 +119,12 @@ function log(entry: Readonly<Record<string, unknown>>): void {
   writeJsonLine(process.stdout, { time: new Date().toISOString(), level: 'info', ...entry })
 }
 
-/** A warning the same as the last one, within this long (ms), is not logged again. */
-const SAME_WARNING_MS = 1_000
+/**
+ * A warning or error the same as one logged within this long (ms) is counted, not logged again;
+ * the count is logged once the window is over. While Redis is down, each connection of a process
+ * reports the same error every second.
+ */
+export const REPEATS_WINDOW_MS = 10_000
 
 /** Why serve cannot listen (a port in use, an address not here), as the JSON line that ends its start. */
 function cannotListen(message: string): void {
@@ -272,18 +277,21 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
   const location = { name: options.name, prefix: options.prefix }
   const durability = options.durability as 'strict' | 'best-effort'
   const queue = new bullmq.WebhookQueue({ connection: service, ...location, durability })
-  // The queue and the worker of one process warn of the same Redis in the same words: once is enough.
-  const lastWarning = { message: '', at: Number.NEGATIVE_INFINITY }
-  const said = (level: string) => (detail: Error | string) => {
+  // The queue and the worker of one process warn of the same Redis in the same words, and each of
+  // their connections reports the same error every second while Redis is down: once a window is enough.
+  const repeats = new Repeats(REPEATS_WINDOW_MS)
+  const said = (level: 'warn' | 'error') => (detail: Error | string) => {
     const message = inServeWords(typeof detail === 'string' ? detail : detail.message)
-    if (level === 'warn') {
-      const now = performance.now()
-      // Stryker disable next-line EqualityOperator: a repeat at exactly a second or just after is alike.
-      if (message === lastWarning.message && now - lastWarning.at < SAME_WARNING_MS) return
-      Object.assign(lastWarning, { message, at: now })
-    }
-    log({ level, event: level, message })
+    if (repeats.take(`${level} ${message}`)) log({ level, event: level, message })
   }
+  const repeated = setInterval(() => {
+    for (const { kind, held } of repeats.unreported()) {
+      const space = kind.indexOf(' ')
+      const level = kind.slice(0, space)
+      log({ level, event: level, message: kind.slice(space + 1), repeated: held })
+    }
+  }, REPEATS_WINDOW_MS)
+  repeated.unref()
   queue.on('warning', said('warn'))
   queue.on('error', said('error'))
   let worker: WebhookWorker | undefined
@@ -413,6 +421,7 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
   metrics?.stop()
   if (metrics !== undefined) await closeServer(metrics.server, 1_000)
   await queue.close()
+  clearInterval(repeated)
   log({ event: 'stopped' })
   return EXIT.ok
 }

@@ -1,3 +1,4 @@
+import { Repeats } from './repeats.js'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { WireMessage } from '../../index.js'
 import { BatchRejection } from '../ingest/batch.js'
@@ -98,7 +99,9 @@ export const DROPS_LOGGED_EVERY_MS = 10_000
  * connections at once, a new one is closed as it comes, and logged every 10 s at most.
  */
 export function createServeServer(parts: ServeServerParts, maxConnections = DEFAULT_MAX_CONNECTIONS): Server {
-  const unauthorized = new Unauthorized()
+  // The 401s of one process: the first of each second logged whole, the others counted and logged
+  // as one line a second. A flood of wrong keys writes a line a second, not a line a request.
+  const unauthorized = new Repeats(REFUSALS_LOGGED_EVERY_MS)
   const server = createServer(INGEST_SERVER_OPTIONS, (request, response) =>
     handle(parts, unauthorized, request, response),
   )
@@ -110,8 +113,7 @@ export function createServeServer(parts: ServeServerParts, maxConnections = DEFA
   const reporter = setInterval(() => {
     for (const { source, refused } of parts.unreported?.() ?? [])
       parts.log({ level: 'warn', event: 'rate-limited', source, refused })
-    const more = unauthorized.unreported()
-    if (more > 0) parts.log({ level: 'warn', event: 'unauthorized', refused: more })
+    for (const { held } of unauthorized.unreported()) parts.log({ level: 'warn', event: 'unauthorized', refused: held })
   }, REFUSALS_LOGGED_EVERY_MS)
   reporter.unref()
   server.on('close', () => clearInterval(reporter))
@@ -125,34 +127,6 @@ export function createServeServer(parts: ServeServerParts, maxConnections = DEFA
     loggedAt = now
   })
   return server
-}
-
-/**
- * The 401s of one process: the first of each second logged whole, the others counted and logged
- * as one line a second. A flood of wrong keys writes a line a second, not a line a request.
- */
-class Unauthorized {
-  #loggedAt = Number.NEGATIVE_INFINITY
-  #since = 0
-
-  /** Whether this 401 is logged whole; counted otherwise. */
-  logs(): boolean {
-    const now = performance.now()
-    // Stryker disable next-line EqualityOperator: a 401 at exactly a second or just after is alike.
-    if (now - this.#loggedAt >= REFUSALS_LOGGED_EVERY_MS) {
-      this.#loggedAt = now
-      return true
-    }
-    this.#since++
-    return false
-  }
-
-  /** The 401s counted since the last report, taken. */
-  unreported(): number {
-    const since = this.#since
-    this.#since = 0
-    return since
-  }
 }
 
 /** Throws the 429 for a source over its rate; logs the refusals once a second at most. */
@@ -174,7 +148,7 @@ function admitter(parts: ServeServerParts, path: string): (source: ServedSource)
 
 function handle(
   parts: ServeServerParts,
-  unauthorized: Unauthorized,
+  unauthorized: Repeats,
   request: IncomingMessage,
   response: ServerResponse,
 ): void {
@@ -187,7 +161,7 @@ function handle(
     answer(response, rejection.status, { success: false, code: rejection.code, error: rejection.message }, headers)
     parts.measure?.(rejection.status, source, 0)
     // A flood of 429s is logged by the admitter, and one of 401s by the reporter: a line a second.
-    if (rejection.status === 429 || (rejection.status === 401 && !unauthorized.logs())) return
+    if (rejection.status === 429 || (rejection.status === 401 && !unauthorized.take('401'))) return
     parts.log({
       level: rejection.status >= 500 ? 'error' : 'warn',
       event: 'refused',
