@@ -42,6 +42,8 @@ export default {
     'src/webhook/bullmq/destination-cache.ts',
     'src/webhook/delivery/destination-record.ts',
     'src/webhook/network/http1-response.ts',
+    'src/webhook/network/http1-connection.ts',
+    'src/webhook/network/tls-sessions.ts',
     'src/webhook/bullmq/attempt-log.ts',
     'src/webhook/bullmq/logged-attempt.ts',
     'src/webhook/bullmq/delivery-alerts.ts',

@@ -22,13 +22,16 @@ const PEERS = ['@segment/analytics-node@3.1.0', 'posthog-node@5.70.0', '@rudders
 /** Extra node flags for the runs (the smoke test runs the sources through tsx). */
 const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []
 
-/** Starts a helper process that prints its port. */
+// The HTTPS receiver's test certificate, trusted by every run this bench starts (eventwire and the floor alike).
+process.env.NODE_EXTRA_CA_CERTS ??= join(here, '../test/fixtures/tls/self-signed.pem')
+
+/** Starts a helper process that prints its port; `receiver.mjs` with `tls` as its third argument speaks HTTPS. */
 async function startHelper(script, args = []) {
   const child = spawn(process.execPath, [join(here, script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
   const port = await new Promise((resolve) =>
     child.stdout.once('data', (chunk) => resolve(Number(String(chunk).trim()))),
   )
-  return { child, url: `http://127.0.0.1:${port}` }
+  return { child, url: `${args[2] === 'tls' ? 'https' : 'http'}://127.0.0.1:${port}` }
 }
 
 function runChild(script, config, extraArgs = []) {
@@ -142,10 +145,11 @@ async function growthScenario(sink) {
   return rows
 }
 
-function webhookScenario(receiver, failing) {
+function webhookScenario(receiver, failing, secure) {
   console.log('\n== webhooks')
   const deliveries = smoke ? 500 : 20_000
   const url = `${receiver.url}/in`
+  const secureUrl = `${secure.url}/in`
   const cases = [
     { name: 'eventwire, 1 URL, signed', config: { mode: 'eventwire', urls: [url], secret: 's3cret', deliveries } },
     { name: 'eventwire, 1 URL, unsigned', config: { mode: 'eventwire', urls: [url], deliveries } },
@@ -163,6 +167,15 @@ function webhookScenario(receiver, failing) {
       config: { mode: 'undici', urls: [url], secret: 's3cret', deliveries },
     },
     { name: 'raw fetch, signed', config: { mode: 'fetch', urls: [url], secret: 's3cret', deliveries } },
+    // The same over TLS (the test certificate, TLS 1.3 on loopback): the handshakes and the record layer.
+    {
+      name: 'eventwire, 1 URL, signed, HTTPS',
+      config: { mode: 'eventwire', urls: [secureUrl], secret: 's3cret', deliveries },
+    },
+    {
+      name: 'floor: undici Pool.request, signed, HTTPS',
+      config: { mode: 'undici', urls: [secureUrl], secret: 's3cret', deliveries },
+    },
   ]
   const rows = cases.map(({ name, config }) => {
     const samples = Array.from({ length: runs }, () => runChild('webhook-run.mjs', config))
@@ -503,6 +516,7 @@ if (!process.env.EVENTWIRE_ENTRY) execFileSync('npm', ['run', 'build'], { stdio:
 const sink = await startHelper('sink.mjs')
 const receiver = await startHelper('receiver.mjs', ['200'])
 const failing = await startHelper('receiver.mjs', ['500'])
+const secure = await startHelper('receiver.mjs', ['200', '', 'tls'])
 try {
   const small = smoke ? 2_000 : 100_000
   const peers = smoke
@@ -568,7 +582,7 @@ try {
   const client = []
   for (const scenario of scenarios) client.push(await clientScenario(sink, scenario))
   const growth = await growthScenario(sink)
-  const webhooks = webhookScenario(receiver, failing)
+  const webhooks = webhookScenario(receiver, failing, secure)
   const neighbours = neighboursScenario(receiver)
   const durable = durableScenario()
   const fairness = fairnessScenario()
@@ -672,5 +686,5 @@ try {
     process.exitCode = 1
   }
 } finally {
-  for (const helper of [sink, receiver, failing]) helper.child.kill()
+  for (const helper of [sink, receiver, failing, secure]) helper.child.kill()
 }

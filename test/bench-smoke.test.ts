@@ -127,7 +127,7 @@ it('keeps the benchmark runnable: a smoke run (tiny sizes, eventwire and the flo
       for (const run of results.serve.ingest) expect([run.stored, run.refused]).toEqual([2_000, 0])
       for (const row of results.serve.latency) expect(row.received).toBe(row.events)
     }
-    expect(results.webhooks.rows).toHaveLength(5)
+    expect(results.webhooks.rows).toHaveLength(7)
     expect(results.webhooks.rows.every((row) => row.requestsPerSecond > 0)).toBe(true)
     expect(results.webhooks.pending.pending).toBe(1_000)
     expect(results.webhooks.attempted.pending).toBe(1_000)

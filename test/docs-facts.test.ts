@@ -37,6 +37,7 @@ import {
 } from '../src/webhook/bullmq/sent-bodies.js'
 import { REPLAY_PAGE } from '../src/webhook/bullmq/replay.js'
 import { DEFAULT_SERVE_PORT, REPEATS_WINDOW_MS } from '../src/cli/serve/command.js'
+import { MAX_TLS_SESSIONS } from '../src/webhook/network/tls-sessions.js'
 import { MAX_SOURCE_DESTINATIONS, MAX_WRITE_KEYS } from '../src/webhook/bullmq/source-record.js'
 import { DEFAULT_MAX_CONNECTIONS, DROPS_LOGGED_EVERY_MS, MAX_HEADERS } from '../src/cli/serve/serve-server.js'
 import { DEFAULT_RATE_LIMIT } from '../src/cli/serve/source-rates.js'
@@ -288,6 +289,11 @@ describe('docs/destinations.md', () => {
     expect(ADMITTED_TTL_MS).toBe(3_600_000)
     expect(page).toContain('The set expires an hour after its last change')
     expect(text('docs/guarantees.md')).toContain('at most 200 events in the line the workers take from')
+  })
+
+  it('states how many TLS sessions the Node transport keeps, as the source sets it', () => {
+    expect(MAX_TLS_SESSIONS).toBe(1_000)
+    expect(text('docs/webhooks.md')).toContain('The\n  transport keeps the last session of up to 1,000 origins.')
   })
 
   it("states serve's port, limits and bounds as the source sets them", () => {

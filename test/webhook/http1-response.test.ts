@@ -34,8 +34,10 @@ describe('ResponseReader: framing (RFC 9112 section 6.3)', () => {
   it('reads a chunked response with extensions and trailers, and its Retry-After', () => {
     const { reader, outcome } = readIn(CHUNKED)
     expect(outcome).toBe('complete')
-    expect(reader.head).toMatchObject({ status: 503, retryAfter: '7' })
-    expect(reader.reusable).toBe(true)
+    expect(reader.head).toMatchObject({ status: 503, retryAfter: '7', keepAlive: true })
+    // Framed to its end, yet a refusal: the connection is not trusted with another request.
+    expect(reader.reusable).toBe(false)
+    expect(readIn(CHUNKED.replace('503 Busy', '200 OK')).reader.reusable).toBe(true)
   })
 
   it('reads the same response however the connection splits it (property)', () => {
@@ -89,7 +91,12 @@ describe('ResponseReader: framing (RFC 9112 section 6.3)', () => {
 
   it.each([
     ['HTTP/1.1 204 No Content\r\n\r\n', true],
-    ['HTTP/1.1 304 Not Modified\r\n\r\n', true],
+    ['HTTP/1.1 299 Odd\r\ncontent-length: 0\r\n\r\n', true],
+    // Only a 2xx leaves the connection open: a receiver may write a stray answer after a refusal.
+    ['HTTP/1.1 300 Multiple Choices\r\ncontent-length: 0\r\n\r\n', false],
+    ['HTTP/1.1 304 Not Modified\r\n\r\n', false],
+    ['HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n', false],
+    ['HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n', false],
     ['HTTP/1.1 200 OK\r\nConnection: close\r\ncontent-length: 0\r\n\r\n', false],
     ['HTTP/1.1 200 OK\r\nConnection: Keep-Alive, Close\r\ncontent-length: 0\r\n\r\n', false],
     ['HTTP/1.0 200 OK\r\ncontent-length: 0\r\n\r\n', false],

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { createServer as createHttp2Server } from 'node:http2'
 import { createServer, type Server, type Socket } from 'node:net'
+import { createServer as createTlsServer } from 'node:tls'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { WebhookDestination, type WebhookRequest } from '../../src/webhook/index.js'
 import { DEFAULT_IDLE_MS } from '../../src/webhook/network/http1-connection.js'
@@ -349,12 +350,61 @@ describe('eventwire HTTP/1.1 transport: connections', () => {
     await transport.close?.()
   })
 
-  it('opens a new connection when the receiver says its connections idle out within a second', async () => {
-    receiver = await startRaw((socket) => ok(socket, 'keep-alive: timeout=1\r\n'))
-    const transport = createHttp1Transport()
-    await transport.send(requestTo(receiver.url))
-    await transport.send(requestTo(receiver.url))
+  // Within a second: a new connection for the next request. In 3 s: the same one, kept for 2 s.
+  it.each([
+    [1, 2],
+    [3, 1],
+  ])(
+    'opens as many connections for two requests as a receiver whose connections idle out in %i s needs: %i',
+    async (timeout, connections) => {
+      receiver = await startRaw((socket) => ok(socket, `keep-alive: timeout=${timeout}\r\n`))
+      const transport = createHttp1Transport()
+      await transport.send(requestTo(receiver.url))
+      await transport.send(requestTo(receiver.url))
+      expect(receiver.connections()).toBe(connections)
+      await transport.close?.()
+    },
+  )
+
+  it('closes after any answer but a 2xx: the next request goes on a new connection', async () => {
+    const statuses = ['200 OK', '299 Odd', '300 Multiple Choices', '404 Not Found', '503 Unavailable', '200 OK']
+    receiver = await startRaw((socket) => {
+      const status = statuses[(receiver?.requests.length ?? 1) - 1] as string
+      socket.write(`HTTP/1.1 ${status}\r\ncontent-length: 0\r\n\r\n`)
+    })
+    const transport = createHttp1Transport({ connections: 1 })
+    for (const status of statuses)
+      expect(await transport.send(requestTo(receiver.url))).toMatchObject({ status: Number.parseInt(status, 10) })
+    // 200 and 299 keep the first connection; 300, 404 and 503 each close theirs.
+    expect(receiver.requests.map((request) => request.connection)).toEqual([0, 0, 0, 1, 2, 3])
+    await transport.close?.()
+  })
+
+  it('stops reading a body longer than the cap at once: the connection closes and the next request goes on', async () => {
+    receiver = await startRaw((socket, _connection, nth) =>
+      nth === 0 ? socket.write('HTTP/1.1 200 OK\r\ncontent-length: 100000000\r\n\r\nok') : ok(socket),
+    )
+    // One connection, and a deadline far past the test's: only closing at the cap lets the second request through.
+    const transport = createHttp1Transport({ connections: 1 })
+    const long = { timeoutMs: 600_000 }
+    expect(await transport.send(requestTo(receiver.url, long))).toMatchObject({ ok: true, status: 200 })
+    expect(await transport.send(requestTo(receiver.url, long))).toMatchObject({ ok: true, status: 200 })
     expect(receiver.connections()).toBe(2)
+    await vi.waitFor(() => expect(receiver?.closedByClient()).toBe(1))
+    await transport.close?.()
+  }, 10_000)
+
+  it('reads a body that runs to the connection’s end, and fails an attempt whose receiver closes before answering, saying so', async () => {
+    receiver = await startRaw((socket, connection) =>
+      connection === 0 ? socket.end('HTTP/1.1 200 OK\r\n\r\nall of it') : socket.end(),
+    )
+    const transport = createHttp1Transport()
+    expect(await transport.send(requestTo(receiver.url))).toMatchObject({ ok: true, status: 200 })
+    const cut = await transport.send(requestTo(receiver.url))
+    expect(cut).toMatchObject({ ok: false, failure: 'network' })
+    expect(String((cut as { cause?: Error }).cause?.message)).toContain(
+      'the receiver closed the connection before its response ended',
+    )
     await transport.close?.()
   })
 
@@ -472,6 +522,39 @@ describe('eventwire HTTP/1.1 transport: connections', () => {
 })
 
 describe('eventwire HTTP/1.1 transport: TLS', () => {
+  it.each(['TLSv1.2', 'TLSv1.3'] as const)(
+    'resumes the TLS session of an origin on its next connection, however long after, and never another origin’s (%s)',
+    async (maxVersion) => {
+      // Each connection carries one request (Connection: close): every request needs a handshake.
+      const reused: Array<[string, boolean]> = []
+      const server = createTlsServer({ ...certificates.selfSigned, maxVersion }, (socket) => {
+        socket.once('data', (head: Buffer) => {
+          const host = /\r\nhost: ([^:]+)/.exec(head.toString('latin1'))?.[1] ?? ''
+          reused.push([host, socket.isSessionReused()])
+          socket.end('HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 0\r\n\r\n')
+        })
+      })
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const { port } = server.address() as { port: number }
+      const transport = createHttp1Transport({ tls: { ca: certificates.selfSigned.cert } })
+      try {
+        for (const host of ['127.0.0.1', '127.0.0.1', '127.0.0.1', 'localhost', 'localhost'])
+          expect(await transport.send(requestTo(`https://${host}:${port}/in`))).toMatchObject({ ok: true, status: 200 })
+        // Each origin's first handshake is full; 127.0.0.1's session is not localhost's.
+        expect(reused).toEqual([
+          ['127.0.0.1', false],
+          ['127.0.0.1', true],
+          ['127.0.0.1', true],
+          ['localhost', false],
+          ['localhost', true],
+        ])
+      } finally {
+        await transport.close?.()
+        await new Promise((resolve) => server.close(resolve))
+      }
+    },
+  )
+
   it('delivers to a receiver whose certificate it trusts, checking the name, and refuses a wrong name', async () => {
     sink = await startSink(() => ({ status: 200 }), { tls: certificates.selfSigned })
     const trusting = createHttp1Transport({ tls: { ca: certificates.selfSigned.cert } })
@@ -481,8 +564,9 @@ describe('eventwire HTTP/1.1 transport: TLS', () => {
     const wrong = await startSink(() => ({ status: 200 }), { tls: certificates.wrongHost })
     try {
       const transport = createHttp1Transport({ tls: { ca: certificates.ca } })
-      const response = await transport.send(requestTo(`${wrong.url}/in`))
-      expect(response).toMatchObject({ ok: false, failure: 'tls' })
+      // Twice: the refused handshake left no session that a second connection could resume.
+      for (let attempt = 0; attempt < 2; attempt++)
+        expect(await transport.send(requestTo(`${wrong.url}/in`))).toMatchObject({ ok: false, failure: 'tls' })
       expect(wrong.requests).toHaveLength(0)
       await transport.close?.()
     } finally {

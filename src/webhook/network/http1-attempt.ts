@@ -4,8 +4,8 @@ import type { WebhookRequest, WebhookResponse } from './transport.js'
 
 /** Where an attempt is: the connection carrying it can be told to drop it. */
 export interface Carrier {
-  /** Ends the attempt's exchange now: the connection cannot carry another request. */
-  drop(attempt: Http1Attempt): void
+  /** Ends the exchange of the attempt it carries now: the connection cannot carry another request. */
+  drop(): void
 }
 
 /**
@@ -38,7 +38,7 @@ export class Http1Attempt extends TimedAttempt {
     this.fail(reason)
     const carrier = this.carrier
     this.end()
-    carrier?.drop(this)
+    carrier?.drop()
   }
 
   override end(): void {

@@ -7,6 +7,7 @@ import { refusal } from './address-guard.js'
 import { type ConnectionOwner, Http1Connection } from './http1-connection.js'
 import { Http1Pool, type PoolOrigin } from './http1-pool.js'
 import { publicOnlyLookup } from './public-lookup.js'
+import type { TlsSessions } from './tls-sessions.js'
 
 /** Where an origin's connections go, and how many one of its URLs may have at once. */
 export interface OriginTarget {
@@ -16,6 +17,8 @@ export interface OriginTarget {
   /** Connections in use per URL, at most. */
   readonly connections: number
   readonly tls?: Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized'> | undefined
+  /** Where the origin's TLS session is kept between connections, to resume with. */
+  readonly sessions?: TlsSessions | undefined
 }
 
 /** Where an origin is, read once from its URL. */
@@ -120,7 +123,7 @@ export class Http1Origin implements ConnectionOwner, PoolOrigin {
     const { host, port, tls, hostHeader } = this.#address
     const lookup = this.target.guarded ? publicOnlyLookup : undefined
     const socket: Socket = tls
-      ? tlsConnect({
+      ? this.#tlsConnect({
           ...this.target.tls,
           host,
           port,
@@ -133,6 +136,22 @@ export class Http1Origin implements ConnectionOwner, PoolOrigin {
     // Stryker disable next-line BooleanLiteral: a request is one write, so Nagle's delay changes when bytes leave, never what is delivered.
     socket.setNoDelay(true)
     return new Http1Connection(socket, owner, hostHeader)
+  }
+
+  /** A TLS connection that resumes the origin's last session, and keeps the session it gets for the next one. */
+  #tlsConnect(options: ConnectionOptions): Socket {
+    const { origin, sessions } = this.target
+    if (sessions === undefined) return tlsConnect(options)
+    const socket = tlsConnect({ ...options, session: sessions.get(origin) })
+    // TLS 1.3 sends its tickets after the handshake, maybe more than one: the last is kept. Only
+    // a receiver's whose certificate and name were accepted: Node does not check the name again on
+    // a resumed session. Node hands sessions over after that check, in 1.2 and 1.3 alike (a test
+    // of each); the guard holds should that change.
+    socket.on('session', (next: Buffer) => {
+      // Stryker disable next-line ConditionalExpression: equivalent while Node emits 'session' after the check, as said above.
+      if (socket.authorized) sessions.set(origin, next)
+    })
+    return socket
   }
 
   // An idle connection carries no request: it is never released or asked to send again.

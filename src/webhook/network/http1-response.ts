@@ -65,9 +65,15 @@ export class ResponseReader {
   /** The final (non-1xx) head, once read. */
   head: ResponseHead | undefined = undefined
 
-  /** Whether the connection may carry another request once this response is complete. */
+  /**
+   * Whether the connection may carry another request once this response is complete: only after
+   * a 2xx the receiver keeps alive. A receiver that refuses a request and then writes a stray 200
+   * on the connection (a broken proxy, a handler that answers twice) would have that 200 read as
+   * the next request's answer, and an event it refused reported delivered. A new connection after
+   * a refusal costs a handshake on the failing path only. The final head is never 1xx.
+   */
   get reusable(): boolean {
-    return this.#reusable && this.head?.keepAlive === true
+    return this.#reusable && this.head?.keepAlive === true && this.head.status < 300
   }
 
   /** Reads the next chunk of the connection. Throws {@link protocolError} on a malformed response. */

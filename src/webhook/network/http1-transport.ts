@@ -3,6 +3,7 @@ import { SweptMap } from '../../core/swept-map.js'
 import type { ConnectionOptions } from 'node:tls'
 import { Http1Attempt } from './http1-attempt.js'
 import { Http1Origin } from './http1-origin.js'
+import { TlsSessions } from './tls-sessions.js'
 import { keepsItsPromise, type WebhookResponse, type WebhookTransport } from './transport.js'
 
 /** Options of {@link createHttp1Transport}. */
@@ -33,6 +34,8 @@ export function createHttp1Transport(options: Http1TransportOptions = {}): Webho
   // keeps the few it still talks to.
   const open = new SweptMap<string, Http1Origin>((origin) => origin.empty)
   const guarded = new SweptMap<string, Http1Origin>((origin) => origin.empty)
+  // Outlives the origins: bursts further apart than the idle time resume the last session.
+  const sessions = new TlsSessions()
   let closed = false
   return keepsItsPromise({
     send(request) {
@@ -48,7 +51,13 @@ export function createHttp1Transport(options: Http1TransportOptions = {}): Webho
         let origin = origins.get(request.origin)
         if (origin === undefined) {
           origins.sweepIfGrown()
-          origin = new Http1Origin({ origin: request.origin, guarded: isGuarded, connections, tls: options.tls })
+          origin = new Http1Origin({
+            origin: request.origin,
+            guarded: isGuarded,
+            connections,
+            tls: options.tls,
+            sessions,
+          })
           origins.set(request.origin, origin)
         }
         origin.pool(request.url).submit(attempt)
