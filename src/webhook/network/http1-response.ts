@@ -3,7 +3,7 @@ import { RESPONSE_BODY_CAP } from '../../core/limits.js'
 /** Most bytes a response's head (status line and headers) may take: Node's and undici's default. */
 export const MAX_HEAD_BYTES = 16 * 1024
 
-/** Most bytes of a chunk-size line or of a chunked body's trailers. */
+/** Most bytes of a chunk-size line or of a line of a chunked body's trailers, its line end apart. */
 const MAX_LINE_BYTES = 4 * 1024
 
 /** The code of the error a response that breaks HTTP/1.1's framing ends its attempt with. */
@@ -14,6 +14,11 @@ export function protocolError(what: string): Error {
   return Object.assign(new Error(`the receiver's response is not valid HTTP/1.1: ${what}`), {
     code: HTTP_PROTOCOL_CODE,
   })
+}
+
+/** A chunk-size or trailer line over {@link MAX_LINE_BYTES}. */
+function lineTooLong(): Error {
+  return protocolError(`a line of its chunked body is over ${MAX_LINE_BYTES} bytes`)
 }
 
 /** What a response's head says: its status, and what the connection may do after its body. */
@@ -157,7 +162,10 @@ export class ResponseReader {
     const heldBefore = bytes.length - (chunk.length - at)
     const end = headEnd(bytes)
     if (end === undefined) {
-      if (bytes.length > MAX_HEAD_BYTES) throw protocolError(`its head is over ${MAX_HEAD_BYTES} bytes`)
+      // Up to 3 bytes of the CRLF CRLF that ends the head may be here already, not counted: the
+      // head is held to its limit as it would be read whole.
+      if (bytes.length - lineEndBytes(bytes, 3) > MAX_HEAD_BYTES)
+        throw protocolError(`its head is over ${MAX_HEAD_BYTES} bytes`)
       this.#held = Buffer.from(bytes)
       return chunk.length
     }
@@ -187,12 +195,12 @@ export class ResponseReader {
       keepAlive: !fields.close && (!http10 || fields.keepAliveToken),
       idleMs: fields.idleMs,
     }
+    // Content-Length beside Transfer-Encoding: a request smuggling shape; never reused, whatever the
+    // status frames (RFC 9112 section 6.3), and read as chunked where there is a body.
+    if (fields.transferEncoding && fields.length !== undefined) this.#reusable = false
     if (status === 204 || status === 304) this.#phase = Phase.Done
-    else if (fields.chunked) {
-      this.#phase = Phase.ChunkSize
-      // Content-Length beside Transfer-Encoding: a request smuggling shape; read as chunked, never reused.
-      if (fields.length !== undefined) this.#reusable = false
-    } else if (fields.transferEncoding || fields.length === undefined) {
+    else if (fields.chunked) this.#phase = Phase.ChunkSize
+    else if (fields.transferEncoding || fields.length === undefined) {
       this.#phase = Phase.UntilClose
       this.#reusable = false
     } else {
@@ -206,21 +214,27 @@ export class ResponseReader {
     const bytes = this.#joined(chunk, at)
     const heldBefore = bytes.length - (chunk.length - at)
     const end = bytes.indexOf(LF)
+    // The same limit on a line however it arrives, whole in one read or held across several: the
+    // verdict never hangs on how the network split the response. Its CR may be held before its LF.
     if (end < 0) {
-      if (bytes.length > MAX_LINE_BYTES)
-        throw protocolError(`a line of its chunked body is over ${MAX_LINE_BYTES} bytes`)
+      if (bytes.length - lineEndBytes(bytes, 1) > MAX_LINE_BYTES) throw lineTooLong()
       this.#held = Buffer.from(bytes)
       return undefined
     }
     this.#held = undefined
-    const line = bytes.toString('latin1', 0, withoutCr(bytes[end - 1], end))
+    const lineEnd = withoutCr(bytes[end - 1], end)
+    if (lineEnd > MAX_LINE_BYTES) throw lineTooLong()
+    const line = bytes.toString('latin1', 0, lineEnd)
     return { line, next: at + end + 1 - heldBefore }
   }
 
   #readChunkSize(chunk: Buffer, at: number): number {
     const read = this.#line(chunk, at)
     if (read === undefined) return chunk.length
-    const size = /^([0-9A-Fa-f]{1,8})[\t ]*(?:;.*)?$/.exec(read.line)
+    // Leading zeros do not count. Past 13 significant digits a size is not exact in JavaScript, and
+    // far past any cap: it ends the read as over the cap all the same. Past 16 it would overflow
+    // 64 bits, where llhttp refuses it too.
+    const size = /^0*([0-9A-Fa-f]{1,16})[\t ]*(?:;.*)?$/.exec(read.line)
     if (size === null) throw protocolError(`a chunk size is ${JSON.stringify(read.line.slice(0, 40))}`)
     this.#remaining = Number.parseInt(size[1] as string, 16)
     this.#phase = this.#remaining === 0 ? Phase.Trailers : Phase.ChunkData
@@ -250,6 +264,17 @@ function headEnd(bytes: Buffer): { text: number; next: number } | undefined {
   return undefined
 }
 
+/** How many of the last bytes of `bytes`, at most `most`, are CR or LF: the start of a line end. */
+function lineEndBytes(bytes: Buffer, most: number): number {
+  let count = 0
+  while (count < most && count < bytes.length) {
+    const byte = bytes[bytes.length - 1 - count]
+    if (byte !== CR && byte !== LF) break
+    count++
+  }
+  return count
+}
+
 /** The end of a line whose LF is at `lf`, before the CR that may precede it (`before`, the code there). */
 function withoutCr(before: number | undefined, lf: number): number {
   return before === CR ? lf - 1 : lf
@@ -277,8 +302,19 @@ function readFields(text: string, start: number): HeadFields {
     const end = withoutCr(text.charCodeAt(next - 1), next)
     const colon = text.indexOf(':', at)
     const first = text.charCodeAt(at)
-    // Obsolete line folding (a line that starts with a space or tab) and a line without a name.
-    if (first === 32 || first === 9 || colon < 0 || colon > end || colon === at)
+    const beforeColon = text.charCodeAt(colon - 1)
+    // Obsolete line folding (a line that starts with a space or tab), a line without a name, and
+    // whitespace before the colon: RFC 9112 section 5.1 forbids it, and "Transfer-Encoding : chunked"
+    // read as some other field would frame the body by what remains.
+    if (
+      first === 32 ||
+      first === 9 ||
+      colon < 0 ||
+      colon > end ||
+      colon === at ||
+      beforeColon === 32 ||
+      beforeColon === 9
+    )
       throw protocolError(`a header line is ${JSON.stringify(text.slice(at, Math.min(end, at + 40)))}`)
     readField(fields, text, at, colon, text.slice(colon + 1, end).trim())
     at = next + 1
