@@ -22,8 +22,9 @@ const PEERS = ['@segment/analytics-node@3.1.0', 'posthog-node@5.70.0', '@rudders
 /** Extra node flags for the runs (the smoke test runs the sources through tsx). */
 const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []
 
-// The HTTPS receiver's test certificate, trusted by every run this bench starts (eventwire and the floor alike).
-process.env.NODE_EXTRA_CA_CERTS ??= join(here, '../test/fixtures/tls/self-signed.pem')
+// The HTTPS receiver's test certificate, trusted by every run this bench starts (eventwire and the
+// floor alike). Set over any the shell has: Node reads one such file, and the bench sends only to loopback.
+process.env.NODE_EXTRA_CA_CERTS = join(here, '../test/fixtures/tls/self-signed.pem')
 
 /** Starts a helper process that prints its port; `receiver.mjs` with `tls` as its third argument speaks HTTPS. */
 async function startHelper(script, args = []) {

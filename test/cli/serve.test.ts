@@ -229,7 +229,8 @@ describe.runIf(redis.available)('eventwire serve', () => {
         { id: 'blog', writeKey: BLOG_KEY, destinations: ['beta'], rateLimit: 0 },
       ],
     })
-    const { cli, url } = await serve(config, '--rate-limit', '1')
+    const { cli, url } = await serve(config, '--rate-limit', '1', '--metrics-port', '0')
+    const metrics = String((await cli.waitForRecord((record) => record['event'] === 'metrics'))['url'])
     const send = (key: string) =>
       fetch(`${url}/v1/track`, {
         method: 'POST',
@@ -249,6 +250,10 @@ describe.runIf(redis.available)('eventwire serve', () => {
       source: 'shop',
       refused: 1,
     })
+    // The 429 is counted under the source it held back.
+    expect(await (await fetch(metrics)).text()).toContain(
+      'eventwire_serve_requests_total{eventwire_source="shop",http_response_status_code="429"} 1\n',
+    )
   })
 
   it('serves metrics in the Prometheus text format on a port of their own: ingest answers and deliveries, by source and destination', async () => {

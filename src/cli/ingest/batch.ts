@@ -25,6 +25,9 @@ export type RejectionCode =
 
 /** A request the ingest server answers with an error status, and why. */
 export class BatchRejection extends Error {
+  /** The source it refused, when it was known at the refusal: a label for the metrics. */
+  source: string | undefined = undefined
+
   constructor(
     readonly status: number,
     readonly code: RejectionCode,

@@ -137,12 +137,15 @@ function admitter(parts: ServeServerParts, path: string): (source: ServedSource)
     if (report !== undefined)
       parts.log({ level: 'warn', event: 'rate-limited', path, source: source.id, refused: report })
     const seconds = Math.ceil(waitMs / 1_000)
-    throw new BatchRejection(
+    const rejection = new BatchRejection(
       429,
       'ERR_RATE_LIMITED',
       `this source sends more requests a second than it may. Send again after ${seconds} s, or batch more events a request.`,
       seconds,
     )
+    // Counted under its source: which customer is held back is what an operator asks.
+    rejection.source = source.id
+    throw rejection
   }
 }
 
@@ -206,5 +209,7 @@ function handle(
       parts.measure?.(200, source.id, messages.length)
     })
     // A write key looked up while Redis does not answer is a 503, as a store would be.
-    .catch((error: unknown) => refuse(error instanceof BatchRejection ? error : answerOf(error)))
+    .catch((error: unknown) =>
+      error instanceof BatchRejection ? refuse(error, error.source) : refuse(answerOf(error)),
+    )
 }
