@@ -281,6 +281,33 @@ describe.runIf(withRedis)('durable delivery on BullMQ and a real Redis', () => {
     expect(await producer.deadLetters()).toEqual([])
   })
 
+  it.each(['redrive', 'Job.retry'] as const)(
+    "re-sends a mode 'each' dead letter only to the URLs that did not take it (%s)",
+    async (how) => {
+      let accept = false
+      const took = await receiver(() => ({ status: 200 }))
+      const refused = await receiver(() => ({ status: accept ? 200 : 410 }))
+      const producer = queue()
+      await worker({ webhooks: [{ url: took.url }, { url: refused.url }], mode: 'each' })
+      await producer.enqueue({ type: 'identify', userId: 'u1', messageId: 'both' })
+      await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(1)
+      accept = true
+      if (how === 'redrive') expect(await producer.redrive('both')).toBe(true)
+      else {
+        const dashboard = new Queue(name, { connection: { host: '127.0.0.1', port: redis.port } })
+        try {
+          await (await dashboard.getJob('evt-both'))?.retry('failed')
+        } finally {
+          await dashboard.close()
+        }
+      }
+      await expect.poll(() => refused.requests.length, { timeout: 10_000 }).toBe(2)
+      await expect.poll(async () => (await producer.counts()).failed, { timeout: 10_000 }).toBe(0)
+      // The URL that answered 200 the first time got the event once.
+      expect(took.requests).toHaveLength(1)
+    },
+  )
+
   it("delivers a dead letter run again from outside, as a dashboard's Retry does (BullMQ's Job.retry)", async () => {
     let accept = false
     const sink = await receiver(() => ({ status: accept ? 200 : 410 }))

@@ -140,6 +140,28 @@ export function restoreState(
   return { eventId: stored.eventId, deadline: stored.deadline, rounds: stored.rounds, targets }
 }
 
+/**
+ * A dead letter run again (`redrive()`, a dashboard's Retry) starts afresh, with a new window, but
+ * a URL that took the event stays delivered: in mode 'each' the others failed, and the one that
+ * answered 2xx is not sent the event twice. Matched by URL (the k-th of a URL listed twice by the
+ * k-th stored); a URL no longer listed is left out, as in any round.
+ */
+export function keepDelivered(
+  fresh: DeliveryState<Endpoint>,
+  stored: StoredState | undefined,
+): DeliveryState<Endpoint> {
+  const delivered = new Map<string, number>()
+  for (const target of stored?.targets ?? [])
+    if (target.status === 'delivered') delivered.set(target.url, (delivered.get(target.url) ?? 0) + 1)
+  for (const target of fresh.targets) {
+    const left = delivered.get(target.endpoint.url) ?? 0
+    if (left === 0) continue
+    target.status = 'delivered'
+    delivered.set(target.endpoint.url, left - 1)
+  }
+  return fresh
+}
+
 function restoredTarget(target: StoredTarget, endpoint: Endpoint): TargetState<Endpoint> {
   return {
     endpoint,

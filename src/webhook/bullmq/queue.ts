@@ -565,7 +565,8 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
 
   /**
    * Sends a dead letter again, with a fresh retry window and the same body and id. A dead letter
-   * of a registry's destination is named with its `destination`, as it was enqueued.
+   * of a registry's destination is named with its `destination`, as it was enqueued. A URL that
+   * took the event (mode `'each'`, where another URL failed) is not sent it again.
    *
    * @returns whether there was such a dead letter.
    * @throws `ValidationError` (as a rejection, `ERR_INVALID_FIELD` on `data`) for a dead letter
@@ -590,7 +591,14 @@ export class WebhookQueue<Plan extends TrackingPlan | NoPlan = NoPlan> extends E
         `Dead letter ${JSON.stringify(eventId)} cannot be re-driven: ${unreadable}. Remove its job ${JSON.stringify(job.id)} from Redis (BullMQ's Queue.remove) and enqueue the event again.`,
       )
     }
-    await job.updateData(freshData(job.data))
+    // Of its state, only the URLs that took it stay (mode 'each'): they are not sent it again. The
+    // rest start afresh, with a new window, even one still pending when its destination was disabled.
+    const state = job.data.state
+    const delivered = state === undefined ? [] : state.targets.filter((target) => target.status === 'delivered')
+    await job.updateData({
+      ...freshData(job.data),
+      ...(state === undefined || delivered.length === 0 ? {} : { state: { ...state, targets: delivered } }),
+    })
     await job.retry('failed')
     return true
   }

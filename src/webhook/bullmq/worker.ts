@@ -18,7 +18,7 @@ import { settingNamesWithout, type DestinationsSettings, type WebhookSettings } 
 import type { WebhookTransport } from '../network/transport.js'
 import type { Durability } from './durability.js'
 import { DurabilityWatch } from './durability-watch.js'
-import { eventIdOfJob, freshData, restoreState, storeState, type WebhookJobData } from './job-data.js'
+import { eventIdOfJob, freshData, keepDelivered, restoreState, storeState, type WebhookJobData } from './job-data.js'
 import { DEAD_LETTER_DEFAULTS, DEFAULT_DEDUP_WINDOW_MS, keepDeadLetters, resolveWorkerOptions } from './options.js'
 import { REMEMBER_IDS_LUA, shardHash } from './remembered-ids.js'
 import { unreadableReason } from './stored-job.js'
@@ -763,11 +763,11 @@ export class WebhookWorker extends Emitter<WebhookWorkerEvents> {
     // last stored round had seen, so each one is told once, by the run after it.
     const stalls = job.stalledCounter ?? 0
     if (stalls > (data.stalls ?? 0)) this.emit('repeated', { jobId: job.id as string, eventId: data.eventId, stalls })
-    // A stored state with nothing left to send is a dead letter run again from outside (a
-    // dashboard's Retry, BullMQ's Job.retry): it starts afresh, as redrive() does.
+    // A stored state with nothing left to send is a dead letter run again (redrive(), a
+    // dashboard's Retry, BullMQ's Job.retry): it starts afresh, but for the URLs that took it.
     const state = data.state?.targets.some((target) => target.status === 'pending')
       ? restoreState(data.state, endpoints, (url) => this.#retired(url))
-      : rounds.start(data.eventId)
+      : keepDelivered(rounds.start(data.eventId), data.state)
     // The signature is not stored: each round signs again, once for all of its attempts.
     const preparing = rounds.prepare(data.eventId, data.body)
     // A node:crypto signature is ready at once: no turn of the microtask queue for it.
