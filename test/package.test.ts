@@ -230,13 +230,13 @@ describe('the packed tarball, as Node loads it', () => {
       "  try { await import('eventwire/webhook/otel') } catch (error) { missing = error.message }",
       "  let required = ''",
       "  try { require('eventwire/webhook/otel') } catch (error) { required = error.message }",
-      '  console.log(JSON.stringify({ cjs: typeof webhook.WebhookDestination, node: typeof node.createUndiciTransport, esm: typeof esm.WebhookDestination, missing, required }))',
+      '  console.log(JSON.stringify({ cjs: typeof webhook.WebhookDestination, node: typeof node.createUndiciTransport, http1: typeof node.createHttp1Transport, esm: typeof esm.WebhookDestination, missing, required }))',
       '})',
     ].join('\n')
     writeFileSync(join(app, 'otel-absent.cjs'), script)
     const { stdout } = await promisify(execFile)(process.execPath, ['otel-absent.cjs'], { cwd: app, timeout: 20_000 })
     const printed = JSON.parse(stdout) as Record<string, string>
-    expect(printed).toMatchObject({ cjs: 'function', node: 'function', esm: 'function' })
+    expect(printed).toMatchObject({ cjs: 'function', node: 'function', http1: 'function', esm: 'function' })
     expect(printed['missing']).toMatch(/@opentelemetry\/api/)
     expect(printed['required']).toMatch(/@opentelemetry\/api/)
   })

@@ -1,10 +1,12 @@
 /**
- * What only Node offers the webhook engine: an undici transport for a private CA or client certificates, passed as the `transport` setting.
+ * What only Node offers the webhook engine, passed as the `transport` setting: the Node default
+ * transport with TLS options of your own (a private CA, client certificates), and an undici one.
  *
  * @module eventwire/webhook/node
  */
 // `eventwire/webhook/node`: what only Node can offer, for users who configure
-// `WebhookDestination` on Node further (a private CA, client certificates), passed as the `transport`
-// setting.
+// `WebhookDestination` on Node further, passed as the `transport` setting.
+export { createHttp1Transport } from './network/http1-transport.js'
+export type { Http1TransportOptions } from './network/http1-transport.js'
 export { createUndiciTransport } from './network/undici-transport.js'
 export type { UndiciTransportOptions } from './network/undici-transport.js'

@@ -555,6 +555,42 @@ describe('eventwire HTTP/1.1 transport: TLS', () => {
     },
   )
 
+  it('sends its client certificate to a receiver that asks for one, and is refused without it', async () => {
+    const server = createTlsServer(
+      { ...certificates.selfSigned, ca: certificates.selfSigned.cert, requestCert: true, rejectUnauthorized: true },
+      (socket) => {
+        socket.on('error', () => undefined)
+        socket.once('data', () => socket.end('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n'))
+      },
+    )
+    server.on('tlsClientError', () => undefined)
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as { port: number }
+    const url = `https://127.0.0.1:${port}/in`
+    const ca = certificates.selfSigned.cert
+    const withCertificate = createHttp1Transport({ tls: { ca, ...certificates.selfSigned } })
+    const without = createHttp1Transport({ tls: { ca } })
+    try {
+      expect(await withCertificate.send(requestTo(url))).toMatchObject({ ok: true, status: 200 })
+      expect(await without.send(requestTo(url))).toMatchObject({ ok: false })
+    } finally {
+      await Promise.all([withCertificate.close?.(), without.close?.()])
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+
+  it('refuses an option it does not know, and a count of connections it cannot use, naming them', () => {
+    expect(() => createHttp1Transport({ conections: 8 } as never)).toThrow(
+      /^Invalid option `conections`: no such option/,
+    )
+    expect(() => createHttp1Transport({ tls: { servername: 'x' } } as never)).toThrow(
+      /^Invalid option `tls\.servername`: no such option/,
+    )
+    expect(() => createHttp1Transport({ connections: 0 })).toThrow(
+      'Invalid option `connections`: expected a whole number from 1 to 100000, got 0.',
+    )
+  })
+
   it('delivers to a receiver whose certificate it trusts, checking the name, and refuses a wrong name', async () => {
     sink = await startSink(() => ({ status: 200 }), { tls: certificates.selfSigned })
     const trusting = createHttp1Transport({ tls: { ca: certificates.selfSigned.cert } })

@@ -16,7 +16,7 @@ export interface OriginTarget {
   readonly guarded: boolean
   /** Connections in use per URL, at most. */
   readonly connections: number
-  readonly tls?: Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized'> | undefined
+  readonly tls?: Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'passphrase' | 'rejectUnauthorized'> | undefined
   /** Where the origin's TLS session is kept between connections, to resume with. */
   readonly sessions?: TlsSessions | undefined
 }

@@ -1,4 +1,5 @@
 import { transportClosed } from '../../core/attempt-deadline.js'
+import { checkOptionNames, integerOption } from '../../core/option-checks.js'
 import { SweptMap } from '../../core/swept-map.js'
 import type { ConnectionOptions } from 'node:tls'
 import { Http1Attempt } from './http1-attempt.js'
@@ -12,9 +13,16 @@ export interface Http1TransportOptions {
   connections?: number | undefined
   /** Refuse non-public addresses for every request, not only those of destinations with `blockPrivateNetworks`. @defaultValue false */
   blockPrivateNetworks?: boolean | undefined
-  /** TLS options for `https:` receivers, e.g. `{ ca }` to trust a private certificate authority. */
-  tls?: Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized'> | undefined
+  /**
+   * TLS options for `https:` receivers: `ca` to trust a private certificate authority, `cert` and
+   * `key` (with `passphrase`) for a client certificate. `rejectUnauthorized: false` turns the
+   * certificate check off: for tests only.
+   */
+  tls?: Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'passphrase' | 'rejectUnauthorized'> | undefined
 }
+
+const OPTION_NAMES = { connections: true, blockPrivateNetworks: true, tls: true } as const
+const TLS_OPTION_NAMES = { ca: true, cert: true, key: true, passphrase: true, rejectUnauthorized: true } as const
 
 /**
  * The Node default: webhook requests over HTTP/1.1 on `node:net` and `node:tls`, with keep-alive
@@ -25,10 +33,32 @@ export interface Http1TransportOptions {
  * of the garbage a general-purpose client makes for a caller that reads responses: held for hours
  * by a process with many deliveries waiting, that garbage was most of its memory beyond the
  * deliveries themselves. Each attempt ends within its `timeoutMs` (waiting for a connection,
- * connecting, the head and the body together). Redirects are not followed.
+ * connecting, the head and the body together). Redirects are not followed. A new connection to
+ * an HTTPS receiver resumes the TLS session of the last one.
+ *
+ * Pass it as `transport` for TLS options of your own; `WebhookDestination` makes one with the
+ * defaults otherwise.
+ *
+ * @throws `OptionsError` for an option it does not know, or a count of connections it cannot use.
+ * @example
+ * ```ts
+ * import { readFileSync } from 'node:fs'
+ * import { WebhookDestination } from 'eventwire/webhook'
+ * import { createHttp1Transport } from 'eventwire/webhook/node'
+ *
+ * // A receiver whose certificate a private CA signed, that asks for a client certificate too.
+ * const destination = new WebhookDestination({
+ *   webhooks: [{ url: 'https://hooks.internal.example/in' }],
+ *   transport: createHttp1Transport({
+ *     tls: { ca: readFileSync('private-ca.pem'), cert: readFileSync('client.pem'), key: readFileSync('client.key') },
+ *   }),
+ * })
+ * ```
  */
 export function createHttp1Transport(options: Http1TransportOptions = {}): WebhookTransport {
-  const connections = options.connections ?? 64
+  checkOptionNames(options as Record<string, unknown>, OPTION_NAMES)
+  checkOptionNames((options.tls ?? {}) as Record<string, unknown>, TLS_OPTION_NAMES, {}, 'tls.')
+  const connections = integerOption('connections', options.connections, 64, 1, 100_000)
   // By each request's `origin` as given (the same string every time): no key to build per request.
   // An origin that holds nothing goes once many have come: a process that met 50,000 origins once
   // keeps the few it still talks to.
