@@ -457,5 +457,13 @@ describe.runIf(redis.available)('eventwire dead-letters', () => {
     expect(await cli('dead-letters', 'purge', '--destination', 'b')).toMatchObject({ code: 2 })
     expect(JSON.parse((await cli('dead-letters', 'purge', '--json')).stdout)).toEqual({ purged: 3 })
     expect((await queue.counts()).failed).toBe(0)
+    // None left: said on stderr, nothing on stdout; --json prints nothing at all.
+    expect(await cli('dead-letters', 'list')).toMatchObject({ code: 0, stdout: '', stderr: 'no dead letters\n' })
+    expect(await cli('dead-letters', 'list', '--destination', 'a')).toMatchObject({
+      code: 0,
+      stdout: '',
+      stderr: 'no dead letters of destination a\n',
+    })
+    expect(await cli('dead-letters', 'list', '--json')).toMatchObject({ code: 0, stdout: '', stderr: '' })
   })
 })

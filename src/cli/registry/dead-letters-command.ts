@@ -95,6 +95,14 @@ async function act(
       // No dead letter, and no such destination: most likely a typo, not a healthy customer.
       if (shown === 0 && destination !== undefined && (await queue.destinations.get(destination)) === undefined)
         return absent(destination)
+      // Said on stderr: an empty list reads the same as a command that printed nothing, and a
+      // script that reads stdout gets nothing either way.
+      if (shown === 0 && !json)
+        process.stderr.write(
+          destination === undefined
+            ? 'no dead letters\n'
+            : `no dead letters of destination ${escapeControl(destination)}\n`,
+        )
       return EXIT.ok
     }
     case 'redrive': {
