@@ -143,10 +143,10 @@ export class Http1Origin implements ConnectionOwner, PoolOrigin {
     const { origin, sessions } = this.target
     if (sessions === undefined) return tlsConnect(options)
     const socket = tlsConnect({ ...options, session: sessions.get(origin) })
-    // TLS 1.3 sends its tickets after the handshake, maybe more than one: the last is kept. Only
-    // a receiver's whose certificate and name were accepted: Node does not check the name again on
-    // a resumed session. Node hands sessions over after that check, in 1.2 and 1.3 alike (a test
-    // of each); the guard holds should that change.
+    // TLS 1.3 sends its tickets after the handshake, maybe more than one: the last is kept. It is
+    // kept only from a receiver whose certificate and name were accepted, because Node does not
+    // check the name again on a resumed session. Node hands sessions over after that check, in 1.2
+    // and 1.3 alike (a test of each); the guard holds should that change.
     socket.on('session', (next: Buffer) => {
       // Stryker disable next-line ConditionalExpression: equivalent while Node emits 'session' after the check, as said above.
       if (socket.authorized) sessions.set(origin, next)
