@@ -159,7 +159,7 @@ export function isMessageId(value: unknown): value is string {
 
 /**
  * The `messageId` to send: the given one when {@link isMessageId} accepts it, a new UUID v4 when
- * none is given. `caller` prefixes the message (`track()`, `deliver()`).
+ * none is given. Callers pass `''` as `undefined` (an empty id is absent). `caller` prefixes the message (`track()`, `deliver()`).
  *
  * @throws {@link ValidationError} `ERR_INVALID_FIELD` naming the first character at fault.
  */
@@ -233,7 +233,10 @@ function buildWireMessage(type: MessageType, input: unknown): WireMessage {
       `${type}() needs a \`userId\` or an \`anonymousId\` to say who the call is about.`,
     )
   }
-  wire['messageId'] = toMessageId(input['messageId'], `${type}()`)
+  // An empty messageId is absent, as for the other strings and as both Go clients take it: an id
+  // is made, where it threw.
+  const messageId = input['messageId']
+  wire['messageId'] = toMessageId(messageId === '' ? undefined : messageId, `${type}()`)
   wire['timestamp'] = toTimestamp(input['timestamp'], type)
   return wire as WireMessage
 }

@@ -140,7 +140,6 @@ describe('call validation', () => {
     ],
     badMessageId('a null messageId', null),
     badMessageId('a numeric messageId', 42),
-    badMessageId('an empty messageId', ''),
     badMessageId('a messageId with CR/LF', 'm1\r\nX-Injected: 1'),
     badMessageId('a messageId with a non-Latin-1 character', 'évènement-☕'),
     badMessageId('a messageId with a leading space', ' m1'),
@@ -186,6 +185,19 @@ describe('call validation', () => {
     }
     expect(isMessageId('m')).toBe(true)
     expect(isMessageId('m\n')).toBe(false)
+  })
+
+  it('takes an empty messageId as absent and sends a new UUID, as both Go clients do', async () => {
+    let body = ''
+    const fetch: typeof globalThis.fetch = async (request) => {
+      body = await (request as Request).text()
+      return new Response('{}', { status: 200 })
+    }
+    const client = new Client('key', { endpoint: 'http://127.0.0.1:9', flushAt: 1, fetch })
+    client.track({ userId: 'u1', event: 'E', messageId: '' })
+    await client.close()
+    const [sent] = (JSON.parse(body) as { batch: Array<{ messageId: string }> }).batch
+    expect(sent?.messageId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
   })
 
   it('names the character a messageId cannot carry, without echoing the rest', () => {
