@@ -92,10 +92,52 @@ export function fieldArgument(
     )
   const text = value.slice(separator + 1)
   if (!raw) return { ...previous, [key]: text }
+  let parsed: unknown
   try {
-    return { ...previous, [key]: JSON.parse(text) as unknown }
+    parsed = JSON.parse(text)
   } catch {
     throw new InvalidArgumentError(`the value of ${key}:= is not JSON: ${text}`)
+  }
+  checkExactNumbers(key, text)
+  return { ...previous, [key]: parsed }
+}
+
+/** A JSON number: sign, integer digits, fraction digits, exponent (JS writes `e+22`, JSON may too). */
+const NUMBER = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/
+
+/**
+ * A number's decimal value in one form, so that two spellings of a value compare equal: `1.50`,
+ * `15e-1` and `1.5` all give `15e-1`; any zero gives `0`. `undefined` for what is not a number
+ * (`Infinity`, `NaN`).
+ */
+function decimalOf(literal: string): string | undefined {
+  const match = NUMBER.exec(literal)
+  if (!match) return undefined
+  const [, sign, whole = '', fraction = '', exponent = '0'] = match
+  const digits = `${whole}${fraction}`.replace(/^0+/, '')
+  const trimmed = digits.replace(/0+$/, '')
+  if (trimmed === '') return '0'
+  return `${sign}${trimmed}e${Number(exponent) - fraction.length + digits.length - trimmed.length}`
+}
+
+/**
+ * Refuses a `key:=json` value with a number that a JS number cannot hold exactly (an integer past
+ * 2^53, more digits than a double keeps, `1e400`): JSON.parse rounds it without a word, and the
+ * call would send another number than the one typed.
+ */
+function checkExactNumbers(key: string, text: string): void {
+  // The text is valid JSON: outside strings, a `-` or a digit can only start a number.
+  const tokens = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g
+  for (const [token] of text.matchAll(tokens)) {
+    if (token.startsWith('"')) continue
+    const sent = String(Number(token))
+    if (decimalOf(token) === decimalOf(sent)) continue
+    const whole = token === text.trim()
+    throw new InvalidArgumentError(
+      `the value of ${key}:= has the number ${token}, which a JavaScript number cannot hold exactly (it reads as ${sent}). ${
+        whole ? `Send it as a string: ${key}=${token}.` : `Write it as a JSON string inside the value: "${token}".`
+      }`,
+    )
   }
 }
 

@@ -174,8 +174,9 @@ describe('eventwire send', () => {
       runCli(['send', 'track', '--endpoint', sink.url, '--user', 'u1', '--event', 'E']),
       runCli(['send', 'identify', ...endpoint]),
       runCli(['send', 'track', '--endpoint', 'ftp://x', '--write-key', 'k', '--user', 'u1', '--event', 'E']),
+      runCli(['send', 'track', ...endpoint, '--user', 'u1', '--event', 'E', '-p', 'big:=12345678901234567890123']),
     ])
-    expect(cases.map((run) => run.code)).toEqual([2, 2, 2, 2, 2, 2, 2, 2])
+    expect(cases.map((run) => run.code)).toEqual([2, 2, 2, 2, 2, 2, 2, 2, 2])
     expect(cases[0]!.stderr).toContain('Allowed choices are identify, track, page, screen, group, alias')
     expect(cases[1]!.stderr).toContain('expected key=value')
     expect(cases[2]!.stderr).toContain('is not JSON')
@@ -184,6 +185,10 @@ describe('eventwire send', () => {
     expect(cases[5]!.stderr).toContain('a write key is needed')
     expect(cases[6]!.stderr).toContain('[ERR_MISSING_IDENTITY]')
     expect(cases[7]!.stderr).toContain('endpoint')
+    expect(cases[8]!.stderr).toContain(
+      'has the number 12345678901234567890123, which a JavaScript number cannot hold exactly',
+    )
+    expect(cases[8]!.stderr).toContain('Send it as a string: big=12345678901234567890123.')
     expect(sink.requests).toHaveLength(0)
   })
 
