@@ -177,6 +177,88 @@ export function toMessageId(value: unknown, caller: string): string {
   )
 }
 
+/** Every top-level key a call of the type takes: its wire fields, and `type` itself (a wire message passed back). */
+function callKeys(type: MessageType): string[] {
+  const fields = [...COMMON_FIELDS, ...TYPE_FIELDS[type], ...TRAILING_FIELDS].map(([name]) => name)
+  return [...fields, 'timestamp', 'messageId', 'type']
+}
+
+/** A key as it is compared across spellings: `UserId`, `user_id` and `userID` all give `userid`. */
+const folded = (key: string) => key.toLowerCase().replaceAll(/[_-]/g, '')
+
+/** A key of the caller's in a message: as it is when it is a plain name, else quoted and cut. */
+function shownKey(key: string): string {
+  return /^[\w$-]{1,64}$/.test(key) ? `\`${key}\`` : JSON.stringify(key.length > 64 ? `${key.slice(0, 64)}...` : key)
+}
+
+/** Where the caller's own data goes, for each type. */
+const OWN_DATA: Record<MessageType, string> = {
+  identify: 'traits',
+  track: 'properties',
+  page: 'properties',
+  screen: 'properties',
+  group: 'traits',
+  alias: 'context',
+}
+
+/**
+ * Why a key the type does not take is refused, and what to write instead: the same key in the
+ * wire's case (`Properties`, Go's name, is `properties`), or where its data belongs.
+ */
+function misplacedKey(type: MessageType, key: string, known: readonly string[]): string {
+  const same = known.find((name) => folded(name) === folded(key))
+  if (same !== undefined) return `write it \`${same}\`: keys are camelCase, as on the wire`
+  switch (folded(key)) {
+    case 'traits':
+      return type === 'page' || type === 'screen'
+        ? `a ${type}'s details go in \`properties\` (Go's \`Page.Traits\` is sent as \`properties\`), the user's traits in \`context.traits\``
+        : `the user's traits go in \`context.traits\`, or in an identify() call`
+    case 'properties':
+      return `${type}() has \`traits\` for its details`
+    case 'sentat':
+      return 'the client sets `sentAt` as it sends each batch; the time of the call is `timestamp`'
+    case 'receivedat':
+    case 'originaltimestamp':
+      return 'the time of the call is `timestamp`'
+  }
+  return `${type}() takes ${known.filter((name) => name !== 'type').join(', ')}; your own data goes in \`${OWN_DATA[type]}\``
+}
+
+/**
+ * Refuses a top-level key that a call of the type does not send, where it would be left off
+ * without a word (a Go-cased `Properties`, `page({ traits })`), and a `type` other than the
+ * call's. `checkMessage` and the ingest API do not run it: messages from other SDKs carry keys of
+ * their own (`sentAt`, `_metadata`), and those are left off there.
+ *
+ * @throws {@link ValidationError} `ERR_INVALID_FIELD` on the key, naming the key to use.
+ */
+export function checkCallKeys(type: MessageType, input: unknown): void {
+  // A proxy or getter of the caller's that throws is the message's fault, as in toWireMessage.
+  readingCallerData('message', `${type}(): reading the message`, () => {
+    if (!isObject(input)) return
+    const known = callKeys(type)
+    for (const key of Object.keys(input)) {
+      if (key === 'type') checkTypeKey(type, input[key])
+      else if (!known.includes(key))
+        throw new ValidationError(
+          'ERR_INVALID_FIELD',
+          key,
+          `${type}(): ${shownKey(key)} is not a field it sends; ${misplacedKey(type, key, known)}.`,
+        )
+    }
+  })
+}
+
+/** A `type` in a call's message: left out or the call's own, as in a wire message passed back. */
+function checkTypeKey(type: MessageType, given: unknown): void {
+  if (given === undefined || given === type) return
+  throw new ValidationError(
+    'ERR_INVALID_FIELD',
+    'type',
+    `${type}(): \`type\` is ${typeof given === 'string' ? JSON.stringify(given.slice(0, 64)) : describe(given)}, not ${JSON.stringify(type)}; call the method of the message's type, or leave \`type\` out.`,
+  )
+}
+
 /**
  * Checks a call's input against the rules of its type and returns the message to put on the wire:
  * only the wire fields, with `messageId` and `timestamp` filled in when not given.
