@@ -159,8 +159,7 @@ export function isMessageId(value: unknown): value is string {
 
 /**
  * The `messageId` to send: the given one when {@link isMessageId} accepts it, a new UUID v4 when
- * none is given. Callers pass `''` as `undefined`: an empty id is absent. `caller` prefixes the
- * message (`track()`, `deliver()`).
+ * none is given. Callers pass `''` as `undefined` (an empty id is absent). `caller` prefixes the message (`track()`, `deliver()`).
  *
  * @throws {@link ValidationError} `ERR_INVALID_FIELD` naming the first character at fault.
  */
@@ -178,14 +177,10 @@ export function toMessageId(value: unknown, caller: string): string {
   )
 }
 
-/**
- * Every top-level key a call of the type takes: its wire fields, and `type` itself (a wire message
- * passed back). Made once: the check runs on every call.
- */
-const CALL_KEYS = {} as Record<MessageType, ReadonlySet<string>>
-for (const [type, fields] of Object.entries(TYPE_FIELDS) as Array<[MessageType, typeof TYPE_FIELDS.track]>) {
-  const wire = [...COMMON_FIELDS, ...fields, ...TRAILING_FIELDS].map(([name]) => name)
-  CALL_KEYS[type] = new Set([...wire, 'timestamp', 'messageId', 'type'])
+/** Every top-level key a call of the type takes: its wire fields, and `type` itself (a wire message passed back). */
+function callKeys(type: MessageType): string[] {
+  const fields = [...COMMON_FIELDS, ...TYPE_FIELDS[type], ...TRAILING_FIELDS].map(([name]) => name)
+  return [...fields, 'timestamp', 'messageId', 'type']
 }
 
 /** A key as it is compared across spellings: `UserId`, `user_id` and `userID` all give `userid`. */
@@ -210,8 +205,7 @@ const OWN_DATA: Record<MessageType, string> = {
  * Why a key the type does not take is refused, and what to write instead: the same key in the
  * wire's case (`Properties`, Go's name, is `properties`), or where its data belongs.
  */
-function misplacedKey(type: MessageType, key: string, keys: ReadonlySet<string>): string {
-  const known = [...keys]
+function misplacedKey(type: MessageType, key: string, known: readonly string[]): string {
   const same = known.find((name) => folded(name) === folded(key))
   if (same !== undefined) return `write it \`${same}\`: keys are camelCase, as on the wire`
   switch (folded(key)) {
@@ -242,10 +236,10 @@ export function checkCallKeys(type: MessageType, input: unknown): void {
   // A proxy or getter of the caller's that throws is the message's fault, as in toWireMessage.
   readingCallerData('message', `${type}(): reading the message`, () => {
     if (!isObject(input)) return
-    const known = CALL_KEYS[type]
+    const known = callKeys(type)
     for (const key of Object.keys(input)) {
       if (key === 'type') checkTypeKey(type, input[key])
-      else if (!known.has(key))
+      else if (!known.includes(key))
         throw new ValidationError(
           'ERR_INVALID_FIELD',
           key,
@@ -349,8 +343,8 @@ function buildWireMessage(type: MessageType, input: unknown): WireMessage {
       `${type}() needs a \`userId\` or an \`anonymousId\` to say who the call is about.`,
     )
   }
-  // An empty messageId is absent, as the other empty strings are and as both Go clients take it:
-  // an id is made for it.
+  // An empty messageId is absent, as for the other strings and as both Go clients take it: an id
+  // is made, where it threw.
   const messageId = input['messageId']
   wire['messageId'] = toMessageId(messageId === '' ? undefined : messageId, `${type}()`)
   wire['timestamp'] = toTimestamp(input['timestamp'], type)
