@@ -5,7 +5,7 @@ import { timeoutOption } from '../core/option-checks.js'
 import { ValidationError } from '../core/errors/validation-error.js'
 import type { AliasMessage, JsonObject, MessageType, PageMessage, ScreenMessage } from '../core/messages.js'
 import { serializeCall } from '../core/check-message.js'
-import { checkCallKeys, notAMessage } from '../core/validate.js'
+import { notAMessage } from '../core/validate.js'
 import type { GroupInput, IdentifyInput, NoPlan, TrackInput, TrackingPlan } from '../core/plan.js'
 import type { PlanViolation } from '../core/plan-checker.js'
 import type { SchemaIssue } from '../core/standard-schema.js'
@@ -408,8 +408,6 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
     if (callback !== undefined && typeof callback !== 'function') {
       throw new ValidationError('ERR_INVALID_FIELD', 'callback', `${type}(): the callback must be a function.`)
     }
-    // Before the plan, which reads only the fields it knows: a key the call does not send is told.
-    checkCallKeys(type, input)
     const plan = this.#options.plan
     // A violation is told once the call is queued: not for a call its own rules then refuse, and a
     // listener (that may close the client) cannot come between the check and the queue.
@@ -429,10 +427,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
       // not. Not the plan: its schemas take what calls give and a middleware has their output (a
       // transform would apply twice); the types keep a middleware to the plan. Unchanged (the same
       // JSON), it is what was checked.
-      if (shaped.json !== json) {
-        checkCallKeys(type, shaped.message)
-        ;({ wire, json, bytes } = serializeCall(type, shaped.message))
-      }
+      if (shaped.json !== json) ({ wire, json, bytes } = serializeCall(type, shaped.message))
     }
 
     const options = this.#options

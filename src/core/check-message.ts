@@ -34,9 +34,7 @@ export function serializeCall(type: MessageType, input: unknown): SerializedMess
  * Checks a message with the rules `Client` applies to a call of that type (required fields,
  * field types, JSON values, a valid `timestamp` and `messageId`, at most 32,000 bytes of JSON)
  * and returns it as the client would send it: only the type's wire fields, with `messageId` and
- * `timestamp` filled in when not given. Unlike a call, it leaves off a top-level key the type does
- * not send rather than refusing it: messages from other SDKs carry their own (`sentAt`,
- * `_metadata`). Nothing is sent. For messages that arrive from outside
+ * `timestamp` filled in when not given. Nothing is sent. For messages that arrive from outside
  * your program (a queue, an HTTP body) and should be refused with the client's own errors, as
  * `eventwire dev` does with every batch it receives.
  *

@@ -1,16 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { z } from 'zod'
 import {
   Client,
-  definePlan,
   ClosedError,
   EventwireError,
   MAX_MESSAGE_BYTES,
-  MESSAGE_TYPES,
   MessageTooLargeError,
   ValidationError,
   type ErrorCode,
-  type MessageType,
 } from '../../src/index.js'
 import { thrownBy } from '../helpers/thrown.js'
 import { isMessageId, MAX_MESSAGE_ID_LENGTH, toWireMessage } from '../../src/core/validate.js'
@@ -236,121 +232,6 @@ describe('call validation', () => {
   it('quotes the name it shows on one line, cut at 40 characters', () => {
     const thrown = thrownBy(() => newClient().page(`Bob's\n${'x'.repeat(50)}` as never))
     expect((thrown as Error).message).toContain(`name: 'Bob\\'s\\n${'x'.repeat(34)}...'`)
-  })
-
-  it.each<[string, (client: Client) => unknown, string, string]>([
-    [
-      "Go's Properties",
-      (c) => c.track({ userId: 'u1', event: 'E', Properties: { plan: 'pro' } } as never),
-      'Properties',
-      'track(): `Properties` is not a field it sends; write it `properties`: keys are camelCase, as on the wire.',
-    ],
-    ["Go's Context", (c) => c.identify({ userId: 'u1', Context: {} } as never), 'Context', 'write it `context`'],
-    ["Go's UserId", (c) => c.identify({ UserId: 'u1', anonymousId: 'a1' } as never), 'UserId', 'write it `userId`'],
-    [
-      "Go's Traits on identify",
-      (c) => c.identify({ userId: 'u1', Traits: {} } as never),
-      'Traits',
-      'write it `traits`',
-    ],
-    [
-      'user_id',
-      (c) => c.track({ anonymousId: 'a1', event: 'E', user_id: 'u1' } as never),
-      'user_id',
-      'write it `userId`',
-    ],
-    [
-      'traits on a page',
-      (c) => c.page({ userId: 'u1', traits: { plan: 'pro' } } as never),
-      'traits',
-      "a page's details go in `properties` (Go's `Page.Traits` is sent as `properties`), the user's traits in `context.traits`",
-    ],
-    ["Go's Traits on a screen", (c) => c.screen({ userId: 'u1', Traits: {} } as never), 'Traits', 'go in `properties`'],
-    [
-      'traits on a track',
-      (c) => c.track({ userId: 'u1', event: 'E', traits: {} } as never),
-      'traits',
-      '`context.traits`',
-    ],
-    [
-      'properties on a group',
-      (c) => c.group({ userId: 'u1', groupId: 'g', properties: {} } as never),
-      'properties',
-      'has `traits`',
-    ],
-    [
-      'sentAt',
-      (c) => c.track({ userId: 'u1', event: 'E', sentAt: new Date() } as never),
-      'sentAt',
-      'the client sets `sentAt` as it sends each batch; the time of the call is `timestamp`',
-    ],
-    [
-      'a key of its own',
-      (c) => c.track({ userId: 'u1', event: 'E', plan: 'pro' } as never),
-      'plan',
-      'track() takes userId, anonymousId, event, properties, context, integrations, timestamp, messageId; your own data goes in `properties`',
-    ],
-    [
-      'a key set to undefined',
-      (c) => c.alias({ userId: 'u1', previousId: 'a', Context: undefined } as never),
-      'Context',
-      'write it `context`',
-    ],
-    [
-      'a type other than the call',
-      (c) => c.track({ userId: 'u1', event: 'E', type: 'identify' } as never),
-      'type',
-      'track(): `type` is "identify", not "track"',
-    ],
-  ])('refuses %s, naming the key to use, where it was left off without a word', (_name, call, field, words) => {
-    const client = newClient()
-    const thrown = thrownBy(() => call(client))
-    expect(thrown).toBeInstanceOf(ValidationError)
-    expect(thrown).toMatchObject({ code: 'ERR_INVALID_FIELD', field })
-    expect((thrown as Error).message).toContain(words)
-    expect(client.pending).toBe(0)
-  })
-
-  it('quotes a key that is not a plain name, on one line', () => {
-    const thrown = thrownBy(() => newClient().track({ userId: 'u1', event: 'E', 'a\nb': 1 } as never))
-    expect((thrown as Error).message).toContain('track(): "a\\nb" is not a field it sends')
-  })
-
-  it('refuses a key a plan would not read, before the plan', () => {
-    const client = new Client('key', {
-      endpoint: 'http://127.0.0.1:9',
-      flushAfter: 60_000,
-      plan: definePlan({ events: { E: z.object({}) } }),
-    })
-    expect(() => client.track({ userId: 'u1', event: 'E', Properties: {} } as never)).toThrow('write it `properties`')
-  })
-
-  it('refuses a key a middleware adds, as a call could not send it', () => {
-    const client = newClient().use((message) => ({ ...message, Context: { ip: '1.2.3.4' } }))
-    expect(thrownBy(() => client.track({ userId: 'u1', event: 'E' }))).toMatchObject({
-      code: 'ERR_INVALID_FIELD',
-      field: 'Context',
-    })
-    expect(client.pending).toBe(0)
-  })
-
-  it('takes every key of the spec a call sends, and type when it is the call', () => {
-    const client = newClient()
-    const common = { context: { ip: '1.2.3.4' }, integrations: { All: true }, timestamp: new Date(), messageId: 'm' }
-    const own: Record<MessageType, Record<string, unknown>> = {
-      identify: { traits: { a: 1 } },
-      track: { event: 'E', properties: {} },
-      page: { name: 'n', category: 'c', properties: {} },
-      screen: { name: 'n', category: 'c', properties: {} },
-      group: { groupId: 'g', traits: {} },
-      alias: { previousId: 'p' },
-    }
-    for (const type of MESSAGE_TYPES) {
-      const call = client[type] as (message: unknown) => boolean
-      const message = { type, userId: 'u1', anonymousId: 'a', ...own[type], ...common }
-      expect(codeOf(() => call.call(client, message))).toBeUndefined()
-    }
-    expect(client.pending).toBe(6)
   })
 
   it('takes an empty messageId as absent and sends a new UUID, as both Go clients do', async () => {
