@@ -5,7 +5,6 @@ import { timeoutOption } from '../core/option-checks.js'
 import { ValidationError } from '../core/errors/validation-error.js'
 import type { AliasMessage, JsonObject, MessageType, PageMessage, ScreenMessage } from '../core/messages.js'
 import { serializeCall } from '../core/check-message.js'
-import { notAMessage } from '../core/validate.js'
 import type { GroupInput, IdentifyInput, NoPlan, TrackInput, TrackingPlan } from '../core/plan.js'
 import type { PlanViolation } from '../core/plan-checker.js'
 import type { SchemaIssue } from '../core/standard-schema.js'
@@ -402,9 +401,6 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
 
   #enqueue(type: MessageType, input: unknown, callback: MessageCallback | undefined): boolean {
     if (this.#closed) throw new ClosedError(`${type}()`)
-    // Before the callback: in `track('Signed Up', { userId })` the message is at fault, not the
-    // object taken as a callback.
-    if (typeof input === 'string') throw notAMessage(type, input)
     if (callback !== undefined && typeof callback !== 'function') {
       throw new ValidationError('ERR_INVALID_FIELD', 'callback', `${type}(): the callback must be a function.`)
     }

@@ -206,42 +206,14 @@ export function readingCallerData<T>(field: string, doing: string, read: () => T
   }
 }
 
-/**
- * The object form of each call, for a call made in the analytics.js shape (`track('Signed Up',
- * { userId })`, `identify('u1', traits)`): the string it took first goes where it belongs. Ids
- * are shown as placeholders, not echoed, as an error message may end up in a log.
- */
-const OBJECT_FORM: Record<MessageType, (first: string) => string> = {
-  identify: () => `identify({ userId: 'u1', traits: { ... } })`,
-  track: (event) => `track({ event: ${quoted(event)}, userId: 'u1', properties: { ... } })`,
-  page: (name) => `page({ name: ${quoted(name)}, userId: 'u1', properties: { ... } })`,
-  screen: (name) => `screen({ name: ${quoted(name)}, userId: 'u1', properties: { ... } })`,
-  group: () => `group({ groupId: 'g1', userId: 'u1', traits: { ... } })`,
-  alias: () => `alias({ previousId: 'anon-1', userId: 'u1' })`,
-}
-
-/** A name as a single-quoted JS string, cut at 40 characters: it is the caller's, and goes into a message. */
-function quoted(text: string): string {
-  const cut = text.length > 40 ? `${text.slice(0, 40)}...` : text
-  return `'${JSON.stringify(cut).slice(1, -1).replaceAll("'", "\\'")}'`
-}
-
-/**
- * The error for a call whose message is not an object. A string is most likely the analytics.js
- * shape, so the error shows the object form rather than a type.
- */
-export function notAMessage(type: MessageType, input: unknown): ValidationError {
-  return new ValidationError(
-    'ERR_INVALID_FIELD',
-    'message',
-    typeof input === 'string'
-      ? `${type}() takes one message object, not a string first (the analytics.js form): client.${OBJECT_FORM[type](input)}.`
-      : `${type}() takes a message object, got ${describe(input)}.`,
-  )
-}
-
 function buildWireMessage(type: MessageType, input: unknown): WireMessage {
-  if (!isObject(input)) throw notAMessage(type, input)
+  if (!isObject(input)) {
+    throw new ValidationError(
+      'ERR_INVALID_FIELD',
+      'message',
+      `${type}() takes a message object, got ${describe(input)}.`,
+    )
+  }
   const wire: Record<string, unknown> = { type }
   copyFields(wire, input, COMMON_FIELDS, type)
   copyFields(wire, input, TYPE_FIELDS[type], type)

@@ -187,53 +187,6 @@ describe('call validation', () => {
     expect(isMessageId('m\n')).toBe(false)
   })
 
-  it.each<[string, (client: Client) => unknown, string]>([
-    [
-      "track('Signed Up', { userId })",
-      (c) => c.track('Signed Up' as never, { userId: 'u1' } as never),
-      "client.track({ event: 'Signed Up', userId: 'u1', properties: { ... } })",
-    ],
-    [
-      "identify('u1', traits)",
-      (c) => c.identify('u1' as never, { plan: 'pro' } as never),
-      "client.identify({ userId: 'u1', traits: { ... } })",
-    ],
-    [
-      "page('Home')",
-      (c) => c.page('Home' as never),
-      "client.page({ name: 'Home', userId: 'u1', properties: { ... } })",
-    ],
-    [
-      "screen('Settings', properties, callback)",
-      (c) => c.screen('Settings' as never, { tab: 'x' } as never),
-      "client.screen({ name: 'Settings', userId: 'u1', properties: { ... } })",
-    ],
-    [
-      "group('g1', traits)",
-      (c) => c.group('g1' as never, {} as never),
-      "client.group({ groupId: 'g1', userId: 'u1', traits: { ... } })",
-    ],
-    [
-      "alias('u1', 'anon-1')",
-      (c) => c.alias('u1' as never, 'anon-1' as never),
-      "client.alias({ previousId: 'anon-1', userId: 'u1' })",
-    ],
-  ])('answers the analytics.js-style call %s with the object form, not a word on the callback', (_name, call, form) => {
-    const client = newClient()
-    const thrown = thrownBy(() => call(client))
-    expect(thrown).toBeInstanceOf(ValidationError)
-    expect(thrown).toMatchObject({ code: 'ERR_INVALID_FIELD', field: 'message' })
-    expect((thrown as Error).message).toContain(
-      `takes one message object, not a string first (the analytics.js form): ${form}.`,
-    )
-    expect(client.pending).toBe(0)
-  })
-
-  it('quotes the name it shows on one line, cut at 40 characters', () => {
-    const thrown = thrownBy(() => newClient().page(`Bob's\n${'x'.repeat(50)}` as never))
-    expect((thrown as Error).message).toContain(`name: 'Bob\\'s\\n${'x'.repeat(34)}...'`)
-  })
-
   it('takes an empty messageId as absent and sends a new UUID, as both Go clients do', async () => {
     let body = ''
     const fetch: typeof globalThis.fetch = async (request) => {
