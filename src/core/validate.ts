@@ -159,12 +159,13 @@ export function isMessageId(value: unknown): value is string {
 
 /**
  * The `messageId` to send: the given one when {@link isMessageId} accepts it, a new UUID v4 when
- * none is given. Callers pass `''` as `undefined` (an empty id is absent). `caller` prefixes the message (`track()`, `deliver()`).
+ * none is given. An empty id is absent, as both Go clients take it: an id is made for it.
+ * `caller` prefixes the message (`track()`, `deliver()`).
  *
  * @throws {@link ValidationError} `ERR_INVALID_FIELD` naming the first character at fault.
  */
 export function toMessageId(value: unknown, caller: string): string {
-  if (value === undefined) return crypto.randomUUID()
+  if (value === undefined || value === '') return crypto.randomUUID()
   if (isMessageId(value)) return value
   // Names the first character at fault rather than quoting an id that may break a log line.
   const at = typeof value === 'string' ? value.search(/[^\x20-\x7e]/) : -1
@@ -233,10 +234,7 @@ function buildWireMessage(type: MessageType, input: unknown): WireMessage {
       `${type}() needs a \`userId\` or an \`anonymousId\` to say who the call is about.`,
     )
   }
-  // An empty messageId is absent, as for the other strings and as both Go clients take it: an id
-  // is made, where it threw.
-  const messageId = input['messageId']
-  wire['messageId'] = toMessageId(messageId === '' ? undefined : messageId, `${type}()`)
+  wire['messageId'] = toMessageId(input['messageId'], `${type}()`)
   wire['timestamp'] = toTimestamp(input['timestamp'], type)
   return wire as WireMessage
 }

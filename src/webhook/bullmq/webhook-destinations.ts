@@ -152,6 +152,9 @@ export class WebhookDestinations {
    *
    * @example
    * ```ts
+   * import { WebhookQueue } from 'eventwire/webhook/bullmq'
+   *
+   * const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port: 6379 } })
    * await queue.destinations.delete('acme')
    * console.log(await queue.destinations.wasDeleted('acme')) // true, until set() writes it again
    * ```

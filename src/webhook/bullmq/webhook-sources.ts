@@ -140,6 +140,9 @@ export class WebhookSources {
    *
    * @example
    * ```ts
+   * import { WebhookQueue } from 'eventwire/webhook/bullmq'
+   *
+   * const queue = new WebhookQueue({ connection: { host: '127.0.0.1', port: 6379 } })
    * await queue.sources.delete('shop')
    * console.log(await queue.sources.wasDeleted('shop')) // true, until set() writes it again
    * ```

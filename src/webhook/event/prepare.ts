@@ -37,8 +37,7 @@ export function checkEvent(event: unknown): CheckedEvent {
       )
     }
     // The id travels as the Webhook-Id header: the client's rule, so that an id it sent is never refused here.
-    const messageId = input['messageId']
-    const eventId = toMessageId(messageId === '' ? undefined : messageId, `${String(input['type'])} event`)
+    const eventId = toMessageId(input['messageId'], `${String(input['type'])} event`)
     return { eventId: flattened(eventId), body, enabled: isEnabledFor(integrations) }
   })
 }
