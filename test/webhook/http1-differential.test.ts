@@ -885,6 +885,10 @@ interface Known {
 /** llhttp refused what the reader took. */
 const onlyLlhttpRefused = (x: Compared) => x.node.kind === 'error' && x.ours.kind !== 'error'
 
+/** Both read the same complete response, and only llhttp would carry another request on the connection. */
+const onlyLlhttpReuses = ({ ours, node }: Compared) =>
+  ours.kind === 'complete' && node.kind === 'complete' && ours.end === node.end && !ours.reusable && node.reusable
+
 const KNOWN: readonly Known[] = [
   {
     name: 'a bare LF ends a line',
@@ -1073,13 +1077,7 @@ const KNOWN: readonly Known[] = [
     why:
       'Nothing was asked for them: the reader takes the connection as not fit for another request, where ' +
       'llhttp would read them as the next response. A connection with bytes after a response is closed.',
-    applies: ({ c, ours, node }) =>
-      ours.kind === 'complete' &&
-      node.kind === 'complete' &&
-      ours.end === node.end &&
-      (ours.end ?? 0) < c.bytes.length &&
-      !ours.reusable &&
-      node.reusable,
+    applies: (x) => onlyLlhttpReuses(x) && (x.ours.end ?? 0) < x.c.bytes.length,
     mend: ({ c, ours }) => ({ c: { ...c, bytes: c.bytes.subarray(0, ours.end), cuts: [] }, moved: (offset) => offset }),
   },
   {
@@ -1088,27 +1086,17 @@ const KNOWN: readonly Known[] = [
       'Only a 2xx leaves the connection open for another request: a receiver that refuses a request and then ' +
       'writes a stray 200 on the connection would have that 200 read as the next answer, and a refused event ' +
       'reported delivered. llhttp keeps any response the receiver keeps alive.',
-    applies: ({ ours, node }) =>
-      ours.kind === 'complete' &&
-      node.kind === 'complete' &&
-      ours.end === node.end &&
-      !ours.reusable &&
-      node.reusable &&
-      (ours.status ?? 0) >= 300,
+    applies: (x) => onlyLlhttpReuses(x) && (x.ours.status ?? 0) >= 300,
   },
   {
     name: 'Connection: close beside keep-alive, on HTTP/1.0',
     why:
       'RFC 9112 section 9.6: close means the connection closes after this response, whatever else the field ' +
       "says. llhttp lets HTTP/1.0's keep-alive win; the reader lets close win, on either version.",
-    applies: ({ c, ours, node }) =>
-      ours.kind === 'complete' &&
-      node.kind === 'complete' &&
-      ours.end === node.end &&
-      !ours.reusable &&
-      node.reusable &&
-      node.version === '1.0' &&
-      fieldLines(c).some(
+    applies: (x) =>
+      onlyLlhttpReuses(x) &&
+      x.node.version === '1.0' &&
+      fieldLines(x.c).some(
         (line) =>
           nameOf(line) === 'connection' &&
           rawValueOf(line)
