@@ -16,7 +16,8 @@ export interface OriginTarget {
   readonly guarded: boolean
   /** Connections in use per URL, at most. */
   readonly connections: number
-  readonly tls?: Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'passphrase' | 'rejectUnauthorized'> | undefined
+  /** TLS options of its `https:` connections: which ones a user may give is the transport's to say. */
+  readonly tls?: ConnectionOptions | undefined
   /** Where the origin's TLS session is kept between connections, to resume with. */
   readonly sessions?: TlsSessions | undefined
 }

@@ -21,8 +21,19 @@ export interface Http1TransportOptions {
   tls?: Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'passphrase' | 'rejectUnauthorized'> | undefined
 }
 
-const OPTION_NAMES = { connections: true, blockPrivateNetworks: true, tls: true } as const
-const TLS_OPTION_NAMES = { ca: true, cert: true, key: true, passphrase: true, rejectUnauthorized: true } as const
+// Typed by the options themselves: a name added to one and not the other does not compile.
+const OPTION_NAMES: Record<keyof Http1TransportOptions, true> = {
+  connections: true,
+  blockPrivateNetworks: true,
+  tls: true,
+}
+const TLS_OPTION_NAMES: Record<keyof NonNullable<Http1TransportOptions['tls']>, true> = {
+  ca: true,
+  cert: true,
+  key: true,
+  passphrase: true,
+  rejectUnauthorized: true,
+}
 
 /**
  * The Node default: webhook requests over HTTP/1.1 on `node:net` and `node:tls`, with keep-alive
