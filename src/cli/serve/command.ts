@@ -279,17 +279,15 @@ async function serve(options: ServeOptions): Promise<ExitCode> {
   const queue = new bullmq.WebhookQueue({ connection: service, ...location, durability })
   // The queue and the worker of one process warn of the same Redis in the same words, and each of
   // their connections reports the same error every second while Redis is down: once a window is enough.
-  const repeats = new Repeats(REPEATS_WINDOW_MS)
+  const repeats = { warn: new Repeats(REPEATS_WINDOW_MS), error: new Repeats(REPEATS_WINDOW_MS) }
   const said = (level: 'warn' | 'error') => (detail: Error | string) => {
     const message = inServeWords(typeof detail === 'string' ? detail : detail.message)
-    if (repeats.take(`${level} ${message}`)) log({ level, event: level, message })
+    if (repeats[level].take(message)) log({ level, event: level, message })
   }
   const repeated = setInterval(() => {
-    for (const { kind, held } of repeats.unreported()) {
-      const space = kind.indexOf(' ')
-      const level = kind.slice(0, space)
-      log({ level, event: level, message: kind.slice(space + 1), repeated: held })
-    }
+    for (const level of ['warn', 'error'] as const)
+      for (const { kind, held } of repeats[level].unreported())
+        log({ level, event: level, message: kind, repeated: held })
   }, REPEATS_WINDOW_MS)
   repeated.unref()
   queue.on('warning', said('warn'))

@@ -61,16 +61,19 @@ export async function seed(queue: WebhookQueue, config: ServeConfig): Promise<Se
   const kept: string[] = []
   const deleted: string[] = []
   const newDestinations = []
+  // The destinations known to be there once the file's are written: read from Redis once each.
+  const present = new Set<string>()
+  const deletedDestinations = new Set<string>()
   for (const destination of config.destinations) {
     if (await holds(() => queue.destinations.get(destination.id))) kept.push(`destinations.${destination.id}`)
     // Deleted on purpose: the file does not bring it back (a revoked customer, a leaked secret).
-    else if (await queue.destinations.wasDeleted(destination.id)) deleted.push(`destinations.${destination.id}`)
-    else newDestinations.push(destination)
+    else if (await queue.destinations.wasDeleted(destination.id)) {
+      deleted.push(`destinations.${destination.id}`)
+      deletedDestinations.add(destination.id)
+      continue
+    } else newDestinations.push(destination)
+    present.add(destination.id)
   }
-  // The destinations known to be there once the file's are written: read from Redis once each.
-  const present = new Set(
-    config.destinations.map((destination) => destination.id).filter((id) => !deleted.includes(`destinations.${id}`)),
-  )
   const newSources = []
   for (const [index, source] of config.sources.entries()) {
     if (await holds(() => queue.sources.get(source.id))) {
@@ -85,7 +88,7 @@ export async function seed(queue: WebhookQueue, config: ServeConfig): Promise<Se
       if (present.has(id)) continue
       if ((await queue.destinations.get(id)) === undefined)
         usageError(
-          `sources[${index}].destinations[${position}]: no destination ${JSON.stringify(id)} in the registry${deleted.includes(`destinations.${id}`) ? ' (it was deleted, and the file does not add it again)' : ''}. Add it under "destinations" in --config, or with eventwire destinations set.`,
+          `sources[${index}].destinations[${position}]: no destination ${JSON.stringify(id)} in the registry${deletedDestinations.has(id) ? ' (it was deleted, and the file does not add it again)' : ''}. Add it under "destinations" in --config, or with eventwire destinations set.`,
         )
       present.add(id)
     }

@@ -1,4 +1,3 @@
-import { Repeats } from './repeats.js'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { WireMessage } from '../../index.js'
 import { BatchRejection } from '../ingest/batch.js'
@@ -12,6 +11,7 @@ import {
 import type { StoredSource } from '../../webhook/bullmq/index.js'
 import type { IngestMeasure } from './serve-metrics.js'
 import type { Admission } from './source-rates.js'
+import { Repeats } from './repeats.js'
 
 // The HTTP side of `eventwire serve`: the ingest API, answered 200 only once Redis holds every
 // event of the request (acknowledged means durable), and the health checks a load balancer asks.
