@@ -19,8 +19,8 @@ import { MAX_WEBHOOKS, resolveWebhookSettings } from '../src/webhook/delivery/se
 import { DEFAULT_QUEUE_NAME } from '../src/webhook/bullmq/queue.js'
 import { REPLICA_WAIT_DEFAULT_MS, resolveQueueOptions, resolveWorkerOptions } from '../src/webhook/bullmq/options.js'
 import { DEFAULT_COUNTS_TIMEOUT } from '../src/webhook/otel/instrument.js'
-import { DEFAULT_IDLE_MS } from '../src/webhook/network/http1-connection.js'
-import { MAX_HEAD_BYTES } from '../src/webhook/network/http1-response.js'
+import { DEFAULT_IDLE_MS } from '../src/http1/connection.js'
+import { MAX_HEAD_BYTES } from '../src/http1/response-reader.js'
 import { REGISTRY_FRESH_MS, REGISTRY_POLL_MS } from '../src/webhook/bullmq/registry-watch.js'
 import {
   ATTEMPT_LOG_DEFAULTS,
@@ -37,7 +37,7 @@ import {
 } from '../src/webhook/bullmq/sent-bodies.js'
 import { REPLAY_PAGE } from '../src/webhook/bullmq/replay.js'
 import { DEFAULT_SERVE_PORT, REPEATS_WINDOW_MS } from '../src/cli/serve/command.js'
-import { MAX_TLS_SESSIONS } from '../src/webhook/network/tls-sessions.js'
+import { MAX_TLS_SESSIONS } from '../src/http1/tls-sessions.js'
 import { MAX_SOURCE_DESTINATIONS, MAX_WRITE_KEYS } from '../src/webhook/bullmq/source-record.js'
 import { DEFAULT_MAX_CONNECTIONS, DROPS_LOGGED_EVERY_MS, MAX_HEADERS } from '../src/cli/serve/serve-server.js'
 import { DEFAULT_RATE_LIMIT } from '../src/cli/serve/source-rates.js'

@@ -45,7 +45,7 @@ const REFUSED = {
     text: /fetch failed: .*ECONNREFUSED/,
     cause: { name: 'TypeError', message: 'fetch failed' },
   },
-  'Node platform (undici Pool)': { text: /connect ECONNREFUSED/, cause: { code: 'ECONNREFUSED' } },
+  'Node platform (HTTP/1.1 stack)': { text: /connect ECONNREFUSED/, cause: { code: 'ECONNREFUSED' } },
 } as const
 
 describe.each(CLIENT_BUILDS)('a refused connection is named as such by the %s', (build, Client) => {

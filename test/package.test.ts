@@ -246,7 +246,7 @@ describe('the packed tarball, as Node loads it', () => {
     ['import', 'send.mjs', 'this Node'],
     ['require', 'send.cjs', 'the engines floor'],
     ['import', 'send.mjs', 'the engines floor'],
-  ])("%s('eventwire') (%s) on %s: a Client that sends through undici's Pool", async (_how, script, which) => {
+  ])("%s('eventwire') (%s) on %s: a Client that sends through its HTTP/1.1 stack", async (_how, script, which) => {
     const version = which === 'this Node' ? process.version : `v${FLOOR}`
     const sink = await startSink()
     try {
@@ -256,9 +256,9 @@ describe('the packed tarball, as Node loads it', () => {
       })
       const printed = JSON.parse(stdout) as { version: string; lines: string[] }
       expect(printed.version).toBe(version)
-      expect(printed.lines[0]).toBe(`sending to ${sink.url}/v1/batch with undici`)
+      expect(printed.lines[0]).toBe(`sending to ${sink.url}/v1/batch with http1`)
       expect(sink.delivered().map((message) => message['event'])).toEqual(['Packed'])
-      // fetch adds headers of its own (sec-fetch-mode, accept-language); undici's Pool sends ours alone.
+      // fetch adds headers of its own (sec-fetch-mode, accept-language); the HTTP/1.1 stack sends ours alone.
       expect(sink.requests[0]?.headers['sec-fetch-mode']).toBeUndefined()
       expect(sink.requests[0]?.headers['user-agent']).toBe(`eventwire/${LIBRARY.version}`)
     } finally {

@@ -178,12 +178,16 @@ describe.each(CLIENT_BUILDS)('the %s', (_build, Build) => {
       expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
     })
 
-    it('a Content-Length and a chunked Transfer-Encoding at once (request smuggling shape): ERR_RETRIES_EXHAUSTED', async () => {
+    // fetch (undici's llhttp) refuses the response; Node's stack takes its 200, read as chunked, as
+    // RFC 9112 section 6.3 frames it, and never reuses the connection: what could be smuggled is a
+    // next response on it (docs/client.md, "On Node").
+    it('a Content-Length and a chunked Transfer-Encoding at once (request smuggling shape): settled once, the connection not reused', async () => {
       const outcomes = await sendOneAgainst(Build, (socket) =>
         socket.write(`${OK_HEAD}content-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n`),
       )
       expect(outcomes.sent.length + outcomes.errors.length).toBe(1)
-      expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
+      if (Build === Client) expect(outcomes.sent).toHaveLength(1)
+      else expect(outcomes.errors.map((error) => error.code)).toEqual(['ERR_RETRIES_EXHAUSTED'])
     })
 
     it.each([301, 302, 303, 307, 308])(

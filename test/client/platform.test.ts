@@ -22,9 +22,9 @@ describe('which transport a Client sends with', () => {
     return { lines, headers: sink.requests[0]?.headers ?? {} }
   }
 
-  it("on Node: undici's Pool (fetch's own headers, such as sec-fetch-mode, are absent)", async () => {
+  it("on Node: the HTTP/1.1 stack of its own (fetch's own headers, such as sec-fetch-mode, are absent)", async () => {
     const { lines, headers } = await sendOne(Client)
-    expect(lines[0]).toBe(`sending to ${sink?.url}/v1/batch with undici`)
+    expect(lines[0]).toBe(`sending to ${sink?.url}/v1/batch with http1`)
     expect(headers['sec-fetch-mode']).toBeUndefined()
   })
 
@@ -46,7 +46,7 @@ describe('which transport a Client sends with', () => {
     expect(headers['sec-fetch-mode']).toBe('cors')
   })
 
-  it("close() lets go of undici's connections", async () => {
+  it('close() lets go of its connections', async () => {
     await sendOne(Client)
     // Left open, the idle connection would last until a keep-alive timeout (4 s or more).
     await vi.waitFor(() => expect(sink?.connections()).toEqual({ opened: 1, closed: 1 }), { timeout: 2_000 })

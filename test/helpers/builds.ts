@@ -14,9 +14,9 @@ export class WebClient<Plan extends TrackingPlan | NoPlan = NoPlan> extends Clie
 
 /**
  * The `Client` with each runtime's transport, for suites that run against real servers: ky over
- * `fetch` (browsers, Deno, Bun, Workers) and undici's `Pool` (Node). For `describe.each`.
+ * `fetch` (browsers, Deno, Bun, Workers) and the HTTP/1.1 stack (Node). For `describe.each`.
  */
 export const CLIENT_BUILDS: ReadonlyArray<readonly [name: string, Client: typeof WebClient]> = [
   ['web platform (ky over fetch)', WebClient],
-  ['Node platform (undici Pool)', Client],
+  ['Node platform (HTTP/1.1 stack)', Client],
 ]

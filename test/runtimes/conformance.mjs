@@ -84,7 +84,7 @@ export const cases = [
     },
   },
   {
-    name: "client: sends with undici's Pool on Node, with fetch on every other runtime (the export conditions)",
+    name: 'client: sends with its HTTP/1.1 stack on Node, with fetch on every other runtime (the export conditions)',
     async run(ctx) {
       const { Client } = ctx.api
       const run = `${ctx.run}-transport`
@@ -93,7 +93,7 @@ export const cases = [
       const client = new Client(ctx.writeKey, { endpoint: `${ctx.base}/ingest/${run}`, verbose: true, logger })
       client.track({ userId: 'u1', event: 'Transport' })
       await client.close()
-      const expected = ctx.node ? 'undici' : 'fetch'
+      const expected = ctx.node ? 'http1' : 'fetch'
       check(lines[0]?.endsWith(` with ${expected}`), `expected ${expected}, the client said: ${lines[0]}`)
       const seen = await report(ctx, `/report/${run}`)
       check(seen.messages === 1, `expected 1 message, the sink saw ${seen.messages}`)
@@ -316,7 +316,7 @@ export const cases = [
     },
   },
   {
-    name: "webhook: a destination delivers a signed event, with undici's Pool on Node (server runtimes)",
+    name: 'webhook: a destination delivers a signed event, with its HTTP/1.1 stack on Node (server runtimes)',
     server: true,
     async run(ctx) {
       const { WebhookDestination } = ctx.api
@@ -332,7 +332,7 @@ export const cases = [
         properties,
       })
       check(seen.userAgent.endsWith('/1.0'), `User-Agent ${seen.userAgent}`)
-      // The "imports" conditions: undici's Pool on Node (no fetch headers), fetch elsewhere.
+      // The "imports" conditions: the HTTP/1.1 stack on Node (no fetch headers), fetch elsewhere.
       if (ctx.node) check(seen.fetchMode === null, `sent with fetch on Node (sec-fetch-mode: ${seen.fetchMode})`)
     },
   },

@@ -67,7 +67,7 @@ export async function startMatrixSink({ browserBundle }) {
             body: raw.toString('utf8'),
           },
           userAgent: request.headers['user-agent'] ?? '',
-          // Sent by fetch (Node's, at least), never by undici's Pool: tells which platform sent it.
+          // Sent by fetch (Node's, at least), never by eventwire's HTTP/1.1 stack: tells which platform sent it.
           fetchMode: request.headers['sec-fetch-mode'],
         })
         return reply(204)

@@ -1,8 +1,8 @@
 import { BlockList, isIP } from 'node:net'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { parseIpAddress } from '../../src/webhook/network/ip-address.js'
-import { blockedRangeOf, isPrivateAddress } from '../../src/webhook/network/private-address.js'
+import { parseIpAddress } from '../../src/core/ip-address.js'
+import { blockedRangeOf, isPrivateAddress } from '../../src/core/private-address.js'
 import { resolveWebhookSettings } from '../../src/webhook/delivery/settings.js'
 import { OptionsError } from '../../src/webhook/index.js'
 

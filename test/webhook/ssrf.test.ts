@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { isPrivateAddress } from '../../src/webhook/network/private-address.js'
+import { isPrivateAddress } from '../../src/core/private-address.js'
 import { OptionsError, WebhookDestination } from '../../src/webhook/index.js'
 import { WebhookDestination as FetchBuildDestination } from '../../src/webhook/index.js'
 import { startSink, type Sink } from '../helpers/sink.js'

@@ -3,18 +3,19 @@ import type { Gzip } from '../../core/gzip.js'
 import type { Logger } from '../../core/debug.js'
 export { readDebugSetting as debugSetting } from '../../core/debug.js'
 import { lostAtExitLine, type HoldsMessages, type WatchExit } from '../process-exit.js'
+import { createHttp1Transport } from '../http1-transport.js'
 import { createKyTransport } from '../ky-transport.js'
 import type { TransportFactory } from '../transport.js'
 export { OTHER_CLIENTS_NAMES as otherNames } from '../other-clients-names.js'
-import { createUndiciTransport } from '../undici-transport.js'
 
 /**
  * How the `Client` sends on Node (`#eventwire/client-transport` under the "node" condition, see
- * package.json "imports"): undici's `Pool` over keep-alive connections, unless the user gave a
- * `fetch` to send with; then ky over that fetch, as on every other runtime.
+ * package.json "imports"): the HTTP/1.1 stack the webhook engine sends with, over keep-alive
+ * connections, unless the user gave a `fetch` to send with; then ky over that fetch, as on every
+ * other runtime.
  */
 export const defaultTransport: TransportFactory = (settings) =>
-  settings.fetch ? createKyTransport(settings) : createUndiciTransport(settings)
+  settings.fetch ? createKyTransport(settings) : createHttp1Transport(settings)
 
 /**
  * How the `Client` compresses on Node: zlib on libuv's thread pool, off the event loop, at level 1

@@ -8,7 +8,7 @@ import {
 } from '../../core/option-checks.js'
 import { MAX_TIMER_MS } from '../../core/timers.js'
 import { isObject } from '../../core/validate.js'
-import { blockedRangeOf } from '../network/private-address.js'
+import { blockedRangeOf } from '../../core/private-address.js'
 import { standardKey, whyNotStandardSecret } from '../signing/standard-webhooks.js'
 import { BREAKER_DEFAULTS, type BreakerRules } from './circuit-breaker.js'
 import type { WebhookTransport } from '../network/transport.js'

@@ -1,7 +1,7 @@
 import { startDeadline, type SignalDeadline } from '../../core/attempt-deadline.js'
 import { BodyDrains } from '../../core/body-drains.js'
 import { RESPONSE_BODY_CAP } from '../../core/limits.js'
-import { refusal } from './address-guard.js'
+import { refusal } from '../../core/address-guard.js'
 import { classifyFailure, type WebhookTransport } from './transport.js'
 
 /** Reads and drops at most {@link RESPONSE_BODY_CAP} bytes; a longer body is cancelled, and its connection with it. */

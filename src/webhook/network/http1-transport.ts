@@ -1,10 +1,7 @@
-import { transportClosed } from '../../core/attempt-deadline.js'
-import { checkOptionNames, integerOption } from '../../core/option-checks.js'
-import { SweptMap } from '../../core/swept-map.js'
 import type { ConnectionOptions } from 'node:tls'
-import { Http1Attempt } from './http1-attempt.js'
-import { Http1Origin } from './http1-origin.js'
-import { TlsSessions } from './tls-sessions.js'
+import { checkOptionNames, integerOption } from '../../core/option-checks.js'
+import { Http1Agent } from '../../http1/agent.js'
+import { Http1Attempt } from '../../http1/attempt.js'
 import { keepsItsPromise, type WebhookResponse, type WebhookTransport } from './transport.js'
 
 /** Options of {@link createHttp1Transport}. */
@@ -69,46 +66,21 @@ const TLS_OPTION_NAMES: Record<keyof NonNullable<Http1TransportOptions['tls']>, 
 export function createHttp1Transport(options: Http1TransportOptions = {}): WebhookTransport {
   checkOptionNames(options as Record<string, unknown>, OPTION_NAMES)
   checkOptionNames((options.tls ?? {}) as Record<string, unknown>, TLS_OPTION_NAMES, {}, 'tls.')
-  const connections = integerOption('connections', options.connections, 64, 1, 100_000)
-  // By each request's `origin` as given (the same string every time): no key to build per request.
-  // An origin that holds nothing goes once many have come: a process that met 50,000 origins once
-  // keeps the few it still talks to.
-  const open = new SweptMap<string, Http1Origin>((origin) => origin.empty)
-  const guarded = new SweptMap<string, Http1Origin>((origin) => origin.empty)
-  // Outlives the origins: bursts further apart than the idle time resume the last session.
-  const sessions = new TlsSessions()
-  let closed = false
+  const agent = new Http1Agent({
+    connections: integerOption('connections', options.connections, 64, 1, 100_000),
+    tls: options.tls,
+  })
+  const guardAll = options.blockPrivateNetworks === true
   return keepsItsPromise({
     send(request) {
       return new Promise<WebhookResponse>((answer) => {
-        const attempt = new Http1Attempt(request, answer)
-        if (closed) {
-          attempt.fail(transportClosed())
-          attempt.end()
-          return
-        }
-        const isGuarded = options.blockPrivateNetworks === true || request.blockPrivateNetworks === true
-        const origins = isGuarded ? guarded : open
-        let origin = origins.get(request.origin)
-        if (origin === undefined) {
-          origins.sweepIfGrown()
-          origin = new Http1Origin({
-            origin: request.origin,
-            guarded: isGuarded,
-            connections,
-            tls: options.tls,
-            sessions,
-          })
-          origins.set(request.origin, origin)
-        }
-        origin.pool(request.url).submit(attempt)
+        // The status and Retry-After alone: the head's other fields are the stack's, not the engine's.
+        const attempt = new Http1Attempt(request, (response) =>
+          answer(response.ok ? { ok: true, status: response.status, retryAfter: response.retryAfter } : response),
+        )
+        agent.send(attempt, guardAll || request.blockPrivateNetworks === true)
       })
     },
-    async close() {
-      closed = true
-      await Promise.all([...open.values(), ...guarded.values()].map((origin) => origin.close()))
-      open.clear()
-      guarded.clear()
-    },
+    close: () => agent.close(),
   })
 }

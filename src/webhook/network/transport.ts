@@ -1,4 +1,6 @@
-import { BLOCKED_ADDRESS_CODE } from './address-guard.js'
+import type { TransportFailure } from '../../core/transport-failure.js'
+
+export { classifyFailure, type TransportFailure } from '../../core/transport-failure.js'
 
 /** One webhook request, ready to send. */
 export interface WebhookRequest {
@@ -30,9 +32,6 @@ export type WebhookResponse =
   | { readonly ok: true; readonly status: number; readonly retryAfter: string | null }
   | { readonly ok: false; readonly failure: TransportFailure; readonly cause: unknown }
 
-/** What went wrong below HTTP. `blocked`: the address is not allowed (`blockPrivateNetworks`). */
-export type TransportFailure = 'timeout' | 'network' | 'tls' | 'blocked'
-
 /**
  * Sends webhook requests. eventwire uses HTTP/1.1 of its own on Node and `fetch` elsewhere; pass
  * your own (for a private CA, a proxy, a test double) as the `transport` setting.
@@ -41,49 +40,6 @@ export interface WebhookTransport {
   send(request: WebhookRequest): Promise<WebhookResponse>
   /** Releases connections. */
   close?(): Promise<void>
-}
-
-/** Certificate errors (Node's, undici's and Bun's codes): the TLS handshake failed before any HTTP. */
-const TLS_CODES = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'CERT_UNTRUSTED',
-  'CERT_REVOKED',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-])
-
-/**
- * Deno's fetch names certificate failures only in the message of the error's cause (rustls:
- * `invalid peer certificate: UnknownIssuer`, `Expired`, `NotValidForName`...). Bun uses Node's codes.
- */
-const DENO_TLS_MESSAGE = /\binvalid peer certificate\b/
-
-const TIMEOUT_CODES = new Set([
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'ETIMEDOUT',
-])
-
-/** Reads a thrown error and its `cause` chain for a certificate failure, a refused address or a timeout. */
-export function classifyFailure(error: unknown): TransportFailure {
-  for (let current = error, depth = 0; current !== undefined && current !== null && depth < 8; depth++) {
-    const { code, name, message } = current as { code?: unknown; name?: unknown; message?: unknown }
-    if (
-      (typeof code === 'string' && TLS_CODES.has(code)) ||
-      (typeof message === 'string' && DENO_TLS_MESSAGE.test(message))
-    )
-      return 'tls'
-    if (code === BLOCKED_ADDRESS_CODE) return 'blocked'
-    if ((typeof code === 'string' && TIMEOUT_CODES.has(code)) || name === 'TimeoutError') return 'timeout'
-    current = (current as { cause?: unknown }).cause
-  }
-  return 'network'
 }
 
 /**

@@ -2,9 +2,9 @@ import { buildConnector, type Dispatcher, Pool } from 'undici'
 import { cutShort } from '../../core/attempt-deadline.js'
 import { BodyDrains } from '../../core/body-drains.js'
 import { RESPONSE_BODY_CAP } from '../../core/limits.js'
-import { peerRefusal, refusal } from './address-guard.js'
-import { publicOnlyLookup } from './public-lookup.js'
-import { TimedAttempt } from './timed-attempt.js'
+import { peerRefusal, refusal } from '../../core/address-guard.js'
+import { publicOnlyLookup } from '../../http1/public-lookup.js'
+import { TimedAttempt } from '../../http1/timed-attempt.js'
 import { keepsItsPromise, type WebhookRequest, type WebhookResponse, type WebhookTransport } from './transport.js'
 
 /** Options of {@link createUndiciTransport}. */
@@ -75,7 +75,7 @@ function isName(name: Buffer, lower: string): boolean {
  * responses (a response stream, parsed headers, an abort signal and its listeners, an async
  * resource) an attempt does not need, and it was a third of the transport's CPU per request.
  */
-class UndiciAttempt extends TimedAttempt {
+class UndiciAttempt extends TimedAttempt<Extract<WebhookResponse, { ok: true }>> {
   /** undici's abort, once the request has a connection. */
   #abort: ((reason: Error) => void) | undefined
   /** Why it was cut short before it had a connection: it is aborted as soon as it gets one. */
@@ -130,7 +130,7 @@ class UndiciAttempt extends TimedAttempt {
       } else if (isName(name, 'content-length')) length = Number((rawHeaders[index + 1] as Buffer).toString('latin1'))
     }
     this.#reading.add(this)
-    this.answerWith(statusCode, retryAfter)
+    this.answerWith({ ok: true, status: statusCode, retryAfter })
     if (length > RESPONSE_BODY_CAP) this.cancel(cutShort('the response body is over the cap', 'AbortError'))
     return true
   }

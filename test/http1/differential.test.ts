@@ -1,5 +1,5 @@
 /**
- * Issue 45: a differential test of ResponseReader (src/webhook/network/http1-response.ts) against
+ * Issue 45: a differential test of ResponseReader (src/http1/response-reader.ts) against
  * Node's own HTTP/1.1 parser, llhttp. Generated responses, valid and broken, are split at random
  * points and fed to both. They must agree on error or not, the final status, whether the response
  * completed, the byte at which it ended, and whether the connection may carry another request.
@@ -36,7 +36,7 @@
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 import { RESPONSE_BODY_CAP } from '../../src/core/limits.js'
-import { HTTP_PROTOCOL_CODE, MAX_HEAD_BYTES, ResponseReader } from '../../src/webhook/network/http1-response.js'
+import { HTTP_PROTOCOL_CODE, MAX_HEAD_BYTES, ResponseReader } from '../../src/http1/response-reader.js'
 
 /** A whole number from the environment, or `fallback` when unset. */
 function setting(name: string, fallback: number): number {

@@ -1,7 +1,7 @@
-import { transportClosed } from '../../core/attempt-deadline.js'
-import { Queue } from '../../core/queue.js'
-import type { Http1Attempt } from './http1-attempt.js'
-import type { ConnectionOwner, Http1Connection } from './http1-connection.js'
+import { transportClosed } from '../core/attempt-deadline.js'
+import { Queue } from '../core/queue.js'
+import type { Http1Attempt } from './attempt.js'
+import type { ConnectionOwner, Http1Connection } from './connection.js'
 
 /** What a pool takes from its origin: see `Http1Origin`. */
 export interface PoolOrigin {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { MAX_TLS_SESSIONS, TlsSessions } from '../../src/webhook/network/tls-sessions.js'
+import { MAX_TLS_SESSIONS, TlsSessions } from '../../src/http1/tls-sessions.js'
 
 const ticket = (text: string) => Buffer.from(text)
 

@@ -1,12 +1,15 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { RESPONSE_BODY_CAP } from '../../src/core/limits.js'
-import { HTTP_PROTOCOL_CODE, MAX_HEAD_BYTES, ResponseReader } from '../../src/webhook/network/http1-response.js'
+import { HTTP_PROTOCOL_CODE, MAX_HEAD_BYTES, ResponseReader } from '../../src/http1/response-reader.js'
+
+/** What a head holds beside the status and the framing when the reader keeps no refusal. */
+const NOTHING_KEPT = { ok: true, statusText: '', fields: undefined, body: undefined }
 
 /** Reads `text` (Latin-1) in the chunks `cuts` splits it into; what the reader made of it. */
-function readIn(text: string, cuts: number[] = []) {
+function readIn(text: string, cuts: number[] = [], keepRefusal = 0) {
   const bytes = Buffer.from(text, 'latin1')
-  const reader = new ResponseReader()
+  const reader = new ResponseReader(keepRefusal)
   const points = [...new Set(cuts.filter((cut) => cut > 0 && cut < bytes.length))].sort((a, b) => a - b)
   let outcome = 'more'
   let from = 0
@@ -27,7 +30,7 @@ describe('ResponseReader: framing (RFC 9112 section 6.3)', () => {
   it('reads a Content-Length response: its status, and a connection fit for another request', () => {
     const { reader, outcome } = readIn(OK)
     expect(outcome).toBe('complete')
-    expect(reader.head).toEqual({ status: 200, retryAfter: null, keepAlive: true, idleMs: undefined })
+    expect(reader.head).toEqual({ ...NOTHING_KEPT, status: 200, retryAfter: null, keepAlive: true, idleMs: undefined })
     expect(reader.reusable).toBe(true)
   })
 
@@ -158,7 +161,7 @@ describe('ResponseReader: framing (RFC 9112 section 6.3)', () => {
         'x-request1: timeout=9\r\nconnection: upgrade\r\ncontent-length: 2\r\n\r\nok',
     )
     expect(outcome).toBe('complete')
-    expect(reader.head).toEqual({ status: 200, retryAfter: null, keepAlive: false, idleMs: undefined })
+    expect(reader.head).toEqual({ ...NOTHING_KEPT, status: 200, retryAfter: null, keepAlive: false, idleMs: undefined })
   })
 
   it('takes the receiver’s Keep-Alive timeout, and Retry-After only when sent once', () => {
@@ -306,5 +309,52 @@ describe('ResponseReader: what it will not read', () => {
     reader.read(Buffer.from('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n'))
     expect(reader.read(Buffer.from('0'.repeat(4_096)))).toBe('more')
     expect(() => reader.read(Buffer.from('0'))).toThrow(/line of its chunked body is over 4096 bytes/)
+  })
+})
+
+describe('ResponseReader: a refusal kept for an error to show (keepRefusal)', () => {
+  const REFUSED =
+    'HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nX-Request-Id: 7\r\ncontent-length: 24\r\n\r\n' +
+    '{"error":"bad writeKey"}'
+  const text = (head: { body?: Uint8Array[] | undefined } | undefined) =>
+    Buffer.concat(head?.body ?? []).toString('latin1')
+
+  it('keeps the reason phrase, every header field as sent and the body, however the connection splits it', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat({ max: 140 }), { maxLength: 10 }), (cuts) => {
+        const { reader, outcome } = readIn(REFUSED, cuts, 1024)
+        expect(outcome).toBe('complete')
+        expect(reader.head).toMatchObject({
+          status: 400,
+          statusText: 'Bad Request',
+          fields: [
+            ['Content-Type', 'application/json'],
+            ['X-Request-Id', '7'],
+            ['content-length', '24'],
+          ],
+        })
+        expect(text(reader.head)).toBe('{"error":"bad writeKey"}')
+      }),
+    )
+  })
+
+  it('keeps at most the bytes it was asked for, and reads no further (chunked, by length and to the end)', () => {
+    const chunked = readIn(CHUNKED, [], 8)
+    expect(chunked.outcome).toBe('over-cap')
+    expect(text(chunked.reader.head)).toBe('hello wo')
+    const byLength = readIn(REFUSED, [90, 100], 5)
+    expect(byLength.outcome).toBe('over-cap')
+    expect(text(byLength.reader.head)).toBe('{"err')
+    const toEnd = readIn('HTTP/1.1 500 Oops\r\n\r\nall of it', [], 4)
+    expect(text(toEnd.reader.head)).toBe('all ')
+  })
+
+  it('keeps nothing of a 2xx, nor of anything when not asked', () => {
+    expect(readIn(OK, [], 1024).reader.head).toMatchObject({ status: 200, ...NOTHING_KEPT })
+    expect(readIn(REFUSED).reader.head).toMatchObject({ status: 400, ...NOTHING_KEPT })
+  })
+
+  it('a status line with no reason phrase: an empty one', () => {
+    expect(readIn('HTTP/1.1 503\r\ncontent-length: 0\r\n\r\n', [], 10).reader.head?.statusText).toBe('')
   })
 })

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net'
-import type { Carrier, Http1Attempt } from './http1-attempt.js'
-import { protocolError, ResponseReader } from './http1-response.js'
+import type { Carrier, Http1Attempt } from './attempt.js'
+import { protocolError, ResponseReader } from './response-reader.js'
 
 /** What a connection tells its pool. */
 export interface ConnectionOwner {
@@ -19,18 +19,21 @@ const LINE_BREAK = /[\r\n\0]/
 const NON_ASCII = /[^\0-\x7f]/
 
 /**
- * The bytes of one request: the head and the JSON body, as one string when the head is ASCII (one
- * socket write, no buffer to allocate). Throws when a header value would split the head.
+ * The bytes of one request: the head and the body, as one string when the head is ASCII and the
+ * body a string (one socket write, no buffer to allocate). Throws when a header value would split
+ * the head.
  */
 export function requestBytes(attempt: Http1Attempt, host: string): string | Buffer {
   const { path, headers, body } = attempt.request
-  let head = `POST ${path} HTTP/1.1\r\nhost: ${host}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`
+  const length = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength
+  let head = `POST ${path} HTTP/1.1\r\nhost: ${host}\r\ncontent-length: ${length}\r\n`
   for (const name in headers) {
     const value = headers[name] as string
     if (LINE_BREAK.test(value)) throw new TypeError(`the ${name} header's value holds a line break or NUL`)
     head += `${name}: ${value}\r\n`
   }
   head += '\r\n'
+  if (typeof body !== 'string') return Buffer.concat([Buffer.from(head, 'latin1'), body])
   return NON_ASCII.test(head) ? Buffer.concat([Buffer.from(head, 'latin1'), Buffer.from(body)]) : head + body
 }
 
@@ -95,7 +98,7 @@ export class Http1Connection implements Carrier {
     this.#heard = false
     attempt.carrier = this
     // Nothing of an answer may arrive before the request: a new reader per request.
-    this.#reader = new ResponseReader()
+    this.#reader = new ResponseReader(attempt.request.keepRefusal)
     this.#carried++
     this.#socket.ref()
     this.#socket.write(bytes)

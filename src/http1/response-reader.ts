@@ -1,4 +1,4 @@
-import { RESPONSE_BODY_CAP } from '../../core/limits.js'
+import { RESPONSE_BODY_CAP } from '../core/limits.js'
 
 /** Most bytes a response's head (status line and headers) may take: Node's and undici's default. */
 export const MAX_HEAD_BYTES = 16 * 1024
@@ -21,15 +21,25 @@ function lineTooLong(): Error {
   return protocolError(`a line of its chunked body is over ${MAX_LINE_BYTES} bytes`)
 }
 
-/** What a response's head says: its status, and what the connection may do after its body. */
+/**
+ * What a response's head says: its status, and what the connection may do after its body. It is
+ * the attempt's answer as it stands (`ok`: an answer arrived), with nothing copied.
+ */
 export interface ResponseHead {
+  readonly ok: true
   readonly status: number
+  /** The reason phrase, kept only by a reader that keeps refusals (see `keepRefusal`); `''` otherwise. */
+  readonly statusText: string
   /** `Retry-After` as sent; `null` when absent or sent twice (then it says nothing usable). */
   readonly retryAfter: string | null
   /** The receiver lets the connection carry another request after this response. */
   readonly keepAlive: boolean
   /** The receiver's `Keep-Alive: timeout=N`, in ms; `undefined` without one. */
   readonly idleMs: number | undefined
+  /** A refusal's header fields, name and value, as sent; only from a reader that keeps refusals. */
+  readonly fields: readonly (readonly [string, string])[] | undefined
+  /** The start of a refusal's body, as it arrives (de-chunked); only from a reader that keeps refusals. */
+  readonly body: Uint8Array[] | undefined
 }
 
 /** What the connection does next, after a chunk is read. */
@@ -67,8 +77,21 @@ export class ResponseReader {
   #chunkCrSeen = false
   #trailerBytes = 0
   #reusable = true
+  /** Bytes of a refusal's body to keep; 0: none, and no fields either. */
+  readonly #keep: number
+  /** Bytes of the body kept so far. */
+  #kept = 0
   /** The final (non-1xx) head, once read. */
   head: ResponseHead | undefined = undefined
+
+  /**
+   * @param keepRefusal - for an answer that is not 2xx, keep its reason phrase, its header fields
+   *   and up to this many bytes of its body (an error can show them); the rest of such a body is
+   *   not read. 0 keeps nothing: only the fields that decide the answer and the framing are read.
+   */
+  constructor(keepRefusal = 0) {
+    this.#keep = keepRefusal
+  }
 
   /**
    * Whether the connection may carry another request once this response is complete: only after
@@ -88,17 +111,21 @@ export class ResponseReader {
       switch (this.#phase) {
         case Phase.Head: {
           at = this.#readHead(chunk, at)
-          if ((this.#phase as Phase) === Phase.Length && this.#remaining > RESPONSE_BODY_CAP) return 'over-cap'
+          // A kept refusal's start is read all the same: the body's reading stops where it is kept.
+          if ((this.#phase as Phase) === Phase.Length && this.#remaining > RESPONSE_BODY_CAP && !this.#keeping)
+            return 'over-cap'
           break
         }
         case Phase.Length: {
           const taken = Math.min(this.#remaining, chunk.length - at)
+          if (this.#keepFrom(chunk, at, taken)) return 'over-cap'
           at += taken
           this.#remaining -= taken
           if (this.#remaining === 0) this.#phase = Phase.Done
           break
         }
         case Phase.UntilClose: {
+          if (this.#keepFrom(chunk, at, chunk.length - at)) return 'over-cap'
           this.#bodyBytes += chunk.length - at
           at = chunk.length
           if (this.#bodyBytes > RESPONSE_BODY_CAP) return 'over-cap'
@@ -107,11 +134,16 @@ export class ResponseReader {
         case Phase.ChunkSize:
           at = this.#readChunkSize(chunk, at)
           // A chunk that would take the body past the cap is not waited for.
-          if ((this.#phase as Phase) === Phase.ChunkData && this.#bodyBytes + this.#remaining > RESPONSE_BODY_CAP)
+          if (
+            (this.#phase as Phase) === Phase.ChunkData &&
+            this.#bodyBytes + this.#remaining > RESPONSE_BODY_CAP &&
+            !this.#keeping
+          )
             return 'over-cap'
           break
         case Phase.ChunkData: {
           const taken = Math.min(this.#remaining, chunk.length - at)
+          if (this.#keepFrom(chunk, at, taken)) return 'over-cap'
           at += taken
           this.#remaining -= taken
           this.#bodyBytes += taken
@@ -145,6 +177,25 @@ export class ResponseReader {
   ended(): boolean {
     if (this.#phase === Phase.UntilClose) this.#phase = Phase.Done
     return this.#phase === Phase.Done
+  }
+
+  /** Whether the start of this response's body is kept (a refusal, by a reader asked to keep one). */
+  get #keeping(): boolean {
+    return this.head?.body !== undefined
+  }
+
+  /**
+   * Keeps `length` body bytes of `chunk` from `at`, up to what a kept refusal may hold: whether it
+   * holds all it may now (the rest of the body is not read).
+   */
+  #keepFrom(chunk: Buffer, at: number, length: number): boolean {
+    const body = this.head?.body
+    if (body === undefined) return false
+    const taken = Math.min(length, this.#keep - this.#kept)
+    // A copy: the chunk may be a slice of a larger buffer the socket reuses.
+    if (taken > 0) body.push(Uint8Array.prototype.slice.call(chunk, at, at + taken))
+    this.#kept += taken
+    return this.#kept >= this.#keep
   }
 
   /** Joins `chunk` from `at` to the bytes held from earlier chunks. */
@@ -187,13 +238,21 @@ export class ResponseReader {
     // switch protocols, which no webhook request asks for.
     if (status === 101) throw protocolError('101 Switching Protocols was not asked for')
     if (status < 200) return
-    const fields = lineEnd < 0 ? new HeadFields() : readFields(text, lineEnd + 1)
+    // Only a refusal is kept, and only by a reader asked to: a 2xx needs nothing of it.
+    const keep = this.#keep > 0 && status >= 300
+    const fields = new HeadFields(keep)
+    if (lineEnd >= 0) readFields(fields, text, lineEnd + 1)
     const http10 = match[1] === '0'
     this.head = {
+      ok: true,
       status,
+      // After "HTTP/1.1 404 ": the status line's fixed start.
+      statusText: keep ? statusLine.slice(13) : '',
       retryAfter: fields.retryAfter,
       keepAlive: !fields.close && (!http10 || fields.keepAliveToken),
       idleMs: fields.idleMs,
+      fields: fields.all,
+      body: keep ? [] : undefined,
     }
     // Content-Length beside Transfer-Encoding: a request smuggling shape; never reused, whatever the
     // status frames (RFC 9112 section 6.3), and read as chunked where there is a body.
@@ -282,6 +341,8 @@ function withoutCr(before: number | undefined, lf: number): number {
 
 /** The header fields of a head that matter here. */
 class HeadFields {
+  /** Every field, name and value, when the head is kept. */
+  readonly all: [string, string][] | undefined
   retryAfter: string | null = null
   retryAfterSeen = false
   length: number | undefined = undefined
@@ -290,11 +351,14 @@ class HeadFields {
   close = false
   keepAliveToken = false
   idleMs: number | undefined = undefined
+
+  constructor(keepAll: boolean) {
+    this.all = keepAll ? [] : undefined
+  }
 }
 
-/** Reads the header fields of a head from `start` (after the status line). */
-function readFields(text: string, start: number): HeadFields {
-  const fields = new HeadFields()
+/** Reads the header fields of a head from `start` (after the status line) into `fields`. */
+function readFields(fields: HeadFields, text: string, start: number): void {
   let at = start
   while (at < text.length) {
     let next = text.indexOf('\n', at)
@@ -316,10 +380,11 @@ function readFields(text: string, start: number): HeadFields {
       beforeColon === 9
     )
       throw protocolError(`a header line is ${JSON.stringify(text.slice(at, Math.min(end, at + 40)))}`)
-    readField(fields, text, at, colon, text.slice(colon + 1, end).trim())
+    const value = text.slice(colon + 1, end).trim()
+    fields.all?.push([text.slice(at, colon), value])
+    readField(fields, text, at, colon, value)
     at = next + 1
   }
-  return fields
 }
 
 function readField(fields: HeadFields, text: string, at: number, colon: number, value: string): void {
