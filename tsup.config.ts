@@ -40,7 +40,8 @@ export default defineConfig([
     noExternal: ['ky'],
     // The platform imports stay as written, for the runtime's (or the user's bundler's) export
     // conditions to resolve: one Client and one WebhookDestination, with the transport and signer of
-    // wherever they run. undici and the BullMQ peers stay imports: edge builds never see them.
+    // wherever they run. The BullMQ peers stay imports: edge builds never see them. undici is no
+    // dependency; it is listed so that a stray import of it fails loudly rather than being bundled.
     // @opentelemetry/api stays an import of `eventwire/webhook/otel` alone: the user's one copy
     // holds the global meter provider, and no other entry imports it.
     external: [
@@ -60,7 +61,7 @@ export default defineConfig([
     target: 'node20',
     platform: 'node',
     // Keep `node:` on built-in imports (tsup strips it by default): Node >= 20 needs no help, and
-    // a reader of dist/cli.js sees at a glance that it imports nothing but Node and ky/undici.
+    // a reader of dist/cli.js sees at a glance that it imports nothing but Node and ky.
     removeNodeProtocol: false,
     // `destinations` and `dead-letters` load the BullMQ entry by the package's own name, when run:
     // the other commands start without the optional peers bullmq and ioredis.

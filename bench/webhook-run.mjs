@@ -123,14 +123,9 @@ if (config.mode === 'eventwire') {
     }),
   )
 } else if (config.mode === 'pending') {
-  // `"transport":"undici"`: the same over createUndiciTransport(), the Node default until
-  // eventwire had an HTTP/1.1 transport of its own.
-  const undici =
-    config.transport === 'undici' ? (await import('eventwire/webhook/node')).createUndiciTransport() : undefined
   const destination = new WebhookDestination({
     webhooks: [{ url: config.urls[0] }],
     sharedSecret: config.secret,
-    ...(undici ? { transport: undici } : {}),
     backoff: () => 3_600_000,
     // "attempted": each delivery has had its attempt and waits for its retry. Otherwise the
     // defaults: the failing URL's breaker opens and most deliveries wait for it, unsent.

@@ -7,7 +7,6 @@ import {
   renameSync,
   rmSync,
   statSync,
-  symlinkSync,
   writeFileSync,
 } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -162,7 +161,7 @@ describe('package', () => {
           "import { Client } from '../../index.js'",
           "import { WebhookDestination } from '../../webhook/index.js'",
           "import { defaultPlatform } from '../../webhook/platform/node.js'",
-          "import { createUndiciTransport } from '../../webhook/node-only.js'",
+          "import { createHttp1Transport } from '../../webhook/node-only.js'",
           "import { WebhookQueue } from '../../webhook/bullmq/index.js'",
           "import { version } from '../../../package.json'",
           "import { paint } from '../colors.js'",
@@ -201,7 +200,7 @@ describe('the packed tarball, as Node loads it', () => {
   const nodes: Record<string, string> = {}
 
   // dist/ is built once by test/global-setup.ts. The tarball is unpacked where node_modules would
-  // have it, beside the one dependency the Node build imports.
+  // have it: the package has no runtime dependency.
   beforeAll(() => {
     app = mkdtempSync(join(tmpdir(), 'eventwire-package-'))
     const [packed] = JSON.parse(
@@ -210,7 +209,6 @@ describe('the packed tarball, as Node loads it', () => {
     mkdirSync(join(app, 'node_modules'))
     execFileSync('tar', ['-xzf', join(app, packed?.filename ?? ''), '-C', join(app, 'node_modules')])
     renameSync(join(app, 'node_modules', 'package'), join(app, 'node_modules', 'eventwire'))
-    symlinkSync(join(root, 'node_modules', 'undici'), join(app, 'node_modules', 'undici'), 'dir')
     writeFileSync(join(app, 'send.cjs'), SEND("const { Client } = require('eventwire')"))
     writeFileSync(join(app, 'send.mjs'), SEND("const { Client } = await import('eventwire')"))
     nodes[process.version] = process.execPath
@@ -230,13 +228,13 @@ describe('the packed tarball, as Node loads it', () => {
       "  try { await import('eventwire/webhook/otel') } catch (error) { missing = error.message }",
       "  let required = ''",
       "  try { require('eventwire/webhook/otel') } catch (error) { required = error.message }",
-      '  console.log(JSON.stringify({ cjs: typeof webhook.WebhookDestination, node: typeof node.createUndiciTransport, http1: typeof node.createHttp1Transport, esm: typeof esm.WebhookDestination, missing, required }))',
+      '  console.log(JSON.stringify({ cjs: typeof webhook.WebhookDestination, node: typeof node.createHttp1Transport, esm: typeof esm.WebhookDestination, missing, required }))',
       '})',
     ].join('\n')
     writeFileSync(join(app, 'otel-absent.cjs'), script)
     const { stdout } = await promisify(execFile)(process.execPath, ['otel-absent.cjs'], { cwd: app, timeout: 20_000 })
     const printed = JSON.parse(stdout) as Record<string, string>
-    expect(printed).toMatchObject({ cjs: 'function', node: 'function', http1: 'function', esm: 'function' })
+    expect(printed).toMatchObject({ cjs: 'function', node: 'function', esm: 'function' })
     expect(printed['missing']).toMatch(/@opentelemetry\/api/)
     expect(printed['required']).toMatch(/@opentelemetry\/api/)
   })

@@ -1,7 +1,7 @@
 import type { ClientOptions, PlanOption } from './options.js'
 import type { NoPlan, TrackingPlan } from '../core/plan.js'
 import { ClientBase } from './client-base.js'
-// Resolved per runtime by package.json "imports": undici and zlib on Node, ky (fetch in browsers)
+// Resolved per runtime by package.json "imports": the HTTP/1.1 stack and zlib on Node, ky (fetch in browsers)
 // and CompressionStream elsewhere; on Node, a word when the process exits with messages unsent.
 import { debugSetting, defaultTransport, gzip, otherNames, watchExit } from '#eventwire/client-transport'
 
@@ -17,7 +17,7 @@ export type { ClientEvents, CloseOptions, PlanViolationInfo, RetryInfo, SentInfo
  * with nothing queued) and returns `false` when the queue is over its high-water mark: wait for `'drain'`
  * (or `await client.whenDrained()`) before producing more.
  *
- * On Node it sends with undici's `Pool` over keep-alive connections, unless the `fetch` option is
+ * On Node it sends with its own HTTP/1.1 stack over keep-alive connections, unless the `fetch` option is
  * given; in Deno, Bun and Workers, and on Node with `fetch`, it sends with `fetch` through ky; in
  * browsers with `fetch` itself. The runtime picks the transport (package.json "imports"); the API
  * is the same.

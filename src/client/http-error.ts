@@ -6,7 +6,7 @@ export interface HTTPErrorResponse {
 }
 
 /**
- * A status the client does not take as delivered, from the undici transport: it has the name, the
+ * A status the client does not take as delivered, from the Node transport: it has the name, the
  * message and the `response.status`, `response.statusText` and `response.headers` of ky's
  * `HTTPError`, which the `fetch` transport passes on, so that code reading a `DeliveryError`'s
  * `cause` or a `'retry'` event's `error` works with either.

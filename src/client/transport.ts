@@ -61,7 +61,7 @@ export function noAnswer(
  * runs above every transport), no page concerns beyond the `keepalive` flag.
  */
 export interface BatchTransport {
-  /** What sends the requests, for the debug log: `'fetch'` or `'undici'`. */
+  /** What sends the requests, for the debug log: `'fetch'` or `'http1'` (Node's stack). */
   readonly name: string
   /**
    * Sends one batch body once and sorts the answer. Never rejects, whatever the network or a

@@ -81,7 +81,7 @@ export abstract class AttemptDeadline implements Deadline {
   }
 }
 
-/** A deadline for what sends with an abort signal (`fetch`, undici's `Pool.request`): {@link startDeadline}. */
+/** A deadline for what sends with an abort signal (`fetch`): {@link startDeadline}. */
 export interface SignalDeadline extends Deadline {
   /** Aborts the request, or the reading of its body, at the deadline. */
   readonly signal: AbortSignal

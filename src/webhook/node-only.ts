@@ -1,6 +1,6 @@
 /**
  * What only Node offers the webhook engine, passed as the `transport` setting: the Node default
- * transport with TLS options of your own (a private CA, client certificates), and an undici one.
+ * transport with TLS options of your own (a private CA, client certificates).
  *
  * @module eventwire/webhook/node
  */
@@ -8,5 +8,3 @@
 // `WebhookDestination` on Node further, passed as the `transport` setting.
 export { createHttp1Transport } from './network/http1-transport.js'
 export type { Http1TransportOptions } from './network/http1-transport.js'
-export { createUndiciTransport } from './network/undici-transport.js'
-export type { UndiciTransportOptions } from './network/undici-transport.js'

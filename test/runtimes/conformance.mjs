@@ -361,15 +361,15 @@ export const cases = [
     },
   },
   {
-    name: 'webhook/node: a destination over createUndiciTransport delivers a signed event (Node)',
+    name: 'webhook/node: a destination over createHttp1Transport({ connections: 2 }) delivers a signed event (Node)',
     node: true,
     async run(ctx) {
-      const { WebhookDestination, createUndiciTransport } = ctx.api
-      const run = `${ctx.run}-undici`
+      const { WebhookDestination, createHttp1Transport } = ctx.api
+      const run = `${ctx.run}-http1`
       const destination = new WebhookDestination({
         webhooks: [{ url: `${ctx.base}/hook/${run}` }],
         sharedSecret: 's3cret',
-        transport: createUndiciTransport({ connections: 2 }),
+        transport: createHttp1Transport({ connections: 2 }),
       })
       await deliverSigned(ctx, run, destination, { type: 'identify', userId: 'u1', traits: { plan: 'pro' } })
     },

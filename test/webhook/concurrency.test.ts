@@ -1,7 +1,7 @@
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createUndiciTransport } from '../../src/webhook/node-only.js'
+import { createHttp1Transport } from '../../src/webhook/node-only.js'
 import type { WebhookDestinationBase } from '../../src/webhook/delivery/destination-base.js'
 import { WebhookDestination, type WebhookTransport } from '../../src/webhook/index.js'
 import { startSink, type Sink } from '../helpers/sink.js'
@@ -40,7 +40,7 @@ async function holdingReceiver(): Promise<{ url: string; held: () => number; rel
 
 /** A transport that counts the requests it has in flight to each origin, and the most it ever had. */
 function countingTransport(): { transport: WebhookTransport; most: Map<string, number> } {
-  const inner = createUndiciTransport()
+  const inner = createHttp1Transport()
   const now = new Map<string, number>()
   const most = new Map<string, number>()
   const transport: WebhookTransport = {
@@ -95,7 +95,7 @@ describe('maxConcurrency', () => {
     const slow = await holdingReceiver()
     let total = 0
     let most = 0
-    const inner = createUndiciTransport()
+    const inner = createHttp1Transport()
     const transport: WebhookTransport = {
       async send(request) {
         most = Math.max(most, ++total)

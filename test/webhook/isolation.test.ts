@@ -7,7 +7,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { WebhookDestination, type DeliveryResult, type UrlStateNotice } from '../../src/webhook/index.js'
-import { createUndiciTransport } from '../../src/webhook/node-only.js'
+import { createHttp1Transport } from '../../src/webhook/node-only.js'
 import { startChaosSink } from '../helpers/chaos-sink.js'
 import { freePort } from '../helpers/ports.js'
 import { startSink, type Sink } from '../helpers/sink.js'
@@ -291,7 +291,7 @@ describe('found by an attack from the packed tarball', () => {
       mode: 'each',
       breaker: false,
       maxConcurrencyPerUrl: 1,
-      transport: createUndiciTransport({ connections: 1 }),
+      transport: createHttp1Transport({ connections: 1 }),
     })
     const accepted: string[] = []
     destination.on('attempt', (notice) => notice.accepted && accepted.push(notice.eventId))

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { ClosedError, WebhookDestination, type DeliveryResult, type WebhookTransport } from '../../src/webhook/index.js'
-import { createUndiciTransport } from '../../src/webhook/node-only.js'
+import { createHttp1Transport } from '../../src/webhook/node-only.js'
 import { MemoryRetryStore } from '../../src/webhook/delivery/retry-store.js'
 import { RetryScheduler } from '../../src/webhook/delivery/scheduler.js'
 import { startSink, type Sink } from '../helpers/sink.js'
@@ -143,9 +143,9 @@ describe('close() with a signer that answers in a promise (Web Crypto: browsers,
 })
 
 describe('concurrency', () => {
-  /** The real undici transport, counting how many requests it has in flight at most. */
+  /** The real Node transport, counting how many requests it has in flight at most. */
   function countingTransport(): { transport: WebhookTransport; peak: () => number } {
-    const inner = createUndiciTransport()
+    const inner = createHttp1Transport()
     let inFlight = 0
     let peak = 0
     return {

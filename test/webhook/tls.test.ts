@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createFetchTransport, WebhookDestination, type WebhookTransport } from '../../src/webhook/index.js'
-import { createUndiciTransport } from '../../src/webhook/node-only.js'
 import { createHttp1Transport } from '../../src/webhook/network/http1-transport.js'
 import { certificates } from '../helpers/certs.js'
 import { startSink, type Sink } from '../helpers/sink.js'
@@ -18,7 +17,6 @@ afterAll(async () => {
 describe('HTTPS receivers', () => {
   it.each<[string, () => WebhookTransport]>([
     ['eventwire HTTP/1.1 (the Node default)', () => createHttp1Transport()],
-    ['undici Pool', () => createUndiciTransport()],
     ['fetch', () => createFetchTransport()],
   ])(
     'refuses a self-signed certificate over %s: ERR_TLS_CERTIFICATE, not retried, no request reaches it',
@@ -41,7 +39,7 @@ describe('HTTPS receivers', () => {
   it('delivers to a receiver behind a private CA when the transport is told to trust it', async () => {
     const destination = new WebhookDestination({
       webhooks: [{ url: `${sink.url}/in` }],
-      transport: createUndiciTransport({ connect: { ca: certificate.cert } }),
+      transport: createHttp1Transport({ tls: { ca: certificate.cert } }),
     })
     const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'E' })
     await destination.close()
@@ -57,7 +55,7 @@ describe('HTTPS receivers', () => {
     try {
       const destination = new WebhookDestination({
         webhooks: [{ url: `${faulty.url}/in` }],
-        transport: createUndiciTransport({ connect: { ca: certificates.ca } }),
+        transport: createHttp1Transport({ tls: { ca: certificates.ca } }),
       })
       const result = await destination.deliver({ type: 'track', userId: 'u1', event: 'E' })
       await destination.close()

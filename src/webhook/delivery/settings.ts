@@ -97,7 +97,7 @@ export interface WebhookSettings {
    * the other IANA special-purpose ranges, and IPv6 addresses that embed such an IPv4 address):
    * literal addresses at construction and again before connecting, and on Node every address a
    * host name resolves to, at connection time, with the default transport and any
-   * `createUndiciTransport()`. Each request carries the setting, for a transport of your own to
+   * `createHttp1Transport()`. Each request carries the setting, for a transport of your own to
    * honour. Off by default, because a platform may deliver to internal hosts on purpose.
    * @defaultValue false
    */
@@ -149,7 +149,7 @@ const RESERVED = new Set([
 ])
 /**
  * Hop-by-hop and framing headers (RFC 9110 section 7.6.1, and `Expect`): they describe one
- * connection, not the event, and undici refuses `Expect`, `Upgrade`, `Keep-Alive` and
+ * connection, not the event, and fetch (undici) refuses `Expect`, `Upgrade`, `Keep-Alive` and
  * `Transfer-Encoding` outright, so every request would fail.
  */
 const HOP_BY_HOP = new Set([

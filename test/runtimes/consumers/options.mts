@@ -2,7 +2,7 @@
 // in, and every entry point type-checks.
 import { Client, type ClientOptions, type DeliveryError } from 'eventwire'
 import { verifySignature, WebhookDestination, type DeliveryResult } from 'eventwire/webhook'
-import { createUndiciTransport } from 'eventwire/webhook/node'
+import { createHttp1Transport } from 'eventwire/webhook/node'
 import { WebhookQueue, WebhookWorker } from 'eventwire/webhook/bullmq'
 import { instrumentWebhooks, type WebhookInstrumentation } from 'eventwire/webhook/otel'
 
@@ -43,7 +43,7 @@ const ok: Promise<boolean> = verifySignature('{}', 'ab', 's')
 const destination = new WebhookDestination({
   webhooks: [{ url: 'https://x.test' }],
   sharedSecret: process.env['WEBHOOK_SECRET'],
-  transport: createUndiciTransport({ connect: { ca: process.env['CA'] } }),
+  transport: createHttp1Transport({ tls: { ca: process.env['CA'] } }),
 })
 const result: Promise<DeliveryResult> = destination.deliver({ type: 'identify', userId: 'u', traits: { plan: 'pro' } })
 const queue = (host: string) => new WebhookQueue({ connection: { host, port: 6379 } })

@@ -7,6 +7,6 @@ const client = new eventwire.Client('k', { endpoint: process.env['ANALYTICS_ENDP
 client.identify({ userId: 'u1', traits: { plan: 'pro' } })
 const destination = new webhook.WebhookDestination({
   webhooks: [{ url: 'https://x.test' }],
-  transport: node.createUndiciTransport(),
+  transport: node.createHttp1Transport(),
 })
 export = { pending: client.pending satisfies number, destination }
