@@ -1,7 +1,13 @@
 import { BLOCKED_ADDRESS_CODE } from './address-guard.js'
 
-/** What went wrong below HTTP. `blocked`: the address is not allowed (`blockPrivateNetworks`). */
-export type TransportFailure = 'timeout' | 'network' | 'tls' | 'blocked'
+/** The code of every error an egress proxy's own failure ends an attempt with, for {@link classifyFailure}. */
+export const PROXY_FAILURE_CODE = 'ERR_EVENTWIRE_PROXY'
+
+/**
+ * What went wrong below HTTP. `blocked`: the address is not allowed (`blockPrivateNetworks`).
+ * `proxy`: the egress proxy failed (unreachable, or it refused to open the tunnel), not the receiver.
+ */
+export type TransportFailure = 'timeout' | 'network' | 'tls' | 'blocked' | 'proxy'
 
 /** Certificate errors (Node's, undici's and Bun's codes): the TLS handshake failed before any HTTP. */
 const TLS_CODES = new Set([
@@ -40,6 +46,7 @@ export function classifyFailure(error: unknown): TransportFailure {
     )
       return 'tls'
     if (code === BLOCKED_ADDRESS_CODE) return 'blocked'
+    if (code === PROXY_FAILURE_CODE) return 'proxy'
     if ((typeof code === 'string' && TIMEOUT_CODES.has(code)) || name === 'TimeoutError') return 'timeout'
     current = (current as { cause?: unknown }).cause
   }

@@ -3,6 +3,7 @@ import { transportClosed } from '../core/attempt-deadline.js'
 import { SweptMap } from '../core/swept-map.js'
 import type { Http1Attempt } from './attempt.js'
 import { Http1Origin } from './origin.js'
+import type { ProxyRule } from './proxy.js'
 import { TlsSessions } from './tls-sessions.js'
 
 /** What an {@link Http1Agent} is made with. */
@@ -11,6 +12,8 @@ export interface Http1AgentOptions {
   readonly connections: number
   /** TLS options of every `https:` connection (a private CA, a client certificate). */
   readonly tls?: ConnectionOptions | undefined
+  /** The egress proxy of each origin, decided once per origin; none without it. */
+  readonly proxy?: ProxyRule | undefined
 }
 
 /**
@@ -49,6 +52,7 @@ export class Http1Agent {
         connections: this.#options.connections,
         tls: this.#options.tls,
         sessions: this.#sessions,
+        proxy: this.#options.proxy?.(name),
       })
       origins.set(name, origin)
     }

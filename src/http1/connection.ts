@@ -48,7 +48,12 @@ export const DEFAULT_IDLE_MS = 4_000
  * read it, or at most once more, which at-least-once delivery allows).
  */
 export class Http1Connection implements Carrier {
-  readonly #socket: Socket
+  /** The socket, once there is one: a tunnel through a proxy gives it later. */
+  #socket: Socket | undefined = undefined
+  /** A request written before the socket came, to write once it does. */
+  #unwritten: string | Buffer | undefined = undefined
+  /** Aborts the making of the socket (a tunnel being opened). */
+  #abortSetup: (() => void) | undefined = undefined
   /** Who it tells when it is done with or gone: the URL's pool while in use, the origin while idle. */
   owner: ConnectionOwner
   readonly #host: string
@@ -63,14 +68,40 @@ export class Http1Connection implements Carrier {
   #idleSince = 0
   idleMs = DEFAULT_IDLE_MS
 
-  constructor(socket: Socket, owner: ConnectionOwner, host: string) {
-    this.#socket = socket
+  /** `socket`: the connection's socket, or `undefined` until {@link attach} gives it. */
+  constructor(socket: Socket | undefined, owner: ConnectionOwner, host: string) {
     this.owner = owner
     this.#host = host
+    if (socket !== undefined) this.attach(socket)
+  }
+
+  /** Its socket, made: a request already started is written now. */
+  attach(socket: Socket): void {
+    this.#abortSetup = undefined
+    if (this.#gone) {
+      socket.destroy()
+      return
+    }
+    this.#socket = socket
     socket.on('data', (chunk: Buffer) => this.#read(chunk))
     socket.on('end', () => this.#ended())
     socket.on('error', (error) => this.#lost(error))
     socket.on('close', () => this.#closed())
+    const unwritten = this.#unwritten
+    this.#unwritten = undefined
+    if (unwritten !== undefined) socket.write(unwritten)
+  }
+
+  /** Its socket is being made (a tunnel opened): `abort` stops that, should it be destroyed first. */
+  settingUp(abort: () => void): void {
+    this.#abortSetup = abort
+  }
+
+  /** Its socket could not be made (the proxy's failure): the attempt fails with `cause`, and it is gone. */
+  setupFailed(cause: Error): void {
+    this.#abortSetup = undefined
+    this.#lost(cause)
+    this.#closed()
   }
 
   /** Whether it is still connected (not destroyed, nor closed by the receiver). */
@@ -100,6 +131,10 @@ export class Http1Connection implements Carrier {
     // Nothing of an answer may arrive before the request: a new reader per request.
     this.#reader = new ResponseReader(attempt.request.keepRefusal)
     this.#carried++
+    if (this.#socket === undefined) {
+      this.#unwritten = bytes
+      return
+    }
     this.#socket.ref()
     this.#socket.write(bytes)
   }
@@ -111,7 +146,16 @@ export class Http1Connection implements Carrier {
 
   destroy(): void {
     this.#gone = true
-    this.#socket.destroy()
+    if (this.#socket !== undefined) {
+      this.#socket.destroy()
+      return
+    }
+    // No socket yet, so no 'close' will come: it is gone from its owner now.
+    const abort = this.#abortSetup
+    this.#abortSetup = undefined
+    if (abort === undefined) return
+    abort()
+    this.owner.remove(this)
   }
 
   /** How much longer it may stay idle, in ms: none left at 0 or below. */
@@ -122,7 +166,7 @@ export class Http1Connection implements Carrier {
   /** Keeps it open without keeping the process alive while it waits idle. */
   idle(now: number): void {
     this.#idleSince = now
-    this.#socket.unref()
+    this.#socket?.unref()
   }
 
   #read(chunk: Buffer): void {

@@ -6,8 +6,10 @@ import { setUnrefTimeout } from '../core/timers.js'
 import { refusal } from '../core/address-guard.js'
 import { type ConnectionOwner, Http1Connection } from './connection.js'
 import { Http1Pool, type PoolOrigin } from './pool.js'
+import type { ProxyAddress } from './proxy.js'
 import { publicOnlyLookup } from './public-lookup.js'
 import type { TlsSessions } from './tls-sessions.js'
+import { openTunnel } from './tunnel.js'
 
 /** Where an origin's connections go, and how many one of its URLs may have at once. */
 export interface OriginTarget {
@@ -20,6 +22,11 @@ export interface OriginTarget {
   readonly tls?: ConnectionOptions | undefined
   /** Where the origin's TLS session is kept between connections, to resume with. */
   readonly sessions?: TlsSessions | undefined
+  /**
+   * The egress proxy its connections tunnel through, with HTTP CONNECT. The guard then judges only
+   * a literal address: the proxy resolves names, and is trusted to refuse what it must.
+   */
+  readonly proxy?: ProxyAddress | undefined
 }
 
 /** Where an origin is, read once from its URL. */
@@ -122,21 +129,45 @@ export class Http1Origin implements ConnectionOwner, PoolOrigin {
   /** A new connection to the origin, for `owner`. */
   open(owner: ConnectionOwner): Http1Connection {
     const { host, port, tls, hostHeader } = this.#address
+    const proxy = this.target.proxy
+    if (proxy !== undefined) return this.#openTunnel(owner, proxy)
     const lookup = this.target.guarded ? publicOnlyLookup : undefined
     const socket: Socket = tls
-      ? this.#tlsConnect({
-          ...this.target.tls,
-          host,
-          port,
-          ...(isIP(host) === 0 ? { servername: host } : {}),
-          // Stryker disable next-line StringLiteral,ArrayDeclaration: an empty protocol name aborts the process (an assertion in Node's TLS binding).
-          ALPNProtocols: ['http/1.1'],
-          ...(lookup ? { lookup } : {}),
-        })
+      ? this.#tlsConnect({ ...this.#tlsOptions(), port, ...(lookup ? { lookup } : {}) })
       : netConnect({ host, port, ...(lookup ? { lookup } : {}) })
     // Stryker disable next-line BooleanLiteral: a request is one write, so Nagle's delay changes when bytes leave, never what is delivered.
     socket.setNoDelay(true)
     return new Http1Connection(socket, owner, hostHeader)
+  }
+
+  /**
+   * A new connection through `proxy`: a CONNECT tunnel to the origin's host and port, then TLS to
+   * the origin inside it for `https:`, with the origin's name checked as without a proxy. Until
+   * the tunnel is open the connection holds its request; the proxy's failure is the attempt's.
+   */
+  #openTunnel(owner: ConnectionOwner, proxy: ProxyAddress): Http1Connection {
+    const { host, port, tls, hostHeader } = this.#address
+    const connection = new Http1Connection(undefined, owner, hostHeader)
+    const authority = `${isIP(host) === 6 ? `[${host}]` : host}:${port}`
+    const abort = openTunnel(proxy, authority, (error, socket) => {
+      if (socket === undefined) connection.setupFailed(error as Error)
+      else connection.attach(tls ? this.#tlsConnect({ ...this.#tlsOptions(), socket }) : socket)
+    })
+    connection.settingUp(abort)
+    return connection
+  }
+
+  /** The TLS options of a connection to the origin: the user's, the origin's name, HTTP/1.1. */
+  #tlsOptions(): ConnectionOptions {
+    const { host } = this.#address
+    return {
+      ...this.target.tls,
+      // With a socket given (a tunnel), `host` is still the name the certificate is checked against.
+      host,
+      ...(isIP(host) === 0 ? { servername: host } : {}),
+      // Stryker disable next-line StringLiteral,ArrayDeclaration: an empty protocol name aborts the process (an assertion in Node's TLS binding).
+      ALPNProtocols: ['http/1.1'],
+    }
   }
 
   /** A TLS connection that resumes the origin's last session, and keeps the session it gets for the next one. */

@@ -135,6 +135,8 @@ describe('DeliveryAlerts', () => {
     ['a 400', { failure: { code: 'ERR_HTTP_STATUS', status: 400 } }, false],
     ['a status-less HTTP failure', { failure: { code: 'ERR_HTTP_STATUS' } }, false],
     ['an untrusted certificate', { failure: { code: 'ERR_TLS_CERTIFICATE' } as AttemptFailure }, false],
+    // Retried, but the egress proxy's: a proxy that is down says nothing of the URLs behind it.
+    ['the egress proxy’s failure', { failure: { code: 'ERR_PROXY' } as AttemptFailure }, false],
     ['a hold by the breaker before any attempt', { failure: undefined, held: 'breaker', attempts: 0 }, true],
     ['a hold for slots before any attempt', { failure: undefined, held: 'slots', attempts: 0 }, false],
   ])('counts %s as the URL failing: %s', async (_case, over, counts) => {

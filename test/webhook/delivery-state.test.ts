@@ -11,7 +11,7 @@ import {
   type TargetState,
 } from '../../src/webhook/delivery/state.js'
 import { runUrlRound } from '../../src/webhook/delivery/url-round.js'
-import type { WebhookResponse } from '../../src/webhook/network/transport.js'
+import type { TransportFailure, WebhookResponse } from '../../src/webhook/network/transport.js'
 
 // The rules of a delivery, on the state the engine keeps: what one answer means (both engines), and
 // what comes after a worker's round (runUrlRound: each URL on its own timeline). Time is pinned with a fake clock: these rules are about which instant
@@ -29,10 +29,11 @@ function pinClock(at = NOW): void {
 const endpoints = (count: number): number[] => Array.from({ length: count }, (_, index) => index)
 
 const answer = (status: number, retryAfter: string | null = null): WebhookResponse => ({ ok: true, status, retryAfter })
-const broken = (
-  failure: 'timeout' | 'network' | 'tls' | 'blocked',
-  cause: unknown = new Error(failure),
-): WebhookResponse => ({ ok: false, failure, cause })
+const broken = (failure: TransportFailure, cause: unknown = new Error(failure)): WebhookResponse => ({
+  ok: false,
+  failure,
+  cause,
+})
 
 /** One attempt, as the engines make it: counted when sent, then its answer recorded. */
 function sent(state: TargetState, response: WebhookResponse): void {
@@ -99,9 +100,10 @@ describe('recordAttempt: what one answer means', () => {
     expect(state).toMatchObject({ status: 'pending', attempts: 3, retryAfterMs: undefined })
   })
 
-  it.each<['timeout' | 'network', string]>([
+  it.each<['timeout' | 'network' | 'proxy', string]>([
     ['timeout', 'ERR_TIMEOUT'],
     ['network', 'ERR_NETWORK'],
+    ['proxy', 'ERR_PROXY'],
   ])('a %s waits for a retry (%s), keeping the cause and the last status', (failure, code) => {
     const state = target()
     const cause = new Error('down')

@@ -429,6 +429,9 @@ describe('WebhookDestination with destinations', () => {
     const dead = await sink(() => ({ status: 503 }))
     const made = engine({
       retryWindowMs: 0,
+      // A thousand connections opened at once to one receiver: on a loaded machine some wait
+      // seconds in its listen queue, and with no retry window a timeout would fail the event.
+      timeoutMs: 30_000,
       breaker: { failures: 1, failureRate: 0.5, windowMs: 60_000, coolDownMs: 600_000 },
     })
     // A URL whose breaker is open keeps its lane, idle or not: the next event to it must wait too.

@@ -12,11 +12,11 @@ import {
   type SharedCircuit,
   type UrlPolicyRules,
 } from '../../src/webhook/delivery/url-policy.js'
-import type { WebhookResponse } from '../../src/webhook/network/transport.js'
+import type { TransportFailure, WebhookResponse } from '../../src/webhook/network/transport.js'
 import type { AttemptFailure } from '../../src/webhook/delivery/failure.js'
 
 const answer = (status: number): WebhookResponse => ({ ok: true, status, retryAfter: null })
-const broken = (failure: 'timeout' | 'network' | 'tls' | 'blocked'): WebhookResponse => ({
+const broken = (failure: TransportFailure): WebhookResponse => ({
   ok: false,
   failure,
   cause: new Error(failure),
@@ -51,6 +51,7 @@ describe('failsBreaker: what counts against a URL, in both engines', () => {
     ],
     ['an untrusted certificate', broken('tls'), true],
     ['a blocked address: no request was made', broken('blocked'), false],
+    ['the egress proxy’s own failure: nothing reached the receiver', broken('proxy'), false],
     ['a 500', answer(500), true],
     ['a 503', answer(503), true],
     ['a status past 599', answer(600), true],

@@ -26,6 +26,7 @@ export type ErrorCode =
   | 'ERR_NETWORK'
   | 'ERR_TLS_CERTIFICATE'
   | 'ERR_BLOCKED_TARGET'
+  | 'ERR_PROXY'
   | 'ERR_CALLBACK'
   | 'ERR_BACKLOG_FULL'
   | 'ERR_CIRCUIT_OPEN'

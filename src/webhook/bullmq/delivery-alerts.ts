@@ -165,11 +165,12 @@ interface Known {
 
 /**
  * A failure that says the URL is failing, rather than refusing this one event: one the retry rule
- * tries again, an open breaker, or a hold by the breaker before any attempt.
+ * tries again, an open breaker, or a hold by the breaker before any attempt. An egress proxy's
+ * failure is retried but says nothing of the URL: a proxy that is down alerts on no receiver.
  */
 function failsTheUrl(failure: AttemptFailure | undefined, target: TargetState<Endpoint>): boolean {
   if (failure === undefined) return target.held === 'breaker'
-  return failure.code === 'ERR_CIRCUIT_OPEN' || isRetriedFailure(failure)
+  return failure.code === 'ERR_CIRCUIT_OPEN' || (failure.code !== 'ERR_PROXY' && isRetriedFailure(failure))
 }
 
 /**

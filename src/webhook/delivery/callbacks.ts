@@ -85,7 +85,7 @@ export function signBody(
   )
 }
 
-const FAILURES: ReadonlySet<string> = new Set<TransportFailure>(['timeout', 'network', 'tls', 'blocked'])
+const FAILURES: ReadonlySet<string> = new Set<TransportFailure>(['timeout', 'network', 'tls', 'blocked', 'proxy'])
 
 /**
  * A transport's answer as a fresh {@link WebhookResponse}, each field read once (a getter cannot

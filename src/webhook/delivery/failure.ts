@@ -62,6 +62,13 @@ export function toWebhookError(
         `${url} is or resolves to an address that is not public (${describeError(cause)}); no connection was made. Use a public receiver, or turn blockPrivateNetworks off for internal ones.`,
         details,
       )
+    case 'ERR_PROXY':
+      return new WebhookError(
+        code,
+        url,
+        `The egress proxy did not open a tunnel to ${url} (${describeError(cause)}); nothing reached the receiver. Check the proxy, its address and its credentials.`,
+        details,
+      )
     case 'ERR_BACKLOG_FULL':
       return new WebhookError(
         code,

@@ -84,6 +84,7 @@ const FAILURE_CODES: Record<TransportFailure, WebhookErrorCode> = {
   timeout: 'ERR_TIMEOUT',
   network: 'ERR_NETWORK',
   blocked: 'ERR_BLOCKED_TARGET',
+  proxy: 'ERR_PROXY',
 }
 
 /** Why an answer that is not a 2xx failed, as a target keeps it. */
@@ -95,7 +96,8 @@ export function attemptFailureOf(response: WebhookResponse): AttemptFailure {
 
 /**
  * Whether a URL whose attempt failed this way is tried again within the window: after a timeout, a
- * network error, or a status the shared rules retry (5xx, 408, 429: core/retry-policy.ts).
+ * network error, an egress proxy's failure, or a status the shared rules retry (5xx, 408, 429:
+ * core/retry-policy.ts).
  * Certificates and blocked addresses do not fix themselves within a retry window. What
  * {@link recordAttempt} follows, and what says a URL is failing rather than refusing one event.
  */
@@ -103,6 +105,8 @@ export function isRetriedFailure(failure: AttemptFailure): boolean {
   switch (failure.code) {
     case 'ERR_TIMEOUT':
     case 'ERR_NETWORK':
+    // The proxy's failure says nothing of the receiver: the event waits for the proxy to recover.
+    case 'ERR_PROXY':
       return true
     case 'ERR_HTTP_STATUS':
       return failure.status !== undefined && isRetryableStatus(failure.status)

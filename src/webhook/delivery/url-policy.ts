@@ -15,11 +15,13 @@ import { attemptFailureOf } from './state.js'
  * - a 5xx: the receiver is up and failing.
  *
  * What does not count: a 2xx, a 4xx or a 429 (the receiver is up: it accepted, refused, or asked
- * to slow down, which `Retry-After` handles), and a blocked address (`blockPrivateNetworks`
- * refused it before any connection: it says nothing of the receiver).
+ * to slow down, which `Retry-After` handles), a blocked address (`blockPrivateNetworks`
+ * refused it before any connection), and an egress proxy's own failure (nothing reached the
+ * receiver): neither says anything of the receiver. A proxy that is down would otherwise open the
+ * breaker of every URL behind it.
  */
 export function failsBreaker(response: WebhookResponse): boolean {
-  return response.ok ? response.status >= 500 : response.failure !== 'blocked'
+  return response.ok ? response.status >= 500 : response.failure !== 'blocked' && response.failure !== 'proxy'
 }
 
 /** What a URL may do now: send an attempt, or the one probe of an open breaker. */

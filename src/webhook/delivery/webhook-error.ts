@@ -7,6 +7,7 @@ export type WebhookErrorCode =
   | 'ERR_NETWORK'
   | 'ERR_TLS_CERTIFICATE'
   | 'ERR_BLOCKED_TARGET'
+  | 'ERR_PROXY'
   | 'ERR_CLOSED'
   | 'ERR_CALLBACK'
   | 'ERR_BACKLOG_FULL'
@@ -24,6 +25,9 @@ export type WebhookErrorCode =
  *   host; no HTTP request was sent.
  * - `ERR_BLOCKED_TARGET`: `blockPrivateNetworks` is on and the URL's address, or an address its
  *   host resolved to, is not on the public internet; no connection was made.
+ * - `ERR_PROXY`: the egress proxy could not be reached, or refused to open the tunnel (a 407, a
+ *   403, a 5xx of its own); nothing reached the receiver. Retried, and never counted against the
+ *   receiver's breaker.
  * - `ERR_CLOSED`: the destination was closed while the event waited for a retry.
  * - `ERR_CALLBACK`: the `backoff` setting broke its contract (threw, or returned something other
  *   than a finite number of ms >= 0): the event is not retried. Also the code when the signature

@@ -1,7 +1,9 @@
 import type { ConnectionOptions } from 'node:tls'
+import { OptionsError } from '../../core/errors/options-error.js'
 import { checkOptionNames, integerOption } from '../../core/option-checks.js'
 import { Http1Agent } from '../../http1/agent.js'
 import { Http1Attempt } from '../../http1/attempt.js'
+import { proxyRule } from '../../http1/proxy.js'
 import { keepsItsPromise, type WebhookResponse, type WebhookTransport } from './transport.js'
 
 /** Options of {@link createHttp1Transport}. */
@@ -16,6 +18,16 @@ export interface Http1TransportOptions {
    * certificate check off: for tests only.
    */
   tls?: Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'passphrase' | 'rejectUnauthorized'> | undefined
+  /**
+   * An egress proxy for every request: `http://host:port` or `https://host:port`, with
+   * `user:password@` for Basic credentials. Requests go through it in an HTTP CONNECT tunnel; TLS
+   * to an `https:` receiver runs inside the tunnel, and the receiver's name is checked as without
+   * one. `'env'` reads `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY` (lowercase names too) once, when
+   * the transport is made. The proxy's own failures are `ERR_PROXY`: retried, and never counted
+   * against a receiver's breaker. With `blockPrivateNetworks`, a literal address is refused before
+   * the tunnel; a name is the proxy's to resolve, and to refuse. @defaultValue none
+   */
+  proxy?: string | undefined
 }
 
 // Typed by the options themselves: a name added to one and not the other does not compile.
@@ -23,6 +35,7 @@ const OPTION_NAMES: Record<keyof Http1TransportOptions, true> = {
   connections: true,
   blockPrivateNetworks: true,
   tls: true,
+  proxy: true,
 }
 const TLS_OPTION_NAMES: Record<keyof NonNullable<Http1TransportOptions['tls']>, true> = {
   ca: true,
@@ -66,9 +79,12 @@ const TLS_OPTION_NAMES: Record<keyof NonNullable<Http1TransportOptions['tls']>, 
 export function createHttp1Transport(options: Http1TransportOptions = {}): WebhookTransport {
   checkOptionNames(options as Record<string, unknown>, OPTION_NAMES)
   checkOptionNames((options.tls ?? {}) as Record<string, unknown>, TLS_OPTION_NAMES, {}, 'tls.')
+  if (options.proxy !== undefined && typeof options.proxy !== 'string')
+    throw new OptionsError('proxy', "must be a proxy URL (http://host:port) or 'env'.")
   const agent = new Http1Agent({
     connections: integerOption('connections', options.connections, 64, 1, 100_000),
     tls: options.tls,
+    proxy: proxyRule('proxy', options.proxy),
   })
   const guardAll = options.blockPrivateNetworks === true
   return keepsItsPromise({

@@ -69,7 +69,18 @@ export class DestinationAttributes {
 }
 
 /** What an attempt's answer was, in few values: `2xx` to `5xx`, or what failed below HTTP. */
-export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'timeout' | 'network' | 'tls' | 'blocked' | 'other'
+export type StatusClass =
+  | '1xx'
+  | '2xx'
+  | '3xx'
+  | '4xx'
+  | '5xx'
+  | 'timeout'
+  | 'network'
+  | 'tls'
+  | 'blocked'
+  | 'proxy'
+  | 'other'
 
 /** Transport failures by their error code; a status of any kind wins over these. */
 const FAILURE_CLASSES: Readonly<Record<string, StatusClass>> = {
@@ -77,6 +88,7 @@ const FAILURE_CLASSES: Readonly<Record<string, StatusClass>> = {
   ERR_NETWORK: 'network',
   ERR_TLS_CERTIFICATE: 'tls',
   ERR_BLOCKED_TARGET: 'blocked',
+  ERR_PROXY: 'proxy',
 }
 
 /** The status class of one attempt. */

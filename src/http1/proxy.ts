@@ -1,0 +1,117 @@
+import { OptionsError } from '../core/errors/options-error.js'
+import { parseHttpUrl, withoutCredentials } from '../core/option-checks.js'
+
+/** An egress proxy that tunnels with HTTP CONNECT, read once from its URL. */
+export interface ProxyAddress {
+  /** The proxy's URL without its credentials: what messages name. */
+  readonly name: string
+  /** The host to connect to: a literal IPv6 address without its brackets. */
+  readonly host: string
+  readonly port: number
+  /** `https:` proxy: the connection to the proxy is TLS too, and the tunnel runs inside it. */
+  readonly tls: boolean
+  /** `Proxy-Authorization` from the URL's user name and password; `undefined` without them. */
+  readonly authorization: string | undefined
+}
+
+/**
+ * How a sender picks the proxy of a target origin: one proxy for all, the standard environment
+ * variables, or none. `'env'` reads `HTTPS_PROXY` for `https:` targets, `HTTP_PROXY` for `http:`
+ * ones (lowercase names too, the lowercase one first, as curl does) and `NO_PROXY`, once.
+ */
+export type ProxySetting = string | 'env' | undefined
+
+/** The proxy of each target origin: `undefined` to connect directly. */
+export type ProxyRule = (origin: string) => ProxyAddress | undefined
+
+/** Reads a proxy URL: `http://host:port` or `https://host:port`, with `user:password@` for Basic credentials. */
+export function proxyAddress(option: string, value: string): ProxyAddress {
+  const url = parseHttpUrl(value)
+  if (url === undefined || url.hostname === '')
+    throw new OptionsError(
+      option,
+      `${JSON.stringify(withoutCredentials(value))} is not an http: or https: URL of a proxy.`,
+    )
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '')
+    throw new OptionsError(option, 'a proxy URL has no path, query or fragment: give only http(s)://host:port.')
+  const tls = url.protocol === 'https:'
+  const user = decodeURIComponent(url.username)
+  const authorization =
+    url.username === '' && url.password === ''
+      ? undefined
+      : `Basic ${Buffer.from(`${user}:${decodeURIComponent(url.password)}`).toString('base64')}`
+  return {
+    name: `${url.protocol}//${url.host}`,
+    // Stryker disable next-line Regex: a hostname holds brackets only around a whole IPv6 address, so either anchor alone matches the same.
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: url.port === '' ? (tls ? 443 : 80) : Number(url.port),
+    tls,
+    authorization,
+  }
+}
+
+/** One entry of `NO_PROXY`: a host (and all its subdomains), optionally with a port. */
+interface Bypass {
+  readonly host: string
+  readonly port: string | undefined
+}
+
+/** Reads `NO_PROXY`: comma- or space-separated hosts, `.example.com` and `example.com` alike, `*` for all. */
+function bypassesOf(text: string): Bypass[] | 'all' {
+  const bypasses: Bypass[] = []
+  for (const entry of text.toLowerCase().split(/[\s,]+/)) {
+    if (entry === '') continue
+    if (entry === '*') return 'all'
+    const match = /^(\[[^\]]*\]|[^:]*)(?::(\d+))?$/.exec(entry)
+    if (match === null) continue
+    bypasses.push({ host: (match[1] as string).replace(/^\*?\./, ''), port: match[2] })
+  }
+  return bypasses
+}
+
+function bypassed(bypasses: readonly Bypass[], url: URL): boolean {
+  const host = url.hostname.toLowerCase()
+  const port = url.port === '' ? (url.protocol === 'https:' ? '443' : '80') : url.port
+  return bypasses.some(
+    (bypass) =>
+      (bypass.port === undefined || bypass.port === port) && (host === bypass.host || host.endsWith(`.${bypass.host}`)),
+  )
+}
+
+/** The first of `names` set to something other than an empty string in `env`. */
+function variable(env: Readonly<Record<string, string | undefined>>, ...names: string[]): [string, string] | undefined {
+  for (const name of names) {
+    const value = env[name]
+    if (value !== undefined && value !== '') return [name, value]
+  }
+  return undefined
+}
+
+/**
+ * The proxy rule of a setting: every origin through one proxy, the environment's proxies (read
+ * now, once: a proxy variable set later is not seen), or none. A bad proxy URL throws
+ * {@link OptionsError} naming the option or the variable.
+ */
+export function proxyRule(
+  option: string,
+  setting: ProxySetting,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): ProxyRule | undefined {
+  if (setting === undefined) return undefined
+  if (setting !== 'env') {
+    const proxy = proxyAddress(option, setting)
+    return () => proxy
+  }
+  const https = variable(env, 'https_proxy', 'HTTPS_PROXY')
+  const http = variable(env, 'http_proxy', 'HTTP_PROXY')
+  const forHttps = https && proxyAddress(https[0], https[1])
+  const forHttp = http && proxyAddress(http[0], http[1])
+  const noProxy = variable(env, 'no_proxy', 'NO_PROXY')
+  const bypasses = noProxy === undefined ? [] : bypassesOf(noProxy[1])
+  if (bypasses === 'all' || (forHttps === undefined && forHttp === undefined)) return undefined
+  return (origin) => {
+    const url = new URL(origin)
+    if (bypassed(bypasses, url)) return undefined
+    return url.protocol === 'https:' ? forHttps : forHttp
+  }
+}

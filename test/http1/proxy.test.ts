@@ -1,0 +1,307 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import { connect as connectTcp, type Socket } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import { OptionsError } from '../../src/core/errors/options-error.js'
+import { proxyAddress, proxyRule } from '../../src/http1/proxy.js'
+import { WebhookDestination } from '../../src/webhook/index.js'
+import { createHttp1Transport } from '../../src/webhook/network/http1-transport.js'
+import type { WebhookResponse } from '../../src/webhook/network/transport.js'
+import { certificates } from '../helpers/certs.js'
+import { startSink, type Sink } from '../helpers/sink.js'
+import { requestTo } from '../helpers/webhook-request.js'
+
+/** What the test proxy does with a CONNECT. */
+type ProxyBehaviour =
+  | { readonly kind: 'tunnel'; readonly password?: string }
+  | { readonly kind: 'refuse'; readonly status: number }
+  | { readonly kind: 'raw'; readonly answer: string }
+  | { readonly kind: 'silent' }
+
+interface TestProxy {
+  readonly url: string
+  /** The authority of each CONNECT, and its Proxy-Authorization. */
+  readonly connects: Array<{ authority: string; authorization: string | undefined }>
+  close(): Promise<void>
+}
+
+const opened: Array<{ close(): Promise<void> }> = []
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((server) => server.close()))
+})
+
+/** An HTTP CONNECT proxy on 127.0.0.1, written here: it tunnels, refuses, or answers what it is told. */
+async function startProxy(behaviour: ProxyBehaviour): Promise<TestProxy> {
+  const connects: TestProxy['connects'] = []
+  const sockets = new Set<Socket>()
+  const server: Server = createServer((_request, response) => response.writeHead(405).end())
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+  })
+  server.on('connect', (request: IncomingMessage, client: Socket) => {
+    const authority = request.url ?? ''
+    const authorization = request.headers['proxy-authorization']
+    connects.push({ authority, authorization })
+    client.on('error', () => undefined)
+    if (behaviour.kind === 'silent') return
+    if (behaviour.kind === 'raw') {
+      client.write(behaviour.answer)
+      return
+    }
+    if (behaviour.kind === 'refuse') {
+      client.end(`HTTP/1.1 ${behaviour.status} Nope\r\ncontent-length: 0\r\n\r\n`)
+      return
+    }
+    if (
+      behaviour.password !== undefined &&
+      authorization !== `Basic ${Buffer.from(`user:${behaviour.password}`).toString('base64')}`
+    ) {
+      client.end('HTTP/1.1 407 Proxy Authentication Required\r\ncontent-length: 0\r\n\r\n')
+      return
+    }
+    const [host, port] = [
+      authority.slice(0, authority.lastIndexOf(':')),
+      authority.slice(authority.lastIndexOf(':') + 1),
+    ]
+    const upstream = connectTcp({ host: host.replace(/^\[(.*)\]$/, '$1'), port: Number(port) })
+    sockets.add(upstream)
+    upstream.on('error', () => client.destroy())
+    upstream.once('connect', () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
+      upstream.pipe(client)
+      client.pipe(upstream)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  const proxy: TestProxy = {
+    url: `http://127.0.0.1:${port}`,
+    connects,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy()
+        server.close(() => resolve())
+      }),
+  }
+  opened.push(proxy)
+  return proxy
+}
+
+async function sink(...args: Parameters<typeof startSink>): Promise<Sink> {
+  const started = await startSink(...args)
+  opened.push(started)
+  return started
+}
+
+const failureOf = (response: WebhookResponse) => (response.ok ? undefined : response.failure)
+const causeOf = (response: WebhookResponse) => String(response.ok ? '' : (response.cause as Error).message)
+
+describe('createHttp1Transport({ proxy }): an HTTP CONNECT tunnel', () => {
+  it('sends an http: request through the tunnel: the proxy sees only CONNECT to the host and port', async () => {
+    const receiver = await sink()
+    const proxy = await startProxy({ kind: 'tunnel' })
+    const transport = createHttp1Transport({ proxy: proxy.url })
+    const { port } = new URL(receiver.url)
+    expect(await transport.send(requestTo(`${receiver.url}/in`))).toMatchObject({ ok: true, status: 200 })
+    // A second request reuses the tunnel's connection: one CONNECT.
+    expect(await transport.send(requestTo(`${receiver.url}/in`))).toMatchObject({ ok: true, status: 200 })
+    await transport.close?.()
+    expect(proxy.connects).toEqual([{ authority: `127.0.0.1:${port}`, authorization: undefined }])
+    expect(receiver.requests.map((request) => request.path)).toEqual(['/in', '/in'])
+    expect(receiver.connections().opened).toBe(1)
+  })
+
+  it('runs TLS to an https: receiver inside the tunnel, and checks the receiver’s name there', async () => {
+    const trusted = await sink(() => ({ status: 204 }), { tls: certificates.selfSigned })
+    const wrongName = await sink(() => ({ status: 204 }), { tls: certificates.wrongHost })
+    const proxy = await startProxy({ kind: 'tunnel' })
+    const transport = createHttp1Transport({
+      proxy: proxy.url,
+      tls: { ca: [certificates.selfSigned.cert, certificates.ca] },
+    })
+    const localhost = trusted.url.replace('127.0.0.1', 'localhost')
+    expect(await transport.send(requestTo(`${localhost}/in`))).toMatchObject({ ok: true, status: 204 })
+    expect(await transport.send(requestTo(`${trusted.url}/in`))).toMatchObject({ ok: true, status: 204 })
+    const refused = await transport.send(requestTo(`${wrongName.url}/in`))
+    await transport.close?.()
+    // The CA is trusted; the certificate is for wrong.invalid, not 127.0.0.1: refused inside the tunnel.
+    expect(failureOf(refused)).toBe('tls')
+    expect(wrongName.requests).toHaveLength(0)
+    expect(trusted.requests).toHaveLength(2)
+    expect(proxy.connects.map((connect) => connect.authority)).toEqual([
+      `localhost:${new URL(trusted.url).port}`,
+      `127.0.0.1:${new URL(trusted.url).port}`,
+      `127.0.0.1:${new URL(wrongName.url).port}`,
+    ])
+  })
+
+  it('sends the URL’s user name and password as Proxy-Authorization, decoded', async () => {
+    const receiver = await sink()
+    const proxy = await startProxy({ kind: 'tunnel', password: 'p@ss:w/rd' })
+    const { port } = new URL(proxy.url)
+    const right = createHttp1Transport({ proxy: `http://user:${encodeURIComponent('p@ss:w/rd')}@127.0.0.1:${port}` })
+    const wrong = createHttp1Transport({ proxy: `http://user:nope@127.0.0.1:${port}` })
+    expect(await right.send(requestTo(`${receiver.url}/in`))).toMatchObject({ ok: true, status: 200 })
+    const refused = await wrong.send(requestTo(`${receiver.url}/in`))
+    await Promise.all([right.close?.(), wrong.close?.()])
+    expect(failureOf(refused)).toBe('proxy')
+    expect(causeOf(refused)).toContain('with 407')
+    expect(causeOf(refused)).toContain('give them in the proxy URL')
+    // The credentials are never in a message.
+    expect(causeOf(refused)).not.toContain('nope')
+    expect(receiver.requests).toHaveLength(1)
+  })
+
+  it.each<[string, ProxyBehaviour, RegExp]>([
+    ['a 403', { kind: 'refuse', status: 403 }, /with 403 Nope: it does not allow this target/],
+    ['a 502', { kind: 'refuse', status: 502 }, /with 502 Nope/],
+    ['an answer that is not HTTP', { kind: 'raw', answer: 'SSH-2.0-x\r\n\r\n' }, /not HTTP\/1\.1/],
+    [
+      'bytes after its 200',
+      { kind: 'raw', answer: 'HTTP/1.1 200 OK\r\n\r\nHTTP/1.1 200 OK\r\n\r\n' },
+      /sent bytes after its answer/,
+    ],
+    ['a head that never ends', { kind: 'raw', answer: `HTTP/1.1 200 OK\r\nx: ${'a'.repeat(20_000)}` }, /over 16384/],
+  ])(
+    'a proxy that answers CONNECT with %s: the proxy’s failure, and the receiver never reached',
+    async (_name, behaviour, said) => {
+      const receiver = await sink()
+      const proxy = await startProxy(behaviour)
+      const transport = createHttp1Transport({ proxy: proxy.url })
+      const response = await transport.send(requestTo(`${receiver.url}/in`))
+      await transport.close?.()
+      expect(failureOf(response)).toBe('proxy')
+      expect(causeOf(response)).toMatch(said)
+      expect(causeOf(response)).toContain(`the proxy ${proxy.url}`)
+      expect(receiver.requests).toHaveLength(0)
+    },
+  )
+
+  it('a proxy that cannot be reached: the proxy’s failure, naming the proxy and the reason', async () => {
+    const receiver = await sink()
+    const gone = await startProxy({ kind: 'tunnel' })
+    await gone.close()
+    const transport = createHttp1Transport({ proxy: gone.url })
+    const response = await transport.send(requestTo(`${receiver.url}/in`))
+    await transport.close?.()
+    expect(failureOf(response)).toBe('proxy')
+    expect(causeOf(response)).toMatch(/could not be reached \(.*ECONNREFUSED/)
+  })
+
+  it('a proxy that never answers: the attempt ends at its deadline, and its connection frees the slot', async () => {
+    const receiver = await sink()
+    const silent = await startProxy({ kind: 'silent' })
+    const transport = createHttp1Transport({ proxy: silent.url, connections: 1 })
+    const first = await transport.send(requestTo(`${receiver.url}/in`, { timeoutMs: 100 }))
+    expect(failureOf(first)).toBe('timeout')
+    // With one connection per URL, a second attempt waits for the first's: it gets its own CONNECT.
+    const second = await transport.send(requestTo(`${receiver.url}/in`, { timeoutMs: 100 }))
+    expect(failureOf(second)).toBe('timeout')
+    await transport.close?.()
+    expect(silent.connects).toHaveLength(2)
+  })
+
+  it('blockPrivateNetworks: a literal non-public address is refused before the tunnel; a name is the proxy’s to resolve', async () => {
+    const receiver = await sink()
+    const proxy = await startProxy({ kind: 'tunnel' })
+    const transport = createHttp1Transport({ proxy: proxy.url, blockPrivateNetworks: true })
+    const { port } = new URL(receiver.url)
+    const literal = await transport.send(requestTo(`http://127.0.0.1:${port}/in`))
+    expect(failureOf(literal)).toBe('blocked')
+    expect(proxy.connects).toEqual([])
+    const named = await transport.send(requestTo(`http://localhost:${port}/in`))
+    await transport.close?.()
+    expect(named).toMatchObject({ ok: true, status: 200 })
+    expect(proxy.connects.map((connect) => connect.authority)).toEqual([`localhost:${port}`])
+  })
+
+  it('refuses a proxy option it cannot use, naming it and hiding credentials', () => {
+    expect(() => createHttp1Transport({ proxy: 'socks5://user:secret@proxy:1080' })).toThrow(OptionsError)
+    expect(() => createHttp1Transport({ proxy: 'socks5://user:secret@proxy:1080' })).toThrow(/`proxy`.*\*\*\*@proxy/)
+    expect(() => createHttp1Transport({ proxy: 'http://proxy:3128/path' })).toThrow(/no path/)
+    expect(() => createHttp1Transport({ proxy: 3128 as never })).toThrow(/proxy URL/)
+  })
+})
+
+describe('the engine: a proxy’s failure is not the receiver’s', () => {
+  it('ERR_PROXY, retried, and never opens the receiver’s breaker; a receiver failing through the proxy does', async () => {
+    const proxy = await startProxy({ kind: 'refuse', status: 503 })
+    const failing = await sink(() => ({ status: 503 }))
+    const through = await startProxy({ kind: 'tunnel' })
+    const breaker = { failures: 1, failureRate: 0.5, windowMs: 60_000, coolDownMs: 600_000 }
+    const opens: string[] = []
+    const viaBroken = new WebhookDestination({
+      webhooks: [{ url: `${failing.url}/a` }],
+      transport: createHttp1Transport({ proxy: proxy.url }),
+      breaker,
+      retryWindowMs: 0,
+    })
+    viaBroken.on('url-state', ({ circuit }) => opens.push(`broken proxy: ${circuit}`))
+    const viaWorking = new WebhookDestination({
+      webhooks: [{ url: `${failing.url}/b` }],
+      transport: createHttp1Transport({ proxy: through.url }),
+      breaker,
+      retryWindowMs: 0,
+    })
+    viaWorking.on('url-state', ({ circuit }) => opens.push(`working proxy: ${circuit}`))
+    const lost = await viaBroken.deliver({ type: 'track', userId: 'u1', event: 'E' })
+    const refused = await viaWorking.deliver({ type: 'track', userId: 'u1', event: 'E' })
+    await Promise.all([viaBroken.close(), viaWorking.close()])
+    expect(lost.urls[0]?.lastError?.code).toBe('ERR_PROXY')
+    expect(lost.urls[0]?.lastError?.message).toMatch(/egress proxy did not open a tunnel/)
+    expect(refused.urls[0]?.lastError?.code).toBe('ERR_HTTP_STATUS')
+    expect(opens).toEqual(['working proxy: open'])
+    expect(failing.requests.map((request) => request.path)).toEqual(['/b'])
+  })
+})
+
+describe('proxyRule: the proxy of each origin', () => {
+  const rule = (env: Record<string, string>) => proxyRule('proxy', 'env', env)
+
+  it('one URL for every origin, read once', () => {
+    const every = proxyRule('proxy', 'http://proxy.internal:3128')
+    expect(every?.('https://a.example')).toEqual(every?.('http://b.example:8080'))
+    expect(every?.('https://a.example')).toMatchObject({ host: 'proxy.internal', port: 3128, tls: false })
+    expect(proxyRule('proxy', undefined)).toBeUndefined()
+  })
+
+  it("'env': HTTPS_PROXY for https:, HTTP_PROXY for http:, the lowercase name first; none set: no rule", () => {
+    const both = rule({ HTTPS_PROXY: 'http://secure:1', https_proxy: 'http://lower:2', HTTP_PROXY: 'https://plain:3' })
+    expect(both?.('https://a.example')?.name).toBe('http://lower:2')
+    expect(both?.('http://a.example')).toMatchObject({ name: 'https://plain:3', tls: true })
+    expect(rule({ HTTPS_PROXY: 'http://secure:1' })?.('http://a.example')).toBeUndefined()
+    expect(rule({})).toBeUndefined()
+    expect(rule({ HTTPS_PROXY: '' })).toBeUndefined()
+  })
+
+  it('NO_PROXY: hosts and their subdomains, with or without a leading dot, a port, and * for all', () => {
+    const env = { HTTPS_PROXY: 'http://p:1', HTTP_PROXY: 'http://p:1' }
+    const bypassing = rule({ ...env, NO_PROXY: 'internal.example, .corp.example  localhost:8080,*.wild.example' })
+    const through = (origin: string) => bypassing?.(origin) !== undefined
+    expect(through('https://internal.example')).toBe(false)
+    expect(through('https://api.internal.example')).toBe(false)
+    expect(through('https://notinternal.example')).toBe(true)
+    expect(through('https://x.corp.example')).toBe(false)
+    expect(through('https://corp.example')).toBe(false)
+    expect(through('http://localhost:8080')).toBe(false)
+    expect(through('http://localhost:9090')).toBe(true)
+    expect(through('https://a.wild.example')).toBe(false)
+    expect(through('https://hooks.example.com')).toBe(true)
+    expect(rule({ ...env, no_proxy: '*' })).toBeUndefined()
+  })
+
+  it('a bad proxy variable is named in the error', () => {
+    expect(() => rule({ HTTPS_PROXY: 'not a url' })).toThrow(/`HTTPS_PROXY`/)
+  })
+
+  it('reads a proxy URL: port by scheme, IPv6 brackets, and no credentials in its name', () => {
+    expect(proxyAddress('proxy', 'https://[::1]')).toMatchObject({ host: '::1', port: 443, tls: true })
+    const withCredentials = proxyAddress('proxy', 'http://me:s%40id@proxy:8080')
+    expect(withCredentials).toMatchObject({
+      name: 'http://proxy:8080',
+      port: 8080,
+      authorization: `Basic ${Buffer.from('me:s@id').toString('base64')}`,
+    })
+    expect(proxyAddress('proxy', 'http://proxy').authorization).toBeUndefined()
+  })
+})
