@@ -173,13 +173,7 @@ export class ClientBase<Plan extends TrackingPlan | NoPlan = NoPlan> extends Emi
       for (const stop of this.#sendStops) stop.abort(deadline.reason)
     })
     this.#middleware = [...this.#options.middleware]
-    this.#transport = createTransport({
-      url: this.#options.batchUrl,
-      writeKey,
-      writeKeyIn: this.#options.writeKeyIn,
-      timeout: this.#options.timeout,
-      fetch: this.#options.fetch,
-    })
+    this.#transport = createTransport(this.#options)
     const from = this.#options.compressFrom
     this.#compression = from === undefined || gzip === undefined ? undefined : { gzip, from }
     this.#debug(() => `sending to ${this.#options.batchUrl} with ${this.#transport.name}`)

@@ -40,7 +40,7 @@ export function fetchAttempt(
   request: (init: RequestInit) => Promise<unknown>,
 ): BatchTransport['attempt'] {
   const headersFor = batchHeaders(settings)
-  const { url, timeout } = settings
+  const { batchUrl: url, timeout } = settings
   return async (body, { signal, keepalive }) => {
     // close()'s deadline ends the attempt at once.
     const deadline = startDeadline(timeout, signal)

@@ -8,7 +8,7 @@ import type { BatchTransport, TransportSettings } from './transport.js'
  * option merging the client does not use and which would be some 4 KB of every page's download.
  */
 export function createFetchTransport(settings: TransportSettings): BatchTransport {
-  const { url, fetch: given } = settings
+  const { batchUrl: url, fetch: given } = settings
   return {
     name: 'fetch',
     attempt: fetchAttempt(settings, (init) => (given ? given(new Request(url, init)) : fetch(url, init))),

@@ -2,6 +2,7 @@ import { transportClosed } from '../core/attempt-deadline.js'
 import { EXCERPT_BYTES, excerptOf } from '../core/body-excerpt.js'
 import { Http1Agent } from '../http1/agent.js'
 import { Http1Attempt } from '../http1/attempt.js'
+import { proxyRule } from '../http1/proxy.js'
 import type { Http1Answer } from '../http1/request.js'
 import { HTTPError } from './http-error.js'
 import { statusVerdict } from './retry-policy.js'
@@ -48,9 +49,9 @@ function headersOf(fields: readonly (readonly [string, string])[] | undefined): 
  * for the error to show. Redirects are not followed.
  */
 export function createHttp1Transport(settings: TransportSettings): BatchTransport {
-  const { origin, pathname, search } = new URL(settings.url)
+  const { origin, pathname, search } = new URL(settings.batchUrl)
   const path = pathname + search
-  const agent = new Http1Agent({ connections: CONNECTIONS })
+  const agent = new Http1Agent({ connections: CONNECTIONS, proxy: proxyRule('proxy', settings.proxy) })
   const headersFor = batchHeaders(settings)
 
   const outcomeOf = (answer: Http1Answer): AttemptOutcome => {
@@ -61,7 +62,7 @@ export function createHttp1Transport(settings: TransportSettings): BatchTranspor
     const error = new HTTPError(
       { status, statusText: answer.statusText, headers: headersOf(answer.fields) },
       'POST',
-      settings.url,
+      settings.batchUrl,
     )
     if (verdict === 'reject') return { verdict, status, error, responseText: excerptOf(answer.body ?? []) }
     return { verdict, status, retryAfter: answer.retryAfter, error }
@@ -72,7 +73,7 @@ export function createHttp1Transport(settings: TransportSettings): BatchTranspor
     attempt: (body: BatchBody, { signal }) =>
       new Promise<AttemptOutcome>((resolve) => {
         const request = {
-          url: settings.url,
+          url: settings.batchUrl,
           origin,
           path,
           headers: headersFor(body),

@@ -24,5 +24,5 @@ export function createKyTransport(settings: TransportSettings): BatchTransport {
     retry: 0,
     ...(given ? { fetch: async (input, init) => (await given(input, init)) ?? NOTHING } : {}),
   })
-  return { name: 'fetch', attempt: fetchAttempt(settings, (init) => api(settings.url, init)) }
+  return { name: 'fetch', attempt: fetchAttempt(settings, (init) => api(settings.batchUrl, init)) }
 }

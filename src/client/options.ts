@@ -69,6 +69,13 @@ export interface ClientOptions {
   /** The `fetch` to send with: for tests, proxies and runtimes without a global one. @defaultValue `globalThis.fetch` */
   fetch?: typeof fetch | undefined
   /**
+   * On Node, an egress proxy to send through, in an HTTP CONNECT tunnel: `http://host:port` or
+   * `https://host:port`, with `user:password@` for Basic credentials; `'env'` reads `HTTPS_PROXY`,
+   * `HTTP_PROXY` and `NO_PROXY`. Deno and Bun refuse it: their `fetch` reads those variables itself.
+   * Browsers have no such setting and ignore it. @defaultValue none
+   */
+  proxy?: string | undefined
+  /**
    * In a browser page, send every batch with `keepalive` (so a request in flight outlives the page),
    * each within the 64 KiB browsers allow such requests in all, and send what is queued when the
    * page is hidden or left. `false`: batches of up to 500 KB without `keepalive`, as on servers.
@@ -160,6 +167,7 @@ export interface PlanOption<Plan> {
 
 /** Options with every default filled in. */
 export interface ResolvedClientOptions {
+  readonly writeKey: string
   readonly batchUrl: string
   readonly flushAt: number
   readonly flushAfter: number
@@ -173,6 +181,8 @@ export interface ResolvedClientOptions {
   readonly logger: Logger
   readonly verbose: boolean
   readonly fetch: typeof fetch | undefined
+  /** The `proxy` option as given: the Node transport checks it, the others refuse or ignore it. */
+  readonly proxy: unknown
   readonly flushOnPageHide: boolean
   readonly storeOnPageHide: boolean
   readonly writeKeyIn: 'header' | 'body'
@@ -231,6 +241,7 @@ const OPTION_NAMES: Readonly<Record<keyof (ClientOptions & PlanOption<unknown>),
   logger: true,
   verbose: true,
   fetch: true,
+  proxy: true,
   flushOnPageHide: true,
   storeOnPageHide: true,
   writeKeyIn: true,
@@ -429,6 +440,7 @@ export function resolveClientOptions(
   const maxQueueBytes = wholeNumber(given, DEFAULTS, 'maxQueueBytes', MAX_MESSAGE_BYTES)
   const highWaterMark = wholeNumber(given, DEFAULTS, 'highWaterMark', 1)
   return {
+    writeKey,
     batchUrl: resolveEndpoint(given.endpoint),
     flushAt: resolveFlushAt(given),
     flushAfter: wholeNumber(given, DEFAULTS, 'flushAfter', 1, MAX_TIMER_MS),
@@ -441,6 +453,7 @@ export function resolveClientOptions(
     logger: resolveLogger(given.logger),
     verbose: given.verbose ?? isDebugEnabled(DEBUG_NAMESPACE, debugSetting?.() ?? ''),
     fetch: given.fetch,
+    proxy: given.proxy,
     flushOnPageHide: given.flushOnPageHide ?? true,
     storeOnPageHide: given.storeOnPageHide ?? true,
     writeKeyIn: choiceOption('writeKeyIn', given.writeKeyIn, ['header', 'body']) ?? (IN_BROWSER ? 'body' : 'header'),

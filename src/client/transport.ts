@@ -1,4 +1,5 @@
 import type { SendFailure } from './delivery-error.js'
+import type { ResolvedClientOptions } from './options.js'
 import { USER_AGENT_HEADER } from '../core/version.js'
 
 /** How one batch request ended, after every retry. */
@@ -72,18 +73,15 @@ export interface BatchTransport {
   close?(): Promise<void>
 }
 
-/** What a transport is made from: the client's resolved options that concern sending. */
-export interface TransportSettings {
-  /** `{endpoint}/v1/batch`. */
-  readonly url: string
-  readonly writeKey: string
-  /** `'header'`: Basic auth and JSON; `'body'`: the key is in the body (the client's envelope), sent as plain text. */
-  readonly writeKeyIn: 'header' | 'body'
-  /** Time limit of one attempt, in ms: connecting, the response headers and its body together. */
-  readonly timeout: number
-  /** The `fetch` option: when set, the client sends with it on every runtime. */
-  readonly fetch: typeof fetch | undefined
-}
+/**
+ * What a transport is made from: the client's resolved options, of which it reads those that
+ * concern sending: the URL, the write key and where it goes, the attempt's time limit, and the
+ * `fetch` and `proxy` options. The client passes its options as they are, with no object to build.
+ */
+export type TransportSettings = Pick<
+  ResolvedClientOptions,
+  'batchUrl' | 'writeKey' | 'writeKeyIn' | 'timeout' | 'fetch' | 'proxy'
+>
 
 /** Makes the transport of a client; each runtime has its own (`platform/`). */
 export type TransportFactory = (settings: TransportSettings) => BatchTransport

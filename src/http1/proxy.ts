@@ -14,13 +14,6 @@ export interface ProxyAddress {
   readonly authorization: string | undefined
 }
 
-/**
- * How a sender picks the proxy of a target origin: one proxy for all, the standard environment
- * variables, or none. `'env'` reads `HTTPS_PROXY` for `https:` targets, `HTTP_PROXY` for `http:`
- * ones (lowercase names too, the lowercase one first, as curl does) and `NO_PROXY`, once.
- */
-export type ProxySetting = string | 'env' | undefined
-
 /** The proxy of each target origin: `undefined` to connect directly. */
 export type ProxyRule = (origin: string) => ProxyAddress | undefined
 
@@ -88,16 +81,20 @@ function variable(env: Readonly<Record<string, string | undefined>>, ...names: s
 }
 
 /**
- * The proxy rule of a setting: every origin through one proxy, the environment's proxies (read
- * now, once: a proxy variable set later is not seen), or none. A bad proxy URL throws
- * {@link OptionsError} naming the option or the variable.
+ * The proxy rule of a setting as the user gave it: every origin through one proxy (a URL), the
+ * environment's proxies (`'env'`: `HTTPS_PROXY` for `https:` targets, `HTTP_PROXY` for `http:`
+ * ones, lowercase names too and first, as curl reads them, and `NO_PROXY`, read now, once: a
+ * variable set later is not seen), or none (`undefined`). A
+ * setting that is not a string, or a bad proxy URL, throws {@link OptionsError} naming the option
+ * or the variable.
  */
 export function proxyRule(
   option: string,
-  setting: ProxySetting,
+  setting: unknown,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): ProxyRule | undefined {
   if (setting === undefined) return undefined
+  if (typeof setting !== 'string') throw new OptionsError(option, "must be a proxy URL (http://host:port) or 'env'.")
   if (setting !== 'env') {
     const proxy = proxyAddress(option, setting)
     return () => proxy

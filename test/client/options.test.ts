@@ -155,6 +155,7 @@ describe('Client options', () => {
       compressionThreshold: undefined,
       planCheck: undefined,
       defaultContext: undefined,
+      proxy: undefined,
     } satisfies Required<ClientOptions>
     const { logger: _logger, ...defaults } = resolveClientOptions('k', {})
     expect(resolveClientOptions('k', unset)).toMatchObject(defaults)

@@ -60,11 +60,12 @@ describe.each<[string, TransportFactory]>([
   ) {
     const { retry } = resolveClientOptions('key', { retry: { baseDelay: 1, maxDelay: 1, ...options.retry } })
     const transport = create({
-      url: `${base}/v1/batch`,
+      batchUrl: `${base}/v1/batch`,
       writeKey: 'key',
       writeKeyIn: options.writeKeyIn ?? 'header',
       timeout: options.timeout ?? 5_000,
       fetch: undefined,
+      proxy: undefined,
     })
     transports.push(transport)
     // The client's retry loop over the transport's attempts, as the client runs it.

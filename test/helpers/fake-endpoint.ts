@@ -20,11 +20,12 @@ export function fakeEndpoint(
   }
   const { retry: resolved } = resolveClientOptions('key', { retry: { baseDelay: 1_000, maxDelay: 60_000, ...retry } })
   const transport = createKyTransport({
-    url: 'https://ingest.test/v1/batch',
+    batchUrl: 'https://ingest.test/v1/batch',
     writeKey: 'key',
     writeKeyIn: 'header',
     timeout: 10_000,
     fetch,
+    proxy: undefined,
   })
   const sender = senderOver(transport, resolved)
   const send = (body: string): Promise<SendResult> => sender(body)

@@ -1,5 +1,3 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http'
-import { connect as connectTcp, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { OptionsError } from '../../src/core/errors/options-error.js'
 import { proxyAddress, proxyRule } from '../../src/http1/proxy.js'
@@ -7,82 +5,18 @@ import { WebhookDestination } from '../../src/webhook/index.js'
 import { createHttp1Transport } from '../../src/webhook/network/http1-transport.js'
 import type { WebhookResponse } from '../../src/webhook/network/transport.js'
 import { certificates } from '../helpers/certs.js'
+import { type ProxyBehaviour, startConnectProxy, type TestProxy } from '../helpers/connect-proxy.js'
 import { startSink, type Sink } from '../helpers/sink.js'
 import { requestTo } from '../helpers/webhook-request.js'
-
-/** What the test proxy does with a CONNECT. */
-type ProxyBehaviour =
-  | { readonly kind: 'tunnel'; readonly password?: string }
-  | { readonly kind: 'refuse'; readonly status: number }
-  | { readonly kind: 'raw'; readonly answer: string }
-  | { readonly kind: 'silent' }
-
-interface TestProxy {
-  readonly url: string
-  /** The authority of each CONNECT, and its Proxy-Authorization. */
-  readonly connects: Array<{ authority: string; authorization: string | undefined }>
-  close(): Promise<void>
-}
 
 const opened: Array<{ close(): Promise<void> }> = []
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((server) => server.close()))
 })
 
-/** An HTTP CONNECT proxy on 127.0.0.1, written here: it tunnels, refuses, or answers what it is told. */
+/** A CONNECT proxy of test/helpers/connect-proxy.ts, closed after the test. */
 async function startProxy(behaviour: ProxyBehaviour): Promise<TestProxy> {
-  const connects: TestProxy['connects'] = []
-  const sockets = new Set<Socket>()
-  const server: Server = createServer((_request, response) => response.writeHead(405).end())
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket)
-    socket.on('close', () => sockets.delete(socket))
-  })
-  server.on('connect', (request: IncomingMessage, client: Socket) => {
-    const authority = request.url ?? ''
-    const authorization = request.headers['proxy-authorization']
-    connects.push({ authority, authorization })
-    client.on('error', () => undefined)
-    if (behaviour.kind === 'silent') return
-    if (behaviour.kind === 'raw') {
-      client.write(behaviour.answer)
-      return
-    }
-    if (behaviour.kind === 'refuse') {
-      client.end(`HTTP/1.1 ${behaviour.status} Nope\r\ncontent-length: 0\r\n\r\n`)
-      return
-    }
-    if (
-      behaviour.password !== undefined &&
-      authorization !== `Basic ${Buffer.from(`user:${behaviour.password}`).toString('base64')}`
-    ) {
-      client.end('HTTP/1.1 407 Proxy Authentication Required\r\ncontent-length: 0\r\n\r\n')
-      return
-    }
-    const [host, port] = [
-      authority.slice(0, authority.lastIndexOf(':')),
-      authority.slice(authority.lastIndexOf(':') + 1),
-    ]
-    const upstream = connectTcp({ host: host.replace(/^\[(.*)\]$/, '$1'), port: Number(port) })
-    sockets.add(upstream)
-    upstream.on('error', () => client.destroy())
-    upstream.once('connect', () => {
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
-      upstream.pipe(client)
-      client.pipe(upstream)
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  const proxy: TestProxy = {
-    url: `http://127.0.0.1:${port}`,
-    connects,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy()
-        server.close(() => resolve())
-      }),
-  }
+  const proxy = await startConnectProxy(behaviour)
   opened.push(proxy)
   return proxy
 }

@@ -1,5 +1,6 @@
 import { gzip as zlibGzip } from 'node:zlib'
 import type { Gzip } from '../../core/gzip.js'
+import { OptionsError } from '../../core/errors/options-error.js'
 import type { Logger } from '../../core/debug.js'
 export { readDebugSetting as debugSetting } from '../../core/debug.js'
 import { lostAtExitLine, type HoldsMessages, type WatchExit } from '../process-exit.js'
@@ -11,11 +12,18 @@ export { OTHER_CLIENTS_NAMES as otherNames } from '../other-clients-names.js'
 /**
  * How the `Client` sends on Node (`#eventwire/client-transport` under the "node" condition, see
  * package.json "imports"): the HTTP/1.1 stack the webhook engine sends with, over keep-alive
- * connections, unless the user gave a `fetch` to send with; then ky over that fetch, as on every
- * other runtime.
+ * connections (through the `proxy` option's proxy, if any), unless the user gave a `fetch` to
+ * send with; then ky over that fetch, as on every other runtime.
  */
-export const defaultTransport: TransportFactory = (settings) =>
-  settings.fetch ? createKyTransport(settings) : createHttp1Transport(settings)
+export const defaultTransport: TransportFactory = (settings) => {
+  if (settings.fetch === undefined) return createHttp1Transport(settings)
+  if (settings.proxy !== undefined)
+    throw new OptionsError(
+      'proxy',
+      'the fetch option sends instead of the client: give the proxy to your fetch, or leave fetch out.',
+    )
+  return createKyTransport(settings)
+}
 
 /**
  * How the `Client` compresses on Node: zlib on libuv's thread pool, off the event loop, at level 1

@@ -1,5 +1,4 @@
 import type { ConnectionOptions } from 'node:tls'
-import { OptionsError } from '../../core/errors/options-error.js'
 import { checkOptionNames, integerOption } from '../../core/option-checks.js'
 import { Http1Agent } from '../../http1/agent.js'
 import { Http1Attempt } from '../../http1/attempt.js'
@@ -79,8 +78,6 @@ const TLS_OPTION_NAMES: Record<keyof NonNullable<Http1TransportOptions['tls']>, 
 export function createHttp1Transport(options: Http1TransportOptions = {}): WebhookTransport {
   checkOptionNames(options as Record<string, unknown>, OPTION_NAMES)
   checkOptionNames((options.tls ?? {}) as Record<string, unknown>, TLS_OPTION_NAMES, {}, 'tls.')
-  if (options.proxy !== undefined && typeof options.proxy !== 'string')
-    throw new OptionsError('proxy', "must be a proxy URL (http://host:port) or 'env'.")
   const agent = new Http1Agent({
     connections: integerOption('connections', options.connections, 64, 1, 100_000),
     tls: options.tls,

@@ -1,0 +1,73 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import { connect as connectTcp, type Socket } from 'node:net'
+
+/** What the test proxy does with a CONNECT. */
+export type ProxyBehaviour =
+  | { readonly kind: 'tunnel'; readonly password?: string }
+  | { readonly kind: 'refuse'; readonly status: number }
+  | { readonly kind: 'raw'; readonly answer: string }
+  | { readonly kind: 'silent' }
+
+export interface TestProxy {
+  readonly url: string
+  /** The authority of each CONNECT, and its Proxy-Authorization. */
+  readonly connects: Array<{ authority: string; authorization: string | undefined }>
+  close(): Promise<void>
+}
+
+/** An HTTP CONNECT proxy on 127.0.0.1, written here: it tunnels, refuses, or answers what it is told. */
+export async function startConnectProxy(behaviour: ProxyBehaviour): Promise<TestProxy> {
+  const connects: TestProxy['connects'] = []
+  const sockets = new Set<Socket>()
+  const server: Server = createServer((_request, response) => response.writeHead(405).end())
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+  })
+  server.on('connect', (request: IncomingMessage, client: Socket) => {
+    const authority = request.url ?? ''
+    const authorization = request.headers['proxy-authorization']
+    connects.push({ authority, authorization })
+    client.on('error', () => undefined)
+    if (behaviour.kind === 'silent') return
+    if (behaviour.kind === 'raw') {
+      client.write(behaviour.answer)
+      return
+    }
+    if (behaviour.kind === 'refuse') {
+      client.end(`HTTP/1.1 ${behaviour.status} Nope\r\ncontent-length: 0\r\n\r\n`)
+      return
+    }
+    if (
+      behaviour.password !== undefined &&
+      authorization !== `Basic ${Buffer.from(`user:${behaviour.password}`).toString('base64')}`
+    ) {
+      client.end('HTTP/1.1 407 Proxy Authentication Required\r\ncontent-length: 0\r\n\r\n')
+      return
+    }
+    const [host, port] = [
+      authority.slice(0, authority.lastIndexOf(':')),
+      authority.slice(authority.lastIndexOf(':') + 1),
+    ]
+    const upstream = connectTcp({ host: host.replace(/^\[(.*)\]$/, '$1'), port: Number(port) })
+    sockets.add(upstream)
+    upstream.on('error', () => client.destroy())
+    upstream.once('connect', () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
+      upstream.pipe(client)
+      client.pipe(upstream)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  const proxy: TestProxy = {
+    url: `http://127.0.0.1:${port}`,
+    connects,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy()
+        server.close(() => resolve())
+      }),
+  }
+  return proxy
+}
