@@ -10,5 +10,5 @@
  * test/cli/redact.test.ts keeps the two equal.
  */
 export function withoutCredentials(text: string): string {
-  return text.replace(/(^|"|[a-z][a-z\d+.-]*:\/\/)[^\s"'`]*@/gi, '$1***@')
+  return text.replace(/([a-z][a-z\d+.-]*:\/\/)[^"]*@/gi, '$1***@').replace(/(^|")[^"\s]*@/g, '$1***@')
 }

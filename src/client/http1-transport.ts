@@ -14,9 +14,6 @@ import {
   type TransportSettings,
 } from './transport.js'
 
-/** Connections in use at most: more than the client's `maxConcurrentRequests` allows, so never the limit. */
-const CONNECTIONS = 1_000
-
 /** A batch's attempt: its signal is close()'s deadline, so an abort ends it as the transport's closing. */
 class BatchAttempt extends Http1Attempt {
   protected override unwanted(): void {
@@ -43,7 +40,8 @@ function headersOf(fields: readonly (readonly [string, string])[] | undefined): 
 /**
  * The client's transport on Node: the HTTP/1.1 stack the webhook engine sends with (src/http1),
  * over keep-alive connections to the endpoint's origin, one attempt per call (the client's retry
- * loop runs above it). A connection carries another batch only after a 2xx. Each attempt has one
+ * loop runs above it), at most `maxConcurrentRequests` of them. A connection carries another
+ * batch only after a 2xx. Each attempt has one
  * deadline, `timeout`, for waiting for a connection, connecting, the response's head and its
  * body. A status that is not 2xx is answered once its head and the start of its body are read,
  * for the error to show. Redirects are not followed.
@@ -51,7 +49,13 @@ function headersOf(fields: readonly (readonly [string, string])[] | undefined): 
 export function createHttp1Transport(settings: TransportSettings): BatchTransport {
   const { origin, pathname, search } = new URL(settings.batchUrl)
   const path = pathname + search
-  const agent = new Http1Agent({ connections: CONNECTIONS, proxy: proxyRule('proxy', settings.proxy) })
+  // A connection is in use until its answer's body is read, or its attempt's deadline: an endpoint
+  // that trickles a body holds it that long, and the next batch waits for it rather than opening
+  // another. So the client holds at most `maxConcurrentRequests` sockets, whatever the endpoint does.
+  const agent = new Http1Agent({
+    connections: settings.maxConcurrentRequests,
+    proxy: proxyRule('proxy', settings.proxy),
+  })
   const headersFor = batchHeaders(settings)
 
   const outcomeOf = (answer: Http1Answer): AttemptOutcome => {

@@ -80,7 +80,7 @@ export interface BatchTransport {
  */
 export type TransportSettings = Pick<
   ResolvedClientOptions,
-  'batchUrl' | 'writeKey' | 'writeKeyIn' | 'timeout' | 'fetch' | 'proxy'
+  'batchUrl' | 'writeKey' | 'writeKeyIn' | 'timeout' | 'fetch' | 'proxy' | 'maxConcurrentRequests'
 >
 
 /** Makes the transport of a client; each runtime has its own (`platform/`). */

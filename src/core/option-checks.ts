@@ -96,9 +96,11 @@ export function parseHttpUrl(value: unknown): URL | undefined {
  * `text` with the user name and password of every URL in it replaced by `***` (`https://***@host`),
  * a `user:password@` without a scheme at the start or after a quote included: for messages that
  * quote a URL the user gave.
- * Everything up to the last `@` of the URL goes, `/`, `?` and `#` included: in a string that does
- * not parse, nobody can tell where a password with a `/` in it ends.
+ * After a scheme, everything up to the last `@` before a closing `"` goes, `/`, `?`, `#`, quotes,
+ * backticks and spaces included: in a string that does not parse, nobody can tell where a
+ * password with such a character in it ends. In prose without quotes that may hide more than
+ * the credentials; it never shows them.
  */
 export function withoutCredentials(text: string): string {
-  return text.replace(/(^|"|[a-z][a-z\d+.-]*:\/\/)[^\s"'`]*@/gi, '$1***@')
+  return text.replace(/([a-z][a-z\d+.-]*:\/\/)[^"]*@/gi, '$1***@').replace(/(^|")[^"\s]*@/g, '$1***@')
 }

@@ -149,7 +149,7 @@ export class Http1Origin implements ConnectionOwner, PoolOrigin {
     const { host, port, tls, hostHeader } = this.#address
     const connection = new Http1Connection(undefined, owner, hostHeader)
     const authority = `${isIP(host) === 6 ? `[${host}]` : host}:${port}`
-    const abort = openTunnel(proxy, authority, (error, socket) => {
+    const abort = openTunnel(proxy, authority, this.target.tls, (error, socket) => {
       if (socket === undefined) connection.setupFailed(error as Error)
       else connection.attach(tls ? this.#tlsConnect({ ...this.#tlsOptions(), socket }) : socket)
     })

@@ -75,7 +75,7 @@ export class Http1Pool implements ConnectionOwner {
 
   remove(connection: Http1Connection): void {
     this.#all.delete(connection)
-    // Room for a connection: an attempt waiting in line takes it, even while the pool closes.
+    // Room for a connection: an attempt waiting in line takes it (none waits once the pool closes).
     const next = this.#nextWaiting()
     if (next !== undefined) this.#open().start(next)
     else this.#drainedIfDone()
@@ -90,10 +90,15 @@ export class Http1Pool implements ConnectionOwner {
 
   /**
    * Closes its connections once their attempts end; attempts already answered stop reading their
-   * bodies. Resolves when every connection is closed.
+   * bodies, and attempts waiting in line end unsent: nothing is sent once its transport is closed.
+   * Resolves when every connection is closed.
    */
   close(): Promise<void> {
     this.#closed = true
+    for (let next = this.#nextWaiting(); next !== undefined; next = this.#nextWaiting()) {
+      next.fail(transportClosed())
+      next.end()
+    }
     for (const connection of this.#all) if (connection.readingBody) connection.destroy()
     return new Promise((resolve) => {
       if (this.#all.size === 0) resolve()

@@ -20,19 +20,25 @@ export type ProxyRule = (origin: string) => ProxyAddress | undefined
 /** Reads a proxy URL: `http://host:port` or `https://host:port`, with `user:password@` for Basic credentials. */
 export function proxyAddress(option: string, value: string): ProxyAddress {
   const url = parseHttpUrl(value)
-  if (url === undefined || url.hostname === '')
+  if (url === undefined)
     throw new OptionsError(
       option,
       `${JSON.stringify(withoutCredentials(value))} is not an http: or https: URL of a proxy.`,
     )
-  if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '')
+  if (url.pathname !== '/' || url.search !== '' || url.hash !== '')
     throw new OptionsError(option, 'a proxy URL has no path, query or fragment: give only http(s)://host:port.')
   const tls = url.protocol === 'https:'
-  const user = decodeURIComponent(url.username)
-  const authorization =
-    url.username === '' && url.password === ''
-      ? undefined
-      : `Basic ${Buffer.from(`${user}:${decodeURIComponent(url.password)}`).toString('base64')}`
+  let authorization: string | undefined
+  try {
+    authorization =
+      url.username === '' && url.password === ''
+        ? undefined
+        : `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`
+  } catch (cause) {
+    throw new OptionsError(option, 'its user name or password is not valid percent-encoding (a % must begin %XX).', {
+      cause,
+    })
+  }
   return {
     name: `${url.protocol}//${url.host}`,
     // Stryker disable next-line Regex: a hostname holds brackets only around a whole IPv6 address, so either anchor alone matches the same.

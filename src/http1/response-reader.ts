@@ -3,6 +3,9 @@ import { RESPONSE_BODY_CAP } from '../core/limits.js'
 /** Most bytes a response's head (status line and headers) may take: Node's and undici's default. */
 export const MAX_HEAD_BYTES = 16 * 1024
 
+/** Most characters of a kept refusal's reason phrase (`statusText`). */
+export const MAX_REASON_CHARS = 100
+
 /** Most bytes of a chunk-size line or of a line of a chunked body's trailers, its line end apart. */
 const MAX_LINE_BYTES = 4 * 1024
 
@@ -28,7 +31,10 @@ function lineTooLong(): Error {
 export interface ResponseHead {
   readonly ok: true
   readonly status: number
-  /** The reason phrase, kept only by a reader that keeps refusals (see `keepRefusal`); `''` otherwise. */
+  /**
+   * The reason phrase, kept only by a reader that keeps refusals (see `keepRefusal`), control
+   * characters as spaces, at most {@link MAX_REASON_CHARS}; `''` otherwise.
+   */
   readonly statusText: string
   /** `Retry-After` as sent; `null` when absent or sent twice (then it says nothing usable). */
   readonly retryAfter: string | null
@@ -246,8 +252,12 @@ export class ResponseReader {
     this.head = {
       ok: true,
       status,
-      // After "HTTP/1.1 404 ": the status line's fixed start.
-      statusText: keep ? statusLine.slice(13) : '',
+      // After "HTTP/1.1 404 ": the status line's fixed start. Errors and logs quote it: a
+      // terminal's escape sequences go, and a reason as long as a head does not come whole.
+      statusText: keep
+        ? // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is dropped.
+          statusLine.slice(13, 13 + MAX_REASON_CHARS).replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ')
+        : '',
       retryAfter: fields.retryAfter,
       keepAlive: !fields.close && (!http10 || fields.keepAliveToken),
       idleMs: fields.idleMs,
@@ -315,7 +325,7 @@ export class ResponseReader {
  * the first byte after the empty line that ends it; `undefined` while that line has not arrived.
  * Lines may end in a bare LF, which RFC 9112 lets a recipient take as a line's end.
  */
-function headEnd(bytes: Buffer): { text: number; next: number } | undefined {
+export function headEnd(bytes: Buffer): { text: number; next: number } | undefined {
   for (let lf = bytes.indexOf(LF); lf >= 0; lf = bytes.indexOf(LF, lf + 1)) {
     const after = bytes[lf + 1] === CR ? lf + 2 : lf + 1
     if (bytes[after] === LF) return { text: withoutCr(bytes[lf - 1], lf), next: after + 1 }

@@ -10,6 +10,10 @@ describe('the CLI redaction of URL credentials', () => {
     expect(withoutCredentials('got "ftp://user:PW@host/x".')).toBe('got "***@host/x".')
     expect(withoutCredentials('user:PW@host')).toBe('***@host')
     expect(withoutCredentials('refused http://u:p/w@[::1 here')).toBe('refused http://***@[::1 here')
+    // A password with a quote, a backtick or a space in it: none of it shows.
+    expect(withoutCredentials(`"http://user:s3cret'Pass@127.0.0.1:x"`)).toBe('"***@127.0.0.1:x"')
+    expect(withoutCredentials('"http://user:s3c`ret Pass@h:x"')).toBe('"***@h:x"')
+    expect(withoutCredentials('to http://user:a b@h and http://x@y')).toBe('to http://***@y')
   })
 
   it("redacts every text as the library's own rule does", () => {

@@ -243,6 +243,40 @@ describe.each(CLIENT_BUILDS)('the %s', (_build, Build) => {
   })
 })
 
+describe('the Node platform against an endpoint that holds its sockets', () => {
+  it('holds at most maxConcurrentRequests sockets while 2xx bodies trickle: the next batch waits for one', async () => {
+    let open = 0
+    let most = 0
+    server = await startRawServer((socket) => {
+      open++
+      most = Math.max(most, open)
+      socket.on('close', () => open--)
+      socket.write(`${OK_HEAD}content-length: 50000\r\n\r\n`)
+      trickle(socket, '.', 20)
+    })
+    const { client, outcomes } = clientFor(server.url, { timeout: 150, maxConcurrentRequests: 2 })
+    for (let index = 0; index < 6; index++) client.track({ userId: 'u1', event: `E${index}` })
+    await client.close()
+    // Each is delivered at its head, and its socket stays in use until its deadline ends the body.
+    // A batch that waited for a socket past its own deadline is retried as a timeout (no retries
+    // here): each message settles once, and the sockets stay at two.
+    const settled = outcomes.sent.reduce((sum, info) => sum + info.messages.length, 0) + outcomes.errors.length
+    expect(settled).toBe(6)
+    expect(outcomes.sent.length).toBeGreaterThanOrEqual(2)
+    expect(most).toBeLessThanOrEqual(2)
+  })
+
+  it('quotes a refusal’s reason phrase without its control characters, and at most 100 characters of it', async () => {
+    const outcomes = await sendOneAgainst(Client, (socket) =>
+      socket.end(`HTTP/1.1 400 \u001b[2J\u001b]0;pwned\u0007${'r'.repeat(3_000)}\r\ncontent-length: 0\r\n\r\n`),
+    )
+    const cause = outcomes.errors[0]?.cause as { response?: { statusText: string } } | undefined
+    expect(cause?.response?.statusText).toBe(` [2J ]0;pwned ${'r'.repeat(100 - 14)}`)
+    expect(outcomes.errors[0]?.message).not.toContain('\u001b')
+    expect(outcomes.errors[0]?.message).not.toContain('\u0007')
+  })
+})
+
 describe('hostile option values', () => {
   it('a fetch that never settles and ignores its signal: each attempt still ends at the timeout', async () => {
     const fetch: typeof globalThis.fetch = () => new Promise(() => {})

@@ -66,6 +66,7 @@ describe.each<[string, TransportFactory]>([
       timeout: options.timeout ?? 5_000,
       fetch: undefined,
       proxy: undefined,
+      maxConcurrentRequests: 1,
     })
     transports.push(transport)
     // The client's retry loop over the transport's attempts, as the client runs it.

@@ -1,9 +1,16 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http'
+import { createServer as createTlsServer } from 'node:https'
 import { connect as connectTcp, type Socket } from 'node:net'
 
 /** What the test proxy does with a CONNECT. */
 export type ProxyBehaviour =
-  | { readonly kind: 'tunnel'; readonly password?: string }
+  | {
+      readonly kind: 'tunnel'
+      readonly password?: string
+      /** What it answers before tunnelling (a 200 by default); `split`: one byte per write. */
+      readonly answer?: string
+      readonly split?: boolean
+    }
   | { readonly kind: 'refuse'; readonly status: number }
   | { readonly kind: 'raw'; readonly answer: string }
   | { readonly kind: 'silent' }
@@ -15,11 +22,19 @@ export interface TestProxy {
   close(): Promise<void>
 }
 
-/** An HTTP CONNECT proxy on 127.0.0.1, written here: it tunnels, refuses, or answers what it is told. */
-export async function startConnectProxy(behaviour: ProxyBehaviour): Promise<TestProxy> {
+/**
+ * An HTTP CONNECT proxy on 127.0.0.1, written here: it tunnels, refuses, or answers what it is
+ * told. With `tls`, clients reach it over TLS (an `https:` proxy).
+ */
+export async function startConnectProxy(
+  behaviour: ProxyBehaviour,
+  tls?: { key: string; cert: string },
+): Promise<TestProxy> {
   const connects: TestProxy['connects'] = []
   const sockets = new Set<Socket>()
-  const server: Server = createServer((_request, response) => response.writeHead(405).end())
+  const refuseOthers = (_request: IncomingMessage, response: import('node:http').ServerResponse) =>
+    response.writeHead(405).end()
+  const server: Server = tls ? createTlsServer(tls, refuseOthers) : createServer(refuseOthers)
   server.on('connection', (socket: Socket) => {
     sockets.add(socket)
     socket.on('close', () => sockets.delete(socket))
@@ -53,7 +68,9 @@ export async function startConnectProxy(behaviour: ProxyBehaviour): Promise<Test
     sockets.add(upstream)
     upstream.on('error', () => client.destroy())
     upstream.once('connect', () => {
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n')
+      const answer = behaviour.answer ?? 'HTTP/1.1 200 Connection Established\r\n\r\n'
+      if (behaviour.split) for (const byte of Buffer.from(answer)) client.write(Buffer.of(byte))
+      else client.write(answer)
       upstream.pipe(client)
       client.pipe(upstream)
     })
@@ -61,7 +78,7 @@ export async function startConnectProxy(behaviour: ProxyBehaviour): Promise<Test
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as { port: number }
   const proxy: TestProxy = {
-    url: `http://127.0.0.1:${port}`,
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     connects,
     close: () =>
       new Promise<void>((resolve) => {

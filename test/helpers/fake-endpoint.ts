@@ -26,6 +26,7 @@ export function fakeEndpoint(
     timeout: 10_000,
     fetch,
     proxy: undefined,
+    maxConcurrentRequests: 1,
   })
   const sender = senderOver(transport, resolved)
   const send = (body: string): Promise<SendResult> => sender(body)

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { OptionsError } from '../../src/core/errors/options-error.js'
 import { proxyAddress, proxyRule } from '../../src/http1/proxy.js'
 import { WebhookDestination } from '../../src/webhook/index.js'
@@ -15,8 +15,8 @@ afterEach(async () => {
 })
 
 /** A CONNECT proxy of test/helpers/connect-proxy.ts, closed after the test. */
-async function startProxy(behaviour: ProxyBehaviour): Promise<TestProxy> {
-  const proxy = await startConnectProxy(behaviour)
+async function startProxy(behaviour: ProxyBehaviour, tls?: { key: string; cert: string }): Promise<TestProxy> {
+  const proxy = await startConnectProxy(behaviour, tls)
   opened.push(proxy)
   return proxy
 }
@@ -77,6 +77,13 @@ describe('createHttp1Transport({ proxy }): an HTTP CONNECT tunnel', () => {
     const wrong = createHttp1Transport({ proxy: `http://user:nope@127.0.0.1:${port}` })
     expect(await right.send(requestTo(`${receiver.url}/in`))).toMatchObject({ ok: true, status: 200 })
     const refused = await wrong.send(requestTo(`${receiver.url}/in`))
+    // A proxy that echoes the credentials it was given in its refusal: they do not reach a message.
+    const echoing = await startProxy({ kind: 'raw', answer: `HTTP/1.1 403 ${btoa('user:nope')}\r\n\r\n` })
+    const echoed = createHttp1Transport({ proxy: `http://user:nope@127.0.0.1:${new URL(echoing.url).port}` })
+    const hidden = await echoed.send(requestTo(`${receiver.url}/in`))
+    await echoed.close?.()
+    expect(causeOf(hidden)).toContain('with 403 ***')
+    expect(causeOf(hidden)).not.toContain(btoa('user:nope'))
     await Promise.all([right.close?.(), wrong.close?.()])
     expect(failureOf(refused)).toBe('proxy')
     expect(causeOf(refused)).toContain('with 407')
@@ -96,6 +103,40 @@ describe('createHttp1Transport({ proxy }): an HTTP CONNECT tunnel', () => {
       /sent bytes after its answer/,
     ],
     ['a head that never ends', { kind: 'raw', answer: `HTTP/1.1 200 OK\r\nx: ${'a'.repeat(20_000)}` }, /over 16384/],
+    ['an interim 1xx', { kind: 'raw', answer: 'HTTP/1.1 199 Wait\r\n\r\n' }, /with 199 Wait$/],
+    ['a 300', { kind: 'raw', answer: 'HTTP/1.1 300 Choices\r\n\r\n' }, /with 300 Choices$/],
+    [
+      'a status line with text before it',
+      { kind: 'raw', answer: 'xHTTP/1.1 200 OK\r\n\r\n' },
+      /"xHTTP\/1.1 200 OK", not HTTP/,
+    ],
+    ['a status of four digits', { kind: 'raw', answer: 'HTTP/1.1 2000 OK\r\n\r\n' }, /"HTTP\/1.1 2000 OK", not HTTP/],
+    [
+      'a refusal with header fields and a long reason',
+      { kind: 'raw', answer: `HTTP/1.1 407 ${'r'.repeat(100)}\r\nx-secret: no\r\n\r\n` },
+      new RegExp(`with 407 ${'r'.repeat(60)}: it wants credentials`),
+    ],
+    ['a refusal without a reason', { kind: 'raw', answer: 'HTTP/1.1 502\r\n\r\n' }, /with 502$/],
+    [
+      'a refusal with bare LF line ends',
+      { kind: 'raw', answer: 'HTTP/1.1 407 Auth\nx: y\n\n' },
+      /with 407 Auth: it wants/,
+    ],
+    [
+      'HTTP/2',
+      { kind: 'raw', answer: '\u0000\u0000\u0000\u0004\u0000\u0000\u0000\u0000\u0000' },
+      /answered CONNECT in HTTP\/2/,
+    ],
+    [
+      'a whole head over the limit in one write',
+      { kind: 'raw', answer: `HTTP/1.1 200 OK\r\nx: ${'a'.repeat(20_000)}\r\n\r\n` },
+      /over 16384/,
+    ],
+    [
+      'escape sequences in its reason',
+      { kind: 'raw', answer: 'HTTP/1.1 403 \u001b[2J\u001b]0;pwned\u0007no\r\n\r\n' },
+      /with 403 {2}\[2J \]0;pwned no: it does not allow/,
+    ],
   ])(
     'a proxy that answers CONNECT with %s: the proxy’s failure, and the receiver never reached',
     async (_name, behaviour, said) => {
@@ -111,7 +152,7 @@ describe('createHttp1Transport({ proxy }): an HTTP CONNECT tunnel', () => {
     },
   )
 
-  it('a proxy that cannot be reached: the proxy’s failure, naming the proxy and the reason', async () => {
+  it('a proxy that cannot be reached: the proxy’s failure, naming the proxy and the reason, the error kept as cause', async () => {
     const receiver = await sink()
     const gone = await startProxy({ kind: 'tunnel' })
     await gone.close()
@@ -120,6 +161,66 @@ describe('createHttp1Transport({ proxy }): an HTTP CONNECT tunnel', () => {
     await transport.close?.()
     expect(failureOf(response)).toBe('proxy')
     expect(causeOf(response)).toMatch(/could not be reached \(.*ECONNREFUSED/)
+    expect(((response as { cause: Error }).cause.cause as { code?: string }).code).toBe('ECONNREFUSED')
+  })
+
+  it('a refusal of its own has no cause beside its message, and the hint fits the status', async () => {
+    const receiver = await sink()
+    const proxy = await startProxy({ kind: 'refuse', status: 502 })
+    const transport = createHttp1Transport({ proxy: proxy.url })
+    const response = await transport.send(requestTo(`${receiver.url}/in`))
+    await transport.close?.()
+    const cause = (response as { cause: Error }).cause
+    expect(cause).not.toHaveProperty('cause')
+    expect(cause.message).not.toMatch(/credentials|does not allow/)
+  })
+
+  it('a proxy that closes before it answers: the proxy’s failure', async () => {
+    const receiver = await sink()
+    const proxy = await startProxy({ kind: 'raw', answer: 'HTTP/1.1 200' })
+    // The raw answer is written and the connection then ended by the proxy's close below.
+    const transport = createHttp1Transport({ proxy: proxy.url })
+    const sending = transport.send(requestTo(`${receiver.url}/in`))
+    await vi.waitFor(() => expect(proxy.connects).toHaveLength(1))
+    await proxy.close()
+    const response = await sending
+    await transport.close?.()
+    expect(failureOf(response)).toBe('proxy')
+    expect(causeOf(response)).toMatch(/closed the connection before it answered CONNECT|could not be reached/)
+  })
+
+  it('takes a 2xx without a reason phrase, and one of 299, as the tunnel opened', async () => {
+    const receiver = await sink()
+    for (const answer of ['HTTP/1.1 200\r\n\r\n', 'HTTP/1.0 299 Fine\r\n\r\n']) {
+      const proxy = await startProxy({ kind: 'tunnel', answer })
+      const transport = createHttp1Transport({ proxy: proxy.url })
+      expect(await transport.send(requestTo(`${receiver.url}/in`))).toMatchObject({ ok: true, status: 200 })
+      await transport.close?.()
+    }
+    expect(receiver.requests).toHaveLength(2)
+  })
+
+  it('waits for a head of up to 16384 bytes, its end split across reads', async () => {
+    const receiver = await sink()
+    const filler = 'x'.repeat(16_384 - 'HTTP/1.1 200 OK\r\nx: '.length - 4)
+    const proxy = await startProxy({ kind: 'tunnel', answer: `HTTP/1.1 200 OK\r\nx: ${filler}\r\n\r\n`, split: true })
+    const transport = createHttp1Transport({ proxy: proxy.url })
+    expect(await transport.send(requestTo(`${receiver.url}/in`))).toMatchObject({ ok: true, status: 200 })
+    await transport.close?.()
+  })
+
+  it('reaches an https: proxy over TLS, with the transport’s TLS options, and tunnels inside it', async () => {
+    const receiver = await sink(() => ({ status: 204 }), { tls: certificates.selfSigned })
+    const proxy = await startProxy({ kind: 'tunnel' }, certificates.selfSigned)
+    const untrusting = createHttp1Transport({ proxy: proxy.url })
+    const refused = await untrusting.send(requestTo(`${receiver.url}/in`))
+    await untrusting.close?.()
+    // The proxy's certificate is not trusted: the proxy's failure, not the receiver's.
+    expect(failureOf(refused)).toBe('proxy')
+    const transport = createHttp1Transport({ proxy: proxy.url, tls: { ca: certificates.selfSigned.cert } })
+    expect(await transport.send(requestTo(`${receiver.url}/in`))).toMatchObject({ ok: true, status: 204 })
+    await transport.close?.()
+    expect(proxy.connects).toHaveLength(1)
   })
 
   it('a proxy that never answers: the attempt ends at its deadline, and its connection frees the slot', async () => {
@@ -153,6 +254,14 @@ describe('createHttp1Transport({ proxy }): an HTTP CONNECT tunnel', () => {
     expect(() => createHttp1Transport({ proxy: 'socks5://user:secret@proxy:1080' })).toThrow(OptionsError)
     expect(() => createHttp1Transport({ proxy: 'socks5://user:secret@proxy:1080' })).toThrow(/`proxy`.*\*\*\*@proxy/)
     expect(() => createHttp1Transport({ proxy: 'http://proxy:3128/path' })).toThrow(/no path/)
+    expect(() => createHttp1Transport({ proxy: 'http://proxy:3128?x=1' })).toThrow(/no path, query/)
+    expect(() => createHttp1Transport({ proxy: 'http://proxy:3128#x' })).toThrow(/no path, query or fragment/)
+    expect(() => createHttp1Transport({ proxy: 'http://proxy:3128/' })).not.toThrow()
+    expect(() => createHttp1Transport({ proxy: 'http://user:s3cret%zz@proxy:3128' })).toThrow(
+      /not valid percent-encoding/,
+    )
+    expect(() => createHttp1Transport({ proxy: "http://user:s3cret'Pass@proxy:x" })).toThrow(OptionsError)
+    expect(() => createHttp1Transport({ proxy: "http://user:s3cret'Pass@proxy:x" })).not.toThrow(/s3cret/)
     expect(() => createHttp1Transport({ proxy: 3128 as never })).toThrow(/proxy URL/)
   })
 })
@@ -236,6 +345,8 @@ describe('proxyRule: the proxy of each origin', () => {
       port: 8080,
       authorization: `Basic ${Buffer.from('me:s@id').toString('base64')}`,
     })
-    expect(proxyAddress('proxy', 'http://proxy').authorization).toBeUndefined()
+    expect(proxyAddress('proxy', 'http://proxy')).toMatchObject({ port: 80, tls: false, authorization: undefined })
+    expect(proxyAddress('proxy', 'http://me@proxy').authorization).toBe(`Basic ${btoa('me:')}`)
+    expect(proxyAddress('proxy', 'http://:pw@proxy').authorization).toBe(`Basic ${btoa(':pw')}`)
   })
 })

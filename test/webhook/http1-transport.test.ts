@@ -298,6 +298,42 @@ describe('eventwire HTTP/1.1 transport: connections', () => {
     await transport.close?.()
   })
 
+  it('ends unsent, on close(), a request still waiting in line for a connection: nothing is sent after close()', async () => {
+    const held: Socket[] = []
+    receiver = await startRaw((socket) => held.push(socket))
+    const transport = createHttp1Transport({ connections: 1 })
+    const first = transport.send(requestTo(receiver.url, { timeoutMs: 200 }))
+    await vi.waitFor(() => expect(held).toHaveLength(1))
+    const waiting = transport.send(requestTo(receiver.url))
+    const closed = transport.close?.()
+    expect(await waiting).toMatchObject({ ok: false, failure: 'network' })
+    // The first ends at its deadline, freeing its connection: nobody is left to take one.
+    expect(await first).toMatchObject({ ok: false, failure: 'timeout' })
+    await closed
+    expect(held).toHaveLength(1)
+    expect(receiver.requests).toHaveLength(1)
+  })
+
+  it('a destination closed at its deadline sends nothing more, not even what its transport held in line', async () => {
+    const held: Socket[] = []
+    receiver = await startRaw((socket) => held.push(socket))
+    const destination = new WebhookDestination({
+      webhooks: [{ url: receiver.url }],
+      transport: createHttp1Transport({ connections: 1 }),
+      timeoutMs: 300,
+      retryWindowMs: 0,
+    })
+    const first = destination.deliver({ type: 'track', userId: 'u1', event: 'A' })
+    await vi.waitFor(() => expect(held).toHaveLength(1))
+    const second = destination.deliver({ type: 'track', userId: 'u1', event: 'B' })
+    await destination.close({ timeout: 50 })
+    const settled = await Promise.all([first, second])
+    expect(settled.map((result) => result.status)).toEqual(['failed', 'failed'])
+    // The first's attempt ended at its deadline after close(); the second was never sent.
+    expect(held).toHaveLength(1)
+    expect(receiver.requests).toHaveLength(1)
+  })
+
   it('refuses a literal private address without connecting when told to block private networks, and a name that resolves to one', async () => {
     receiver = await startRaw((socket) => ok(socket))
     const transport = createHttp1Transport({ blockPrivateNetworks: true })

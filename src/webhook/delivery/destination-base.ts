@@ -345,10 +345,11 @@ export class WebhookDestinationBase<
     if (await settlesWithin(settled, timeout))
       await settlesWithin(this.#closeTransport(), Math.max(0, deadline - monotonicNow()))
     else {
-      // The deadline: nothing more is sent. What is still queued for a slot ends now; requests in
-      // flight end within timeoutMs, and the connections are released after them.
+      // The deadline: nothing more is sent. What is still queued for a slot ends now, and so does
+      // what the transport holds unsent (waiting for a connection): it is closed now. Requests in
+      // flight end within timeoutMs, and their connections close after them.
       this.#lanes.abandon()
-      void settled.then(() => this.#closeTransport())
+      void this.#closeTransport()
     }
   }
 
