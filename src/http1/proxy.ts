@@ -58,8 +58,8 @@ interface Bypass {
 /** Reads `NO_PROXY`: comma- or space-separated hosts, `.example.com` and `example.com` alike, `*` for all. */
 function bypassesOf(text: string): Bypass[] | 'all' {
   const bypasses: Bypass[] = []
-  for (const entry of text.toLowerCase().split(/[\s,]+/)) {
-    if (entry === '') continue
+  // An empty entry (two separators in a row) names no host: its bypass matches nothing.
+  for (const entry of text.toLowerCase().split(/[\s,]/)) {
     if (entry === '*') return 'all'
     const match = /^(\[[^\]]*\]|[^:]*)(?::(\d+))?$/.exec(entry)
     if (match === null) continue

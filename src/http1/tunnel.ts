@@ -74,12 +74,12 @@ export function openTunnel(
     done(error, undefined)
   }
   const read = (chunk: Buffer): void => {
+    head = Buffer.concat([head, chunk])
     // A NUL cannot begin a status line; it begins the frame an HTTP/2 server sends first.
-    if (head.length === 0 && chunk[0] === 0) {
+    if (head[0] === 0) {
       settle(proxyError(proxy, 'answered CONNECT in HTTP/2; an egress proxy must speak HTTP/1.1'))
       return
     }
-    head = Buffer.concat([head, chunk])
     const end = headEnd(head)
     // The same limit however the answer was split: a whole head in one read is held to it too.
     if ((end?.text ?? head.length) > MAX_HEAD_BYTES) {

@@ -19,6 +19,10 @@ export interface TestProxy {
   readonly url: string
   /** The authority of each CONNECT, and its Proxy-Authorization. */
   readonly connects: Array<{ authority: string; authorization: string | undefined }>
+  /** The TLS server name (SNI) each client of an `https:` proxy sent, `false` for none. */
+  readonly servernames: Array<string | false>
+  /** Clients' connections open now. */
+  openConnections(): number
   close(): Promise<void>
 }
 
@@ -31,19 +35,32 @@ export async function startConnectProxy(
   tls?: { key: string; cert: string },
 ): Promise<TestProxy> {
   const connects: TestProxy['connects'] = []
+  const servernames: TestProxy['servernames'] = []
   const sockets = new Set<Socket>()
+  const clients = new Set<Socket>()
   const refuseOthers = (_request: IncomingMessage, response: import('node:http').ServerResponse) =>
     response.writeHead(405).end()
   const server: Server = tls ? createTlsServer(tls, refuseOthers) : createServer(refuseOthers)
   server.on('connection', (socket: Socket) => {
     sockets.add(socket)
-    socket.on('close', () => sockets.delete(socket))
+    clients.add(socket)
+    socket.on('close', () => {
+      sockets.delete(socket)
+      clients.delete(socket)
+    })
   })
+  server.on('secureConnection', (socket: Socket & { servername?: string | false }) =>
+    servernames.push(socket.servername ?? false),
+  )
   server.on('connect', (request: IncomingMessage, client: Socket) => {
     const authority = request.url ?? ''
     const authorization = request.headers['proxy-authorization']
     connects.push({ authority, authorization })
     client.on('error', () => undefined)
+    // Read on, so that the client's end is seen (a socket handed to 'connect' is paused), and end
+    // too (an HTTP server's sockets are half-open: they would wait for the proxy's own end).
+    client.resume()
+    client.on('end', () => client.end())
     if (behaviour.kind === 'silent') return
     if (behaviour.kind === 'raw') {
       client.write(behaviour.answer)
@@ -80,6 +97,8 @@ export async function startConnectProxy(
   const proxy: TestProxy = {
     url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     connects,
+    servernames,
+    openConnections: () => clients.size,
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy()

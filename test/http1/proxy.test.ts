@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { OptionsError } from '../../src/core/errors/options-error.js'
 import { proxyAddress, proxyRule } from '../../src/http1/proxy.js'
+import { openTunnel } from '../../src/http1/tunnel.js'
 import { WebhookDestination } from '../../src/webhook/index.js'
 import { createHttp1Transport } from '../../src/webhook/network/http1-transport.js'
 import type { WebhookResponse } from '../../src/webhook/network/transport.js'
@@ -202,7 +203,8 @@ describe('createHttp1Transport({ proxy }): an HTTP CONNECT tunnel', () => {
 
   it('waits for a head of up to 16384 bytes, its end split across reads', async () => {
     const receiver = await sink()
-    const filler = 'x'.repeat(16_384 - 'HTTP/1.1 200 OK\r\nx: '.length - 4)
+    // The head's text, its last CRLF apart, is 16384 bytes exactly.
+    const filler = 'x'.repeat(16_384 - 'HTTP/1.1 200 OK\r\nx: '.length)
     const proxy = await startProxy({ kind: 'tunnel', answer: `HTTP/1.1 200 OK\r\nx: ${filler}\r\n\r\n`, split: true })
     const transport = createHttp1Transport({ proxy: proxy.url })
     expect(await transport.send(requestTo(`${receiver.url}/in`))).toMatchObject({ ok: true, status: 200 })
@@ -220,7 +222,15 @@ describe('createHttp1Transport({ proxy }): an HTTP CONNECT tunnel', () => {
     const transport = createHttp1Transport({ proxy: proxy.url, tls: { ca: certificates.selfSigned.cert } })
     expect(await transport.send(requestTo(`${receiver.url}/in`))).toMatchObject({ ok: true, status: 204 })
     await transport.close?.()
-    expect(proxy.connects).toHaveLength(1)
+    const byName = createHttp1Transport({
+      proxy: proxy.url.replace('127.0.0.1', 'localhost'),
+      tls: { ca: certificates.selfSigned.cert },
+    })
+    expect(await byName.send(requestTo(`${receiver.url}/in`))).toMatchObject({ ok: true, status: 204 })
+    await byName.close?.()
+    expect(proxy.connects).toHaveLength(2)
+    // The proxy's name goes as SNI; an address never does (Node warns of it). The untrusting one never got that far.
+    expect(proxy.servernames).toEqual([false, 'localhost'])
   })
 
   it('a proxy that never answers: the attempt ends at its deadline, and its connection frees the slot', async () => {
@@ -229,6 +239,8 @@ describe('createHttp1Transport({ proxy }): an HTTP CONNECT tunnel', () => {
     const transport = createHttp1Transport({ proxy: silent.url, connections: 1 })
     const first = await transport.send(requestTo(`${receiver.url}/in`, { timeoutMs: 100 }))
     expect(failureOf(first)).toBe('timeout')
+    // The tunnel being opened is given up with the attempt: its connection to the proxy closes.
+    await vi.waitFor(() => expect(silent.openConnections()).toBe(0))
     // With one connection per URL, a second attempt waits for the first's: it gets its own CONNECT.
     const second = await transport.send(requestTo(`${receiver.url}/in`, { timeoutMs: 100 }))
     expect(failureOf(second)).toBe('timeout')
@@ -259,6 +271,9 @@ describe('createHttp1Transport({ proxy }): an HTTP CONNECT tunnel', () => {
     expect(() => createHttp1Transport({ proxy: 'http://proxy:3128/' })).not.toThrow()
     expect(() => createHttp1Transport({ proxy: 'http://user:s3cret%zz@proxy:3128' })).toThrow(
       /not valid percent-encoding/,
+    )
+    expect(() => createHttp1Transport({ proxy: 'http://user:s3cret%zz@proxy:3128' })).toThrow(
+      expect.objectContaining({ cause: expect.any(URIError) }),
     )
     expect(() => createHttp1Transport({ proxy: "http://user:s3cret'Pass@proxy:x" })).toThrow(OptionsError)
     expect(() => createHttp1Transport({ proxy: "http://user:s3cret'Pass@proxy:x" })).not.toThrow(/s3cret/)
@@ -313,6 +328,9 @@ describe('proxyRule: the proxy of each origin', () => {
     expect(both?.('https://a.example')?.name).toBe('http://lower:2')
     expect(both?.('http://a.example')).toMatchObject({ name: 'https://plain:3', tls: true })
     expect(rule({ HTTPS_PROXY: 'http://secure:1' })?.('http://a.example')).toBeUndefined()
+    const plainOnly = rule({ http_proxy: 'http://lower:4', HTTP_PROXY: 'http://upper:5' })
+    expect(plainOnly?.('http://a.example')?.name).toBe('http://lower:4')
+    expect(plainOnly?.('https://a.example')).toBeUndefined()
     expect(rule({})).toBeUndefined()
     expect(rule({ HTTPS_PROXY: '' })).toBeUndefined()
   })
@@ -331,6 +349,18 @@ describe('proxyRule: the proxy of each origin', () => {
     expect(through('https://a.wild.example')).toBe(false)
     expect(through('https://hooks.example.com')).toBe(true)
     expect(rule({ ...env, no_proxy: '*' })).toBeUndefined()
+    // A port without a scheme's default written: 443 for https:, 80 for http:.
+    const ports = rule({ ...env, NO_PROXY: 'secure.example:443,plain.example:80' })
+    expect(ports?.('https://secure.example')).toBeUndefined()
+    expect(ports?.('http://secure.example')).toBeDefined()
+    expect(ports?.('http://plain.example')).toBeUndefined()
+    expect(ports?.('https://plain.example')).toBeDefined()
+    // An IPv6 address in brackets, with a port; entries that are not a host and a port are left out.
+    const odd = rule({ ...env, NO_PROXY: '[::1]:8080,a:b:80,host:80x' })
+    expect(odd?.('http://[::1]:8080')).toBeUndefined()
+    expect(odd?.('http://[::1]:9090')).toBeDefined()
+    expect(odd?.('http://b:80')).toBeDefined()
+    expect(odd?.('http://host:80')).toBeDefined()
   })
 
   it('a bad proxy variable is named in the error', () => {
@@ -348,5 +378,29 @@ describe('proxyRule: the proxy of each origin', () => {
     expect(proxyAddress('proxy', 'http://proxy')).toMatchObject({ port: 80, tls: false, authorization: undefined })
     expect(proxyAddress('proxy', 'http://me@proxy').authorization).toBe(`Basic ${btoa('me:')}`)
     expect(proxyAddress('proxy', 'http://:pw@proxy').authorization).toBe(`Basic ${btoa(':pw')}`)
+  })
+})
+
+describe('openTunnel: one answer, whatever the socket does after it', () => {
+  it('calls back once, with the socket, even when the proxy then ends the tunnel', async () => {
+    const receiver = await sink()
+    const proxy = await startProxy({ kind: 'tunnel' })
+    const calls: Array<[Error | undefined, boolean]> = []
+    const { port } = new URL(proxy.url)
+    openTunnel(
+      proxyAddress('proxy', `http://127.0.0.1:${port}`),
+      new URL(receiver.url).host,
+      undefined,
+      (error, socket) => {
+        calls.push([error, socket !== undefined])
+        socket?.on('error', () => undefined)
+        socket?.on('data', () => undefined)
+      },
+    )
+    await vi.waitFor(() => expect(calls).toHaveLength(1))
+    // The proxy goes away: the socket ends, and errors, after the answer was given.
+    await proxy.close()
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(calls).toEqual([[undefined, true]])
   })
 })
