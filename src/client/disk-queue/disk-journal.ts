@@ -1,5 +1,6 @@
 import {
   closeSync,
+  fdatasync,
   fdatasyncSync,
   ftruncateSync,
   mkdirSync,
@@ -91,6 +92,9 @@ export class DiskJournal {
   #buffer = Buffer.allocUnsafe(64 * 1024)
   /** Files written since the last sync. */
   readonly #unsynced = new Set<number>()
+  /** Syncs under way on libuv's threads, and the files to close once none is (a full segment's, after its sync). */
+  #syncing = 0
+  readonly #retired = new Set<number>()
   #syncTimer: ReturnType<typeof setTimeout> | undefined
   #closed = false
 
@@ -129,8 +133,10 @@ export class DiskJournal {
   }
 
   /** Whether a record of `json` would take the files past `maxBytes`. */
-  full(jsonBytes: number): boolean {
-    return this.#bytes + HEADER_BYTES + jsonBytes > this.settings.maxBytes
+  full(json: string): boolean {
+    const room = this.settings.maxBytes - this.#bytes - HEADER_BYTES
+    // A character is 1 to 3 bytes of UTF-8: counted only when the bound is near.
+    return json.length * 3 > room && Buffer.byteLength(json) > room
   }
 
   /**
@@ -202,7 +208,8 @@ export class DiskJournal {
     if (this.#closed) return
     this.#closed = true
     if (this.#syncTimer !== undefined) clearTimeout(this.#syncTimer)
-    this.#sync()
+    this.#sync(true)
+    this.#closeRetired()
     for (const segment of this.#segments.values()) {
       if (segment.ackFd !== undefined) closeQuietly(segment.ackFd)
       // An empty segment has nothing for the next start.
@@ -237,9 +244,8 @@ export class DiskJournal {
   /** Starts the next segment; the full one is synced and closed, and deleted when nothing in it waits. */
   #roll(): Segment {
     const full = this.#active
-    fdatasyncSync(this.#fd)
-    this.#unsynced.delete(this.#fd)
-    closeSync(this.#fd)
+    // Closed once the sync that its last writes wait for is done.
+    this.#retired.add(this.#fd)
     const number = full.number + 1
     this.#active = { number, records: 0, live: 0, bytes: 0, ackFd: undefined }
     this.#fd = openSync(join(this.settings.directory, fileName(number, 'log')), 'wx')
@@ -278,13 +284,34 @@ export class DiskJournal {
       }, this.settings.syncInterval)
   }
 
-  #sync(): void {
+  /**
+   * Syncs the files written since the last sync. Off the event loop (libuv's threads), but for
+   * `syncInterval: 0`, where the call waits for it, and at close.
+   */
+  #sync(now = this.settings.syncInterval === 0): void {
     for (const fd of this.#unsynced) {
-      try {
-        fdatasyncSync(fd)
-      } catch {}
+      if (now) {
+        try {
+          fdatasyncSync(fd)
+        } catch {}
+        continue
+      }
+      this.#syncing++
+      fdatasync(fd, () => {
+        if (--this.#syncing === 0) this.#closeRetired()
+      })
     }
     this.#unsynced.clear()
+    if (this.#syncing === 0) this.#closeRetired()
+  }
+
+  /** Closes the full segments' files whose writes are all synced. */
+  #closeRetired(): void {
+    for (const fd of this.#retired) {
+      if (this.#unsynced.has(fd)) continue
+      closeQuietly(fd)
+      this.#retired.delete(fd)
+    }
   }
 
   /**

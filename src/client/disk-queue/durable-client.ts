@@ -294,7 +294,7 @@ export class DurableClient<Plan extends TrackingPlan | NoPlan = NoPlan> extends 
       // The client refuses what JSON cannot write (cycles, BigInt), with its own words.
       return this.#send(type, message, callback)
     }
-    if (this.#journal.full(Buffer.byteLength(json))) return this.#refuse(type, stamped, callback)
+    if (this.#journal.full(json)) return this.#refuse(type, stamped, callback)
     const before = this.pending
     const written = this.#written
     const accepted = this.#send(type, stamped, callback)
