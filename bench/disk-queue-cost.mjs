@@ -74,13 +74,9 @@ const client = new DurableClient('bench-key', {
   disk: { directory },
 })
 const count = Number(values['bytes-events'])
-let jsonBytes = 0
 for (let index = 0; index < count; index++) {
   const message = { userId: `user-${index % 1000}`, event: 'Order Completed', properties: orderProperties(index) }
   client.track(message, () => undefined)
-}
-for (const record of readdirSync(directory)) {
-  if (record.endsWith('.log')) jsonBytes += statSync(join(directory, record)).size
 }
 const diskBytes = readdirSync(directory).reduce((sum, name) => sum + statSync(join(directory, name)).size, 0)
 // The wire JSON of one such message, for comparison: what the client sends.
@@ -100,7 +96,6 @@ const result = {
   ...summary,
   cpuRatio: Number(cpuRatio.toFixed(2)),
   diskBytesPerMessage: Number((diskBytes / count).toFixed(1)),
-  segmentBytesPerMessage: Number((jsonBytes / count).toFixed(1)),
   wireJsonBytesPerMessage: wireBytes,
 }
 console.error(`steady ${rate} events/s, ${events} events, median of ${pairs}:`)
