@@ -245,6 +245,38 @@ describe('DurableClient: caps by bytes and by age, reported as a full queue', ()
   })
 })
 
+describe('DurableClient: when the disk fails', () => {
+  it('keeps sending from memory when a write fails, and says so once', async () => {
+    const directory = tempDirectory()
+    const up = await sink()
+    const logger = lines()
+    const client = open(directory, { endpoint: up.url, logger, flushAt: 20, disk: { directory, segmentBytes: 4096 } })
+    rmSync(directory, { recursive: true, force: true })
+    const accepted = Array.from({ length: 100 }, (_, index) =>
+      client.track({ userId: 'u1', event: 'E', properties: { index } }),
+    )
+    expect(accepted.every(Boolean)).toBe(true)
+    await client.flush()
+    expect(up.delivered().length).toBe(100)
+    expect(logger.errors).toEqual([
+      expect.stringMatching(/could not write a message; it is queued in memory only: .*ENOENT/),
+    ])
+  })
+
+  it('refuses a call after close() with ClosedError, even at the disk cap', async () => {
+    const directory = tempDirectory()
+    const client = open(directory, { disk: { directory, maxBytes: 1024 * 1024 } })
+    const big = 'x'.repeat(30_000)
+    for (let index = 0; index < 40; index++)
+      client.track({ userId: 'u1', event: 'Big', properties: { big } }, () => undefined)
+    const closing = client.close({ timeout: 0 })
+    expect(() => client.track({ userId: 'u1', event: 'Big', properties: { big } })).toThrow(
+      expect.objectContaining({ code: 'ERR_CLOSED' }),
+    )
+    await closing
+  })
+})
+
 describe('DurableClient: one directory, one client', () => {
   it('refuses a second client of the directory with ERR_QUEUE_LOCKED, and takes it once the first closed', async () => {
     const directory = tempDirectory()

@@ -1,6 +1,7 @@
 import { isoNow } from '../../core/clock.js'
 import { checkMessage } from '../../core/check-message.js'
 import { consoleLogger, guardLogger, type Logger } from '../../core/debug.js'
+import { describeError } from '../../core/describe-error.js'
 import { OptionsError } from '../../core/errors/options-error.js'
 import type { AliasMessage, JsonObject, MessageType, PageMessage, ScreenMessage } from '../../core/messages.js'
 import { checkOptionNames, integerOption } from '../../core/option-checks.js'
@@ -160,6 +161,10 @@ export class DurableClient<Plan extends TrackingPlan | NoPlan = NoPlan> extends 
   #recovery: DiskRecovery = { resent: 0, dropped: 0, corrupt: 0, corruptBytes: 0 }
   /** Records this client wrote, to tell its own call's message from those of a middleware's nested calls. */
   #written = 0
+  /** Set as close() begins: from then on calls go to the client, which refuses them. */
+  #closing = false
+  /** Whether a failed write or acknowledgement was logged: once per client, not once per call. */
+  #failureLogged = false
   /** Calls dropped at the disk's cap in this tick, reported together. */
   #refused: { record: MessageRecord; callback: MessageCallback | undefined }[] = []
 
@@ -234,6 +239,7 @@ export class DurableClient<Plan extends TrackingPlan | NoPlan = NoPlan> extends 
    * not send in time stays on disk for the next client of the directory.
    */
   override async close(options?: CloseOptions): Promise<void> {
+    this.#closing = true
     try {
       await super.close(options)
     } finally {
@@ -246,10 +252,15 @@ export class DurableClient<Plan extends TrackingPlan | NoPlan = NoPlan> extends 
    * own reporting is unchanged (an `'error'` nobody listens to is still logged).
    */
   protected override emit<Name extends keyof ClientEvents>(event: Name, ...args: ClientEvents[Name]): boolean {
-    if (event === 'sent') this.#journal.settle((args as ClientEvents['sent'])[0].messages)
-    else if (event === 'error') {
-      const [error] = args as ClientEvents['error']
-      if (SETTLING.has(error.code)) this.#journal.settle(error.messages)
+    try {
+      if (event === 'sent') this.#journal.settle((args as ClientEvents['sent'])[0].messages)
+      else if (event === 'error') {
+        const [error] = args as ClientEvents['error']
+        if (SETTLING.has(error.code)) this.#journal.settle(error.messages)
+      }
+    } catch (failure) {
+      // The messages settled all the same: on disk they are sent again at the next start.
+      this.#failed('could not record acknowledgements; those messages will be sent again at the next start', failure)
     }
     return super.emit(event, ...args)
   }
@@ -279,7 +290,7 @@ export class DurableClient<Plan extends TrackingPlan | NoPlan = NoPlan> extends 
    * record written before the call returns.
    */
   #call(type: MessageType, message: unknown, callback: MessageCallback | undefined): boolean {
-    if (!isObject(message)) return this.#send(type, message, callback)
+    if (!isObject(message) || this.#closing) return this.#send(type, message, callback)
     const stamped = {
       ...message,
       // Absent or empty: the client would make one, and the record must carry the id that is sent.
@@ -300,10 +311,22 @@ export class DurableClient<Plan extends TrackingPlan | NoPlan = NoPlan> extends 
     const accepted = this.#send(type, stamped, callback)
     // Queued: one more message held, besides what a middleware's own calls added meanwhile.
     if (this.pending - before - (this.#written - written) === 1) {
-      this.#journal.append(type, json, stamped.messageId as string)
-      this.#written++
+      try {
+        this.#journal.append(type, json, stamped.messageId as string)
+        this.#written++
+      } catch (failure) {
+        // Queued all the same: it is sent from memory, but a crash would lose it.
+        this.#failed('could not write a message; it is queued in memory only', failure)
+      }
     }
     return accepted
+  }
+
+  /** A write the system refused (a full disk, a directory removed): logged once. */
+  #failed(what: string, failure: unknown): void {
+    if (this.#failureLogged) return
+    this.#failureLogged = true
+    this.#logger.error(`disk queue ${this.#journal.settings.directory}: ${what}: ${describeError(failure)}.`)
   }
 
   /**
@@ -376,6 +399,7 @@ export class DurableClient<Plan extends TrackingPlan | NoPlan = NoPlan> extends 
         continue
       }
       const before = this.pending
+      const written = this.#written
       try {
         this.#send(record.type, message, undefined)
       } catch {
@@ -383,7 +407,7 @@ export class DurableClient<Plan extends TrackingPlan | NoPlan = NoPlan> extends 
         release.push(record.location)
         continue
       }
-      if (this.pending === before) {
+      if (this.pending - before - (this.#written - written) !== 1) {
         // Past the client's bounds (reported by the client as ERR_QUEUE_FULL), or dropped by a middleware.
         release.push(record.location)
         continue
