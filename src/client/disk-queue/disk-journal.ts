@@ -114,8 +114,9 @@ export class DiskJournal {
     }
     this.#unlock = lockDirectory(directory)
     try {
-      const recovery = this.#read()
-      const next = Math.max(0, ...this.#segments.keys()) + 1
+      const { recovery, last } = this.#read()
+      // After every number found, deleted or not: a file that could not be deleted is never taken for the new segment's.
+      const next = last + 1
       this.#active = { number: next, records: 0, live: 0, bytes: 0, ackFd: undefined }
       this.#fd = openSync(join(directory, fileName(next, 'log')), 'wx')
       this.#segments.set(next, this.#active)
@@ -319,7 +320,7 @@ export class DiskJournal {
    * Segments left with nothing to send are deleted; an acknowledgement file torn at its end is cut
    * back to its last whole entry, so that new entries line up.
    */
-  #read(): Recovery {
+  #read(): { recovery: Recovery; last: number } {
     const { directory } = this.settings
     const numbers = new Set<number>()
     for (const name of readdirSync(directory)) {
@@ -360,7 +361,7 @@ export class DiskJournal {
       }
       for (const record of unsettled) records.push({ ...record, location: number * SEGMENT_SPAN + record.index })
     }
-    return { records, corrupt, corruptBytes }
+    return { recovery: { records, corrupt, corruptBytes }, last: Math.max(0, ...numbers) }
   }
 }
 
