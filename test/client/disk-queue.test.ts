@@ -277,6 +277,55 @@ describe('DurableClient: when the disk fails', () => {
   })
 })
 
+describe('DurableClient: what a start reads back', () => {
+  it('sends what it read back at once, without waiting for flushAt or flushAfter', async () => {
+    const directory = tempDirectory()
+    const left = await leftOnDisk(directory, 2)
+    const again = await sink()
+    const client = open(directory, { endpoint: again.url, flushAt: 1000, flushAfter: 600_000 })
+    await new Promise((resolve) => client.once('sent', resolve))
+    expect(again.delivered().map((message) => message['messageId'])).toEqual(left)
+  })
+
+  it("drops a kept call the client's checks now refuse, reported with its wire JSON", async () => {
+    const directory = tempDirectory()
+    const left = await leftOnDisk(directory, 3)
+    const logger = lines()
+    const client = open(directory, {
+      logger,
+      middleware: [
+        (message) => {
+          if (message.messageId === left[1]) throw new Error('no longer')
+          return message
+        },
+      ],
+    })
+    const errors: DeliveryError[] = []
+    client.on('error', (error) => errors.push(error))
+    await Promise.resolve()
+    expect(client.recovery).toMatchObject({ resent: 2, dropped: 1 })
+    expect(errors.map((error) => [error.code, error.messages.map((message) => message.messageId)])).toEqual([
+      ['ERR_QUEUE_FULL', [left[1]]],
+    ])
+    expect(JSON.parse(errors[0]?.messages[0]?.json ?? '{}')).toMatchObject({ type: 'track', messageId: left[1] })
+    expect(errors[0]?.message).toMatch(/refused by the client's checks/)
+  })
+
+  it('logs a drop nobody hears, and not one every callback hears', async () => {
+    const directory = tempDirectory()
+    const logger = lines()
+    const client = open(directory, { logger, disk: { directory, maxBytes: 1024 * 1024 } })
+    const big = 'x'.repeat(30_000)
+    for (let index = 0; index < 40; index++)
+      client.track({ userId: 'u1', event: 'Big', properties: { big } }, () => undefined)
+    await Promise.resolve()
+    expect(logger.errors).toEqual([])
+    client.track({ userId: 'u1', event: 'Big', properties: { big } })
+    await Promise.resolve()
+    expect(logger.errors).toEqual([expect.stringMatching(/^ERR_QUEUE_FULL: Dropped 1 message\(s\): the disk queue/)])
+  })
+})
+
 describe('DurableClient: one directory, one client', () => {
   it('refuses a second client of the directory with ERR_QUEUE_LOCKED, and takes it once the first closed', async () => {
     const directory = tempDirectory()
@@ -305,6 +354,15 @@ describe('DurableClient: one directory, one client', () => {
     expect(() => open(other)).not.toThrow()
   })
 
+  it('takes over a lock file that names no process: garbage, or 0', () => {
+    for (const content of ['garbage', '0\n', '-3\n', '']) {
+      const directory = tempDirectory()
+      writeFileSync(join(directory, 'lock'), content)
+      expect(() => open(directory)).not.toThrow()
+      expect(readFileSync(join(directory, 'lock'), 'utf8')).toBe(`${process.pid}\n`)
+    }
+  })
+
   it('refuses a directory a running process holds, naming it', () => {
     const directory = tempDirectory()
     writeFileSync(join(directory, 'lock'), `${process.ppid}\n`)
@@ -320,6 +378,13 @@ describe('DurableClient: one directory, one client', () => {
 })
 
 describe('DurableClient: options', () => {
+  it('takes each bound at its least', () => {
+    const directory = tempDirectory()
+    expect(() =>
+      open(directory, { disk: { directory, maxBytes: 1024 * 1024, segmentBytes: 4096, syncInterval: 0, maxAge: 1 } }),
+    ).not.toThrow()
+  })
+
   it.each([
     [{}, 'disk'],
     [{ disk: 'dir' }, 'disk'],
@@ -329,6 +394,11 @@ describe('DurableClient: options', () => {
     [{ disk: { directory: '/tmp/x', syncInterval: -1 } }, 'disk.syncInterval'],
     [{ disk: { directory: '/tmp/x', maxAge: 0 } }, 'disk.maxAge'],
     [{ disk: { directory: '/tmp/x', segmentBytes: 10 } }, 'disk.segmentBytes'],
+    [{ disk: { directory: '/tmp/x', maxBytes: 1024 * 1024 - 1 } }, 'disk.maxBytes'],
+    [{ disk: { directory: '/tmp/x', segmentBytes: 4095 } }, 'disk.segmentBytes'],
+    [{ disk: { directory: '/tmp/x', syncInterval: 2 ** 31 } }, 'disk.syncInterval'],
+    [{ disk: { directory: '' } }, 'disk.directory'],
+    [{ disk: { directory: 7 } }, 'disk.directory'],
   ])('%j: refused, naming %s', (options, option) => {
     expect(() => new DurableClient('key', options as DurableClientOptions)).toThrow(
       expect.objectContaining({ code: 'ERR_INVALID_OPTION', option }),

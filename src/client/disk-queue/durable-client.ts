@@ -403,7 +403,7 @@ export class DurableClient<Plan extends TrackingPlan | NoPlan = NoPlan> extends 
       try {
         this.#send(record.type, message, undefined)
       } catch {
-        dropped.push(kept)
+        dropped.push(asSent(kept, message))
         release.push(record.location)
         continue
       }
