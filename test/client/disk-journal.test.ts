@@ -23,7 +23,7 @@ function start(
   directory: string,
   settings: Partial<JournalSettings> = {},
 ): { journal: DiskJournal; recovery: Recovery } {
-  let recovery: Recovery = { records: [], corrupt: 0, corruptBytes: 0 }
+  let recovery: Recovery = { records: [], corrupt: 0, corruptBytes: 0, unreadable: [] }
   const journal = new DiskJournal(
     { directory, maxBytes: 1 << 30, syncInterval: 1_000, segmentBytes: 1 << 20, ...settings },
     (found) => {

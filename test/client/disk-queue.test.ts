@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -195,6 +195,19 @@ describe('DurableClient: a torn or corrupt record never blocks a start', () => {
     expect(logger.errors.join('\n')).toMatch(/skipped 2 torn or corrupt/)
     await client.flush()
     expect(again.delivered().map((message) => message['messageId'])).toEqual([left[0], left[2], left[3]])
+  })
+
+  it('starts when a segment cannot be read at all, and says which', () => {
+    const directory = tempDirectory()
+    mkdirSync(join(directory, '000000000003.log'))
+    const logger = lines()
+    const client = open(directory, { logger })
+    expect(client.recovery.resent).toBe(0)
+    expect(logger.errors).toEqual([
+      expect.stringMatching(/could not read 1 segment file\(s\) at start.*000000000003\.log: .*EISDIR/),
+    ])
+    client.track({ userId: 'u1', event: 'After' })
+    expect(readdirSync(directory)).toContain('000000000004.log')
   })
 
   it('starts on a file of garbage', async () => {

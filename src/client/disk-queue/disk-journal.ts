@@ -13,6 +13,7 @@ import {
 import { join } from 'node:path'
 import type { MessageType } from '../../core/messages.js'
 import { setUnrefTimeout } from '../../core/timers.js'
+import { describeError } from '../../core/describe-error.js'
 import { DiskQueueError } from './disk-queue-error.js'
 import { lockDirectory } from './queue-lock.js'
 import {
@@ -46,6 +47,8 @@ export interface Recovery {
   /** Torn or corrupt stretches skipped, and their bytes. */
   readonly corrupt: number
   readonly corruptBytes: number
+  /** Segments that could not be read at all (`EACCES`, `EISDIR`...), each with why: skipped and left in place. */
+  readonly unreadable: string[]
 }
 
 /** One segment: a `.log` file of records, and a `.ack` file of the indexes settled. */
@@ -330,10 +333,19 @@ export class DiskJournal {
     const records: RecoveredRecord[] = []
     let corrupt = 0
     let corruptBytes = 0
+    const unreadable: string[] = []
     for (const number of [...numbers].sort((a, b) => a - b)) {
-      const log = readOrEmpty(join(directory, fileName(number, 'log')))
       const ackPath = join(directory, fileName(number, 'ack'))
-      const acks = readOrEmpty(ackPath)
+      let log: Buffer
+      let acks: Buffer
+      try {
+        log = readOrEmpty(join(directory, fileName(number, 'log')))
+        acks = readOrEmpty(ackPath)
+      } catch (error) {
+        // A file that cannot be read never stops a start: its records are skipped, and said.
+        unreadable.push(`${fileName(number, 'log')}: ${describeError(error)}`)
+        continue
+      }
       const contents = decodeSegment(log)
       corrupt += contents.corrupt
       corruptBytes += contents.corruptBytes
@@ -361,7 +373,7 @@ export class DiskJournal {
       }
       for (const record of unsettled) records.push({ ...record, location: number * SEGMENT_SPAN + record.index })
     }
-    return { recovery: { records, corrupt, corruptBytes }, last: Math.max(0, ...numbers) }
+    return { recovery: { records, corrupt, corruptBytes, unreadable }, last: Math.max(0, ...numbers) }
   }
 }
 

@@ -178,7 +178,7 @@ export class DurableClient<Plan extends TrackingPlan | NoPlan = NoPlan> extends 
     super(writeKey, clientOptionsOf(options) as ClientOptions & PlanOption<Plan>)
     const { maxAge, ...settings } = resolveDisk(options.disk)
     this.#logger = options.logger === undefined ? consoleLogger(DEBUG_NAMESPACE) : guardLogger(options.logger)
-    let recovery: Recovery = { records: [], corrupt: 0, corruptBytes: 0 }
+    let recovery: Recovery = { records: [], corrupt: 0, corruptBytes: 0, unreadable: [] }
     this.#journal = new DiskJournal(settings, (found) => {
       recovery = found
     })
@@ -423,6 +423,11 @@ export class DurableClient<Plan extends TrackingPlan | NoPlan = NoPlan> extends 
       corruptBytes: recovery.corruptBytes,
     }
     const { directory } = this.#journal.settings
+    if (recovery.unreadable.length > 0) {
+      this.#logger.error(
+        `disk queue ${directory}: could not read ${recovery.unreadable.length} segment file(s) at start, skipped and left in place: ${recovery.unreadable.join('; ')}.`,
+      )
+    }
     if (recovery.corrupt > 0) {
       this.#logger.error(
         `disk queue ${directory}: skipped ${recovery.corrupt} torn or corrupt stretch(es) of its files (${recovery.corruptBytes} bytes) at start; the records around them were read.`,
