@@ -96,8 +96,92 @@ describe('DiskJournal', () => {
     const [b] = second.recovery.records
     for (const record of second.recovery.records) second.journal.adopt('', record.location)
     second.journal.release([b?.location as number])
+    expect(second.journal.bytes).toBe(filesBytes(directory))
+    second.journal.release(second.recovery.records.slice(1).map((record) => record.location))
+    // Every record of the old segment settled: deleted, and its bytes with it.
+    expect(readdirSync(directory).filter((name) => name.startsWith('000000000001'))).toEqual([])
+    expect(second.journal.bytes).toBe(filesBytes(directory))
     stop(second.journal)
-    expect(ids(start(directory).recovery)).toEqual(['c', 'd', 'e'])
+    expect(ids(start(directory).recovery)).toEqual([])
+  })
+
+  it('writes one acknowledgement per run of consecutive records, in whatever order they settle', () => {
+    const directory = tempDirectory()
+    const { journal } = start(directory)
+    const all = ['a', 'b', 'c', 'd', 'e', 'f', 'g']
+    for (const id of all) journal.append('track', json(id), id)
+    journal.settle(['e', 'c', 'b', 'd', 'g'].map((messageId) => ({ messageId })))
+    const ack = join(directory, '000000000001.ack')
+    // b to e, then g: two entries.
+    expect(statSync(ack).size).toBe(2 * ACK_BYTES)
+    stop(journal)
+    expect(ids(start(directory).recovery)).toEqual(['a', 'f'])
+  })
+
+  it('settles records of several segments given out of order, each in its own file', () => {
+    const directory = tempDirectory()
+    const { journal } = start(directory, { segmentBytes: 4096 })
+    const all = Array.from({ length: 50 }, (_, index) => `m${index}`)
+    for (const id of all) journal.append('track', json(id), id)
+    const settled = all.filter((_, index) => index % 3 === 0).reverse()
+    journal.settle(settled.map((messageId) => ({ messageId })))
+    expect(journal.bytes).toBe(filesBytes(directory))
+    stop(journal)
+    expect(ids(start(directory).recovery)).toEqual(all.filter((_, index) => index % 3 !== 0))
+  })
+
+  it('numbers segments one after the other, and deletes at the roll a full one already settled', () => {
+    const directory = tempDirectory()
+    const { journal } = start(directory, { segmentBytes: 4096 })
+    const size = HEADER_BYTES + json('a0').length
+    const perSegment = Math.ceil(4096 / size)
+    const first = Array.from({ length: perSegment }, (_, index) => `a${index}`)
+    for (const id of first) journal.append('track', json(id), id)
+    journal.settle(first.map((messageId) => ({ messageId })))
+    // Full, settled, but still the one written to: it stays until the next record starts another.
+    expect(readdirSync(directory).sort()).toEqual(['000000000001.ack', '000000000001.log', 'lock'])
+    journal.append('track', json('b0'), 'b0')
+    expect(readdirSync(directory).sort()).toEqual(['000000000002.log', 'lock'])
+    expect(journal.bytes).toBe(size)
+  })
+
+  it('starts a segment once the one written to holds exactly segmentBytes, not before', () => {
+    const directory = tempDirectory()
+    const record = HEADER_BYTES + json('a').length
+    const { journal } = start(directory, { segmentBytes: 2 * record })
+    journal.append('track', json('a'), 'a')
+    journal.append('track', json('b'), 'b')
+    expect(readdirSync(directory).filter((name) => name.endsWith('.log'))).toEqual(['000000000001.log'])
+    journal.append('track', json('c'), 'c')
+    expect(
+      readdirSync(directory)
+        .filter((name) => name.endsWith('.log'))
+        .sort(),
+    ).toEqual(['000000000001.log', '000000000002.log'])
+  })
+
+  it('grows its buffer for a record larger than any before', () => {
+    const directory = tempDirectory()
+    const { journal } = start(directory)
+    const large = JSON.stringify({ messageId: 'large', padding: 'é'.repeat(40_000) })
+    journal.append('track', json('small'), 'small')
+    journal.append('track', large, 'large')
+    journal.append('track', json('after'), 'after')
+    stop(journal)
+    expect(start(directory).recovery.records.map((record) => record.json)).toEqual([
+      json('small'),
+      large,
+      json('after'),
+    ])
+  })
+
+  it('ignores what is settled after close', () => {
+    const directory = tempDirectory()
+    const { journal } = start(directory)
+    journal.append('track', json('a'), 'a')
+    stop(journal)
+    journal.settle([{ messageId: 'a' }])
+    expect(ids(start(directory).recovery)).toEqual(['a'])
   })
 
   it('settles two waiting messages of one id one at a time, oldest first', () => {

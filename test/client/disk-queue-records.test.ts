@@ -57,6 +57,14 @@ describe('segment records', () => {
     })
   })
 
+  it('reads a record of empty JSON at the very end of the file', () => {
+    const bytes = segment([RECORDS[0], ['page', '', 2, 7]])
+    expect(decodeSegment(bytes).records.map((record) => [record.index, record.json])).toEqual([
+      [0, RECORDS[0][1]],
+      [2, ''],
+    ])
+  })
+
   it('skips a record with a flipped byte, and reads the next one', () => {
     for (const at of [2, 5, 9, 13, 17, 25]) {
       const bytes = segment(RECORDS)
