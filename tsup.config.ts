@@ -8,6 +8,7 @@ export default defineConfig([
       'webhook-node-only': 'src/webhook/node-only.ts',
       'webhook-bullmq': 'src/webhook/bullmq/index.ts',
       'webhook-otel': 'src/webhook/otel/index.ts',
+      'disk-queue': 'src/client/disk-queue/index.ts',
       // What `#eventwire/client-transport` and `#eventwire/webhook-platform` name per runtime (package.json "imports").
       'client-platform-browser': 'src/client/platform/browser.ts',
       'client-platform-node': 'src/client/platform/node.ts',
@@ -27,6 +28,7 @@ export default defineConfig([
         'webhook-node-only': 'src/webhook/node-only.ts',
         'webhook-bullmq': 'src/webhook/bullmq/index.ts',
         'webhook-otel': 'src/webhook/otel/index.ts',
+        'disk-queue': 'src/client/disk-queue/index.ts',
       },
     },
     // The CLI build below writes cli.js beside these; both builds run at once.

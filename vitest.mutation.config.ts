@@ -16,6 +16,7 @@ const config = mergeConfig(
         'test/webhook/bullmq-processes.test.ts',
         'test/webhook/clock-skew.test.ts',
         'test/bench-smoke.test.ts',
+        'test/client/disk-queue-crash.test.ts',
         'test/error-guard.test.ts',
         'test/package.test.ts',
         'node_modules/**',

@@ -1,5 +1,7 @@
 // How each library under test is driven: one small adapter each, with the library's defaults.
 import { randomUUID } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -21,9 +23,27 @@ async function eventwireWith(sink, options = {}) {
   }
 }
 
+/** eventwire's `DurableClient` (eventwire/disk-queue), its queue in a directory of its own, removed at the end. */
+async function eventwireOnDisk(sink) {
+  const { DurableClient } = await import(process.env.EVENTWIRE_DISK_QUEUE ?? `${eventwireEntry}/disk-queue`)
+  const directory = mkdtempSync(join(tmpdir(), 'eventwire-bench-disk-'))
+  const client = new DurableClient('bench-key', { endpoint: sink, disk: { directory } })
+  client.on('error', (error) => console.error(error.code, error.message))
+  return {
+    send: (index, properties) => client.track({ userId: `user-${index % 1000}`, event: 'Item Viewed', properties }),
+    waitForRoom: () => client.whenDrained(),
+    finish: async () => {
+      await client.close({ timeout: Number.POSITIVE_INFINITY })
+      rmSync(directory, { recursive: true, force: true })
+    },
+  }
+}
+
 /** Each adapter: `send(index, properties)` returns false when the library asks the producer to wait. */
 export const libraries = {
   eventwire: (sink) => eventwireWith(sink),
+  /** With its queue on disk (`DurableClient`): what the disk costs over the client in memory. */
+  'eventwire disk': (sink) => eventwireOnDisk(sink),
   /** With `compression: 'gzip'` (the default threshold): the bytes it saves, and what they cost. */
   'eventwire gzip': (sink) => eventwireWith(sink, { compression: 'gzip' }),
 

@@ -13,6 +13,8 @@ import { describe, expect, it } from 'vitest'
 import { DEFAULTS, MAX_DEFAULT_CONTEXT_BYTES, resolveClientOptions } from '../src/client/options.js'
 import { DEFAULT_CLOSE_TIMEOUT } from '../src/client/client-base.js'
 import { KEEPALIVE_BUDGET } from '../src/client/page-exit.js'
+import { DISK_DEFAULTS } from '../src/client/disk-queue/durable-client.js'
+import { HEADER_BYTES } from '../src/client/disk-queue/records.js'
 import { lostAtExitLine } from '../src/client/process-exit.js'
 import { MAX_BATCH_BYTES, MAX_MESSAGE_BYTES } from '../src/core/limits.js'
 import { MAX_WEBHOOKS, resolveWebhookSettings } from '../src/webhook/delivery/settings.js'
@@ -178,6 +180,10 @@ const FACTS = new Set<string>([
   '64 KiB', // what browsers allow keepalive bodies in flight; KEEPALIVE_BUDGET keeps under it
   `${grouped(client.compressFrom ?? resolveClientOptions('k', { compression: 'gzip' }).compressFrom ?? 0)} bytes`,
   `${client.maxQueueBytes / 2 ** 20} MiB`,
+  `${DISK_DEFAULTS.maxBytes / 2 ** 20} MiB`,
+  `${DISK_DEFAULTS.segmentBytes / 2 ** 20} MiB`,
+  `${grouped(DISK_DEFAULTS.syncInterval)} ms`,
+  `${HEADER_BYTES} bytes`,
   `${client.highWaterBytes / 2 ** 20} MiB`,
   `${grouped(DEFAULT_CLOSE_TIMEOUT)} ms`,
   `${DEFAULT_CLOSE_TIMEOUT / 1000} s`,

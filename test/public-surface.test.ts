@@ -90,6 +90,7 @@ describe('public surface', () => {
       { specifier: 'eventwire/webhook/node', file: 'src/webhook/node-only.ts' },
       { specifier: 'eventwire/webhook/bullmq', file: 'src/webhook/bullmq/index.ts' },
       { specifier: 'eventwire/webhook/otel', file: 'src/webhook/otel/index.ts' },
+      { specifier: 'eventwire/disk-queue', file: 'src/client/disk-queue/index.ts' },
     ])
   })
 

@@ -18,6 +18,7 @@ export const OUTSIDE_SUITES: Readonly<Record<string, string>> = {
   'test/error-guard.test.ts': 'loads dist/, which test/global-setup.ts builds',
   'test/package.test.ts': 'loads dist/, which test/global-setup.ts builds',
   'test/bench-smoke.test.ts': 'runs the bench: redis-server and a dozen processes',
+  'test/client/disk-queue-crash.test.ts': 'starts and kills 20 sending processes, each through tsx',
 }
 
 /** Every file vitest runs, relative to the root: test/**\/*.test.ts. */

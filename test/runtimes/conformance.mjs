@@ -316,6 +316,48 @@ export const cases = [
     },
   },
   {
+    name: 'disk-queue: a DurableClient keeps what it could not send, and the next one on the directory sends it with the same ids (server runtimes)',
+    server: true,
+    async run(ctx) {
+      const { DurableClient, DiskQueueError } = ctx.api
+      const { mkdtempSync, readdirSync, rmSync } = await import('node:fs')
+      const { tmpdir } = await import('node:os')
+      const { join } = await import('node:path')
+      const run = `${ctx.run}-disk`
+      const directory = mkdtempSync(join(tmpdir(), 'eventwire-matrix-'))
+      const quiet = { log: () => undefined, error: () => undefined }
+      const first = new DurableClient(ctx.writeKey, {
+        endpoint: 'http://127.0.0.1:9',
+        logger: quiet,
+        disk: { directory },
+      })
+      let locked
+      try {
+        new DurableClient(ctx.writeKey, { logger: quiet, disk: { directory } })
+      } catch (error) {
+        locked = error
+      }
+      check(locked instanceof DiskQueueError && locked.code === 'ERR_QUEUE_LOCKED', `a second client: ${locked}`)
+      for (let index = 0; index < 5; index++) first.track({ userId: 'u1', event: 'Kept', messageId: `${run}-${index}` })
+      await first.close({ timeout: 0 })
+      const second = new DurableClient(ctx.writeKey, {
+        endpoint: `${ctx.base}/ingest/${run}`,
+        logger: quiet,
+        disk: { directory },
+      })
+      check(second.recovery.resent === 5, `sent again: ${JSON.stringify(second.recovery)}`)
+      await second.close()
+      const left = readdirSync(directory)
+      rmSync(directory, { recursive: true, force: true })
+      check(left.length === 0, `left in the directory: ${left.join(', ')}`)
+      const seen = await report(ctx, `/report/${run}`)
+      check(
+        seen.messages === 5 && seen.uniqueIds === 5,
+        `the sink saw ${seen.messages} messages, ${seen.uniqueIds} ids`,
+      )
+    },
+  },
+  {
     name: 'webhook: a destination delivers a signed event, with its HTTP/1.1 stack on Node (server runtimes)',
     server: true,
     async run(ctx) {

@@ -3,6 +3,7 @@
 // can always do).
 const client = require('eventwire')
 const webhook = require('eventwire/webhook')
+const diskQueue = require('eventwire/disk-queue')
 
 const node = !globalThis.Bun
 const nodeOnly = node ? { ...require('eventwire/webhook/node'), ...require('eventwire/webhook/bullmq') } : {}
@@ -14,7 +15,7 @@ function garbageCollector() {
 const collectGarbage = node ? garbageCollector() : undefined
 import('./conformance.mjs')
   .then(({ runInProcess }) =>
-    runInProcess({ ...client, ...webhook, ...nodeOnly }, process.argv.slice(2), node, collectGarbage),
+    runInProcess({ ...client, ...webhook, ...diskQueue, ...nodeOnly }, process.argv.slice(2), node, collectGarbage),
   )
   .then((results) => {
     console.log(JSON.stringify(results))

@@ -1,8 +1,10 @@
 // Node, Bun and Deno run this from the scratch project that installed the packed tarball:
-// `eventwire` and `eventwire/webhook` resolve the way they do for users of that runtime. Node
+// `eventwire`, `eventwire/webhook` and `eventwire/disk-queue` resolve the way they do for users of that runtime. Node
 // also loads `eventwire/webhook/node` and `eventwire/webhook/bullmq` and runs the cases that use them.
 import * as client from 'eventwire'
 import * as webhook from 'eventwire/webhook'
+// The client with its queue on disk: every server runtime, never a browser or a Worker.
+import * as diskQueue from 'eventwire/disk-queue'
 import { runInProcess } from './conformance.mjs'
 
 const node = !globalThis.Deno && !globalThis.Bun
@@ -18,6 +20,8 @@ async function garbageCollector() {
 }
 const collectGarbage = node ? await garbageCollector() : undefined
 const args = globalThis.Deno?.args ?? globalThis.process.argv.slice(2)
-console.log(JSON.stringify(await runInProcess({ ...client, ...webhook, ...nodeOnly }, args, node, collectGarbage)))
+console.log(
+  JSON.stringify(await runInProcess({ ...client, ...webhook, ...diskQueue, ...nodeOnly }, args, node, collectGarbage)),
+)
 if (globalThis.Deno) globalThis.Deno.exit(0)
 else globalThis.process.exit(0)
