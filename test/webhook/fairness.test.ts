@@ -161,6 +161,49 @@ describe.runIf(redis.available)('fair queueing between destinations', () => {
     expect(order).toEqual([...ids('a', FAIR_WINDOW + 10).slice(5), 'late'])
   })
 
+  it("frees each party's room from one report of both, past a parked event removed from outside", async () => {
+    const to = await sink()
+    const { queue, name } = await queueFor(to)
+    await queue.enqueueBulk(ids('a', FAIR_WINDOW + 3).map(event), { destination: 'a' })
+    await queue.enqueueBulk(ids('b', FAIR_WINDOW + 2).map(event), { destination: 'b' })
+    const { client, base } = direct(name)
+    await client.del(`${base}:${jobIdOf(`a${FAIR_WINDOW}`, 'a')}`)
+    const taken = [...ids('a', 3).map((id) => jobIdOf(id, 'a')), ...ids('b', 2).map((id) => jobIdOf(id, 'b'))]
+    for (const id of taken) await client.lrem(`${base}:wait`, 1, id)
+    const fair = fairFor(client, base)
+    for (const id of taken) fair.taken(id, partyOfJob(id))
+    await fair.stop()
+    // a: three taken, three popped, the one removed skipped; b: two taken, two moved up.
+    expect(await client.exists(`${base}:parked:a`, `${base}:parked:b`)).toBe(0)
+    expect(await client.scard(`${base}:fair:a`)).toBe(FAIR_WINDOW - 1)
+    expect(await client.scard(`${base}:fair:b`)).toBe(FAIR_WINDOW)
+    expect(await client.lrange(`${base}:wait`, 0, 3)).toEqual(
+      [`a${FAIR_WINDOW + 1}`, `a${FAIR_WINDOW + 2}`, `b${FAIR_WINDOW}`, `b${FAIR_WINDOW + 1}`]
+        .map((id) => jobIdOf(id, id.slice(0, 1)))
+        .sort((x, y) => (x > y ? -1 : 1)),
+    )
+    expect(await queue.counts()).toMatchObject({ parked: 0, waiting: 2 * FAIR_WINDOW - 1 })
+  })
+
+  it("reports a party's taken events with one SREM, and checks its parked events' jobs with one EXISTS", async () => {
+    const to = await sink()
+    const { queue, name } = await queueFor(to)
+    await queue.enqueueBulk(ids('a', FAIR_WINDOW + 10).map(event), { destination: 'a' })
+    const { client, base } = direct(name)
+    const taken = ids('a', 5).map((id) => jobIdOf(id, 'a'))
+    for (const id of taken) await client.lrem(`${base}:wait`, 1, id)
+    const fair = fairFor(client, base)
+    await client.config('RESETSTAT')
+    for (const id of taken) fair.taken(id, 'a')
+    await fair.stop()
+    const stats = await client.info('commandstats')
+    const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0)
+    expect(await client.llen(`${base}:parked:a`)).toBe(5)
+    expect(calls('srem')).toBe(1)
+    // The parked list's before the release and after it, and one for the five jobs.
+    expect(calls('exists')).toBe(3)
+  })
+
   it('sweeps what no worker reported taken, and skips a parked event removed from outside', async () => {
     const to = await sink()
     const { queue, name } = await queueFor(to)

@@ -37,11 +37,17 @@ export function partyOfJob(jobId: string): string {
   return slash === -1 ? '' : jobId.slice(4, slash)
 }
 
-// A party's key of a kind, under `base` (the queue's `<prefix>:<name>`), which the script defines first.
+// A party's key of a kind, under `base` (the queue's `<prefix>:<name>`), which the script defines first;
+// and `pushAll`, which sends many values in commands of a thousand (Lua's unpack has a bound).
 const KEY_OF = `
 local function keyOf(kind, party)
   if party == '' then return base .. ':' .. kind end
   return base .. ':' .. kind .. ':' .. party
+end
+local function pushAll(command, key, values)
+  for i = 1, #values, 1000 do
+    redis.call(command, key, unpack(values, i, math.min(i + 999, #values)))
+  end
 end
 `
 
@@ -76,8 +82,12 @@ local function release(party, room)
     if #ids == 0 then break end
     redis.call('LTRIM', parked, #ids, -1)
     popped = popped + #ids
-    for _, id in ipairs(ids) do
-      if redis.call('EXISTS', base .. ':' .. id) == 1 then moved[#moved + 1] = id end
+    local jobs = {}
+    for i, id in ipairs(ids) do jobs[i] = base .. ':' .. id end
+    -- One EXISTS for them all (at most a window of ids); each alone only when some job is gone.
+    local whole = redis.call('EXISTS', unpack(jobs)) == #jobs
+    for i, id in ipairs(ids) do
+      if whole or redis.call('EXISTS', jobs[i]) == 1 then moved[#moved + 1] = id end
     end
   end
   if redis.call('EXISTS', parked) == 0 then redis.call('SREM', base .. ':fair-parties', party) end
@@ -96,8 +106,8 @@ ${WAKE}`
 /**
  * Lua that admits or parks the events the store script stores: `admit(id)` for each id stored
  * now, true when it goes on the wait list and false when it is parked, then `admitted()` once,
- * which writes the parked lists. It needs `base` (the queue's `<prefix>:<name>`) defined before
- * it. The store script runs whole, so what it reads is what its writes meet.
+ * which writes the parked lists. It needs {@link PARTY_KEYS_FROM_JOB_PREFIX} before it. The store
+ * script runs whole, so what it reads is what its writes meet.
  */
 export const ADMIT_FUNCTIONS = `
 local window = ${FAIR_WINDOW}
@@ -128,12 +138,6 @@ local function admit(id)
   room[party] = 0
   return false
 end
--- Pushes at most a thousand at a time: Lua's unpack has a bound.
-local function pushAll(command, key, values)
-  for i = 1, #values, 1000 do
-    redis.call(command, key, unpack(values, i, math.min(i + 999, #values)))
-  end
-end
 local function admitted()
   for party in pairs(room) do redis.call('PEXPIRE', keyOf('fair', party), ${ADMITTED_TTL_MS}) end
   if parkedAll == 0 then return end
@@ -145,7 +149,7 @@ local function admitted()
 end
 `
 
-/** The Lua opening that defines `base` from the job key prefix in ARGV[1] (`<prefix>:<name>:`) and `keyOf`. */
+/** The Lua opening that defines `base` from the job key prefix in ARGV[1] (`<prefix>:<name>:`), `keyOf` and `pushAll`. */
 export const PARTY_KEYS_FROM_JOB_PREFIX = `
 local base = string.sub(ARGV[1], 1, -2)
 ${KEY_OF}`
@@ -158,14 +162,20 @@ ${KEY_OF}`
  */
 const TAKEN_LUA = `${PARTY_KEYS}${RELEASE_PARTY}
 local window = tonumber(ARGV[2])
+-- Each party's ids leave its admitted set in one command, not one each.
 local parties = {}
 for i = 3, #ARGV, 2 do
   local party = ARGV[i + 1]
-  redis.call('SREM', keyOf('fair', party), ARGV[i])
-  parties[party] = true
+  local ids = parties[party]
+  if ids == nil then
+    ids = {}
+    parties[party] = ids
+  end
+  ids[#ids + 1] = ARGV[i]
 end
 local moved = 0
-for party in pairs(parties) do
+for party, ids in pairs(parties) do
+  pushAll('SREM', keyOf('fair', party), ids)
   local room = window - redis.call('SCARD', keyOf('fair', party))
   if room > 0 and redis.call('EXISTS', keyOf('parked', party)) == 1 then
     moved = moved + release(party, room)
