@@ -144,7 +144,7 @@ function unpack(packed: unknown): Record<string, string> {
   try {
     values = JSON.parse(String(packed))
   } catch {
-    return {}
+    // Not JSON: `values` stays undefined, which the next line refuses.
   }
   if (!Array.isArray(values) || values.length !== VALUE_NAMES.length) return {}
   const named: Record<string, string> = {}
@@ -164,7 +164,8 @@ export function readEntry(fields: readonly unknown[], destination: string | unde
   if (PACKED_FIELD in value) value = unpack(value[PACKED_FIELD])
   const { t, e, u, n, s, c, x, d } = value
   if (typeof e !== 'string' || e === '' || typeof u !== 'string' || u === '') return undefined
-  if (typeof s !== 'string' || typeof c !== 'string' || typeof x !== 'string') return undefined
+  // A missing status reads as NaN, which the status check below refuses.
+  if (typeof c !== 'string' || typeof x !== 'string') return undefined
   const at = Number(t)
   const attempt = Number(n)
   const durationMs = Number(d)
