@@ -14,6 +14,7 @@
 //   :parked:<party>  list: its parked events' ids, oldest first
 //   :fair-parties    set: the parties with parked events
 //   :parked-count    the number of parked events in all, for `counts()`
+//   :fair-swept      set for SWEEP_MS by the worker that swept last, so that the others do not
 
 /** Events of one destination that may wait for a worker in BullMQ's wait list at once; the rest are parked. */
 export const FAIR_WINDOW = 200
@@ -21,7 +22,7 @@ export const FAIR_WINDOW = 200
 /** How long an admitted set outlives its last write (ms): what a set whose events vanished from outside is forgotten after. */
 export const ADMITTED_TTL_MS = 3_600_000
 
-/** How often a worker looks for parked events that nothing released (ms): see `FairQueueing.sweep`. */
+/** How often the workers look for parked events that nothing released (ms), one of them each time: see `FairQueueing.sweep`. */
 export const SWEEP_MS = 5_000
 
 /** Parties a sweep looks at, at most. */
@@ -189,19 +190,21 @@ return moved
  * The backstop for what nothing released: a party's admitted set can hold ids that no worker will
  * report taken (a worker whose report Redis refused, events removed from outside, a worker of an
  * older version). For up to ARGV[3] parties with parked events, drops from the admitted set each
- * id whose job is gone or was taken (BullMQ notes `processedOn` when a worker takes a job), then
- * fills the room. KEYS and ARGV[1..2] as TAKEN. Returns how many moved.
+ * id whose job is gone or was taken (BullMQ notes `processedOn` when a worker takes a job, and
+ * every job has a `timestamp`), then fills the room. KEYS and ARGV[1..2] as TAKEN; ARGV[4]: how
+ * long (ms) the queue is not swept again, by this worker or another: one sweep is enough for the
+ * fleet. Returns how many moved.
  */
 const SWEEP_LUA = `${PARTY_KEYS}${RELEASE_PARTY}
 local window = tonumber(ARGV[2])
+if not redis.call('SET', base .. ':fair-swept', '1', 'PX', ARGV[4], 'NX') then return 0 end
 local parties = redis.call('SRANDMEMBER', base .. ':fair-parties', tonumber(ARGV[3]))
 local moved = 0
 for _, party in ipairs(parties) do
   local admitted = keyOf('fair', party)
   for _, id in ipairs(redis.call('SMEMBERS', admitted)) do
-    if redis.call('HEXISTS', base .. ':' .. id, 'processedOn') == 1 or redis.call('EXISTS', base .. ':' .. id) == 0 then
-      redis.call('SREM', admitted, id)
-    end
+    local job = redis.call('HMGET', base .. ':' .. id, 'processedOn', 'timestamp')
+    if job[1] or not job[2] then redis.call('SREM', admitted, id) end
   end
   moved = moved + release(party, window - redis.call('SCARD', admitted))
 end
@@ -281,11 +284,22 @@ export class FairQueueing {
     }
   }
 
-  /** Releases what nothing reported, for a sample of the parties with parked events. */
+  /** Releases what nothing reported, for a sample of the parties with parked events; 0 when a worker swept the queue less than {@link SWEEP_MS} ago. */
   async sweep(): Promise<number> {
     const { base, wait, marker, meta, active } = this.#keys
     const store = this.#store as Required<FairStore>
-    return Number(await store[SWEEP](wait, marker, meta, active, base, String(FAIR_WINDOW), String(PARTIES_PER_SWEEP)))
+    return Number(
+      await store[SWEEP](
+        wait,
+        marker,
+        meta,
+        active,
+        base,
+        String(FAIR_WINDOW),
+        String(PARTIES_PER_SWEEP),
+        String(SWEEP_MS),
+      ),
+    )
   }
 
   /** Sweeps every {@link SWEEP_MS} until {@link stop}. */
