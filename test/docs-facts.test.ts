@@ -292,6 +292,7 @@ describe('docs/destinations.md', () => {
     expect(page).toContain('`<prefix>:<name>:fair:<id>` (at most 200)')
     expect(SWEEP_MS).toBe(5_000)
     expect(page).toContain('checks every 5 seconds for parked events')
+    expect(page).toContain('`<prefix>:<name>:fair-swept` lives for 5 seconds')
     expect(ADMITTED_TTL_MS).toBe(3_600_000)
     expect(page).toContain('The set expires an hour after its last change')
     expect(text('docs/guarantees.md')).toContain('at most 200 events in the line the workers take from')

@@ -13,6 +13,7 @@ import {
   type AttemptLogStore,
 } from '../../src/webhook/bullmq/attempt-log.js'
 import {
+  PACKED_FIELD,
   readAttempts,
   readEntry,
   resolveAttemptsOptions,
@@ -89,7 +90,35 @@ describe('the attempt log, apart from Redis', () => {
     expect(destinationKey('bull:q', 'attempts', undefined)).toBe('bull:q:attempts')
   })
 
-  it('reads an entry as an attempt, and leaves out one that does not read as one', () => {
+  it('reads a packed entry as one of a field each, and leaves out one that does not read as one', () => {
+    const packed = (values: unknown) => [PACKED_FIELD, typeof values === 'string' ? values : JSON.stringify(values)]
+    const written = [1000, 'e1', 'http://a/', 2, 503, 'ERR_HTTP_STATUS', 'boom', 1.5]
+    const read = readEntry(packed(written), 'acme')
+    // As the same values in a field each read (the next test pins what that is).
+    expect(read).toMatchObject({ at: 1000, eventId: 'e1', destination: 'acme', status: 503, durationMs: 1.5 })
+    expect(read).toEqual(
+      readEntry(entryFields('e1', { t: '1000', n: '2', s: '503', c: 'ERR_HTTP_STATUS', x: 'boom', d: '1.5' }), 'acme'),
+    )
+    expect(readEntry(packed([1000, 'e1', 'http://a/', 1, '', 'ERR_NETWORK', 'refused', 0]), undefined)).toMatchObject({
+      accepted: false,
+      code: 'ERR_NETWORK',
+    })
+    // The packed field wins over fields beside it.
+    expect(readEntry([...entryFields('other'), ...packed(written)], undefined)).toMatchObject({ eventId: 'e1' })
+    for (const bad of [
+      'not json',
+      '{"t":1}',
+      written.slice(0, 7),
+      [...written, 'more'],
+      written.map((value, index) => (index === 3 ? [2] : value)),
+      written.map((value, index) => (index === 0 ? null : value)),
+      written.map((value, index) => (index === 1 ? true : value)),
+      written.map((value, index) => (index === 0 ? '-1' : value)),
+    ])
+      expect(readEntry(packed(bad), undefined), JSON.stringify(bad)).toBeUndefined()
+  })
+
+  it('reads an entry of a field each, as earlier versions wrote, and leaves out one that does not read as one', () => {
     const fields = (over: Record<string, string> = {}) =>
       entryFields('e1', { t: '1000', n: '2', s: '503', c: 'ERR_HTTP_STATUS', x: 'boom', d: '1.5', ...over })
     expect(readEntry(fields(), 'acme')).toEqual({
@@ -190,7 +219,7 @@ describe('the attempt log, its writes and reads, apart from Redis', () => {
   }
   const hooks = { failed: () => undefined, dropped: () => undefined }
 
-  it('writes each attempt as its fields: sent-at, id, URL, number, status, code, text, duration to a tenth of a ms', async () => {
+  it('writes each attempt as one field: sent-at, id, URL, number, status, code, text, duration to a tenth of a ms', async () => {
     const { store, writes, defined } = recordingStore()
     const log = new AttemptLog('bull:q', { maxEntries: 5, maxAgeMs: 60_000 }, async () => store, hooks)
     const error = new WebhookError('ERR_HTTP_STATUS', 'http://a/', 'http://a/ answered HTTP 503.', { status: 503 })
@@ -218,10 +247,10 @@ describe('the attempt log, its writes and reads, apart from Redis', () => {
         5,
         60_000,
         2,
-        ...[9_988, 'e1', 'http://a/', 2, 503, 'ERR_HTTP_STATUS', 'http://a/ answered HTTP 503.', 12.3],
-        ...[10_000, 'e2', 'http://a/', 1, 200, '', '', 0],
+        '[9988,"e1","http://a/",2,503,"ERR_HTTP_STATUS","http://a/ answered HTTP 503.",12.3]',
+        '[10000,"e2","http://a/",1,200,"","",0]',
         1,
-        ...[10_000, 'e3', 'http://b/', 1, '', 'ERR_NETWORK', '', 0],
+        '[10000,"e3","http://b/",1,"","ERR_NETWORK","",0]',
       ],
     ])
     await log.flush()
@@ -372,7 +401,7 @@ describe.runIf(redis.available)('the attempt log, in Redis', () => {
   it("logs each destination's attempts apart, newest first: time, URL, status or error, duration", async () => {
     const flaky = await sink((_request, index) => ({ status: index === 0 ? 503 : 200 }))
     const healthy = await sink()
-    const { queue, worker } = await fleet()
+    const { queue, worker, name } = await fleet()
     await queue.destinations.set({ id: 'acme', webhooks: [{ url: flaky.url }] })
     await queue.destinations.set({ id: 'beta', webhooks: [{ url: healthy.url }] })
     const done = ended(worker, 3)
@@ -383,6 +412,13 @@ describe.runIf(redis.available)('the attempt log, in Redis', () => {
     expect((await done).map((result) => result.status)).toEqual(['delivered', 'delivered', 'delivered'])
     // close() writes what the worker still holds.
     await worker.close()
+    // An entry is one field: its values packed in a JSON array.
+    const stored = await redis.raw.xrange(`bull:${name}:attempts:beta`, '-', '+')
+    expect(stored.map(([, fields]) => [fields[0], JSON.parse(fields[1] as string)[1]])).toEqual([
+      ['a', 'b1'],
+      ['a', 'b2'],
+    ])
+    expect(stored.every(([, fields]) => fields.length === 2)).toBe(true)
 
     const acme = await queue.attempts({ destination: 'acme' })
     const url = new URL(flaky.url).href

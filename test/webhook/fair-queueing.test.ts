@@ -103,7 +103,12 @@ describe('FairQueueing', () => {
     expect(calls).toHaveLength(0)
     await vi.advanceTimersByTimeAsync(1)
     expect(calls).toHaveLength(1)
-    expect(calls[0]?.args.slice(4)).toEqual([KEYS.base, String(FAIR_WINDOW), String(PARTIES_PER_SWEEP)])
+    expect(calls[0]?.args.slice(4)).toEqual([
+      KEYS.base,
+      String(FAIR_WINDOW),
+      String(PARTIES_PER_SWEEP),
+      String(SWEEP_MS),
+    ])
     fail = true
     await vi.advanceTimersByTimeAsync(SWEEP_MS)
     expect(calls).toHaveLength(2)

@@ -4,7 +4,7 @@
 // each backlog, never behind the whole of it.
 import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
-import { FAIR_WINDOW, FairQueueing, partyOfJob } from '../../src/webhook/bullmq/fair-queueing.js'
+import { FAIR_WINDOW, FairQueueing, SWEEP_MS, partyOfJob } from '../../src/webhook/bullmq/fair-queueing.js'
 import { jobIdOf } from '../../src/webhook/bullmq/job-data.js'
 import { WebhookQueue, WebhookWorker } from '../../src/webhook/bullmq/index.js'
 import { ended } from '../helpers/ended.js'
@@ -75,6 +75,12 @@ describe.runIf(redis.available)('fair queueing between destinations', () => {
         throw error
       },
     )
+  /** Destination `a` of a queue of its own with `count` events, all but the window parked; a client of the test's own. */
+  async function backlog(count: number) {
+    const { queue, name } = await queueFor(await sink())
+    await queue.enqueueBulk(ids('a', count).map(event), { destination: 'a' })
+    return { queue, ...direct(name) }
+  }
   const received = (to: Sink) =>
     to.requests.map((request) => `${request.path.slice(1)}:${JSON.parse(request.body).properties.id}`)
 
@@ -159,6 +165,75 @@ describe.runIf(redis.available)('fair queueing between destinations', () => {
     await ended(fleet, FAIR_WINDOW + 6)
     const order = received(to).map((entry) => entry.slice(2))
     expect(order).toEqual([...ids('a', FAIR_WINDOW + 10).slice(5), 'late'])
+  })
+
+  it("frees each party's room from one report of both, past a parked event removed from outside", async () => {
+    const to = await sink()
+    const { queue, name } = await queueFor(to)
+    await queue.enqueueBulk(ids('a', FAIR_WINDOW + 3).map(event), { destination: 'a' })
+    await queue.enqueueBulk(ids('b', FAIR_WINDOW + 2).map(event), { destination: 'b' })
+    const { client, base } = direct(name)
+    await client.del(`${base}:${jobIdOf(`a${FAIR_WINDOW}`, 'a')}`)
+    const taken = [...ids('a', 3).map((id) => jobIdOf(id, 'a')), ...ids('b', 2).map((id) => jobIdOf(id, 'b'))]
+    for (const id of taken) await client.lrem(`${base}:wait`, 1, id)
+    const fair = fairFor(client, base)
+    for (const id of taken) fair.taken(id, partyOfJob(id))
+    await fair.stop()
+    // a: three taken, three popped, the one removed skipped; b: two taken, two moved up.
+    expect(await client.exists(`${base}:parked:a`, `${base}:parked:b`)).toBe(0)
+    expect(await client.scard(`${base}:fair:a`)).toBe(FAIR_WINDOW - 1)
+    expect(await client.scard(`${base}:fair:b`)).toBe(FAIR_WINDOW)
+    expect(await client.lrange(`${base}:wait`, 0, 3)).toEqual(
+      [`a${FAIR_WINDOW + 1}`, `a${FAIR_WINDOW + 2}`, `b${FAIR_WINDOW}`, `b${FAIR_WINDOW + 1}`]
+        .map((id) => jobIdOf(id, id.slice(0, 1)))
+        .sort((x, y) => (x > y ? -1 : 1)),
+    )
+    expect(await queue.counts()).toMatchObject({ parked: 0, waiting: 2 * FAIR_WINDOW - 1 })
+  })
+
+  it("reports a party's taken events with one SREM, and checks its parked events' jobs with one EXISTS", async () => {
+    const { client, base } = await backlog(FAIR_WINDOW + 10)
+    const taken = ids('a', 5).map((id) => jobIdOf(id, 'a'))
+    for (const id of taken) await client.lrem(`${base}:wait`, 1, id)
+    const fair = fairFor(client, base)
+    await client.config('RESETSTAT')
+    for (const id of taken) fair.taken(id, 'a')
+    await fair.stop()
+    const stats = await client.info('commandstats')
+    const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0)
+    expect(await client.llen(`${base}:parked:a`)).toBe(5)
+    expect(calls('srem')).toBe(1)
+    // The parked list's before the release and after it, and one for the five jobs.
+    expect(calls('exists')).toBe(3)
+  })
+
+  it('sweeps the queue once an interval, whichever worker comes first, and keeps the ids still waiting', async () => {
+    const { client, base } = await backlog(FAIR_WINDOW + 5)
+    // Three admitted events taken by a worker whose report never came; one removed from outside.
+    const taken = ids('a', 3).map((id) => jobIdOf(id, 'a'))
+    for (const id of taken) {
+      await client.lrem(`${base}:wait`, 1, id)
+      await client.hset(`${base}:${id}`, 'processedOn', Date.now())
+    }
+    const removed = jobIdOf('a3', 'a')
+    await client.lrem(`${base}:wait`, 1, removed)
+    await client.del(`${base}:${removed}`)
+    await client.set(`${base}:fair-swept`, '1', 'PX', SWEEP_MS)
+    const fair = fairFor(client, base)
+    // Another worker swept less than an interval ago: nothing is looked at.
+    expect(await fair.sweep()).toBe(0)
+    expect(await client.scard(`${base}:fair:a`)).toBe(FAIR_WINDOW)
+    await client.del(`${base}:fair-swept`)
+    expect(await fair.sweep()).toBe(4)
+    const ttl = await client.pttl(`${base}:fair-swept`)
+    expect(ttl).toBeGreaterThan(0)
+    expect(ttl).toBeLessThanOrEqual(SWEEP_MS)
+    expect(await fair.sweep()).toBe(0)
+    const admitted = await client.smembers(`${base}:fair:a`)
+    expect(admitted).toHaveLength(FAIR_WINDOW)
+    for (const id of [...taken, removed]) expect(admitted).not.toContain(id)
+    expect(admitted).toContain(jobIdOf('a4', 'a'))
+    expect(await client.llen(`${base}:parked:a`)).toBe(1)
   })
 
   it('sweeps what no worker reported taken, and skips a parked event removed from outside', async () => {

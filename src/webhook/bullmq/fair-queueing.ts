@@ -14,6 +14,7 @@
 //   :parked:<party>  list: its parked events' ids, oldest first
 //   :fair-parties    set: the parties with parked events
 //   :parked-count    the number of parked events in all, for `counts()`
+//   :fair-swept      set for SWEEP_MS by the worker that swept last, so that the others do not
 
 /** Events of one destination that may wait for a worker in BullMQ's wait list at once; the rest are parked. */
 export const FAIR_WINDOW = 200
@@ -21,7 +22,7 @@ export const FAIR_WINDOW = 200
 /** How long an admitted set outlives its last write (ms): what a set whose events vanished from outside is forgotten after. */
 export const ADMITTED_TTL_MS = 3_600_000
 
-/** How often a worker looks for parked events that nothing released (ms): see `FairQueueing.sweep`. */
+/** How often the workers look for parked events that nothing released (ms), one of them each time: see `FairQueueing.sweep`. */
 export const SWEEP_MS = 5_000
 
 /** Parties a sweep looks at, at most. */
@@ -37,11 +38,17 @@ export function partyOfJob(jobId: string): string {
   return slash === -1 ? '' : jobId.slice(4, slash)
 }
 
-// A party's key of a kind, under `base` (the queue's `<prefix>:<name>`), which the script defines first.
+// A party's key of a kind, under `base` (the queue's `<prefix>:<name>`), which the script defines first;
+// and `pushAll`, which sends many values in commands of a thousand (Lua's unpack has a bound).
 const KEY_OF = `
 local function keyOf(kind, party)
   if party == '' then return base .. ':' .. kind end
   return base .. ':' .. kind .. ':' .. party
+end
+local function pushAll(command, key, values)
+  for i = 1, #values, 1000 do
+    redis.call(command, key, unpack(values, i, math.min(i + 999, #values)))
+  end
 end
 `
 
@@ -76,8 +83,12 @@ local function release(party, room)
     if #ids == 0 then break end
     redis.call('LTRIM', parked, #ids, -1)
     popped = popped + #ids
-    for _, id in ipairs(ids) do
-      if redis.call('EXISTS', base .. ':' .. id) == 1 then moved[#moved + 1] = id end
+    local jobs = {}
+    for i, id in ipairs(ids) do jobs[i] = base .. ':' .. id end
+    -- One EXISTS for them all (at most a window of ids); each alone only when some job is gone.
+    local whole = redis.call('EXISTS', unpack(jobs)) == #jobs
+    for i, id in ipairs(ids) do
+      if whole or redis.call('EXISTS', jobs[i]) == 1 then moved[#moved + 1] = id end
     end
   end
   if redis.call('EXISTS', parked) == 0 then redis.call('SREM', base .. ':fair-parties', party) end
@@ -96,8 +107,8 @@ ${WAKE}`
 /**
  * Lua that admits or parks the events the store script stores: `admit(id)` for each id stored
  * now, true when it goes on the wait list and false when it is parked, then `admitted()` once,
- * which writes the parked lists. It needs `base` (the queue's `<prefix>:<name>`) defined before
- * it. The store script runs whole, so what it reads is what its writes meet.
+ * which writes the parked lists. It needs {@link PARTY_KEYS_FROM_JOB_PREFIX} before it. The store
+ * script runs whole, so what it reads is what its writes meet.
  */
 export const ADMIT_FUNCTIONS = `
 local window = ${FAIR_WINDOW}
@@ -128,12 +139,6 @@ local function admit(id)
   room[party] = 0
   return false
 end
--- Pushes at most a thousand at a time: Lua's unpack has a bound.
-local function pushAll(command, key, values)
-  for i = 1, #values, 1000 do
-    redis.call(command, key, unpack(values, i, math.min(i + 999, #values)))
-  end
-end
 local function admitted()
   for party in pairs(room) do redis.call('PEXPIRE', keyOf('fair', party), ${ADMITTED_TTL_MS}) end
   if parkedAll == 0 then return end
@@ -145,7 +150,7 @@ local function admitted()
 end
 `
 
-/** The Lua opening that defines `base` from the job key prefix in ARGV[1] (`<prefix>:<name>:`) and `keyOf`. */
+/** The Lua opening that defines `base` from the job key prefix in ARGV[1] (`<prefix>:<name>:`), `keyOf` and `pushAll`. */
 export const PARTY_KEYS_FROM_JOB_PREFIX = `
 local base = string.sub(ARGV[1], 1, -2)
 ${KEY_OF}`
@@ -158,14 +163,20 @@ ${KEY_OF}`
  */
 const TAKEN_LUA = `${PARTY_KEYS}${RELEASE_PARTY}
 local window = tonumber(ARGV[2])
+-- Each party's ids leave its admitted set in one command, not one each.
 local parties = {}
 for i = 3, #ARGV, 2 do
   local party = ARGV[i + 1]
-  redis.call('SREM', keyOf('fair', party), ARGV[i])
-  parties[party] = true
+  local ids = parties[party]
+  if ids == nil then
+    ids = {}
+    parties[party] = ids
+  end
+  ids[#ids + 1] = ARGV[i]
 end
 local moved = 0
-for party in pairs(parties) do
+for party, ids in pairs(parties) do
+  pushAll('SREM', keyOf('fair', party), ids)
   local room = window - redis.call('SCARD', keyOf('fair', party))
   if room > 0 and redis.call('EXISTS', keyOf('parked', party)) == 1 then
     moved = moved + release(party, room)
@@ -179,19 +190,21 @@ return moved
  * The backstop for what nothing released: a party's admitted set can hold ids that no worker will
  * report taken (a worker whose report Redis refused, events removed from outside, a worker of an
  * older version). For up to ARGV[3] parties with parked events, drops from the admitted set each
- * id whose job is gone or was taken (BullMQ notes `processedOn` when a worker takes a job), then
- * fills the room. KEYS and ARGV[1..2] as TAKEN. Returns how many moved.
+ * id whose job is gone or was taken (BullMQ notes `processedOn` when a worker takes a job, and
+ * every job has a `timestamp`), then fills the room. KEYS and ARGV[1..2] as TAKEN; ARGV[4]: how
+ * long (ms) the queue is not swept again, by this worker or another: one sweep is enough for the
+ * fleet. Returns how many moved.
  */
 const SWEEP_LUA = `${PARTY_KEYS}${RELEASE_PARTY}
 local window = tonumber(ARGV[2])
+if not redis.call('SET', base .. ':fair-swept', '1', 'PX', ARGV[4], 'NX') then return 0 end
 local parties = redis.call('SRANDMEMBER', base .. ':fair-parties', tonumber(ARGV[3]))
 local moved = 0
 for _, party in ipairs(parties) do
   local admitted = keyOf('fair', party)
   for _, id in ipairs(redis.call('SMEMBERS', admitted)) do
-    if redis.call('HEXISTS', base .. ':' .. id, 'processedOn') == 1 or redis.call('EXISTS', base .. ':' .. id) == 0 then
-      redis.call('SREM', admitted, id)
-    end
+    local job = redis.call('HMGET', base .. ':' .. id, 'processedOn', 'timestamp')
+    if job[1] or not job[2] then redis.call('SREM', admitted, id) end
   end
   moved = moved + release(party, window - redis.call('SCARD', admitted))
 end
@@ -271,11 +284,22 @@ export class FairQueueing {
     }
   }
 
-  /** Releases what nothing reported, for a sample of the parties with parked events. */
+  /** Releases what nothing reported, for a sample of the parties with parked events; 0 when a worker swept the queue less than {@link SWEEP_MS} ago. */
   async sweep(): Promise<number> {
     const { base, wait, marker, meta, active } = this.#keys
     const store = this.#store as Required<FairStore>
-    return Number(await store[SWEEP](wait, marker, meta, active, base, String(FAIR_WINDOW), String(PARTIES_PER_SWEEP)))
+    return Number(
+      await store[SWEEP](
+        wait,
+        marker,
+        meta,
+        active,
+        base,
+        String(FAIR_WINDOW),
+        String(PARTIES_PER_SWEEP),
+        String(SWEEP_MS),
+      ),
+    )
   }
 
   /** Sweeps every {@link SWEEP_MS} until {@link stop}. */

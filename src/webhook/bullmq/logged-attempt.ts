@@ -6,7 +6,8 @@ import { checkDestinationId } from '../delivery/destination-record.js'
 import { destinationKey } from './registry.js'
 
 // The reading side of the attempt log (attempt-log.ts writes it): a Redis stream per destination,
-// newest last, each entry one request. Whatever has Redis access can write there too, so each
+// newest last, each entry one request, its values packed in one field (or, as earlier versions
+// wrote them, a field each). Whatever has Redis access can write there too, so each
 // entry is read as untrusted: one that does not read as an attempt is left out.
 
 /** One request to one URL, as the attempt log keeps it. */
@@ -128,14 +129,43 @@ export async function readAttempts(store: AttemptReadStore, keys: string, range:
 
 const CODE = /^ERR_[A-Z_]{1,40}$/
 
+/**
+ * The field workers write an entry in: a JSON array of the values of {@link VALUE_NAMES}, in
+ * their order. Earlier versions wrote each value in a field of its name; both read alike.
+ */
+export const PACKED_FIELD = 'a'
+
+/** An entry's values: sent-at, event id, URL, attempt number, status, code, error text, duration. */
+const VALUE_NAMES = ['t', 'e', 'u', 'n', 's', 'c', 'x', 'd'] as const
+
+/** A packed entry's values by name, each a string as a field of its own holds it; `{}` when it is not one. */
+function unpack(packed: unknown): Record<string, string> {
+  let values: unknown
+  try {
+    values = JSON.parse(String(packed))
+  } catch {
+    // Not JSON: `values` stays undefined, which the next line refuses.
+  }
+  if (!Array.isArray(values) || values.length !== VALUE_NAMES.length) return {}
+  const named: Record<string, string> = {}
+  for (const [index, name] of VALUE_NAMES.entries()) {
+    const value: unknown = values[index]
+    if (typeof value !== 'string' && typeof value !== 'number') return {}
+    named[name] = String(value)
+  }
+  return named
+}
+
 /** One entry as an attempt, or `undefined` when it does not read as one. */
 export function readEntry(fields: readonly unknown[], destination: string | undefined): LoggedAttempt | undefined {
-  const value: Record<string, unknown> = {}
+  let value: Record<string, unknown> = {}
   // Stryker disable next-line EqualityOperator,ArithmeticOperator: a trailing name without its value would be read as undefined, which no field takes.
   for (let i = 0; i + 1 < fields.length; i += 2) value[String(fields[i])] = fields[i + 1]
+  if (PACKED_FIELD in value) value = unpack(value[PACKED_FIELD])
   const { t, e, u, n, s, c, x, d } = value
   if (typeof e !== 'string' || e === '' || typeof u !== 'string' || u === '') return undefined
-  if (typeof s !== 'string' || typeof c !== 'string' || typeof x !== 'string') return undefined
+  // A missing status reads as NaN, which the status check below refuses.
+  if (typeof c !== 'string' || typeof x !== 'string') return undefined
   const at = Number(t)
   const attempt = Number(n)
   const durationMs = Number(d)
