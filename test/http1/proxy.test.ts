@@ -328,6 +328,7 @@ describe('proxyRule: the proxy of each origin', () => {
     expect(both?.('https://a.example')?.name).toBe('http://lower:2')
     expect(both?.('http://a.example')).toMatchObject({ name: 'https://plain:3', tls: true })
     expect(rule({ HTTPS_PROXY: 'http://secure:1' })?.('http://a.example')).toBeUndefined()
+    expect(rule({ HTTPS_PROXY: 'http://secure:1' })?.('https://a.example')?.name).toBe('http://secure:1')
     const plainOnly = rule({ http_proxy: 'http://lower:4', HTTP_PROXY: 'http://upper:5' })
     expect(plainOnly?.('http://a.example')?.name).toBe('http://lower:4')
     expect(plainOnly?.('https://a.example')).toBeUndefined()
