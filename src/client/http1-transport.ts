@@ -41,10 +41,10 @@ function headersOf(fields: readonly (readonly [string, string])[] | undefined): 
  * The client's transport on Node: the HTTP/1.1 stack the webhook engine sends with (src/http1),
  * over keep-alive connections to the endpoint's origin, one attempt per call (the client's retry
  * loop runs above it), at most `maxConcurrentRequests` of them. A connection carries another
- * batch only after a 2xx. Each attempt has one
- * deadline, `timeout`, for waiting for a connection, connecting, the response's head and its
- * body. A status that is not 2xx is answered once its head and the start of its body are read,
- * for the error to show. Redirects are not followed.
+ * batch only after a 2xx. Each attempt has one deadline, `timeout`, for waiting for a
+ * connection, connecting, the response's head and its body. A status that is not 2xx is
+ * answered once its head and the start of its body are read, for the error to show. Redirects
+ * are not followed.
  */
 export function createHttp1Transport(settings: TransportSettings): BatchTransport {
   const { origin, pathname, search } = new URL(settings.batchUrl)
