@@ -320,9 +320,12 @@ export const cases = [
     server: true,
     async run(ctx) {
       const { DurableClient, DiskQueueError } = ctx.api
-      const { mkdtempSync, readdirSync, rmSync } = await import('node:fs')
-      const { tmpdir } = await import('node:os')
-      const { join } = await import('node:path')
+      // Named at run time: the cases are bundled for browsers and Workers too, which never run
+      // this one and have no node: modules for a bundler to resolve.
+      const builtin = (name) => import(`node:${name}`)
+      const { mkdtempSync, readdirSync, rmSync } = await builtin('fs')
+      const { tmpdir } = await builtin('os')
+      const { join } = await builtin('path')
       const run = `${ctx.run}-disk`
       const directory = mkdtempSync(join(tmpdir(), 'eventwire-matrix-'))
       const quiet = { log: () => undefined, error: () => undefined }

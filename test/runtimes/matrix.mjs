@@ -502,7 +502,7 @@ const runtimes = [
     run: (id) =>
       processRuntime(
         bin('deno'),
-        ['run', '--allow-net', '--allow-read', '--allow-env'],
+        ['run', '--allow-net', '--allow-read', '--allow-write', '--allow-env'],
         'entry-process.mjs',
         sink,
         vectors,
