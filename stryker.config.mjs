@@ -49,6 +49,7 @@ export default {
     'src/http1/response-reader.ts',
     'src/http1/connection.ts',
     'src/http1/tls-sessions.ts',
+    'src/http1/address.ts',
     'src/http1/proxy.ts',
     'src/http1/tunnel.ts',
     'src/webhook/bullmq/attempt-log.ts',

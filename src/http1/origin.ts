@@ -4,6 +4,7 @@ import { monotonicNow } from '../core/clock.js'
 import { SweptMap } from '../core/swept-map.js'
 import { setUnrefTimeout } from '../core/timers.js'
 import { refusal } from '../core/address-guard.js'
+import { addressOf, type OriginAddress } from './address.js'
 import { type ConnectionOwner, Http1Connection } from './connection.js'
 import { Http1Pool, type PoolOrigin } from './pool.js'
 import type { ProxyAddress } from './proxy.js'
@@ -27,29 +28,6 @@ export interface OriginTarget {
    * a literal address: the proxy resolves names, and is trusted to refuse what it must.
    */
   readonly proxy?: ProxyAddress | undefined
-}
-
-/** Where an origin is, read once from its URL. */
-export interface OriginAddress {
-  /** The host to connect to: a literal IPv6 address without its brackets. */
-  readonly host: string
-  readonly port: number
-  readonly tls: boolean
-  /** The `host` header: the origin's host and any port it names. */
-  readonly hostHeader: string
-}
-
-/** Where an origin is: the host to connect to (a literal IPv6 address without its brackets), its port, TLS or not, and the `host` header. */
-export function addressOf(origin: string): OriginAddress {
-  const url = new URL(origin)
-  const tls = url.protocol === 'https:'
-  return {
-    // Stryker disable next-line Regex: a hostname holds brackets only around a whole IPv6 address, so either anchor alone matches the same.
-    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
-    port: url.port === '' ? (tls ? 443 : 80) : Number(url.port),
-    tls,
-    hostHeader: url.host,
-  }
 }
 
 /**

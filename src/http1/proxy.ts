@@ -1,4 +1,5 @@
 import { OptionsError } from '../core/errors/options-error.js'
+import { addressOf } from './address.js'
 import { parseHttpUrl, withoutCredentials } from '../core/option-checks.js'
 
 /** An egress proxy that tunnels with HTTP CONNECT, read once from its URL. */
@@ -27,7 +28,6 @@ export function proxyAddress(option: string, value: string): ProxyAddress {
     )
   if (url.pathname !== '/' || url.search !== '' || url.hash !== '')
     throw new OptionsError(option, 'a proxy URL has no path, query or fragment: give only http(s)://host:port.')
-  const tls = url.protocol === 'https:'
   let authorization: string | undefined
   try {
     authorization =
@@ -39,14 +39,8 @@ export function proxyAddress(option: string, value: string): ProxyAddress {
       cause,
     })
   }
-  return {
-    name: `${url.protocol}//${url.host}`,
-    // Stryker disable next-line Regex: a hostname holds brackets only around a whole IPv6 address, so either anchor alone matches the same.
-    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
-    port: url.port === '' ? (tls ? 443 : 80) : Number(url.port),
-    tls,
-    authorization,
-  }
+  const { host, port, tls } = addressOf(url)
+  return { name: `${url.protocol}//${url.host}`, host, port, tls, authorization }
 }
 
 /** One entry of `NO_PROXY`: a host (and all its subdomains), optionally with a port. */
@@ -70,7 +64,7 @@ function bypassesOf(text: string): Bypass[] | 'all' {
 
 function bypassed(bypasses: readonly Bypass[], url: URL): boolean {
   const host = url.hostname.toLowerCase()
-  const port = url.port === '' ? (url.protocol === 'https:' ? '443' : '80') : url.port
+  const port = String(addressOf(url).port)
   return bypasses.some(
     (bypass) =>
       (bypass.port === undefined || bypass.port === port) && (host === bypass.host || host.endsWith(`.${bypass.host}`)),

@@ -19,6 +19,15 @@ export function protocolError(what: string): Error {
   })
 }
 
+/**
+ * `text` a peer sent, fit to quote in an error or a log line: each control character (a
+ * terminal's escape sequences) as a space.
+ */
+export function printable(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is replaced.
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ')
+}
+
 /** A chunk-size or trailer line over {@link MAX_LINE_BYTES}. */
 function lineTooLong(): Error {
   return protocolError(`a line of its chunked body is over ${MAX_LINE_BYTES} bytes`)
@@ -68,9 +77,10 @@ const LF = 10
 /**
  * Reads one HTTP/1.1 response from a connection's chunks: the head, then the body framed by
  * `Content-Length`, chunked transfer coding or the connection's end (RFC 9112 section 6.3). The
- * body is counted and dropped, never kept; past {@link RESPONSE_BODY_CAP} bytes the connection is
- * closed instead of read further. Interim (1xx) heads are skipped. Only the few header fields that
- * decide the answer and the framing are looked at.
+ * body is counted and dropped (but for the start of a refusal a reader was asked to keep); past
+ * {@link RESPONSE_BODY_CAP} bytes the connection is closed instead of read further. Interim (1xx)
+ * heads are skipped. Only the few header fields that decide the answer and the framing are looked
+ * at, unless a refusal is kept.
  */
 export class ResponseReader {
   #phase = Phase.Head
@@ -254,10 +264,7 @@ export class ResponseReader {
       status,
       // After "HTTP/1.1 404 ": the status line's fixed start. Errors and logs quote it: a
       // terminal's escape sequences go, and a reason as long as a head does not come whole.
-      statusText: keep
-        ? // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is dropped.
-          statusLine.slice(13, 13 + MAX_REASON_CHARS).replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ')
-        : '',
+      statusText: keep ? printable(statusLine.slice(13, 13 + MAX_REASON_CHARS)) : '',
       retryAfter: fields.retryAfter,
       keepAlive: !fields.close && (!http10 || fields.keepAliveToken),
       idleMs: fields.idleMs,

@@ -2,7 +2,7 @@ import { isIP, connect as netConnect, type Socket } from 'node:net'
 import { type ConnectionOptions, connect as tlsConnect } from 'node:tls'
 import { PROXY_FAILURE_CODE } from '../core/transport-failure.js'
 import type { ProxyAddress } from './proxy.js'
-import { headEnd, MAX_HEAD_BYTES } from './response-reader.js'
+import { headEnd, MAX_HEAD_BYTES, printable } from './response-reader.js'
 
 /**
  * An egress proxy's own failure: it could not be reached, or it did not open the tunnel. Nothing
@@ -15,15 +15,13 @@ export function proxyError(proxy: ProxyAddress, what: string, cause?: unknown): 
 }
 
 /**
- * Up to 60 characters of what a proxy said, as JSON: control characters (a terminal's escape
- * sequences) out, and the proxy's own credentials hidden, should it echo them back.
+ * Up to 60 characters of what a proxy said, fit to quote: {@link printable}, and the proxy's own
+ * credentials hidden, should it echo them back.
  */
-function quoted(proxy: ProxyAddress, said: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is dropped.
-  let text = said.slice(0, 60).replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ')
+function heard(proxy: ProxyAddress, said: string): string {
+  const text = printable(said.slice(0, 60))
   const credentials = proxy.authorization?.slice('Basic '.length)
-  if (credentials !== undefined) text = text.replaceAll(credentials, '***')
-  return JSON.stringify(text)
+  return credentials === undefined ? text : text.replaceAll(credentials, '***')
 }
 
 /** What a refusal of CONNECT says about the fix, by the proxy's status. */
@@ -91,12 +89,12 @@ export function openTunnel(
     const statusLine = text.split(/\r?\n/, 1)[0] as string
     const match = /^HTTP\/1\.[01] (\d\d\d)(?: (.*))?$/.exec(statusLine)
     if (match === null) {
-      settle(proxyError(proxy, `answered CONNECT with ${quoted(proxy, statusLine)}, not HTTP/1.1`))
+      settle(proxyError(proxy, `answered CONNECT with ${JSON.stringify(heard(proxy, statusLine))}, not HTTP/1.1`))
       return
     }
     const status = Number(match[1])
     if (status < 200 || status >= 300) {
-      const reason = match[2] ? ` ${quoted(proxy, match[2]).slice(1, -1)}` : ''
+      const reason = match[2] ? ` ${heard(proxy, match[2])}` : ''
       settle(proxyError(proxy, `refused to open a tunnel to ${authority} with ${status}${reason}${hintFor(status)}`))
       return
     }
